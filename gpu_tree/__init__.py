@@ -1,0 +1,8 @@
+"""gpu_tree: decision trees for large tabular data, on NVIDIA GPUs and on the CPU."""
+
+from ._tree import Tree, assert_tree_equal
+from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
+
+__version__ = "0.1.0"
+
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "Tree", "assert_tree_equal", "__version__"]

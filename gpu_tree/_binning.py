@@ -1,0 +1,103 @@
+"""Per-feature bin edges and the binned (feature-major) matrix.
+
+When a feature has no more distinct values than ``max_bins``, its edges are the
+midpoints between consecutive distinct values: every distinct value gets its own bin,
+so histogram search sees exactly the candidates exact search sees. Otherwise the edges
+are quantiles of the values (computed on a row sample when there are many rows).
+
+Thresholds are not the edges themselves: the grower places each threshold midway
+between the largest value left of the split and the smallest value right of it
+(``bin_upper`` / ``bin_lower``), so a tree predicts on raw X with no binning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import cpu as cpu_kernels
+
+MAX_BINS_LIMIT = 65535
+# Rows used to find quantile edges; more buys little precision for 256 bins.
+DEFAULT_BINNING_SUBSAMPLE = 200_000
+
+
+def check_max_bins(max_bins) -> int:
+    if isinstance(max_bins, bool) or not isinstance(max_bins, (int, np.integer)):
+        raise TypeError(f"max_bins must be an integer in [2, {MAX_BINS_LIMIT}], got {max_bins!r}")
+    if not 2 <= max_bins <= MAX_BINS_LIMIT:
+        raise ValueError(f"max_bins must be in [2, {MAX_BINS_LIMIT}], got {max_bins}")
+    return int(max_bins)
+
+
+def _midpoints(values):
+    # Same rounding guard as the split thresholds: never land on the upper value.
+    mid = values[:-1] / 2.0 + values[1:] / 2.0
+    return np.where(mid >= values[1:], values[:-1], mid)
+
+
+def feature_edges(column, max_bins: int) -> np.ndarray:
+    """Bin edges of one feature: at most ``max_bins - 1`` increasing values."""
+    distinct = np.unique(column)
+    if distinct.size <= max_bins:
+        return _midpoints(distinct)
+    percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
+    # 'midpoint' keeps edges between data values rather than on them where it can.
+    edges = np.unique(np.percentile(column, percentiles, method="midpoint"))
+    # A heavy value can make an edge equal the largest value; that edge would leave the
+    # last bin empty, so drop it.
+    return edges[edges < distinct[-1]]
+
+
+class BinMapper:
+    """Learns per-feature bin edges and maps a float matrix to bin codes.
+
+    Parameters
+    ----------
+    max_bins : int
+        Most bins per feature, in [2, 65535]. Codes are uint8 up to 256 bins, else uint16.
+    subsample : int
+        Rows sampled to compute quantile edges (all rows when there are fewer).
+    random_state : int
+        Seed of that row sample.
+    """
+
+    def __init__(self, max_bins: int = 256, subsample: int = DEFAULT_BINNING_SUBSAMPLE, random_state=0):
+        self.max_bins = check_max_bins(max_bins)
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X):
+        """X: ndarray of shape (n_samples, n_features), finite floats."""
+        n_samples, n_features = X.shape
+        rows = None
+        if n_samples > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
+        edges = []
+        for f in range(n_features):
+            column = X[:, f] if rows is None else X[rows, f]
+            edges.append(feature_edges(np.asarray(column, dtype=np.float64), self.max_bins))
+        self.edges_ = edges
+        self.n_bins_per_feature_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
+        self.n_bins_ = int(self.n_bins_per_feature_.max())
+        self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
+        return self
+
+    def transform(self, X):
+        """Bin codes of X, feature-major, with each bin's smallest and largest value.
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_features, n_samples), uint8 or uint16
+        bin_lower, bin_upper : ndarray of shape (n_features, n_bins), float64
+            Smallest / largest value of X in each bin (+inf / -inf for empty bins).
+        """
+        n_samples, n_features = X.shape
+        offsets = np.zeros(n_features + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([e.size for e in self.edges_])
+        flat_edges = np.concatenate(self.edges_) if offsets[-1] else np.zeros(0)
+        X_binned = np.empty((n_features, n_samples), dtype=self.bin_dtype_)
+        bin_lower = np.full((n_features, self.n_bins_), np.inf)
+        bin_upper = np.full((n_features, self.n_bins_), -np.inf)
+        cpu_kernels.bin_columns(X, flat_edges.astype(np.float64), offsets, X_binned, bin_lower, bin_upper)
+        return X_binned, bin_lower, bin_upper

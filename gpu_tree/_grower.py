@@ -1,0 +1,250 @@
+"""Grow a tree from a backend's histograms; fill the shared :class:`Tree`.
+
+Level-wise by default: every open node of a depth is one batch, so a backend builds the
+histograms of a whole level in one pass (one launch on the GPU). With
+``max_leaf_nodes`` the grower expands best-first (the node whose split decreases the
+weighted impurity most), as scikit-learn does, still asking for both children's
+histograms at once. The grower never touches rows itself and does not know whether the
+backend holds numpy or cupy arrays.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._criteria import StatsLayout, node_impurity
+from ._splitting import SplitConstraints, midpoint, select_splits
+from ._tree import Tree
+
+# scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
+# on the min_impurity_decrease comparison.
+EPSILON = np.finfo(np.float64).eps
+
+
+@dataclass
+class GrowthParams:
+    criterion: str
+    max_depth: int
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+    min_weight_leaf: float = 0.0
+    min_purity: float = 1.0
+    min_impurity_decrease: float = 0.0
+    max_leaf_nodes: int | None = None
+    max_features: int | None = None  # features drawn per node; None: all
+    rng: np.random.Generator | None = None
+
+
+@dataclass
+class _Batch:
+    """Open nodes whose histograms are ready."""
+
+    nodes: np.ndarray
+    stats: np.ndarray  # (n, n_channels), host
+    hist: object  # xp array (n, n_features, n_bins, n_channels)
+    bin_lower: np.ndarray  # (n or 1, n_features, n_bins)
+    bin_upper: np.ndarray
+
+
+@dataclass
+class _Evaluated:
+    """Nodes of a batch that have an accepted split, with what splitting them needs."""
+
+    nodes: np.ndarray
+    hist: object
+    feature: np.ndarray
+    bin: np.ndarray
+    threshold: np.ndarray
+    left_stats: np.ndarray
+    right_stats: np.ndarray
+    priority: np.ndarray  # weighted score, for best-first growth
+
+
+class Grower:
+    def __init__(self, backend, layout: StatsLayout, params: GrowthParams, n_features: int):
+        self.backend = backend
+        self.xp = backend.xp
+        self.layout = layout
+        self.params = params
+        self.n_features = n_features
+        self.constraints = SplitConstraints(params.min_samples_leaf, params.min_weight_leaf)
+        n_outputs = layout.n_classes if layout.is_classification else 1
+        self.tree = Tree(n_features, n_outputs)
+
+    # -- node bookkeeping -------------------------------------------------------------
+    def _node_values(self, stats):
+        layout = self.layout
+        weight = layout.weight(stats)
+        safe = np.where(weight > 0, weight, 1.0)
+        if layout.is_classification:
+            return layout.class_weights(stats) / safe[:, None]
+        return (stats[:, 1] / safe)[:, None]
+
+    def _add_nodes(self, depth, stats):
+        return self.tree.add_nodes(
+            depth=depth,
+            impurity=node_impurity(self.params.criterion, self.layout, stats),
+            n_node_samples=np.rint(self.layout.count(stats)).astype(np.int64),
+            weighted_n_node_samples=self.layout.weight(stats),
+            value=self._node_values(stats),
+        )
+
+    def _splittable(self, nodes, stats):
+        """Stopping rules checked before any split search (seed 000's eta and pi among them)."""
+        p = self.params
+        tree = self.tree
+        count = tree.n_node_samples[nodes]
+        weight = tree.weighted_n_node_samples[nodes]
+        ok = (
+            (tree.depth[nodes] < p.max_depth)
+            & (count >= p.min_samples_split)
+            & (count >= 2 * p.min_samples_leaf)
+            & (weight >= 2 * p.min_weight_leaf)
+            & (tree.impurity[nodes] > EPSILON)
+        )
+        if self.layout.is_classification and p.min_purity < 1.0:
+            purity = np.max(self.layout.class_weights(stats), axis=1) / np.where(weight > 0, weight, 1.0)
+            ok &= purity < p.min_purity
+        return ok
+
+    # -- split search -------------------------------------------------------------------
+    def _feature_mask(self, n_nodes):
+        p = self.params
+        if p.max_features is None or p.max_features >= self.n_features:
+            return None
+        mask = np.zeros((n_nodes, self.n_features), dtype=bool)
+        for k in range(n_nodes):
+            mask[k, p.rng.choice(self.n_features, p.max_features, replace=False)] = True
+        return mask
+
+    def _evaluate(self, batch: _Batch) -> _Evaluated:
+        p = self.params
+        xp = self.xp
+        mask = self._feature_mask(batch.nodes.size)
+        chosen = select_splits(batch.hist, p.criterion, self.layout, self.constraints, mask, xp)
+        if mask is not None and not chosen.has_split.all():
+            # As scikit-learn does: a node whose drawn features hold no valid split keeps
+            # searching, here over all features.
+            retry = np.flatnonzero(~chosen.has_split)
+            again = select_splits(batch.hist[xp.asarray(retry)], p.criterion, self.layout, self.constraints, None, xp)
+            for name in ("has_split", "feature", "bin", "next_bin", "score", "left_stats", "right_stats"):
+                getattr(chosen, name)[retry] = getattr(again, name)
+        root_weight = self.tree.weighted_n_node_samples[0]
+        priority = self.tree.weighted_n_node_samples[batch.nodes] / root_weight * chosen.score
+        accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)
+        k = np.flatnonzero(accept)
+        lower_row = k if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
+        threshold = midpoint(
+            batch.bin_upper[lower_row, chosen.feature[k], chosen.bin[k]],
+            batch.bin_lower[lower_row, chosen.feature[k], chosen.next_bin[k]],
+        )
+        return _Evaluated(
+            nodes=batch.nodes[k],
+            hist=batch.hist[xp.asarray(k)] if self.backend.supports_subtraction else None,
+            feature=chosen.feature[k],
+            bin=chosen.bin[k],
+            threshold=threshold,
+            left_stats=chosen.left_stats[k],
+            right_stats=chosen.right_stats[k],
+            priority=priority[k],
+        )
+
+    # -- splitting ----------------------------------------------------------------------
+    def _split(self, ev: _Evaluated, which: np.ndarray) -> _Batch | None:
+        """Split the nodes ``ev.nodes[which]``; return the children that stay open."""
+        xp = self.xp
+        layout = self.layout
+        tree = self.tree
+        nodes = ev.nodes[which]
+        n = nodes.size
+        left_stats = ev.left_stats[which]
+        right_stats = ev.right_stats[which]
+        child_stats = np.empty((2 * n, layout.n_channels))
+        child_stats[0::2] = left_stats
+        child_stats[1::2] = right_stats
+        child_depth = np.repeat(tree.depth[nodes] + 1, 2)
+        children = self._add_nodes(child_depth, child_stats)
+        left, right = children[0::2], children[1::2]
+        left_count = layout.count(left_stats)
+        right_count = layout.count(right_stats)
+        tree.set_numeric_splits(
+            nodes,
+            ev.feature[which],
+            ev.threshold[which],
+            ev.bin[which] if self.backend.supports_subtraction else -1,
+            left,
+            right,
+            # Until missing values are learned, missing goes to the bigger child.
+            missing_go_to_left=(left_count >= right_count).astype(np.uint8),
+        )
+        n_left = self.backend.partition(nodes, ev.feature[which], ev.bin[which], ev.threshold[which], left, right)
+        if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
+            raise RuntimeError("internal error: partition disagrees with the histogram counts")
+
+        open_mask = self._splittable(children, child_stats)
+        if not open_mask.any():
+            return None
+        open_children = children[open_mask]
+        if not self.backend.supports_subtraction:
+            hist, lower, upper = self.backend.candidates(open_children)
+            return _Batch(open_children, child_stats[open_mask], hist, lower, upper)
+
+        # Build the smaller child of each parent with an open child; the larger one is
+        # parent - smaller (the subtraction trick), whether or not it is open itself.
+        left_open, right_open = open_mask[0::2], open_mask[1::2]
+        parents = np.flatnonzero(left_open | right_open)
+        smaller_is_left = left_count[parents] <= right_count[parents]
+        smaller = np.where(smaller_is_left, left[parents], right[parents])
+        smaller_hist, lower, upper = self.backend.candidates(smaller)
+        larger_hist = self.backend.subtract(ev.hist[xp.asarray(which[parents])], smaller_hist)
+        # Place each child's histogram at its position among the open children.
+        child_hist = xp.empty((2 * n,) + tuple(smaller_hist.shape[1:]), dtype=smaller_hist.dtype)
+        left_pos = 2 * parents
+        right_pos = 2 * parents + 1
+        small_pos = np.where(smaller_is_left, left_pos, right_pos)
+        large_pos = np.where(smaller_is_left, right_pos, left_pos)
+        child_hist[xp.asarray(small_pos)] = smaller_hist
+        child_hist[xp.asarray(large_pos)] = larger_hist
+        hist = child_hist[xp.asarray(np.flatnonzero(open_mask))]
+        return _Batch(open_children, child_stats[open_mask], hist, lower, upper)
+
+    # -- growth policies ----------------------------------------------------------------
+    def grow(self) -> Tree:
+        root_stats = np.asarray(self.backend.root_stats(), dtype=np.float64)[None, :]
+        root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
+        if not self._splittable(root, root_stats).any():
+            return self.tree
+        hist, lower, upper = self.backend.candidates(root)
+        batch = _Batch(root, root_stats, hist, lower, upper)
+        if self.params.max_leaf_nodes is None:
+            self._grow_level_wise(batch)
+        else:
+            self._grow_best_first(batch)
+        return self.tree
+
+    def _grow_level_wise(self, batch):
+        while batch is not None:
+            ev = self._evaluate(batch)
+            if ev.nodes.size == 0:
+                break
+            batch = self._split(ev, np.arange(ev.nodes.size))
+
+    def _grow_best_first(self, batch):
+        heap = []
+        n_leaves = 1
+
+        def push(ev):
+            for k in range(ev.nodes.size):
+                # Highest weighted score first; equal scores: lowest node id first.
+                heapq.heappush(heap, (-ev.priority[k], int(ev.nodes[k]), k, ev))
+
+        push(self._evaluate(batch))
+        while heap and n_leaves < self.params.max_leaf_nodes:
+            _, _, k, ev = heapq.heappop(heap)
+            children = self._split(ev, np.array([k]))
+            n_leaves += 1
+            if children is not None:
+                push(self._evaluate(children))

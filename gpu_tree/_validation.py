@@ -1,0 +1,200 @@
+"""Input checks: every problem is reported before any work, naming the column and value."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ._compat import DataConversionWarning
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def feature_names_of(X):
+    """Column names of a DataFrame whose names are all strings, else None."""
+    if not _is_dataframe(X):
+        return None
+    names = np.asarray(list(X.columns), dtype=object)
+    if names.size and all(isinstance(name, str) for name in names):
+        return names
+    return None
+
+
+def _column_label(j, names):
+    return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
+
+
+def _convert_object_columns(array, names):
+    """Object / string array to float64, one column at a time so errors name the column."""
+    out = np.empty(array.shape, dtype=np.float64)
+    for j in range(array.shape[1]):
+        column = array[:, j]
+        try:
+            out[:, j] = column.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            for i, value in enumerate(column):
+                try:
+                    float(value)
+                except (TypeError, ValueError):
+                    kind = TypeError if isinstance(exc, TypeError) else ValueError
+                    raise kind(
+                        f"{_column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
+                        f"({exc}); categorical columns are not supported yet"
+                    ) from None
+            raise
+    return out
+
+
+def _dataframe_to_array(X, names):
+    columns = []
+    for j, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+        kind = getattr(dtype, "kind", "O")
+        if str(dtype) == "category" or kind in "OSUM":
+            column = X.iloc[:, j].to_numpy(dtype=object)
+            columns.append(_convert_object_columns(column[:, None], names if names is None else names[j : j + 1]))
+        else:
+            if kind == "c":
+                raise ValueError(f"Complex data not supported: {_column_label(j, names)} has dtype {dtype}")
+            columns.append(X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
+    return np.hstack(columns) if columns else np.empty((len(X), 0))
+
+
+def check_X(X, *, n_features_expected=None, estimator_name="the estimator", allow_nan=False) -> np.ndarray:
+    """Validate a feature matrix; return a C-contiguous float32 or float64 array."""
+    if X is None:
+        raise ValueError("X is None; expected a 2-D array of shape (n_samples, n_features)")
+    if hasattr(X, "format") and hasattr(X, "tocsr"):
+        raise TypeError("sparse input is not supported; pass a dense array (X.toarray())")
+    names = feature_names_of(X)
+    if _is_dataframe(X):
+        array = _dataframe_to_array(X, names)
+    else:
+        array = np.asarray(X)
+    if array.dtype.kind == "c":
+        raise ValueError("Complex data not supported; X has a complex dtype")
+    if array.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-D array for X, got a {array.ndim}-D array of shape {array.shape}. "
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single feature "
+            "or array.reshape(1, -1) if it contains a single sample."
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required.")
+    if array.shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
+    if array.dtype.kind in "OSUV":
+        array = _convert_object_columns(array.astype(object), names)
+    elif array.dtype.kind == "b" or array.dtype.kind in "iu":
+        array = array.astype(np.float64)
+    elif array.dtype == np.float16:
+        array = array.astype(np.float32)
+    elif array.dtype.kind != "f":
+        raise TypeError(f"X has unsupported dtype {array.dtype}; expected numbers")
+    if n_features_expected is not None and array.shape[1] != n_features_expected:
+        raise ValueError(
+            f"X has {array.shape[1]} features, but {estimator_name} is expecting {n_features_expected} "
+            "features as input."
+        )
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad_rows, bad_cols = np.nonzero(~finite)
+        is_nan = np.isnan(array[bad_rows, bad_cols])
+        if not allow_nan and is_nan.any():
+            k = int(np.argmax(is_nan))
+            raise ValueError(
+                f"Input X contains NaN in {_column_label(bad_cols[k], names)} at row {bad_rows[k]}; "
+                "missing values are not supported yet"
+            )
+        if (~is_nan).any():
+            k = int(np.argmax(~is_nan))
+            raise ValueError(
+                f"Input X contains infinity or a value too large in {_column_label(bad_cols[k], names)} "
+                f"at row {bad_rows[k]} (value {array[bad_rows[k], bad_cols[k]]})"
+            )
+    return np.ascontiguousarray(array)
+
+
+def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
+    """Validate targets: 1-D, right length, finite; a column vector is raveled with a warning."""
+    if y is None:
+        raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None")
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+            "to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} (multi-output is not supported)")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}: their lengths must match")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported; y has a complex dtype")
+    if y.dtype.kind in "fiub" or not is_classification:
+        try:
+            numeric = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"y holds non-numeric values ({exc}); a regressor needs numbers") from None
+        bad = ~np.isfinite(numeric)
+        if bad.any():
+            i = int(np.argmax(bad))
+            what = "NaN" if np.isnan(numeric[i]) else "infinity"
+            raise ValueError(f"Input y contains {what} at row {i}")
+        if not is_classification:
+            return numeric
+    elif y.dtype.kind == "O":
+        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+        if missing:
+            raise ValueError(f"Input y contains NaN (a missing label) at row {missing[0]}")
+    return y
+
+
+def check_classification_labels(y):
+    """Return (classes, encoded y). Continuous float targets are refused."""
+    if y.dtype.kind == "f" and np.any(y != np.round(y)):
+        raise ValueError(
+            "Unknown label type: continuous. A classifier needs discrete class labels; "
+            "use DecisionTreeRegressor for a continuous target."
+        )
+    if y.dtype.kind == "O":
+        kinds = {type(v) for v in y}
+        if len(kinds) > 1 and not all(issubclass(k, numbers.Number) for k in kinds):
+            raise ValueError(f"Unknown label type: mixed label types {sorted(k.__name__ for k in kinds)}")
+    classes, encoded = np.unique(y, return_inverse=True)
+    return classes, encoded.astype(np.int64)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n_samples)
+    if isinstance(sample_weight, numbers.Number):
+        return np.full(n_samples, float(sample_weight))
+    if hasattr(sample_weight, "to_numpy"):
+        sample_weight = sample_weight.to_numpy()
+    weight = np.asarray(sample_weight)
+    if weight.ndim != 1:
+        raise ValueError(f"Sample weights must be 1D array or scalar, got shape {weight.shape}")
+    if weight.shape[0] != n_samples:
+        raise ValueError(f"sample_weight.shape == ({weight.shape[0]},), expected ({n_samples},)!")
+    try:
+        weight = weight.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be numeric ({exc})") from None
+    bad = ~np.isfinite(weight)
+    if bad.any():
+        raise ValueError(f"sample_weight contains NaN or infinity at row {int(np.argmax(bad))}")
+    if (weight < 0).any():
+        i = int(np.argmax(weight < 0))
+        raise ValueError(f"Negative values in data passed to sample_weight: row {i} has {weight[i]}")
+    if not (weight > 0).any():
+        raise ValueError("Sample weights must contain at least one positive value; all are zero")
+    return weight

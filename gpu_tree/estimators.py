@@ -1,0 +1,400 @@
+"""scikit-learn compatible decision-tree estimators."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ._binning import BinMapper, check_max_bins
+from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
+from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
+from ._criteria import StatsLayout, check_criterion
+from ._grower import Grower, GrowthParams
+from ._validation import (
+    check_classification_labels,
+    check_sample_weight,
+    check_X,
+    check_y,
+    feature_names_of,
+)
+
+DEVICES = ("auto", "cpu", "cuda")
+SPLITTERS = ("hist", "exact")
+
+
+def resolve_device(device) -> str:
+    """The backend a ``device`` parameter selects on this machine."""
+    if device not in DEVICES:
+        raise ValueError(f"Unknown device={device!r}; choose one of {list(DEVICES)}")
+    if device == "cuda":
+        raise ValueError(
+            "device='cuda' needs the CUDA backend, which this version of gpu_tree does not "
+            "include yet; use device='cpu' (or 'auto', which is the CPU for now)"
+        )
+    return "cpu"
+
+
+def _check_int(name, value, low, high=None, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer{' or None' if allow_none else ''}, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return int(value)
+
+
+def _check_float(name, value, low, high, low_open=False, high_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high or math.isnan(value):
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value}")
+    return value
+
+
+def _count_or_fraction(name, value, n_samples, int_low, frac_high, frac_high_open):
+    """scikit-learn's int-or-fraction parameters (min_samples_split, min_samples_leaf)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return _check_int(name, value, int_low)
+    fraction = _check_float(name, value, 0.0, frac_high, low_open=True, high_open=frac_high_open)
+    return max(int_low, math.ceil(fraction * n_samples))
+
+
+def _resolve_max_features(max_features, n_features):
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        if max_features == "sqrt":
+            return max(1, int(math.sqrt(n_features)))
+        if max_features == "log2":
+            return max(1, int(math.log2(n_features)))
+        raise ValueError(f"max_features must be None, an int, a float, 'sqrt' or 'log2'; got {max_features!r}")
+    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        return _check_int("max_features", max_features, 1, n_features)
+    fraction = _check_float("max_features", max_features, 0.0, 1.0, low_open=True)
+    return max(1, int(fraction * n_features))
+
+
+def _random_generator(random_state):
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return np.random.default_rng(random_state)
+    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")
+
+
+class _BaseDecisionTree(BaseEstimator):
+    """Shared fitting and prediction; subclasses say how targets become statistics."""
+
+    _is_classification = False
+
+    def _fit(self, X, y, sample_weight=None):
+        criterion = check_criterion(self.criterion, self._is_classification)
+        if self.splitter not in SPLITTERS:
+            raise ValueError(f"Unknown splitter={self.splitter!r}; choose one of {list(SPLITTERS)}")
+        max_bins = check_max_bins(self.max_bins)
+        self.device_ = resolve_device(self.device)
+        max_depth = _check_int("max_depth", self.max_depth, 1, allow_none=True)
+        max_leaf_nodes = _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
+        min_impurity_decrease = _check_float("min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf)
+        min_weight_fraction_leaf = _check_float("min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5)
+        min_purity = _check_float("min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True)
+        rng = _random_generator(self.random_state)
+
+        feature_names = feature_names_of(X)
+        X = check_X(X)
+        n_samples, n_features = X.shape
+        y = check_y(y, n_samples, estimator_name=type(self).__name__, is_classification=self._is_classification)
+        weight = check_sample_weight(sample_weight, n_samples)
+        min_samples_split = _count_or_fraction("min_samples_split", self.min_samples_split, n_samples, 2, 1.0, False)
+        min_samples_leaf = _count_or_fraction("min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True)
+        max_features = _resolve_max_features(self.max_features, n_features)
+
+        self.n_features_in_ = n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_outputs_ = 1
+        self.max_features_ = n_features if max_features is None else max_features
+
+        targets, weight = self._encode_targets(y, weight)
+        # Rows of zero weight do not exist for the tree (as in scikit-learn): they must not
+        # add split candidates or bin edges.
+        keep = weight > 0
+        if not keep.all():
+            X, targets, weight = X[keep], targets[keep], weight[keep]
+        rows = self._row_data(targets, weight)
+        min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
+
+        if self.splitter == "hist":
+            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
+            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X)
+            backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)
+        else:
+            backend = CPUExactBackend(X, rows)
+        params = GrowthParams(
+            criterion=criterion,
+            max_depth=np.iinfo(np.int64).max if max_depth is None else max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_leaf=min_weight_leaf,
+            min_purity=min_purity,
+            min_impurity_decrease=min_impurity_decrease,
+            max_leaf_nodes=max_leaf_nodes,
+            max_features=max_features,
+            rng=rng,
+        )
+        self.tree_ = Grower(backend, rows.layout, params, n_features).grow()
+        return self
+
+    # -- prediction helpers -------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "tree_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate "
+                "arguments before using this estimator."
+            )
+
+    def _check_feature_names(self, X):
+        fitted_names = getattr(self, "feature_names_in_", None)
+        names = feature_names_of(X)
+        if fitted_names is None and names is not None:
+            warnings.warn(
+                f"X has feature names, but {type(self).__name__} was fitted without feature names",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif fitted_names is not None and names is None:
+            warnings.warn(
+                f"X does not have valid feature names, but {type(self).__name__} was fitted with feature names",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif fitted_names is not None and (
+            len(fitted_names) != len(names) or np.any(fitted_names != names)
+        ):
+            raise ValueError(
+                "The feature names should match those that were passed during fit. "
+                f"Fitted with {list(fitted_names)}, got {list(names)}."
+            )
+
+    def _validate_X_predict(self, X):
+        self._check_fitted()
+        self._check_feature_names(X)
+        return check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
+
+    def apply(self, X):
+        """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def decision_path(self, X):
+        """Sparse indicator (n_samples, node_count) of the nodes each sample passes through."""
+        from scipy.sparse import csr_matrix
+
+        indptr, indices = self.tree_.decision_path_csr(self._validate_X_predict(X))
+        data = np.ones(indices.size, dtype=np.int64)
+        return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.tree_.node_count))
+
+    def get_depth(self) -> int:
+        self._check_fitted()
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        self._check_fitted()
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Normalised total impurity decrease brought by each feature."""
+        self._check_fitted()
+        return self.tree_.compute_feature_importances()
+
+
+class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
+    """Decision-tree classifier with histogram (default) or exact split search.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"}
+        Split measure (seed lecture notes): Gini index, information gain (entropy;
+        ``log_loss`` is an alias), gain ratio, the CART measure, misclassification rate.
+    splitter : {"hist", "exact"}
+        ``hist`` searches bin boundaries of per-feature histograms; ``exact`` sorts each
+        node's values and tries every midpoint (the reference). With no more distinct
+        values per feature than ``max_bins`` they build the same tree.
+    max_depth : int or None
+        Deepest level a node may be split at (root is depth 0).
+    min_samples_split : int or float
+        Fewest rows a node needs to be split (the seeds' eta + 1); a float is a fraction.
+    min_samples_leaf : int or float
+        Fewest rows each child must keep.
+    min_weight_fraction_leaf : float
+        Fewest (weighted) rows each child must keep, as a fraction of the total weight.
+    max_features : int, float, "sqrt", "log2" or None
+        Features drawn at random for each node's search (None: all).
+    random_state : int, numpy Generator or None
+        Seed of the per-node feature draws.
+    max_leaf_nodes : int or None
+        Grow best-first (largest weighted impurity decrease first) up to this many leaves.
+    min_impurity_decrease : float
+        A split must decrease the weighted impurity (N_t/N times its score) by at least
+        this much (seed 002's beta).
+    class_weight : dict, "balanced" or None
+        Weights multiplying each class's sample weights.
+    max_bins : int
+        Bins per feature in histogram mode, 2..65535.
+    min_purity : float
+        A node whose majority-class fraction reaches this is a leaf (seed 000's pi).
+    device : {"auto", "cpu", "cuda"}
+        Where to train. ``auto`` picks the GPU when one is usable.
+    """
+
+    _is_classification = True
+
+    def __init__(
+        self,
+        *,
+        criterion="gini",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        class_weight=None,
+        max_bins=256,
+        min_purity=1.0,
+        device="auto",
+    ):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+        self.max_bins = max_bins
+        self.min_purity = min_purity
+        self.device = device
+
+    def fit(self, X, y, sample_weight=None):
+        """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
+        return self._fit(X, y, sample_weight)
+
+    def _encode_targets(self, y, weight):
+        self.classes_, encoded = check_classification_labels(y)
+        self.n_classes_ = len(self.classes_)
+        return encoded, weight * self._class_weights(encoded)[encoded]
+
+    def _row_data(self, encoded, weight):
+        layout = StatsLayout(True, self.n_classes_, has_count_channel=not np.all(weight == 1.0))
+        return RowData(layout=layout, weight=weight, y_class=encoded)
+
+    def _class_weights(self, encoded):
+        """Per-class multipliers from ``class_weight`` (scikit-learn's 'balanced' formula)."""
+        n_classes = self.n_classes_
+        if self.class_weight is None:
+            return np.ones(n_classes)
+        if isinstance(self.class_weight, str):
+            if self.class_weight != "balanced":
+                raise ValueError(f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}")
+            counts = np.bincount(encoded, minlength=n_classes)
+            return encoded.shape[0] / (n_classes * np.maximum(counts, 1))
+        if isinstance(self.class_weight, dict):
+            multipliers = np.ones(n_classes)
+            lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
+            unknown = [label for label in self.class_weight if label not in lookup]
+            if unknown:
+                raise ValueError(f"class_weight names labels not present in y: {unknown}")
+            for label, value in self.class_weight.items():
+                multipliers[lookup[label]] = float(value)
+            return multipliers
+        raise ValueError(f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}")
+
+    def predict_proba(self, X):
+        """Class probabilities of the leaf each sample reaches: (n_samples, n_classes)."""
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Majority class of the leaf each sample reaches (lowest class index on ties)."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
+    """Decision-tree regressor (variance reduction, seed 004); parameters as the classifier's."""
+
+    _is_classification = False
+
+    def __init__(
+        self,
+        *,
+        criterion="squared_error",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        max_bins=256,
+        device="auto",
+    ):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_bins = max_bins
+        self.device = device
+
+    def fit(self, X, y, sample_weight=None):
+        """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""
+        return self._fit(X, y, sample_weight)
+
+    def _encode_targets(self, y, weight):
+        return y, weight
+
+    def _row_data(self, y, weight):
+        layout = StatsLayout(False, 0, has_count_channel=not np.all(weight == 1.0))
+        return RowData(layout=layout, weight=weight, y=y)
+
+    def predict(self, X):
+        """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,)."""
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)[:, 0]
