@@ -5,4 +5,10 @@ from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "Tree", "assert_tree_equal", "__version__"]
+__all__ = [
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "Tree",
+    "assert_tree_equal",
+    "__version__",
+]

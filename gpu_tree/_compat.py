@@ -31,7 +31,9 @@ except ImportError:  # pragma: no cover
         def _get_param_names(cls):
             signature = inspect.signature(cls.__init__)
             return sorted(
-                p.name for p in signature.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
+                p.name
+                for p in signature.parameters.values()
+                if p.name != "self" and p.kind != p.VAR_KEYWORD
             )
 
         def get_params(self, deep=True):
@@ -41,7 +43,9 @@ except ImportError:  # pragma: no cover
             valid = self._get_param_names()
             for key, value in params.items():
                 if key not in valid:
-                    raise ValueError(f"Invalid parameter {key!r} for estimator {type(self).__name__}")
+                    raise ValueError(
+                        f"Invalid parameter {key!r} for estimator {type(self).__name__}"
+                    )
                 setattr(self, key, value)
             return self
 
@@ -61,7 +65,11 @@ except ImportError:  # pragma: no cover
         def score(self, X, y, sample_weight=None):
             y = np.asarray(y, dtype=np.float64)
             pred = self.predict(X)
-            w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+            w = (
+                np.ones_like(y)
+                if sample_weight is None
+                else np.asarray(sample_weight, dtype=np.float64)
+            )
             residual = np.sum(w * (y - pred) ** 2)
             total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
             return float(1.0 - residual / total) if total > 0 else 0.0

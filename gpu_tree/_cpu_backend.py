@@ -48,7 +48,9 @@ class RowData:
         if not layout.is_classification:
             return self.row_stats.sum(axis=0)
         stats = np.zeros(layout.n_channels)
-        stats[: layout.n_classes] = np.bincount(self.y_class, weights=self.weight, minlength=layout.n_classes)
+        stats[: layout.n_classes] = np.bincount(
+            self.y_class, weights=self.weight, minlength=layout.n_classes
+        )
         if layout.has_count_channel:
             stats[-1] = self.n_samples
         return stats
@@ -144,7 +146,12 @@ class CPUHistogramBackend:
             )
         else:
             cpu_kernels.histograms_dense(
-                self.X_binned, self.partition_state.sample_indices, start, end, self.rows.row_stats, hist
+                self.X_binned,
+                self.partition_state.sample_indices,
+                start,
+                end,
+                self.rows.row_stats,
+                hist,
             )
         return hist, self.bin_lower[None], self.bin_upper[None]
 
@@ -154,7 +161,12 @@ class CPUHistogramBackend:
 
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(
-            self.X_binned, nodes, feature, np.asarray(bin_threshold, dtype=np.int64), left_nodes, right_nodes
+            self.X_binned,
+            nodes,
+            feature,
+            np.asarray(bin_threshold, dtype=np.int64),
+            left_nodes,
+            right_nodes,
         )
 
 
@@ -189,7 +201,9 @@ class CPUExactBackend:
             node_width = max(1, rows.size)
             hist = np.zeros((n_features, node_width, layout.n_channels))
             values = np.full((n_features, node_width), np.inf)
-            n_distinct = cpu_kernels.exact_node_histogram(self.X_columns, rows, self.rows.row_stats, hist, values)
+            n_distinct = cpu_kernels.exact_node_histogram(
+                self.X_columns, rows, self.rows.row_stats, hist, values
+            )
             used = max(1, int(n_distinct.max(initial=1)))
             parts.append((hist[:, :used], values[:, :used]))
             width = max(width, used)
@@ -202,6 +216,10 @@ class CPUExactBackend:
 
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(
-            self.X_columns, nodes, feature, np.asarray(threshold, dtype=np.float64), left_nodes, right_nodes
+            self.X_columns,
+            nodes,
+            feature,
+            np.asarray(threshold, dtype=np.float64),
+            left_nodes,
+            right_nodes,
         )
-

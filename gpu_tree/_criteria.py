@@ -60,7 +60,7 @@ class StatsLayout:
     def weight(self, stats, xp=np):
         """Weighted number of rows."""
         if self.is_classification:
-            return xp.sum(stats[..., : self.n_classes], axis=-1)
+            return _channel_sum(stats[..., : self.n_classes], xp)
         return stats[..., 0]
 
     def count(self, stats, xp=np):
@@ -73,97 +73,160 @@ class StatsLayout:
         return stats[..., : self.n_classes]
 
 
+def _channel_sum(values, xp):
+    """Sum over the last (channel) axis.
+
+    Unrolled for the usual few classes: a reduction over a short trailing axis is several
+    times slower in numpy than a handful of whole-array additions.
+    """
+    n_channels = values.shape[-1]
+    if n_channels > 16 or n_channels == 0:
+        return xp.sum(values, axis=-1)
+    total = values[..., 0]
+    for c in range(1, n_channels):
+        total = total + values[..., c]
+    return total
+
+
 def _safe_divide(numerator, denominator, xp):
     # Empty sides (denominator 0) are masked out by the caller; avoid 0/0 warnings.
     return numerator / xp.where(denominator > 0, denominator, 1.0)
 
 
-def entropy(class_weights, xp=np):
-    """Entropy in bits of each class-weight vector along the last axis."""
-    total = xp.sum(class_weights, axis=-1, keepdims=True)
-    p = _safe_divide(class_weights, total, xp)
-    plogp = xp.where(p > 0, p * xp.log2(xp.where(p > 0, p, 1.0)), 0.0)
-    return -xp.sum(plogp, axis=-1)
+def _class_fractions(class_weights, xp):
+    """P(c_i|D) for each class, as a list of arrays (one per class)."""
+    total = _channel_sum(class_weights, xp)
+    return [_safe_divide(class_weights[..., c], total, xp) for c in range(class_weights.shape[-1])]
 
 
-def gini(class_weights, xp=np):
-    total = xp.sum(class_weights, axis=-1, keepdims=True)
-    p = _safe_divide(class_weights, total, xp)
-    return 1.0 - xp.sum(p * p, axis=-1)
+def _plog2p(p, xp):
+    # 0 log 0 = 0 (the limit), without evaluating log2(0).
+    return xp.where(p > 0, p * xp.log2(xp.where(p > 0, p, 1.0)), 0.0)
 
 
-def misclassification(class_weights, xp=np):
-    total = xp.sum(class_weights, axis=-1)
-    return 1.0 - _safe_divide(xp.max(class_weights, axis=-1), total, xp)
+# Each impurity is written once, in its *weighted* form W = w * I(D) (w: the node's
+# weight). Split scores need only W of parent and children, and W avoids a division
+# per class: I(D) = W / w, and the impurity decrease of a split is
+# (W(D) - W(D_Y) - W(D_N)) / w, which equals I(D) - w_Y/w I(D_Y) - w_N/w I(D_N).
+
+
+def weighted_entropy(class_weights, xp=np):
+    """w * H(D) = w log2 w - sum_i c_i log2 c_i   (c_i: class weights, w = sum_i c_i)."""
+    w = _channel_sum(class_weights, xp)
+    result = _plog2p(w, xp)
+    for c in range(class_weights.shape[-1]):
+        result = result - _plog2p(class_weights[..., c], xp)
+    return result
+
+
+def weighted_gini(class_weights, xp=np):
+    """w * G(D) = w - sum_i c_i^2 / w."""
+    w = _channel_sum(class_weights, xp)
+    squares = 0.0
+    for c in range(class_weights.shape[-1]):
+        squares = squares + class_weights[..., c] * class_weights[..., c]
+    return w - _safe_divide(squares, w, xp)
+
+
+def weighted_misclassification(class_weights, xp=np):
+    """w * (1 - max_i P(c_i|D)) = w - max_i c_i."""
+    return _channel_sum(class_weights, xp) - xp.max(class_weights, axis=-1)
+
+
+def weighted_variance(regression_stats, xp=np):
+    """w * Var(y) = sum w y^2 - (sum w y)^2 / w   (seed 004's impurity, times the weight)."""
+    w = regression_stats[..., 0]
+    sum_y = regression_stats[..., 1]
+    # Round-off can push the difference a hair below zero for constant y.
+    return xp.maximum(regression_stats[..., 2] - _safe_divide(sum_y * sum_y, w, xp), 0.0)
+
+
+def _per_weight(weighted_impurity):
+    def impurity(class_weights, xp=np):
+        w = _channel_sum(class_weights, xp)
+        return _safe_divide(weighted_impurity(class_weights, xp), w, xp)
+
+    impurity.__name__ = weighted_impurity.__name__.removeprefix("weighted_")
+    impurity.__doc__ = f"Impurity per unit weight: {weighted_impurity.__name__}(...) / w."
+    return impurity
+
+
+entropy = _per_weight(weighted_entropy)
+gini = _per_weight(weighted_gini)
+misclassification = _per_weight(weighted_misclassification)
 
 
 def variance(regression_stats, xp=np):
-    """Weighted variance of y from ``[sum w, sum w*y, sum w*y**2]`` (seed 004's impurity)."""
-    w = regression_stats[..., 0]
-    mean = _safe_divide(regression_stats[..., 1], w, xp)
-    # Round-off can push E[y^2] - E[y]^2 a hair below zero for constant y.
-    return xp.maximum(_safe_divide(regression_stats[..., 2], w, xp) - mean * mean, 0.0)
+    """Weighted variance of y from ``[sum w, sum w*y, sum w*y**2]``."""
+    return _safe_divide(weighted_variance(regression_stats, xp), regression_stats[..., 0], xp)
 
 
-_IMPURITY_FUNCTIONS = {
-    "gini": gini,
-    "entropy": entropy,
-    "misclassification": misclassification,
+_WEIGHTED_IMPURITY = {
+    "gini": weighted_gini,
+    "entropy": weighted_entropy,
+    "misclassification": weighted_misclassification,
 }
+
+
+def _weighted_node_impurity(criterion, layout, stats, xp):
+    kind = _NODE_IMPURITY[criterion]
+    if kind == "squared_error":
+        return weighted_variance(stats, xp)
+    return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)
 
 
 def node_impurity(criterion: str, layout: StatsLayout, stats, xp=np):
     """The impurity ``tree_.impurity`` holds for nodes with these statistics."""
-    kind = _NODE_IMPURITY[criterion]
-    if kind == "squared_error":
-        return variance(stats, xp)
-    return _IMPURITY_FUNCTIONS[kind](layout.class_weights(stats), xp)
+    return _safe_divide(
+        _weighted_node_impurity(criterion, layout, stats, xp), layout.weight(stats, xp), xp
+    )
 
 
 def split_info(left_fraction, xp=np):
     """-sum_k f_k log2 f_k over the two children (gain ratio's denominator, seed 002)."""
-    right_fraction = 1.0 - left_fraction
-    terms = xp.zeros_like(left_fraction)
-    for f in (left_fraction, right_fraction):
-        terms = terms - xp.where(f > 0, f * xp.log2(xp.where(f > 0, f, 1.0)), 0.0)
-    return terms
+    return -_plog2p(left_fraction, xp) - _plog2p(1.0 - left_fraction, xp)
 
 
 def cart_measure(left_class_weights, right_class_weights, xp=np):
     """2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|   (seed 000)."""
-    w_left = xp.sum(left_class_weights, axis=-1)
-    w_right = xp.sum(right_class_weights, axis=-1)
+    w_left = _channel_sum(left_class_weights, xp)
+    w_right = _channel_sum(right_class_weights, xp)
     w = w_left + w_right
-    p_left = _safe_divide(left_class_weights, w_left[..., None], xp)
-    p_right = _safe_divide(right_class_weights, w_right[..., None], xp)
+    distance = 0.0
+    for p_left, p_right in zip(
+        _class_fractions(left_class_weights, xp),
+        _class_fractions(right_class_weights, xp),
+        strict=True,
+    ):
+        distance = distance + xp.abs(p_left - p_right)
     f_left = _safe_divide(w_left, w, xp)
     f_right = _safe_divide(w_right, w, xp)
-    return 2.0 * f_left * f_right * xp.sum(xp.abs(p_left - p_right), axis=-1)
+    return 2.0 * f_left * f_right * distance
 
 
-def split_score(criterion: str, layout: StatsLayout, left, right, xp=np):
+def split_score(criterion: str, layout: StatsLayout, left, right, parent=None, xp=np):
     """Score of splitting a node into children with statistics ``left`` and ``right``.
 
     Higher is better. For the impurity criteria this is the impurity decrease
     ``I(D) - w_Y/w I(D_Y) - w_N/w I(D_N)``; gain_ratio divides the entropy decrease by
-    the split information; cart is the CART measure itself.
+    the split information; cart is the CART measure itself. ``parent`` (broadcastable,
+    default ``left + right``) lets a caller compute the node's impurity once per node.
     """
     if criterion == "cart":
         return cart_measure(layout.class_weights(left), layout.class_weights(right), xp)
-    parent = left + right
+    if parent is None:
+        parent = left + right
     w_left = layout.weight(left, xp)
-    w_right = layout.weight(right, xp)
-    w = w_left + w_right
-    f_left = _safe_divide(w_left, w, xp)
-    f_right = _safe_divide(w_right, w, xp)
-    decrease = (
-        node_impurity(criterion, layout, parent, xp)
-        - f_left * node_impurity(criterion, layout, left, xp)
-        - f_right * node_impurity(criterion, layout, right, xp)
+    w = w_left + layout.weight(right, xp)
+    decrease = _safe_divide(
+        _weighted_node_impurity(criterion, layout, parent, xp)
+        - _weighted_node_impurity(criterion, layout, left, xp)
+        - _weighted_node_impurity(criterion, layout, right, xp),
+        w,
+        xp,
     )
     if criterion == "gain_ratio":
-        info = split_info(f_left, xp)
-        return _safe_divide(decrease, info, xp)
+        return _safe_divide(decrease, split_info(_safe_divide(w_left, w, xp), xp), xp)
     return decrease
 
 
@@ -173,10 +236,9 @@ def multiway_information_gain(branch_class_weights, xp=np):
     ``branch_class_weights`` has shape (..., n_branches, n_classes).
     """
     parent = xp.sum(branch_class_weights, axis=-2)
-    w_branch = xp.sum(branch_class_weights, axis=-1)
-    w = xp.sum(w_branch, axis=-1, keepdims=True)
-    fractions = _safe_divide(w_branch, w, xp)
-    return entropy(parent, xp) - xp.sum(fractions * entropy(branch_class_weights, xp), axis=-1)
+    w = _channel_sum(parent, xp)
+    children = xp.sum(weighted_entropy(branch_class_weights, xp), axis=-1)
+    return _safe_divide(weighted_entropy(parent, xp) - children, w, xp)
 
 
 def check_criterion(criterion, is_classification: bool) -> str:
@@ -191,5 +253,7 @@ def check_criterion(criterion, is_classification: bool) -> str:
                 f"{'regression' if is_classification else 'classification'} criterion and "
                 f"cannot be used by a {kind}; choose one of {list(valid)}"
             )
-        raise ValueError(f"Unknown criterion={criterion!r} for a {kind}; choose one of {list(valid)}")
+        raise ValueError(
+            f"Unknown criterion={criterion!r} for a {kind}; choose one of {list(valid)}"
+        )
     return criterion

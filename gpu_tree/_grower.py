@@ -106,7 +106,9 @@ class Grower:
             & (tree.impurity[nodes] > EPSILON)
         )
         if self.layout.is_classification and p.min_purity < 1.0:
-            purity = np.max(self.layout.class_weights(stats), axis=1) / np.where(weight > 0, weight, 1.0)
+            purity = np.max(self.layout.class_weights(stats), axis=1) / np.where(
+                weight > 0, weight, 1.0
+            )
             ok &= purity < p.min_purity
         return ok
 
@@ -129,8 +131,18 @@ class Grower:
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
             # searching, here over all features.
             retry = np.flatnonzero(~chosen.has_split)
-            again = select_splits(batch.hist[xp.asarray(retry)], p.criterion, self.layout, self.constraints, None, xp)
-            for name in ("has_split", "feature", "bin", "next_bin", "score", "left_stats", "right_stats"):
+            again = select_splits(
+                batch.hist[xp.asarray(retry)], p.criterion, self.layout, self.constraints, None, xp
+            )
+            for name in (
+                "has_split",
+                "feature",
+                "bin",
+                "next_bin",
+                "score",
+                "left_stats",
+                "right_stats",
+            ):
                 getattr(chosen, name)[retry] = getattr(again, name)
         root_weight = self.tree.weighted_n_node_samples[0]
         priority = self.tree.weighted_n_node_samples[batch.nodes] / root_weight * chosen.score
@@ -180,7 +192,9 @@ class Grower:
             # Until missing values are learned, missing goes to the bigger child.
             missing_go_to_left=(left_count >= right_count).astype(np.uint8),
         )
-        n_left = self.backend.partition(nodes, ev.feature[which], ev.bin[which], ev.threshold[which], left, right)
+        n_left = self.backend.partition(
+            nodes, ev.feature[which], ev.bin[which], ev.threshold[which], left, right
+        )
         if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 

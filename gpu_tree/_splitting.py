@@ -21,7 +21,7 @@ import numpy as np
 from ._criteria import StatsLayout, split_score
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
-_CANDIDATES_PER_CHUNK = 1 << 21
+_CANDIDATES_PER_CHUNK = 1 << 18
 
 
 @dataclass
@@ -100,7 +100,7 @@ def _score_candidates(hist, criterion, layout, constraints, feature_mask, xp):
     left = cumulative[:, :, :-1, :]
     total = cumulative[:, :, -1:, :]
     right = total - left
-    score = split_score(criterion, layout, left, right, xp)
+    score = split_score(criterion, layout, left, right, parent=total, xp=xp)
 
     bin_count = layout.count(hist[:, :, :-1, :], xp)
     left_count = layout.count(left, xp)

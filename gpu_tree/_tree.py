@@ -110,7 +110,9 @@ class Tree:
         self.node_count += n_new
         return np.arange(first, first + n_new)
 
-    def set_numeric_splits(self, nodes, feature, threshold, bin_threshold, left, right, missing_go_to_left):
+    def set_numeric_splits(
+        self, nodes, feature, threshold, bin_threshold, left, right, missing_go_to_left
+    ):
         self._split_kind[nodes] = NUMERIC
         self._feature[nodes] = feature
         self._threshold[nodes] = threshold
@@ -214,9 +216,18 @@ class Tree:
 def assert_tree_equal(a: Tree, b: Tree, impurity_rtol: float = 1e-12, value_rtol: float = 1e-12):
     """Node-for-node equality of two fitted trees (test helper, also for users' checks)."""
     assert a.node_count == b.node_count, f"node_count differs: {a.node_count} != {b.node_count}"
-    for name in ("children_left", "children_right", "feature", "split_kind", "n_node_samples", "depth"):
+    for name in (
+        "children_left",
+        "children_right",
+        "feature",
+        "split_kind",
+        "n_node_samples",
+        "depth",
+    ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.threshold, b.threshold, err_msg="threshold")
     np.testing.assert_allclose(a.weighted_n_node_samples, b.weighted_n_node_samples, rtol=1e-12)
-    np.testing.assert_allclose(a.impurity, b.impurity, rtol=impurity_rtol, atol=1e-12, err_msg="impurity")
+    np.testing.assert_allclose(
+        a.impurity, b.impurity, rtol=impurity_rtol, atol=1e-12, err_msg="impurity"
+    )
     np.testing.assert_allclose(a.value, b.value, rtol=value_rtol, atol=1e-12, err_msg="value")

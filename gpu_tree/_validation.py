@@ -51,19 +51,27 @@ def _convert_object_columns(array, names):
 
 def _dataframe_to_array(X, names):
     columns = []
-    for j, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+    for j, dtype in enumerate(X.dtypes):
         kind = getattr(dtype, "kind", "O")
         if str(dtype) == "category" or kind in "OSUM":
             column = X.iloc[:, j].to_numpy(dtype=object)
-            columns.append(_convert_object_columns(column[:, None], names if names is None else names[j : j + 1]))
+            columns.append(
+                _convert_object_columns(
+                    column[:, None], names if names is None else names[j : j + 1]
+                )
+            )
         else:
             if kind == "c":
-                raise ValueError(f"Complex data not supported: {_column_label(j, names)} has dtype {dtype}")
+                raise ValueError(
+                    f"Complex data not supported: {_column_label(j, names)} has dtype {dtype}"
+                )
             columns.append(X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
     return np.hstack(columns) if columns else np.empty((len(X), 0))
 
 
-def check_X(X, *, n_features_expected=None, estimator_name="the estimator", allow_nan=False) -> np.ndarray:
+def check_X(
+    X, *, n_features_expected=None, estimator_name="the estimator", allow_nan=False
+) -> np.ndarray:
     """Validate a feature matrix; return a C-contiguous float32 or float64 array."""
     if X is None:
         raise ValueError("X is None; expected a 2-D array of shape (n_samples, n_features)")
@@ -83,9 +91,13 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator", allo
             "or array.reshape(1, -1) if it contains a single sample."
         )
     if array.shape[0] == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required."
+        )
     if array.shape[1] == 0:
-        raise ValueError(f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is required."
+        )
     if array.dtype.kind in "OSUV":
         array = _convert_object_columns(array.astype(object), names)
     elif array.dtype.kind == "b" or array.dtype.kind in "iu":
@@ -134,7 +146,9 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
         )
         y = y.ravel()
     if y.ndim != 1:
-        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} (multi-output is not supported)")
+        raise ValueError(
+            f"y should be a 1d array, got an array of shape {y.shape} (multi-output is not supported)"
+        )
     if y.shape[0] != n_samples:
         raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}: their lengths must match")
     if y.dtype.kind == "c":
@@ -143,7 +157,9 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
         try:
             numeric = y.astype(np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"y holds non-numeric values ({exc}); a regressor needs numbers") from None
+            raise ValueError(
+                f"y holds non-numeric values ({exc}); a regressor needs numbers"
+            ) from None
         bad = ~np.isfinite(numeric)
         if bad.any():
             i = int(np.argmax(bad))
@@ -168,7 +184,9 @@ def check_classification_labels(y):
     if y.dtype.kind == "O":
         kinds = {type(v) for v in y}
         if len(kinds) > 1 and not all(issubclass(k, numbers.Number) for k in kinds):
-            raise ValueError(f"Unknown label type: mixed label types {sorted(k.__name__ for k in kinds)}")
+            raise ValueError(
+                f"Unknown label type: mixed label types {sorted(k.__name__ for k in kinds)}"
+            )
     classes, encoded = np.unique(y, return_inverse=True)
     return classes, encoded.astype(np.int64)
 
@@ -194,7 +212,9 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
         raise ValueError(f"sample_weight contains NaN or infinity at row {int(np.argmax(bad))}")
     if (weight < 0).any():
         i = int(np.argmax(weight < 0))
-        raise ValueError(f"Negative values in data passed to sample_weight: row {i} has {weight[i]}")
+        raise ValueError(
+            f"Negative values in data passed to sample_weight: row {i} has {weight[i]}"
+        )
     if not (weight > 0).any():
         raise ValueError("Sample weights must contain at least one positive value; all are zero")
     return weight

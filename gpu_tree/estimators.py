@@ -41,7 +41,9 @@ def _check_int(name, value, low, high=None, allow_none=False):
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer{' or None' if allow_none else ''}, got {value!r}")
+        raise TypeError(
+            f"{name} must be an integer{' or None' if allow_none else ''}, got {value!r}"
+        )
     if value < low or (high is not None and value > high):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} must be {bound}, got {value}")
@@ -76,7 +78,9 @@ def _resolve_max_features(max_features, n_features):
             return max(1, int(math.sqrt(n_features)))
         if max_features == "log2":
             return max(1, int(math.log2(n_features)))
-        raise ValueError(f"max_features must be None, an int, a float, 'sqrt' or 'log2'; got {max_features!r}")
+        raise ValueError(
+            f"max_features must be None, an int, a float, 'sqrt' or 'log2'; got {max_features!r}"
+        )
     if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
         return _check_int("max_features", max_features, 1, n_features)
     fraction = _check_float("max_features", max_features, 0.0, 1.0, low_open=True)
@@ -90,7 +94,9 @@ def _random_generator(random_state):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
     if random_state is None or isinstance(random_state, numbers.Integral):
         return np.random.default_rng(random_state)
-    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")
+    raise ValueError(
+        f"random_state must be None, an int or a numpy Generator, got {random_state!r}"
+    )
 
 
 class _BaseDecisionTree(BaseEstimator):
@@ -106,18 +112,33 @@ class _BaseDecisionTree(BaseEstimator):
         self.device_ = resolve_device(self.device)
         max_depth = _check_int("max_depth", self.max_depth, 1, allow_none=True)
         max_leaf_nodes = _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
-        min_impurity_decrease = _check_float("min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf)
-        min_weight_fraction_leaf = _check_float("min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5)
-        min_purity = _check_float("min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True)
+        min_impurity_decrease = _check_float(
+            "min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf
+        )
+        min_weight_fraction_leaf = _check_float(
+            "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5
+        )
+        min_purity = _check_float(
+            "min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True
+        )
         rng = _random_generator(self.random_state)
 
         feature_names = feature_names_of(X)
         X = check_X(X)
         n_samples, n_features = X.shape
-        y = check_y(y, n_samples, estimator_name=type(self).__name__, is_classification=self._is_classification)
+        y = check_y(
+            y,
+            n_samples,
+            estimator_name=type(self).__name__,
+            is_classification=self._is_classification,
+        )
         weight = check_sample_weight(sample_weight, n_samples)
-        min_samples_split = _count_or_fraction("min_samples_split", self.min_samples_split, n_samples, 2, 1.0, False)
-        min_samples_leaf = _count_or_fraction("min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True)
+        min_samples_split = _count_or_fraction(
+            "min_samples_split", self.min_samples_split, n_samples, 2, 1.0, False
+        )
+        min_samples_leaf = _count_or_fraction(
+            "min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True
+        )
         max_features = _resolve_max_features(self.max_features, n_features)
 
         self.n_features_in_ = n_features
@@ -192,7 +213,9 @@ class _BaseDecisionTree(BaseEstimator):
     def _validate_X_predict(self, X):
         self._check_fitted()
         self._check_feature_names(X)
-        return check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
+        return check_X(
+            X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
+        )
 
     def apply(self, X):
         """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
@@ -315,7 +338,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
             return np.ones(n_classes)
         if isinstance(self.class_weight, str):
             if self.class_weight != "balanced":
-                raise ValueError(f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}")
+                raise ValueError(
+                    f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}"
+                )
             counts = np.bincount(encoded, minlength=n_classes)
             return encoded.shape[0] / (n_classes * np.maximum(counts, 1))
         if isinstance(self.class_weight, dict):
@@ -327,7 +352,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
             for label, value in self.class_weight.items():
                 multipliers[lookup[label]] = float(value)
             return multipliers
-        raise ValueError(f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}")
+        raise ValueError(
+            f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}"
+        )
 
     def predict_proba(self, X):
         """Class probabilities of the leaf each sample reaches: (n_samples, n_classes)."""

@@ -21,26 +21,42 @@ def bin_columns(X, edges, edge_offsets, X_binned, bin_lower, bin_upper):
 
     A value goes to bin b when edges[b-1] < x <= edges[b]. ``bin_lower``/``bin_upper``
     (n_features, n_bins) must come in filled with +inf/-inf.
+
+    Parallel over blocks of rows, so each thread reads rows of the row-major X
+    contiguously; each block keeps private min/max tables, merged at the end.
     """
     n_samples, n_features = X.shape
-    for f in prange(n_features):
-        lo_edge = edge_offsets[f]
-        n_edges = edge_offsets[f + 1] - lo_edge
-        for i in range(n_samples):
-            x = X[i, f]
-            lo = 0
-            hi = n_edges
-            while lo < hi:  # first edge >= x
-                mid = (lo + hi) >> 1
-                if edges[lo_edge + mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            X_binned[f, i] = lo
-            if x < bin_lower[f, lo]:
-                bin_lower[f, lo] = x
-            if x > bin_upper[f, lo]:
-                bin_upper[f, lo] = x
+    n_bins = bin_lower.shape[1]
+    n_blocks = min(64, max(1, n_samples // 4096))
+    block_lower = np.full((n_blocks, n_features, n_bins), np.inf)
+    block_upper = np.full((n_blocks, n_features, n_bins), -np.inf)
+    for block in prange(n_blocks):
+        first = block * n_samples // n_blocks
+        last = (block + 1) * n_samples // n_blocks
+        lower = block_lower[block]
+        upper = block_upper[block]
+        for i in range(first, last):
+            for f in range(n_features):
+                x = X[i, f]
+                offset = edge_offsets[f]
+                lo = 0
+                hi = edge_offsets[f + 1] - offset
+                while lo < hi:  # first edge >= x
+                    mid = (lo + hi) >> 1
+                    if edges[offset + mid] < x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                X_binned[f, i] = lo
+                if x < lower[f, lo]:
+                    lower[f, lo] = x
+                if x > upper[f, lo]:
+                    upper[f, lo] = x
+    for block in range(n_blocks):
+        for f in range(n_features):
+            for b in range(n_bins):
+                bin_lower[f, b] = min(bin_lower[f, b], block_lower[block, f, b])
+                bin_upper[f, b] = max(bin_upper[f, b], block_upper[block, f, b])
 
 
 @njit(parallel=True, cache=True)
