@@ -56,7 +56,14 @@ def select_splits(
     ``feature_mask`` (n_nodes, n_features) bool restricts the features a node may use.
     Only small per-node results leave the device; the histograms stay where they are.
     """
-    n_nodes, n_features, n_bins, _ = hist.shape
+    n_nodes, n_features, n_bins, n_channels = hist.shape
+    if n_bins < 2:  # every feature constant: nothing to split on
+        empty_stats = np.zeros((n_nodes, n_channels))
+        no_split = np.zeros(n_nodes, dtype=np.int64)
+        return ChosenSplits(
+            np.zeros(n_nodes, dtype=bool), no_split, no_split, no_split,
+            np.full(n_nodes, -np.inf), empty_stats, empty_stats.copy(),
+        )  # fmt: skip
     best_score = np.full(n_nodes, -np.inf)
     best_flat = np.zeros(n_nodes, dtype=np.int64)
     nodes_per_chunk = max(1, _CANDIDATES_PER_CHUNK // max(1, n_features * n_bins))

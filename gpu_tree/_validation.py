@@ -28,13 +28,17 @@ def _column_label(j, names):
     return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
 
 
-def _convert_object_columns(array, names):
-    """Object / string array to float64, one column at a time so errors name the column."""
+def _convert_object_columns(array, names, first_column=0):
+    """Object / string array to float64, one column at a time so errors name the column.
+
+    ``first_column`` is the index of ``array``'s first column in the user's X.
+    """
     out = np.empty(array.shape, dtype=np.float64)
-    for j in range(array.shape[1]):
-        column = array[:, j]
+    for k in range(array.shape[1]):
+        j = first_column + k
+        column = array[:, k]
         try:
-            out[:, j] = column.astype(np.float64)
+            out[:, k] = column.astype(np.float64)
         except (TypeError, ValueError) as exc:
             for i, value in enumerate(column):
                 try:
@@ -55,11 +59,7 @@ def _dataframe_to_array(X, names):
         kind = getattr(dtype, "kind", "O")
         if str(dtype) == "category" or kind in "OSUM":
             column = X.iloc[:, j].to_numpy(dtype=object)
-            columns.append(
-                _convert_object_columns(
-                    column[:, None], names if names is None else names[j : j + 1]
-                )
-            )
+            columns.append(_convert_object_columns(column[:, None], names, first_column=j))
         else:
             if kind == "c":
                 raise ValueError(
