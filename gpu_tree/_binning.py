@@ -116,7 +116,12 @@ class BinMapper:
         X_binned = np.empty((n_features, n_samples), dtype=self.bin_dtype_)
         bin_lower = np.full((n_features, self.n_bins_), np.inf)
         bin_upper = np.full((n_features, self.n_bins_), -np.inf)
+        n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
+        lookup = np.empty((n_features, n_cells + 1), dtype=np.int64)
+        cells_per_unit = np.empty(n_features)
+        flat_edges = flat_edges.astype(np.float64)
+        cpu_kernels.build_bin_lookup(flat_edges, offsets, n_cells, lookup, cells_per_unit)
         cpu_kernels.bin_columns(
-            X, flat_edges.astype(np.float64), offsets, X_binned, bin_lower, bin_upper
+            X, flat_edges, offsets, lookup, cells_per_unit, X_binned, bin_lower, bin_upper
         )
         return X_binned, bin_lower, bin_upper

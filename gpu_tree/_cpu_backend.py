@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from ._criteria import StatsLayout
@@ -124,12 +125,19 @@ class CPUHistogramBackend:
     def root_stats(self):
         return self.rows.total_stats()
 
-    def candidates(self, nodes):
-        """Histograms (n_nodes, n_features, n_bins, n_channels) and the bins' value bounds."""
+    def candidates(self, nodes, out=None):
+        """Histograms (n_nodes, n_features, n_bins, n_channels) and the bins' value bounds.
+
+        With ``out`` the histograms are written there and only the bounds are returned.
+        """
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.rows.layout
         n_features = self.X_binned.shape[0]
-        hist = np.zeros((nodes.size, n_features, self.n_bins, layout.n_channels))
+        if out is None:
+            hist = np.zeros((nodes.size, n_features, self.n_bins, layout.n_channels))
+        else:
+            hist = out
+            hist.fill(0.0)
         start = self.partition_state.start[nodes]
         end = self.partition_state.end[nodes]
         if layout.is_classification:
@@ -141,7 +149,9 @@ class CPUHistogramBackend:
                 end,
                 self.rows.y_class,
                 self.rows.weight,
+                not layout.has_count_channel,  # unweighted: every weight is 1
                 count_channel,
+                numba.get_num_threads(),
                 hist,
             )
         else:
@@ -151,13 +161,18 @@ class CPUHistogramBackend:
                 start,
                 end,
                 self.rows.row_stats,
+                numba.get_num_threads(),
                 hist,
             )
+        if out is not None:
+            return self.bin_lower[None], self.bin_upper[None]
         return hist, self.bin_lower[None], self.bin_upper[None]
 
     @staticmethod
-    def subtract(parent_hist, child_hist):
-        return parent_hist - child_hist
+    def subtract(hist, parent_rows, child_hist, out):
+        """out = hist[parent_rows] - child_hist: the larger siblings' histograms."""
+        np.take(hist, parent_rows, axis=0, out=out)
+        out -= child_hist
 
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._criteria import StatsLayout, node_impurity
-from ._splitting import SplitConstraints, midpoint, select_splits
+from ._splitting import ChosenSplits, SplitConstraints, midpoint, select_splits
 from ._tree import Tree
 
 # scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
@@ -40,12 +40,17 @@ class GrowthParams:
 
 @dataclass
 class _Batch:
-    """Open nodes whose histograms are ready."""
+    """Nodes whose histograms are ready; ``open_rows`` are the ones to evaluate.
 
-    nodes: np.ndarray
-    stats: np.ndarray  # (n, n_channels), host
-    hist: object  # xp array (n, n_features, n_bins, n_channels)
-    bin_lower: np.ndarray  # (n or 1, n_features, n_bins)
+    Rows of ``hist`` may be in any order and may include nodes that are not open (a
+    closed smaller sibling still serves the subtraction); nodes are evaluated and split
+    in node-id order, so the tree's numbering does not depend on it.
+    """
+
+    nodes: np.ndarray  # node id of each histogram row
+    hist: object  # xp array (n_rows, n_features, n_bins, n_channels)
+    open_rows: np.ndarray
+    bin_lower: np.ndarray  # (n_rows or 1, n_features, n_bins)
     bin_upper: np.ndarray
 
 
@@ -54,7 +59,8 @@ class _Evaluated:
     """Nodes of a batch that have an accepted split, with what splitting them needs."""
 
     nodes: np.ndarray
-    hist: object
+    hist: object  # the batch's histograms (None where the backend cannot subtract)
+    hist_rows: np.ndarray  # row of each node in ``hist``
     feature: np.ndarray
     bin: np.ndarray
     threshold: np.ndarray
@@ -125,37 +131,34 @@ class Grower:
     def _evaluate(self, batch: _Batch) -> _Evaluated:
         p = self.params
         xp = self.xp
-        mask = self._feature_mask(batch.nodes.size)
-        chosen = select_splits(batch.hist, p.criterion, self.layout, self.constraints, mask, xp)
+        rows = batch.open_rows[np.argsort(batch.nodes[batch.open_rows], kind="stable")]
+        nodes = batch.nodes[rows]
+        mask = self._feature_mask(rows.size)
+        chosen = select_splits(
+            batch.hist, p.criterion, self.layout, self.constraints, mask, xp, rows
+        )
         if mask is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
             # searching, here over all features.
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
-                batch.hist[xp.asarray(retry)], p.criterion, self.layout, self.constraints, None, xp
+                batch.hist, p.criterion, self.layout, self.constraints, None, xp, rows[retry]
             )
-            for name in (
-                "has_split",
-                "feature",
-                "bin",
-                "next_bin",
-                "score",
-                "left_stats",
-                "right_stats",
-            ):
+            for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)
         root_weight = self.tree.weighted_n_node_samples[0]
-        priority = self.tree.weighted_n_node_samples[batch.nodes] / root_weight * chosen.score
+        priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
         accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)
         k = np.flatnonzero(accept)
-        lower_row = k if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
+        value_row = rows[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
         threshold = midpoint(
-            batch.bin_upper[lower_row, chosen.feature[k], chosen.bin[k]],
-            batch.bin_lower[lower_row, chosen.feature[k], chosen.next_bin[k]],
+            batch.bin_upper[value_row, chosen.feature[k], chosen.bin[k]],
+            batch.bin_lower[value_row, chosen.feature[k], chosen.next_bin[k]],
         )
         return _Evaluated(
-            nodes=batch.nodes[k],
-            hist=batch.hist[xp.asarray(k)] if self.backend.supports_subtraction else None,
+            nodes=nodes[k],
+            hist=batch.hist if self.backend.supports_subtraction else None,
+            hist_rows=rows[k],
             feature=chosen.feature[k],
             bin=chosen.bin[k],
             threshold=threshold,
@@ -201,29 +204,27 @@ class Grower:
         open_mask = self._splittable(children, child_stats)
         if not open_mask.any():
             return None
-        open_children = children[open_mask]
         if not self.backend.supports_subtraction:
+            open_children = children[open_mask]
             hist, lower, upper = self.backend.candidates(open_children)
-            return _Batch(open_children, child_stats[open_mask], hist, lower, upper)
+            return _Batch(open_children, hist, np.arange(open_children.size), lower, upper)
 
-        # Build the smaller child of each parent with an open child; the larger one is
-        # parent - smaller (the subtraction trick), whether or not it is open itself.
+        # For each parent with an open child, build the smaller child's histogram and
+        # derive the larger one as parent - smaller (the subtraction trick), written in
+        # place next to it: rows [smaller..., larger...].
         left_open, right_open = open_mask[0::2], open_mask[1::2]
         parents = np.flatnonzero(left_open | right_open)
         smaller_is_left = left_count[parents] <= right_count[parents]
         smaller = np.where(smaller_is_left, left[parents], right[parents])
-        smaller_hist, lower, upper = self.backend.candidates(smaller)
-        larger_hist = self.backend.subtract(ev.hist[xp.asarray(which[parents])], smaller_hist)
-        # Place each child's histogram at its position among the open children.
-        child_hist = xp.empty((2 * n,) + tuple(smaller_hist.shape[1:]), dtype=smaller_hist.dtype)
-        left_pos = 2 * parents
-        right_pos = 2 * parents + 1
-        small_pos = np.where(smaller_is_left, left_pos, right_pos)
-        large_pos = np.where(smaller_is_left, right_pos, left_pos)
-        child_hist[xp.asarray(small_pos)] = smaller_hist
-        child_hist[xp.asarray(large_pos)] = larger_hist
-        hist = child_hist[xp.asarray(np.flatnonzero(open_mask))]
-        return _Batch(open_children, child_stats[open_mask], hist, lower, upper)
+        larger = np.where(smaller_is_left, right[parents], left[parents])
+        m = parents.size
+        hist = xp.empty((2 * m,) + tuple(ev.hist.shape[1:]), dtype=ev.hist.dtype)
+        lower, upper = self.backend.candidates(smaller, out=hist[:m])
+        self.backend.subtract(ev.hist, ev.hist_rows[which[parents]], hist[:m], out=hist[m:])
+        batch_nodes = np.concatenate([smaller, larger])
+        # Children ids are parent-major (left = even offset), so this maps id -> open.
+        is_open = open_mask[batch_nodes - children[0]]
+        return _Batch(batch_nodes, hist, np.flatnonzero(is_open), lower, upper)
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
@@ -232,7 +233,7 @@ class Grower:
         if not self._splittable(root, root_stats).any():
             return self.tree
         hist, lower, upper = self.backend.candidates(root)
-        batch = _Batch(root, root_stats, hist, lower, upper)
+        batch = _Batch(root, hist, np.zeros(1, dtype=np.int64), lower, upper)
         if self.params.max_leaf_nodes is None:
             self._grow_level_wise(batch)
         else:

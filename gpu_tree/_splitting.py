@@ -14,6 +14,8 @@ maximum of the row-major (feature, bin) order).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +24,7 @@ from ._criteria import StatsLayout, split_score
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
 _CANDIDATES_PER_CHUNK = 1 << 18
+_CPU_THREADS = os.cpu_count() or 1
 
 
 @dataclass
@@ -50,55 +53,115 @@ def select_splits(
     constraints: SplitConstraints,
     feature_mask=None,
     xp=np,
+    rows=None,
 ) -> ChosenSplits:
-    """Best split per node of ``hist`` (n_nodes, n_features, n_bins, n_channels).
+    """Best split of the nodes ``hist[rows]`` (hist: (n, n_features, n_bins, n_channels)).
 
-    ``feature_mask`` (n_nodes, n_features) bool restricts the features a node may use.
-    Only small per-node results leave the device; the histograms stay where they are.
+    ``rows`` (host indices, default all) picks the histogram rows to evaluate; results
+    come in that order. ``feature_mask`` (len(rows), n_features) bool restricts the
+    features each may use. Only small per-node results leave the device; the
+    histograms stay where they are.
+
+    Each (node, feature) row is first compacted to its non-empty bins (the only
+    candidates), and nodes are scored in chunks of similar width, so a node holding a
+    few rows costs a few candidates, not ``n_bins``. Compaction keeps the bin order, so
+    scores and the tie-break are those of the full histogram.
     """
-    n_nodes, n_features, n_bins, n_channels = hist.shape
-    if n_bins < 2:  # every feature constant: nothing to split on
-        empty_stats = np.zeros((n_nodes, n_channels))
-        no_split = np.zeros(n_nodes, dtype=np.int64)
-        return ChosenSplits(
-            np.zeros(n_nodes, dtype=bool), no_split, no_split, no_split,
-            np.full(n_nodes, -np.inf), empty_stats, empty_stats.copy(),
-        )  # fmt: skip
-    best_score = np.full(n_nodes, -np.inf)
-    best_flat = np.zeros(n_nodes, dtype=np.int64)
-    nodes_per_chunk = max(1, _CANDIDATES_PER_CHUNK // max(1, n_features * n_bins))
-    for start in range(0, n_nodes, nodes_per_chunk):
-        stop = min(n_nodes, start + nodes_per_chunk)
-        chunk_mask = None if feature_mask is None else feature_mask[start:stop]
-        score = _score_candidates(hist[start:stop], criterion, layout, constraints, chunk_mask, xp)
-        flat = score.reshape(stop - start, -1)
-        arg = xp.argmax(flat, axis=1)
-        best_flat[start:stop] = _to_host(arg, xp)
-        best_score[start:stop] = _to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0], xp)
-
-    candidates_per_feature = n_bins - 1
-    has_split = np.isfinite(best_score)
-    feature = np.where(has_split, best_flat // max(1, candidates_per_feature), 0)
-    bin_ = np.where(has_split, best_flat % max(1, candidates_per_feature), 0)
-
-    # Gather the chosen rows of the histogram (small: n_nodes x n_bins x n_channels).
-    node_idx = xp.arange(n_nodes)
-    chosen = hist[node_idx, xp.asarray(feature)]  # (n_nodes, n_bins, n_channels)
-    cumulative = xp.cumsum(chosen, axis=1)
-    left = cumulative[node_idx, xp.asarray(bin_)]
-    total = cumulative[:, -1]
-    counts = layout.count(chosen, xp)  # (n_nodes, n_bins)
-    right_of_split = xp.arange(n_bins)[None, :] > xp.asarray(bin_)[:, None]
-    next_bin = xp.argmax((counts > 0) & right_of_split, axis=1)
-    return ChosenSplits(
-        has_split=has_split,
-        feature=feature.astype(np.int64),
-        bin=bin_.astype(np.int64),
-        next_bin=_to_host(next_bin, xp).astype(np.int64),
-        score=best_score,
-        left_stats=_to_host(left, xp),
-        right_stats=_to_host(total - left, xp),
+    _, n_features, n_bins, n_channels = hist.shape
+    rows = np.arange(hist.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    n_nodes = rows.size
+    chosen = ChosenSplits(
+        has_split=np.zeros(n_nodes, dtype=bool),
+        feature=np.zeros(n_nodes, dtype=np.int64),
+        bin=np.zeros(n_nodes, dtype=np.int64),
+        next_bin=np.zeros(n_nodes, dtype=np.int64),
+        score=np.full(n_nodes, -np.inf),
+        left_stats=np.zeros((n_nodes, n_channels)),
+        right_stats=np.zeros((n_nodes, n_channels)),
     )
+    if n_bins < 2 or n_nodes == 0:  # every feature constant: nothing to split on
+        return chosen
+    nonempty = layout.count(hist, xp) > 0
+    widest = _to_host(xp.max(xp.sum(nonempty, axis=2), axis=1), xp)  # per histogram row
+    width = widest[rows]
+    order = np.argsort(width, kind="stable")
+    chunks = []
+    start = 0
+    while start < n_nodes:
+        stop = start + 1
+        while (
+            stop < n_nodes
+            and (stop + 1 - start) * n_features * width[order[stop]] <= _CANDIDATES_PER_CHUNK
+        ):
+            stop += 1
+        chunks.append(order[start:stop])
+        start = stop
+
+    def score_chunk(positions):
+        _select_in_chunk(hist, nonempty, rows[positions], positions, int(width[positions].max()),
+                         criterion, layout, constraints, feature_mask, xp, chosen)  # fmt: skip
+
+    if xp is np and len(chunks) > 1:
+        # numpy releases the GIL inside its array loops: chunks score in parallel.
+        with ThreadPoolExecutor(max_workers=_CPU_THREADS) as pool:
+            list(pool.map(score_chunk, chunks))
+    else:
+        for nodes in chunks:
+            score_chunk(nodes)
+    return chosen
+
+
+def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, layout, constraints,
+                     feature_mask, xp, chosen):  # fmt: skip
+    """Score ``hist[hist_rows]``; write the best splits into ``chosen`` at ``positions``."""
+    n = hist_rows.size
+    device_rows = xp.asarray(hist_rows)
+    compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], max(width, 2), xp)
+    mask = None if feature_mask is None else feature_mask[positions]
+    score = _score_candidates(compact, criterion, layout, constraints, mask, xp)
+    flat = score.reshape(n, -1)
+    arg = xp.argmax(flat, axis=1)
+    best = _to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0], xp)
+    arg_host = _to_host(arg, xp)
+    candidates_per_feature = compact.shape[2] - 1
+    feature = arg_host // candidates_per_feature
+    position = arg_host % candidates_per_feature
+    rows = xp.arange(n)
+    device_feature = xp.asarray(feature)
+    device_position = xp.asarray(position)
+    cumulative = xp.cumsum(compact[rows, device_feature], axis=1)  # (n, width, n_channels)
+    left = cumulative[rows, device_position]
+    total = cumulative[:, -1]
+    chosen_bins = bin_index[rows, device_feature]
+    has_split = np.isfinite(best)
+    nodes = positions
+    chosen.has_split[nodes] = has_split
+    chosen.score[nodes] = best
+    chosen.feature[nodes] = np.where(has_split, feature, 0)
+    chosen.bin[nodes] = np.where(has_split, _to_host(chosen_bins[rows, device_position], xp), 0)
+    # Every compacted bin is non-empty, so the next one is the first non-empty bin right
+    # of the split (it exists wherever the split is allowed: the right side is non-empty).
+    next_position = xp.asarray(np.minimum(position + 1, compact.shape[2] - 1))
+    chosen.next_bin[nodes] = np.where(has_split, _to_host(chosen_bins[rows, next_position], xp), 0)
+    chosen.left_stats[nodes] = _to_host(left, xp)
+    chosen.right_stats[nodes] = _to_host(total - left, xp)
+
+
+def _compact(hist, nonempty, width, xp):
+    """Move each (node, feature) row's non-empty bins to the front, keeping their order.
+
+    Returns the compacted histogram (n, n_features, width, n_channels) and, for each
+    compacted position, the original bin index (-1 past the row's non-empty bins).
+    """
+    n, n_features, _, n_channels = hist.shape
+    position = xp.cumsum(nonempty, axis=2) - 1
+    node_i, feature_i, bin_i = xp.nonzero(nonempty)
+    target = position[node_i, feature_i, bin_i]
+    compact = xp.zeros((n, n_features, width, n_channels), dtype=hist.dtype)
+    compact[node_i, feature_i, target] = hist[node_i, feature_i, bin_i]
+    bin_index = xp.full((n, n_features, width), -1, dtype=xp.int64)
+    bin_index[node_i, feature_i, target] = bin_i
+    return compact, bin_index
 
 
 def _score_candidates(hist, criterion, layout, constraints, feature_mask, xp):

@@ -14,12 +14,49 @@ Layout conventions shared with the CUDA kernels:
 import numpy as np
 from numba import njit, prange
 
+# Cells per edge of the lookup grid that narrows each value's search to a few edges.
+LOOKUP_CELLS_PER_EDGE = 8
+
+
+@njit(cache=True, inline="always")
+def _lookup_cell(x, first_edge, cells_per_unit, n_cells):
+    """Grid cell of x (x > first_edge). Monotone non-decreasing in x, the property that
+    makes the lookup exact: a value never lands in a cell before an edge below it."""
+    cell = int((x - first_edge) * cells_per_unit)
+    return min(cell, n_cells - 1)
+
 
 @njit(parallel=True, cache=True)
-def bin_columns(X, edges, edge_offsets, X_binned, bin_lower, bin_upper):
+def build_bin_lookup(edges, edge_offsets, n_cells, lookup, cells_per_unit):
+    """lookup[f, c] = number of edges of feature f whose cell is < c (c = 0..n_cells)."""
+    n_features = edge_offsets.shape[0] - 1
+    for f in prange(n_features):
+        offset = edge_offsets[f]
+        n_edges = edge_offsets[f + 1] - offset
+        for c in range(n_cells + 1):
+            lookup[f, c] = 0
+        cells_per_unit[f] = 0.0
+        if n_edges < 2:
+            continue
+        first = edges[offset]
+        cells_per_unit[f] = n_cells / (edges[offset + n_edges - 1] - first)
+        # Edge 0 sits at the grid's origin; count each later edge into every cell past its own.
+        for k in range(1, n_edges):
+            cell = _lookup_cell(edges[offset + k], first, cells_per_unit[f], n_cells)
+            lookup[f, cell + 1] += 1
+        lookup[f, 0] = 0
+        lookup[f, 1] += 1  # edge 0 is in cell 0
+        for c in range(1, n_cells + 1):
+            lookup[f, c] += lookup[f, c - 1]
+
+
+@njit(parallel=True, cache=True)
+def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, X_binned, bin_lower, bin_upper):
     """Map raw values to bins; record each bin's smallest and largest value.
 
-    A value goes to bin b when edges[b-1] < x <= edges[b]. ``bin_lower``/``bin_upper``
+    A value goes to bin b when edges[b-1] < x <= edges[b] (b = number of edges below x).
+    ``lookup``/``cells_per_unit`` come from :func:`build_bin_lookup`: the binary search
+    runs only over the edges sharing x's grid cell. ``bin_lower``/``bin_upper``
     (n_features, n_bins) must come in filled with +inf/-inf.
 
     Parallel over blocks of rows, so each thread reads rows of the row-major X
@@ -27,31 +64,40 @@ def bin_columns(X, edges, edge_offsets, X_binned, bin_lower, bin_upper):
     """
     n_samples, n_features = X.shape
     n_bins = bin_lower.shape[1]
+    n_cells = lookup.shape[1] - 1
     n_blocks = min(64, max(1, n_samples // 4096))
     block_lower = np.full((n_blocks, n_features, n_bins), np.inf)
     block_upper = np.full((n_blocks, n_features, n_bins), -np.inf)
     for block in prange(n_blocks):
-        first = block * n_samples // n_blocks
-        last = (block + 1) * n_samples // n_blocks
+        first_row = block * n_samples // n_blocks
+        last_row = (block + 1) * n_samples // n_blocks
         lower = block_lower[block]
         upper = block_upper[block]
-        for i in range(first, last):
+        for i in range(first_row, last_row):
             for f in range(n_features):
                 x = X[i, f]
                 offset = edge_offsets[f]
-                lo = 0
-                hi = edge_offsets[f + 1] - offset
-                while lo < hi:  # first edge >= x
-                    mid = (lo + hi) >> 1
-                    if edges[offset + mid] < x:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                X_binned[f, i] = lo
-                if x < lower[f, lo]:
-                    lower[f, lo] = x
-                if x > upper[f, lo]:
-                    upper[f, lo] = x
+                n_edges = edge_offsets[f + 1] - offset
+                if n_edges == 0 or x <= edges[offset]:
+                    b = 0
+                elif x > edges[offset + n_edges - 1]:
+                    b = n_edges
+                else:
+                    cell = _lookup_cell(x, edges[offset], cells_per_unit[f], n_cells)
+                    lo = lookup[f, cell]
+                    hi = lookup[f, cell + 1]
+                    while lo < hi:  # first edge >= x, among this cell's edges
+                        mid = (lo + hi) >> 1
+                        if edges[offset + mid] < x:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    b = lo
+                X_binned[f, i] = b
+                if x < lower[f, b]:
+                    lower[f, b] = x
+                if x > upper[f, b]:
+                    upper[f, b] = x
     for block in range(n_blocks):
         for f in range(n_features):
             for b in range(n_bins):
@@ -59,46 +105,67 @@ def bin_columns(X, edges, edge_offsets, X_binned, bin_lower, bin_upper):
                 bin_upper[f, b] = max(bin_upper[f, b], block_upper[block, f, b])
 
 
+@njit(cache=True)
+def _feature_group_size(n_nodes, n_features, n_threads):
+    """Features handled by one task: as many as keeps every thread busy (4 tasks each).
+
+    A task reads each row's index, class and weight once for its whole group, so larger
+    groups mean fewer redundant reads; too few tasks would leave threads idle.
+    """
+    tasks_wanted = 4 * n_threads
+    groups_needed = max(1, -(-tasks_wanted // n_nodes))
+    return max(1, min(n_features, -(-n_features // groups_needed)))
+
+
 @njit(parallel=True, cache=True)
 def histograms_classification(
-    X_binned, sample_indices, node_start, node_end, y_class, weight, count_channel, hist
-):
+    X_binned, sample_indices, node_start, node_end, y_class, weight, unit_weight, count_channel,
+    n_threads, hist,
+):  # fmt: skip
     """Class-weight histograms for a batch of nodes; ``count_channel`` < 0 means none.
 
-    One task per (node, feature): each task owns its histogram block, so no two threads
-    write the same memory.
+    One task per (node, group of features): each task owns its histogram blocks, so no
+    two threads write the same memory. ``unit_weight``: every weight is 1 (not read).
     """
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[0]
-    for task in prange(n_nodes * n_features):
-        node = task // n_features
-        f = task % n_features
-        column = X_binned[f]
-        block = hist[node, f]
+    group = _feature_group_size(n_nodes, n_features, n_threads)
+    n_groups = -(-n_features // group)
+    for task in prange(n_nodes * n_groups):
+        node = task // n_groups
+        first = (task % n_groups) * group
+        last = min(n_features, first + group)
+        node_hist = hist[node]
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
-            b = column[i]
-            block[b, y_class[i]] += weight[i]
-            if count_channel >= 0:
-                block[b, count_channel] += 1.0
+            c = y_class[i]
+            w = 1.0 if unit_weight else weight[i]
+            for f in range(first, last):
+                b = X_binned[f, i]
+                node_hist[f, b, c] += w
+                if count_channel >= 0:
+                    node_hist[f, b, count_channel] += 1.0
 
 
 @njit(parallel=True, cache=True)
-def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, hist):
+def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, n_threads, hist):
     """Histograms of dense per-row statistics (regression: w, w*y, w*y^2[, 1])."""
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[0]
     n_channels = row_stats.shape[1]
-    for task in prange(n_nodes * n_features):
-        node = task // n_features
-        f = task % n_features
-        column = X_binned[f]
-        block = hist[node, f]
+    group = _feature_group_size(n_nodes, n_features, n_threads)
+    n_groups = -(-n_features // group)
+    for task in prange(n_nodes * n_groups):
+        node = task // n_groups
+        first = (task % n_groups) * group
+        last = min(n_features, first + group)
+        node_hist = hist[node]
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
-            b = column[i]
-            for c in range(n_channels):
-                block[b, c] += row_stats[i, c]
+            for f in range(first, last):
+                b = X_binned[f, i]
+                for c in range(n_channels):
+                    node_hist[f, b, c] += row_stats[i, c]
 
 
 @njit(parallel=True, cache=True)
