@@ -1,0 +1,474 @@
+"""Tree growth: histogram == exact search, row-order independence and the stopping rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree._criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
+
+SPLITTERS = ["hist", "exact"]
+HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------------------------------
+# hist == exact when every feature has at most max_bins distinct values
+# ---------------------------------------------------------------------------------------
+
+
+@st.composite
+def small_integer_data(draw, regression=False):
+    n_rows = draw(st.integers(2, 40))
+    n_features = draw(st.integers(1, 3))
+    n_values = draw(st.integers(1, 6))
+    scale = draw(st.sampled_from([1.0, 0.1, 2.5]))
+    offset = draw(st.sampled_from([0.0, -3.0, 1e3]))
+    codes = draw(
+        st.lists(
+            st.integers(0, n_values - 1), min_size=n_rows * n_features, max_size=n_rows * n_features
+        )
+    )
+    X = np.array(codes, dtype=float).reshape(n_rows, n_features) * scale + offset
+    if regression:
+        y = np.array(draw(st.lists(st.integers(-3, 3), min_size=n_rows, max_size=n_rows)), float)
+    else:
+        n_classes = draw(st.integers(2, 4))
+        y = np.array(
+            draw(st.lists(st.integers(0, n_classes - 1), min_size=n_rows, max_size=n_rows))
+        )
+    if draw(st.booleans()):
+        # Rows with equal X get equal targets: no node is impure with a single X value.
+        _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+        y = y[first[inverse.ravel()]]
+    weighted = draw(st.booleans())
+    weight = None
+    if weighted:
+        weight = np.array(
+            draw(st.lists(st.integers(1, 3), min_size=n_rows, max_size=n_rows)), dtype=float
+        )
+    params = {
+        "max_depth": draw(st.sampled_from([1, 2, 3, None])),
+        "min_samples_leaf": draw(st.sampled_from([1, 2, 3])),
+        "min_samples_split": draw(st.sampled_from([2, 4])),
+        "max_leaf_nodes": draw(st.sampled_from([None, None, 3])),
+        "max_bins": draw(st.sampled_from([n_values if n_values >= 2 else 2, 256])),
+    }
+    return X, y, weight, params
+
+
+@HYPOTHESIS
+@given(data=small_integer_data(), criterion=st.sampled_from(CLASSIFICATION_CRITERIA))
+def test_hist_equals_exact_classification(data, criterion):
+    X, y, weight, params = data
+    hist = DecisionTreeClassifier(criterion=criterion, splitter="hist", **params)
+    exact = DecisionTreeClassifier(criterion=criterion, splitter="exact", **params)
+    hist.fit(X, y, sample_weight=weight)
+    exact.fit(X, y, sample_weight=weight)
+    assert_tree_equal(hist.tree_, exact.tree_)
+    np.testing.assert_array_equal(hist.predict_proba(X), exact.predict_proba(X))
+
+
+@HYPOTHESIS
+@given(data=small_integer_data(regression=True))
+def test_hist_equals_exact_regression(data):
+    X, y, weight, params = data
+    hist = DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weight)
+    exact = DecisionTreeRegressor(splitter="exact", **params).fit(X, y, sample_weight=weight)
+    assert_tree_equal(hist.tree_, exact.tree_)
+    np.testing.assert_array_equal(hist.predict(X), exact.predict(X))
+
+
+@pytest.mark.parametrize("criterion", CLASSIFICATION_CRITERIA)
+def test_hist_equals_exact_on_a_larger_dataset(criterion):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 30, size=(400, 5)).astype(float) / 4
+    y = (X[:, 0] + rng.integers(0, 4, size=400) > X[:, 1] + 3).astype(int) + (X[:, 2] > 5)
+    hist = DecisionTreeClassifier(criterion=criterion, splitter="hist").fit(X, y)
+    exact = DecisionTreeClassifier(criterion=criterion, splitter="exact").fit(X, y)
+    assert hist.tree_.node_count > 20
+    assert_tree_equal(hist.tree_, exact.tree_)
+
+
+# ---------------------------------------------------------------------------------------
+# Row order
+# ---------------------------------------------------------------------------------------
+
+
+def _mixed_data(seed=0, n=240):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            rng.integers(0, 8, size=n),  # few distinct values
+            np.round(rng.normal(size=n), 3),  # many distinct values: quantile bins
+            rng.integers(0, 3, size=n),
+            rng.uniform(-5, 5, size=n),
+        ]
+    ).astype(float)
+    noise = rng.normal(scale=0.5, size=n)
+    y_class = ((X[:, 0] > 3) ^ (X[:, 1] + noise > 0)).astype(int) + (X[:, 2] == 2)
+    # Quarter-integer targets: sums are exact in any order, so row order cannot even move
+    # the last bit of a leaf value.
+    y_reg = X[:, 0] * 2 - 0.25 * np.round(4 * X[:, 1]) + np.round(noise)
+    return X, y_class, y_reg
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "gain_ratio", "squared_error"])
+def test_predictions_do_not_depend_on_row_order(splitter, criterion):
+    X, y_class, y_reg = _mixed_data()
+    X_test = _mixed_data(seed=99, n=300)[0]
+    if criterion == "squared_error":
+        model, y, predict = DecisionTreeRegressor, y_reg, "predict"
+    else:
+        model, y, predict = DecisionTreeClassifier, y_class, "predict_proba"
+    params = {"criterion": criterion, "splitter": splitter, "max_bins": 16, "max_depth": 6}
+    reference = model(**params).fit(X, y)
+    expected = getattr(reference, predict)(X_test)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        order = rng.permutation(X.shape[0])
+        permuted = model(**params).fit(X[order], y[order])
+        np.testing.assert_array_equal(getattr(permuted, predict)(X_test), expected)
+        assert_tree_equal(permuted.tree_, reference.tree_)
+
+
+# ---------------------------------------------------------------------------------------
+# Stopping rules
+# ---------------------------------------------------------------------------------------
+
+
+def _internal(tree):
+    return np.flatnonzero(tree.children_left >= 0)
+
+
+def _leaves(tree):
+    return np.flatnonzero(tree.children_left < 0)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_max_depth(splitter):
+    X, y, _ = _mixed_data()
+    full = DecisionTreeClassifier(splitter=splitter).fit(X, y)
+    assert full.get_depth() > 4
+    for depth in (1, 2, 3, 4):
+        tree = DecisionTreeClassifier(splitter=splitter, max_depth=depth).fit(X, y).tree_
+        assert tree.max_depth == depth
+        assert tree.depth.max() == depth
+        assert np.all(tree.depth[_internal(tree)] < depth)
+        # Children are exactly one level below their parent.
+        internal = _internal(tree)
+        np.testing.assert_array_equal(
+            tree.depth[tree.children_left[internal]], tree.depth[internal] + 1
+        )
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_min_samples_split(splitter):
+    X, y, _ = _mixed_data()
+    full = DecisionTreeClassifier(splitter=splitter).fit(X, y).tree_
+    assert np.any(full.n_node_samples[_internal(full)] < 20)  # the rule will matter
+    tree = DecisionTreeClassifier(splitter=splitter, min_samples_split=20).fit(X, y).tree_
+    assert np.all(tree.n_node_samples[_internal(tree)] >= 20)
+    # Impure leaves below the limit exist: they were stopped by the rule.
+    leaves = _leaves(tree)
+    impure = tree.impurity[leaves] > 0
+    assert np.any(impure & (tree.n_node_samples[leaves] < 20))
+    assert tree.node_count < full.node_count
+    # A float is a fraction of the rows (ceil(0.1 * 240) = 24).
+    frac = DecisionTreeClassifier(splitter=splitter, min_samples_split=0.1).fit(X, y).tree_
+    assert np.all(frac.n_node_samples[_internal(frac)] >= 24)
+    assert np.any(frac.n_node_samples[_internal(frac)] < 30)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+@pytest.mark.parametrize("criterion", ["gini", "squared_error"])
+def test_min_samples_leaf(splitter, criterion):
+    X, y_class, y_reg = _mixed_data()
+    if criterion == "squared_error":
+        model, y = DecisionTreeRegressor, y_reg
+    else:
+        model, y = DecisionTreeClassifier, y_class
+    full = model(criterion=criterion, splitter=splitter).fit(X, y).tree_
+    assert full.n_node_samples[_leaves(full)].min() < 7
+    tree = model(criterion=criterion, splitter=splitter, min_samples_leaf=7).fit(X, y).tree_
+    assert tree.n_node_samples[_leaves(tree)].min() >= 7
+    assert tree.node_count > 10  # still a real tree
+    # Leaves of exactly the minimum size exist (the bound is tight, not padded).
+    assert np.any(tree.n_node_samples[_leaves(tree)] == 7)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_min_purity(splitter):
+    X, y, _ = _mixed_data()
+    full = DecisionTreeClassifier(splitter=splitter).fit(X, y).tree_
+    purity_full = full.value[:, 0, :].max(axis=1)
+    assert np.any(purity_full[_internal(full)] >= 0.8)  # the rule will matter
+    tree = DecisionTreeClassifier(splitter=splitter, min_purity=0.8).fit(X, y).tree_
+    purity = tree.value[:, 0, :].max(axis=1)
+    # Seed 000, Algorithm 19.1: purity(D) >= pi makes a leaf.
+    assert np.all(purity[_internal(tree)] < 0.8)
+    leaves = _leaves(tree)
+    stopped = leaves[(purity[leaves] >= 0.8) & (purity[leaves] < 1.0)]
+    assert stopped.size > 0  # impure leaves stopped by purity
+    counts = np.rint(tree.value[stopped, 0, :] * tree.weighted_n_node_samples[stopped, None])
+    assert np.all(np.count_nonzero(counts, axis=1) >= 2)  # really impure counts
+    assert tree.node_count < full.node_count
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_min_purity_boundary(splitter):
+    # 8 of 10 rows in class 0, perfectly separable: purity exactly 0.8.
+    X = np.arange(10, dtype=float)[:, None]
+    y = np.array([0] * 8 + [1] * 2)
+    leaf = DecisionTreeClassifier(splitter=splitter, min_purity=0.8).fit(X, y)
+    assert leaf.tree_.node_count == 1
+    np.testing.assert_array_equal(leaf.predict(X), np.zeros(10))
+    split = DecisionTreeClassifier(splitter=splitter, min_purity=0.81).fit(X, y)
+    assert split.tree_.node_count == 3
+    assert split.tree_.threshold[0] == 7.5
+    np.testing.assert_array_equal(split.predict(X), y)
+
+
+def _weighted_scores(tree, criterion, n_classes):
+    """N_t/N times the criterion score of every split, recomputed from the node values."""
+    internal = _internal(tree)
+    w = tree.weighted_n_node_samples
+    if criterion == "squared_error":
+        # Impurity decrease from the recorded variances.
+        left, right = tree.children_left[internal], tree.children_right[internal]
+        decrease = (
+            w[internal] * tree.impurity[internal]
+            - w[left] * tree.impurity[left]
+            - w[right] * tree.impurity[right]
+        ) / w[0]
+        return decrease
+    layout = StatsLayout(True, n_classes, False)
+    stats = tree.value[:, 0, :] * w[:, None]
+    left = stats[tree.children_left[internal]]
+    right = stats[tree.children_right[internal]]
+    return w[internal] / w[0] * split_score(criterion, layout, left, right)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+@pytest.mark.parametrize("criterion", CLASSIFICATION_CRITERIA + ("squared_error",))
+def test_min_impurity_decrease(splitter, criterion):
+    X, y_class, y_reg = _mixed_data()
+    if criterion == "squared_error":
+        model, y, beta = DecisionTreeRegressor, y_reg, 0.05
+    else:
+        model, y, beta = DecisionTreeClassifier, y_class, 0.01
+    n_classes = 3
+    full = model(criterion=criterion, splitter=splitter).fit(X, y).tree_
+    assert np.any(_weighted_scores(full, criterion, n_classes) < beta)  # the rule will matter
+    tree = model(criterion=criterion, splitter=splitter, min_impurity_decrease=beta).fit(X, y).tree_
+    assert tree.node_count > 1
+    assert tree.node_count < full.node_count
+    scores = _weighted_scores(tree, criterion, n_classes)
+    assert np.all(scores >= beta - 1e-12), (criterion, scores.min())
+    if criterion in ("gini", "entropy", "log_loss", "misclassification"):
+        # For the impurity criteria the score is the impurity decrease of tree_.impurity.
+        internal = _internal(tree)
+        w = tree.weighted_n_node_samples
+        left, right = tree.children_left[internal], tree.children_right[internal]
+        decrease = (
+            w[internal] * tree.impurity[internal]
+            - w[left] * tree.impurity[left]
+            - w[right] * tree.impurity[right]
+        ) / w[0]
+        np.testing.assert_allclose(decrease, scores, rtol=1e-9, atol=1e-12)
+    # A large beta stops at the root.
+    stump = model(criterion=criterion, splitter=splitter, min_impurity_decrease=1e3).fit(X, y)
+    assert stump.tree_.node_count == 1
+
+
+def test_min_impurity_decrease_seed_beta_boundary():
+    # One split of N * gain = 8 bits (seed 004's perfect e-mail split): gain 1 bit.
+    X = np.arange(8, dtype=float)[:, None]
+    y = np.array([0] * 4 + [1] * 4)
+    for splitter in SPLITTERS:
+        fit = DecisionTreeClassifier(
+            criterion="entropy", splitter=splitter, min_impurity_decrease=1.0
+        )
+        assert fit.fit(X, y).tree_.node_count == 3  # decrease 1.0 >= beta 1.0
+        fit.set_params(min_impurity_decrease=1.0 + 1e-9)
+        assert fit.fit(X, y).tree_.node_count == 1
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_max_leaf_nodes_gives_exactly_that_many_leaves(splitter):
+    X, y, _ = _mixed_data()
+    full = DecisionTreeClassifier(splitter=splitter).fit(X, y)
+    assert full.get_n_leaves() > 30
+    for k in (2, 3, 5, 8, 13, 30):
+        clf = DecisionTreeClassifier(splitter=splitter, max_leaf_nodes=k).fit(X, y)
+        assert clf.get_n_leaves() == k
+        assert clf.tree_.node_count == 2 * k - 1
+    # More leaves allowed than the full tree has: the full tree.
+    big = DecisionTreeClassifier(splitter=splitter, max_leaf_nodes=10_000).fit(X, y)
+    assert big.get_n_leaves() == full.get_n_leaves()
+    np.testing.assert_array_equal(big.predict_proba(X), full.predict_proba(X))
+
+
+def _best_weighted_gain(X, y, rows, n_total, criterion):
+    """Best weighted impurity decrease of one node's rows, from a stump fitted on them."""
+    stump = DecisionTreeClassifier(criterion=criterion, splitter="exact", max_depth=1)
+    stump.fit(X[rows], y[rows])
+    t = stump.tree_
+    if t.node_count == 1:
+        return -np.inf
+    n = rows.size
+    return (
+        n * t.impurity[0]
+        - t.n_node_samples[1] * t.impurity[1]
+        - t.n_node_samples[2] * t.impurity[2]
+    ) / n_total
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_max_leaf_nodes_expands_the_best_leaf_first(criterion):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    previous = DecisionTreeClassifier(criterion=criterion, splitter="exact", max_leaf_nodes=2).fit(
+        X, y
+    )
+    for k in range(3, 9):
+        current = DecisionTreeClassifier(
+            criterion=criterion, splitter="exact", max_leaf_nodes=k
+        ).fit(X, y)
+        # The k-leaf tree is the (k-1)-leaf tree with one leaf split: the one whose best
+        # split decreases the weighted impurity most.
+        before = previous.apply(X)
+        after = current.apply(X)
+        split_leaf = [
+            leaf for leaf in np.unique(before) if np.unique(after[before == leaf]).size > 1
+        ]
+        assert len(split_leaf) == 1
+        gains = {
+            leaf: _best_weighted_gain(X, y, np.flatnonzero(before == leaf), X.shape[0], criterion)
+            for leaf in np.unique(before)
+        }
+        best = max(gains.values())
+        assert gains[split_leaf[0]] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        previous = current
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_max_leaf_nodes_matches_scikit_learn_on_iris(criterion):
+    sklearn_tree = pytest.importorskip("sklearn.tree")
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    for k in range(2, 10):
+        ours = DecisionTreeClassifier(criterion=criterion, splitter="exact", max_leaf_nodes=k).fit(
+            X, y
+        )
+        theirs = sklearn_tree.DecisionTreeClassifier(
+            criterion=criterion, max_leaf_nodes=k, random_state=0
+        ).fit(X, y)
+        assert ours.get_n_leaves() == theirs.get_n_leaves() == k
+        np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+        np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-12)
+        np.testing.assert_array_equal(
+            np.sort(ours.tree_.n_node_samples[_leaves(ours.tree_)]),
+            np.sort(theirs.tree_.n_node_samples[theirs.tree_.children_left < 0]),
+        )
+        # hist mode on iris (< 256 distinct values per feature) builds the same tree.
+        hist = DecisionTreeClassifier(criterion=criterion, max_leaf_nodes=k).fit(X, y)
+        assert_tree_equal(hist.tree_, ours.tree_)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_max_features_is_reproducible(splitter):
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 10, size=(300, 8)).astype(float)
+    y = (X[:, :4].sum(axis=1) + rng.integers(0, 6, size=300) > 22).astype(int)
+    params = {"splitter": splitter, "max_features": 3, "max_depth": 6}
+    a = DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    b = DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    assert_tree_equal(a.tree_, b.tree_)
+    # Refitting the same estimator with an int seed repeats the draws too.
+    assert_tree_equal(a.fit(X, y).tree_, b.tree_)
+    differ = 0
+    for seed in range(1, 8):
+        other = DecisionTreeClassifier(random_state=seed, **params).fit(X, y).tree_
+        same = other.node_count == a.tree_.node_count and np.array_equal(
+            other.feature, a.tree_.feature
+        )
+        differ += not same
+    assert differ > 0
+    # Without max_features the seed has no effect.
+    full = [
+        DecisionTreeClassifier(splitter=splitter, random_state=s).fit(X, y).tree_ for s in (0, 1)
+    ]
+    assert_tree_equal(*full)
+
+
+def test_max_features_hist_equals_exact_with_same_seed():
+    # Both modes draw the same features per node when they grow the same nodes.
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 6, size=(200, 6)).astype(float)
+    y = (X[:, 0] + X[:, 3] + rng.integers(0, 3, size=200) > 6).astype(int)
+    hist = DecisionTreeClassifier(max_features=2, random_state=7, max_depth=5).fit(X, y)
+    exact = DecisionTreeClassifier(max_features=2, random_state=7, max_depth=5, splitter="exact")
+    assert_tree_equal(hist.tree_, exact.fit(X, y).tree_)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_pure_node_is_a_leaf(splitter):
+    X = np.array([[1.0], [2.0], [3.0]])
+    tree = DecisionTreeClassifier(splitter=splitter).fit(X, [1, 1, 1]).tree_
+    assert tree.node_count == 1
+    assert tree.impurity[0] == 0.0
+
+
+# Regression tests: select_splits used to call argmax on an empty candidate axis when a
+# batch's histograms had a single bin. In exact mode that is any impure node whose rows
+# share one value on every feature (duplicate rows with conflicting labels); in hist
+# mode, an all-constant X with an impure target.
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_constant_features_give_a_leaf(splitter):
+    tree = DecisionTreeClassifier(splitter=splitter).fit(np.ones((6, 2)), [0, 1, 0, 1, 0, 1]).tree_
+    assert tree.node_count == 1
+    np.testing.assert_allclose(tree.value[0, 0], [0.5, 0.5])
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_constant_feature_regression_gives_a_leaf(splitter):
+    reg = DecisionTreeRegressor(splitter=splitter).fit(np.zeros((2, 1)), [0.0, 1.0])
+    assert reg.tree_.node_count == 1
+    assert reg.predict(np.zeros((1, 1)))[0] == 0.5
+
+
+def test_duplicate_rows_with_conflicting_labels_exact():
+    # Root splits at 0.5; its left child holds two rows x = 0 with labels 0 and 1.
+    X = np.array([[0.0], [0.0], [1.0]])
+    y = np.array([0, 1, 1])
+    hist = DecisionTreeClassifier(splitter="hist").fit(X, y)
+    assert hist.tree_.node_count == 3
+    exact = DecisionTreeClassifier(splitter="exact").fit(X, y)
+    assert_tree_equal(hist.tree_, exact.tree_)
+
+
+def test_duplicate_rows_with_conflicting_targets_hist_equals_exact():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(60, 2)).astype(float)  # 9 distinct rows, many duplicates
+    y = rng.integers(0, 2, size=60)
+    hist = DecisionTreeClassifier(splitter="hist").fit(X, y)
+    exact = DecisionTreeClassifier(splitter="exact").fit(X, y)
+    assert_tree_equal(hist.tree_, exact.tree_)
+
+
+def test_duplicate_rows_with_conflicting_targets_regression_hist_equals_exact():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(60, 2)).astype(float)
+    y = rng.integers(-3, 4, size=60).astype(float)
+    hist = DecisionTreeRegressor(splitter="hist").fit(X, y)
+    exact = DecisionTreeRegressor(splitter="exact").fit(X, y)
+    assert hist.tree_.n_leaves == 9  # one leaf per distinct row: nothing left to split
+    assert_tree_equal(hist.tree_, exact.tree_)

@@ -1,0 +1,381 @@
+"""Histogram kernels and binning against naive numpy oracles written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpu_tree.kernels import cpu as cpu_kernels
+
+import gpu_tree
+from gpu_tree._binning import BinMapper, check_max_bins, feature_edges
+from gpu_tree._cpu_backend import CPUHistogramBackend, RowData
+from gpu_tree._criteria import StatsLayout
+
+# ---------------------------------------------------------------------------------------
+# Oracles
+# ---------------------------------------------------------------------------------------
+
+
+def naive_histograms(X_binned, sample_indices, node_start, node_end, row_stats, n_bins):
+    """(n_nodes, n_features, n_bins, n_channels): sum of row_stats per (node, feature, bin)."""
+    n_features = X_binned.shape[0]
+    hist = np.zeros((len(node_start), n_features, n_bins, row_stats.shape[1]))
+    for node, (start, end) in enumerate(zip(node_start, node_end, strict=True)):
+        rows = sample_indices[start:end]
+        for f in range(n_features):
+            np.add.at(hist[node, f], X_binned[f, rows].astype(np.int64), row_stats[rows])
+    return hist
+
+
+def classification_row_stats(y_class, weight, n_classes, with_count):
+    stats = np.zeros((y_class.size, n_classes + int(with_count)))
+    stats[np.arange(y_class.size), y_class] = weight
+    if with_count:
+        stats[:, -1] = 1.0
+    return stats
+
+
+def naive_bins(X, edges):
+    """Bin b holds edges[b-1] < x <= edges[b]: the first edge >= x."""
+    return np.stack([np.searchsorted(e, X[:, f], side="left") for f, e in enumerate(edges)])
+
+
+def random_node_ranges(rng, n_samples, n_nodes):
+    """A random permutation of the rows cut into n_nodes contiguous slices (some empty)."""
+    sample_indices = rng.permutation(n_samples).astype(np.int64)
+    cuts = np.sort(rng.integers(0, n_samples + 1, size=n_nodes - 1))
+    bounds = np.concatenate([[0], cuts, [n_samples]]).astype(np.int64)
+    return sample_indices, bounds[:-1].copy(), bounds[1:].copy()
+
+
+def random_binned(rng, n_features, n_samples, n_bins):
+    dtype = np.uint8 if n_bins <= 256 else np.uint16
+    X_binned = np.empty((n_features, n_samples), dtype=dtype)
+    for f in range(n_features):
+        # Each feature uses a random subset of the bins, so some bins stay empty.
+        used = rng.choice(n_bins, size=int(rng.integers(1, n_bins + 1)), replace=False)
+        X_binned[f] = rng.choice(used, size=n_samples)
+    return X_binned
+
+
+# ---------------------------------------------------------------------------------------
+# Histogram kernels
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_count", [False, True])
+@pytest.mark.parametrize(("n_bins", "n_classes", "n_nodes"), [(7, 2, 1), (16, 3, 5), (300, 4, 3)])
+def test_histograms_classification_matches_naive(with_count, n_bins, n_classes, n_nodes):
+    rng = np.random.default_rng(n_bins + n_classes + int(with_count))
+    n_samples, n_features = 400, 4
+    X_binned = random_binned(rng, n_features, n_samples, n_bins)
+    y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
+    # Integer-valued weights keep every sum exact, so the comparison is exact too.
+    weight = rng.integers(1, 4, size=n_samples).astype(float) if with_count else np.ones(n_samples)
+    sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
+    n_channels = n_classes + int(with_count)
+    hist = np.zeros((n_nodes, n_features, n_bins, n_channels))
+    count_channel = n_channels - 1 if with_count else -1
+    # Unweighted fits take the kernel's unit-weight path (the weights are not read).
+    unit_weight = not with_count
+    for n_threads in (1, 3):  # feature groups of every size give the same histograms
+        hist[:] = 0.0
+        cpu_kernels.histograms_classification(
+            X_binned, sample_indices, start, end, y_class, weight, unit_weight, count_channel,
+            n_threads, hist,
+        )  # fmt: skip
+        row_stats = classification_row_stats(y_class, weight, n_classes, with_count)
+        expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
+        np.testing.assert_array_equal(hist, expected)
+    expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
+    np.testing.assert_array_equal(hist, expected)
+    # Sanity of the oracle itself: each (node, feature) histogram holds the node's rows.
+    for node in range(n_nodes):
+        rows = sample_indices[start[node] : end[node]]
+        for f in range(n_features):
+            np.testing.assert_array_equal(hist[node, f].sum(axis=0), row_stats[rows].sum(axis=0))
+
+
+def test_histograms_classification_float_weights():
+    rng = np.random.default_rng(9)
+    n_samples, n_features, n_bins, n_classes, n_nodes = 500, 3, 20, 3, 4
+    X_binned = random_binned(rng, n_features, n_samples, n_bins)
+    y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
+    weight = rng.uniform(0.01, 5.0, size=n_samples)
+    sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
+    hist = np.zeros((n_nodes, n_features, n_bins, n_classes + 1))
+    cpu_kernels.histograms_classification(
+        X_binned, sample_indices, start, end, y_class, weight, False, n_classes, 2, hist
+    )
+    row_stats = classification_row_stats(y_class, weight, n_classes, True)
+    expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
+    np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(hist[..., -1], expected[..., -1])  # counts exact
+
+
+@pytest.mark.parametrize("with_count", [False, True])
+@pytest.mark.parametrize(("n_bins", "n_nodes"), [(5, 1), (40, 6), (1000, 2)])
+def test_histograms_dense_matches_naive(with_count, n_bins, n_nodes):
+    rng = np.random.default_rng(n_bins + 10 * n_nodes)
+    n_samples, n_features = 300, 3
+    X_binned = random_binned(rng, n_features, n_samples, n_bins)
+    y = rng.integers(-10, 11, size=n_samples).astype(float)
+    w = rng.integers(1, 3, size=n_samples).astype(float) if with_count else np.ones(n_samples)
+    layout = StatsLayout(False, 0, with_count)
+    row_stats = RowData(layout=layout, weight=w, y=y).row_stats
+    np.testing.assert_array_equal(row_stats[:, :3], np.stack([w, w * y, w * y * y], axis=1))
+    sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
+    hist = np.zeros((n_nodes, n_features, n_bins, row_stats.shape[1]))
+    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, row_stats, 2, hist)
+    expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
+    np.testing.assert_array_equal(hist, expected)
+
+
+def test_histograms_accumulate_into_the_given_array():
+    # The kernels add to ``hist``: callers pass zeros. Calling twice doubles the counts.
+    rng = np.random.default_rng(2)
+    X_binned = random_binned(rng, 2, 50, 6)
+    y_class = rng.integers(0, 2, size=50).astype(np.int64)
+    sample_indices, start, end = random_node_ranges(rng, 50, 2)
+    hist = np.zeros((2, 2, 6, 2))
+    args = (X_binned, sample_indices, start, end, y_class, np.ones(50), True, -1, 2, hist)
+    cpu_kernels.histograms_classification(*args)
+    once = hist.copy()
+    cpu_kernels.histograms_classification(*args)
+    np.testing.assert_array_equal(hist, 2 * once)
+
+
+# ---------------------------------------------------------------------------------------
+# Backend: children sum to the parent
+# ---------------------------------------------------------------------------------------
+
+
+def _backend(rng, n_samples, n_features, *, classification, weighted, max_bins=256):
+    X = rng.integers(0, 12, size=(n_samples, n_features)).astype(float)
+    X[:, 0] += rng.normal(size=n_samples)  # one feature with many distinct values
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
+    if classification:
+        layout = StatsLayout(True, 3, weighted)
+        rows = RowData(layout, weight, y_class=rng.integers(0, 3, size=n_samples).astype(np.int64))
+    else:
+        layout = StatsLayout(False, 0, weighted)
+        rows = RowData(layout, weight, y=rng.integers(-5, 6, size=n_samples).astype(float))
+    return CPUHistogramBackend(X_binned, lower, upper, rows), X_binned
+
+
+@pytest.mark.parametrize("classification", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_children_histograms_sum_to_the_parent(classification, weighted):
+    rng = np.random.default_rng(int(classification) + 2 * int(weighted))
+    backend, X_binned = _backend(
+        rng, 600, 4, classification=classification, weighted=weighted, max_bins=32
+    )
+    root_hist, _, _ = backend.candidates(np.array([0]))
+    root_stats = backend.root_stats()
+    for f in range(4):  # every feature's histogram holds all rows
+        np.testing.assert_array_equal(root_hist[0, f].sum(axis=0), root_stats)
+
+    # Split the root, then both children, then check every parent/children triple.
+    splits = {0: (1, 6), 1: (2, 3), 2: (0, 20)}  # node: (feature, bin)
+    children = {0: (1, 2), 1: (3, 4), 2: (5, 6)}
+    hists = {0: root_hist[0]}
+    for parent in (0, 1, 2):
+        f, b = splits[parent]
+        left, right = children[parent]
+        n_left = backend.partition(
+            np.array([parent]),
+            np.array([f]),
+            np.array([b]),
+            np.array([np.nan]),
+            np.array([left]),
+            np.array([right]),
+        )
+        h, _, _ = backend.candidates(np.array([left, right]))
+        hists[left], hists[right] = h[0], h[1]
+        # Exact: the counts and the integer-valued statistics are exact in float64.
+        np.testing.assert_array_equal(h[0] + h[1], hists[parent])
+        larger = np.empty_like(h[:1])
+        backend.subtract(hists[parent][None], np.array([0]), h[:1], out=larger)
+        np.testing.assert_array_equal(larger[0], h[1])
+        # The rows went where the bin threshold says, stably (ascending within each side).
+        state = backend.partition_state
+        for child, goes_left in ((left, True), (right, False)):
+            rows = state.sample_indices[state.start[child] : state.end[child]]
+            assert np.all((X_binned[f, rows] <= b) == goes_left)
+            assert np.all(np.diff(rows) > 0)
+        assert n_left[0] == state.end[left] - state.start[left]
+        assert 0 < n_left[0] < state.end[parent] - state.start[parent]  # a real split
+        layout = backend.rows.layout
+        assert n_left[0] == layout.count(hists[parent][f, : b + 1].sum(axis=0))
+        assert n_left[0] == layout.count(hists[left][f].sum(axis=0))
+        assert hists[left][f, b + 1 :].sum() == 0  # left child holds no bin above b
+        assert hists[right][f, : b + 1].sum() == 0
+
+
+def test_batch_of_nodes_histograms_match_one_at_a_time():
+    rng = np.random.default_rng(5)
+    backend, _ = _backend(rng, 300, 3, classification=True, weighted=False)
+    backend.partition(
+        np.array([0]),
+        np.array([0]),
+        np.array([5]),
+        np.array([np.nan]),
+        np.array([1]),
+        np.array([2]),
+    )
+    both, _, _ = backend.candidates(np.array([1, 2]))
+    one, _, _ = backend.candidates(np.array([1]))
+    two, _, _ = backend.candidates(np.array([2]))
+    np.testing.assert_array_equal(both, np.concatenate([one, two]))
+
+
+# ---------------------------------------------------------------------------------------
+# BinMapper
+# ---------------------------------------------------------------------------------------
+
+
+def _check_bounds(X, X_binned, lower, upper):
+    """bin_lower / bin_upper are the smallest / largest value of each bin."""
+    n_samples, n_features = X.shape
+    for f in range(n_features):
+        codes = X_binned[f].astype(np.int64)
+        for b in range(lower.shape[1]):
+            values = X[codes == b, f]
+            if values.size:
+                assert lower[f, b] == values.min() and upper[f, b] == values.max()
+            else:
+                assert lower[f, b] == np.inf and upper[f, b] == -np.inf
+        assert np.all(lower[f, codes] <= X[:, f]) and np.all(X[:, f] <= upper[f, codes])
+        # Codes are monotone in the value.
+        order = np.argsort(X[:, f], kind="stable")
+        assert np.all(np.diff(codes[order]) >= 0)
+
+
+def test_binmapper_one_bin_per_distinct_value():
+    rng = np.random.default_rng(0)
+    X = np.stack(
+        [
+            rng.choice([-3.5, 0.0, 0.25, 7.0, 1e6], size=200),
+            rng.permutation(200).astype(float) * 1.5,  # 200 distinct values
+            np.full(200, 4.0),  # a constant feature: one bin, no edges
+        ],
+        axis=1,
+    )
+    mapper = BinMapper(max_bins=256).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    assert X_binned.shape == (3, 200) and X_binned.dtype == np.uint8
+    for f in range(3):
+        distinct = np.unique(X[:, f])
+        np.testing.assert_array_equal(mapper.edges_[f], (distinct[:-1] + distinct[1:]) / 2)
+        assert mapper.n_bins_per_feature_[f] == distinct.size
+        # Every distinct value has its own bin, in order, and the bin's bounds are it.
+        np.testing.assert_array_equal(
+            X_binned[f], np.searchsorted(distinct, X[:, f]).astype(np.uint8)
+        )
+        np.testing.assert_array_equal(lower[f, : distinct.size], distinct)
+        np.testing.assert_array_equal(upper[f, : distinct.size], distinct)
+    assert mapper.edges_[2].size == 0
+    _check_bounds(X, X_binned, lower, upper)
+
+
+def test_feature_edges_exactly_max_bins_distinct_values():
+    values = np.repeat(np.arange(10.0), 3)
+    np.testing.assert_array_equal(feature_edges(values, 10), np.arange(9) + 0.5)
+    assert feature_edges(values, 9).size <= 8  # one too many distinct values: quantiles
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 16, 255, 256])
+def test_binmapper_more_distinct_values_than_bins(max_bins):
+    rng = np.random.default_rng(max_bins)
+    X = np.stack([rng.normal(size=3000), rng.exponential(size=3000), rng.integers(0, 900, 3000)], 1)
+    X = X.astype(float)
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    assert np.all(mapper.n_bins_per_feature_ <= max_bins)
+    assert mapper.n_bins_ <= max_bins
+    assert X_binned.dtype == np.uint8
+    assert int(X_binned.max()) < max_bins
+    for f in range(3):
+        edges = mapper.edges_[f]
+        assert edges.size <= max_bins - 1
+        assert np.all(np.diff(edges) > 0)
+        assert edges[-1] < X[:, f].max()  # the last bin is not empty
+        np.testing.assert_array_equal(X_binned[f], naive_bins(X, mapper.edges_)[f])
+    _check_bounds(X, X_binned, lower, upper)
+
+
+def test_binmapper_uint16_codes_above_256_bins():
+    rng = np.random.default_rng(1)
+    X = np.stack([rng.normal(size=5000), rng.integers(0, 5, size=5000).astype(float)], 1)
+    mapper = BinMapper(max_bins=1000).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    assert mapper.n_bins_ > 256
+    assert mapper.n_bins_ <= 1000
+    assert mapper.bin_dtype_ == np.uint16 and X_binned.dtype == np.uint16
+    assert lower.shape == upper.shape == (2, mapper.n_bins_)
+    assert mapper.n_bins_per_feature_[1] == 5
+    np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
+    _check_bounds(X, X_binned, lower, upper)
+
+
+def test_binmapper_uint8_when_few_bins_although_max_bins_is_large():
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    mapper = BinMapper(max_bins=1000).fit(X)
+    X_binned, _, _ = mapper.transform(X)
+    assert mapper.n_bins_ == 20
+    assert X_binned.dtype == np.uint8
+
+
+def test_binmapper_exactly_256_and_257_bins():
+    X = np.arange(257, dtype=float)[:, None]
+    assert BinMapper(max_bins=300).fit(X[:256]).transform(X[:256])[0].dtype == np.uint8
+    assert BinMapper(max_bins=300).fit(X).transform(X)[0].dtype == np.uint16
+
+
+def test_binmapper_subsample_still_bounds_every_value():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 2))
+    mapper = BinMapper(max_bins=32, subsample=200, random_state=0).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    assert mapper.n_bins_ <= 32
+    np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
+    _check_bounds(X, X_binned, lower, upper)
+    # Same seed, same edges.
+    again = BinMapper(max_bins=32, subsample=200, random_state=0).fit(X)
+    for a, b in zip(mapper.edges_, again.edges_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bin_columns_kernel_matches_searchsorted_on_many_blocks():
+    # Enough rows for several parallel blocks (4096 rows each).
+    rng = np.random.default_rng(4)
+    X = np.round(rng.normal(size=(20000, 3)), 2)
+    mapper = BinMapper(max_bins=64).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
+    _check_bounds(X, X_binned, lower, upper)
+
+
+@pytest.mark.parametrize("bad", [1, 0, -5, 65536, 100000])
+def test_max_bins_out_of_range(bad):
+    with pytest.raises(ValueError, match="max_bins"):
+        check_max_bins(bad)
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=bad)
+    with pytest.raises(ValueError, match="max_bins"):
+        gpu_tree.DecisionTreeClassifier(max_bins=bad).fit(np.arange(4.0)[:, None], [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("bad", [2.5, 256.0, "256", None, True])
+def test_max_bins_not_an_integer(bad):
+    with pytest.raises(TypeError, match="max_bins"):
+        check_max_bins(bad)
+    with pytest.raises(TypeError, match="max_bins"):
+        BinMapper(max_bins=bad)
+
+
+@pytest.mark.parametrize("good", [2, 256, 65535, np.int64(300)])
+def test_max_bins_in_range(good):
+    assert check_max_bins(good) == int(good)

@@ -1,0 +1,413 @@
+"""Brute-force oracle for the split finder ``gpu_tree._splitting.select_splits``.
+
+The oracle walks every (node, feature, bin) candidate in plain Python with the candidate
+rules of the module docstring (only non-empty bins are candidates, the right side must
+be non-empty, ``min_samples_leaf`` counts rows, ``min_weight_leaf`` weights), scores it
+with hand-written formulas, and keeps the lowest feature, then the lowest bin, among the
+best.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gpu_tree import _splitting
+from gpu_tree._criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
+from gpu_tree._splitting import SplitConstraints, midpoint, select_splits
+
+ALL_CRITERIA = CLASSIFICATION_CRITERIA + ("squared_error",)
+
+
+# ---------------------------------------------------------------------------------------
+# Oracle
+# ---------------------------------------------------------------------------------------
+
+
+def _impurity(kind, counts):
+    n = sum(counts)
+    p = [c / n for c in counts]
+    if kind == "gini":
+        return 1.0 - sum(q * q for q in p)
+    if kind == "entropy":
+        return -sum(q * math.log2(q) for q in p if q > 0)
+    if kind == "misclassification":
+        return 1.0 - max(p)
+    raise AssertionError(kind)
+
+
+def _variance(stats):
+    w, wy, wy2 = stats[0], stats[1], stats[2]
+    return max(wy2 / w - (wy / w) ** 2, 0.0)
+
+
+def oracle_score(criterion, layout, left, right):
+    """Score of one candidate from its left / right statistics vectors (Python floats)."""
+    if layout.is_classification:
+        k = layout.n_classes
+        left, right = list(left[:k]), list(right[:k])
+        w_l, w_r = sum(left), sum(right)
+        w = w_l + w_r
+        if criterion == "cart":
+            diff = sum(abs(a / w_l - b / w_r) for a, b in zip(left, right, strict=True))
+            return 2.0 * (w_l / w) * (w_r / w) * diff
+        kind = {"log_loss": "entropy", "gain_ratio": "entropy"}.get(criterion, criterion)
+        parent = [a + b for a, b in zip(left, right, strict=True)]
+        gain = (
+            _impurity(kind, parent)
+            - w_l / w * _impurity(kind, left)
+            - w_r / w * _impurity(kind, right)
+        )
+        if criterion == "gain_ratio":
+            f = w_l / w
+            return gain / (-f * math.log2(f) - (1 - f) * math.log2(1 - f))
+        return gain
+    parent = [a + b for a, b in zip(left, right, strict=True)]
+    w_l, w_r = left[0], right[0]
+    w = w_l + w_r
+    return _variance(parent) - w_l / w * _variance(left) - w_r / w * _variance(right)
+
+
+def _weight(layout, stats):
+    return float(sum(stats[: layout.n_classes])) if layout.is_classification else float(stats[0])
+
+
+def _count(layout, stats):
+    return float(stats[-1]) if layout.has_count_channel else _weight(layout, stats)
+
+
+def oracle_candidates(hist_node, criterion, layout, constraints, feature_mask_node=None):
+    """{(feature, bin): (score, left, right)} of every allowed candidate of one node."""
+    n_features, n_bins, _ = hist_node.shape
+    out = {}
+    for f in range(n_features):
+        if feature_mask_node is not None and not feature_mask_node[f]:
+            continue
+        total = hist_node[f].sum(axis=0)
+        for b in range(n_bins - 1):
+            if _count(layout, hist_node[f, b]) <= 0:
+                continue  # only non-empty bins are candidates
+            left = hist_node[f, : b + 1].sum(axis=0)
+            right = total - left
+            n_left, n_right = _count(layout, left), _count(layout, right)
+            if n_right <= 0:
+                continue
+            if n_left < constraints.min_samples_leaf or n_right < constraints.min_samples_leaf:
+                continue
+            if constraints.min_weight_leaf > 0 and (
+                _weight(layout, left) < constraints.min_weight_leaf
+                or _weight(layout, right) < constraints.min_weight_leaf
+            ):
+                continue
+            out[(f, b)] = (oracle_score(criterion, layout, left, right), left, right)
+    return out
+
+
+def _tolerance(score):
+    return 1e-9 * max(1.0, abs(score))
+
+
+def check_against_oracle(hist, criterion, layout, constraints, feature_mask=None):
+    """Run select_splits on ``hist`` and compare every node with the oracle.
+
+    Returns the number of nodes whose choice was the oracle's lowest (feature, bin) among
+    its best-scoring candidates, and the number of nodes with a split.
+    """
+    chosen = select_splits(hist, criterion, layout, constraints, feature_mask)
+    n_nodes, n_features, n_bins, _ = hist.shape
+    # The project's own scores, only to tell a rounding-broken tie from a wrong choice.
+    cumulative = np.cumsum(hist, axis=2)
+    project_scores = split_score(
+        criterion, layout, cumulative[:, :, :-1], cumulative[:, :, -1:] - cumulative[:, :, :-1]
+    )
+    exact_first = 0
+    n_split = 0
+    for node in range(n_nodes):
+        mask = None if feature_mask is None else feature_mask[node]
+        candidates = oracle_candidates(hist[node], criterion, layout, constraints, mask)
+        if not candidates:
+            assert not chosen.has_split[node], node
+            assert chosen.score[node] == -np.inf
+            continue
+        n_split += 1
+        assert chosen.has_split[node], node
+        best = max(score for score, _, _ in candidates.values())
+        ties = sorted(key for key, (s, _, _) in candidates.items() if s >= best - _tolerance(best))
+        key = (int(chosen.feature[node]), int(chosen.bin[node]))
+        assert key in ties, (node, key, ties, best)
+        assert chosen.score[node] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        if key == ties[0]:
+            exact_first += 1
+        else:
+            # Only acceptable when every lower (feature, bin) of the tie really scored a
+            # rounding error less in the project's arithmetic: argmax keeps the first max.
+            for other in ties:
+                if other >= key:
+                    break
+                assert project_scores[node][other] < project_scores[node][key], (node, other, key)
+        _, left, right = candidates[key]
+        np.testing.assert_allclose(chosen.left_stats[node], left, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(chosen.right_stats[node], right, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            chosen.left_stats[node] + chosen.right_stats[node],
+            hist[node, key[0]].sum(axis=0),
+            rtol=1e-12,
+            atol=1e-12,
+        )
+        counts = [_count(layout, hist[node, key[0], b]) for b in range(n_bins)]
+        expected_next = next(b for b in range(key[1] + 1, n_bins) if counts[b] > 0)
+        assert chosen.next_bin[node] == expected_next, node
+    return exact_first, n_split
+
+
+# ---------------------------------------------------------------------------------------
+# Random histograms built from random rows
+# ---------------------------------------------------------------------------------------
+
+
+def random_histograms(rng, criterion, *, n_nodes, n_features, n_bins, n_classes, weighted):
+    """Histograms of random rows: several nodes, sparse bins (many empty), integer counts."""
+    is_classification = criterion != "squared_error"
+    layout = StatsLayout(is_classification, n_classes if is_classification else 0, weighted)
+    hist = np.zeros((n_nodes, n_features, n_bins, layout.n_channels))
+    for node in range(n_nodes):
+        n_rows = int(rng.integers(0, 25))
+        if is_classification:
+            y = rng.integers(0, n_classes, size=n_rows)
+        else:
+            y = rng.integers(-4, 5, size=n_rows).astype(float)
+        w = rng.integers(1, 4, size=n_rows).astype(float) * 0.5 if weighted else np.ones(n_rows)
+        for f in range(n_features):
+            # Each (node, feature) uses a random subset of the bins: empty bins everywhere.
+            used = rng.choice(n_bins, size=int(rng.integers(1, n_bins + 1)), replace=False)
+            codes = rng.choice(used, size=n_rows)
+            for i in range(n_rows):
+                cell = hist[node, f, codes[i]]
+                if is_classification:
+                    cell[y[i]] += w[i]
+                else:
+                    cell[:3] += (w[i], w[i] * y[i], w[i] * y[i] * y[i])
+                if weighted:
+                    cell[-1] += 1.0
+    return hist, layout
+
+
+CASES = [
+    # n_nodes, n_features, n_bins, n_classes, weighted, min_samples_leaf, min_weight_leaf
+    (6, 3, 7, 2, False, 1, 0.0),
+    (5, 4, 5, 3, False, 2, 0.0),
+    (4, 2, 9, 4, False, 3, 0.0),
+    (6, 3, 6, 3, True, 1, 0.0),
+    (5, 3, 8, 2, True, 2, 1.5),
+    (3, 5, 4, 5, False, 1, 0.0),
+]
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA)
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_select_splits_matches_brute_force(criterion, case):
+    n_nodes, n_features, n_bins, n_classes, weighted, msl, mwl = CASES[case]
+    rng = np.random.default_rng(1000 * case + ALL_CRITERIA.index(criterion))
+    constraints = SplitConstraints(min_samples_leaf=msl, min_weight_leaf=mwl)
+    exact_first = n_split = 0
+    for _ in range(6):
+        hist, layout = random_histograms(
+            rng,
+            criterion,
+            n_nodes=n_nodes,
+            n_features=n_features,
+            n_bins=n_bins,
+            n_classes=n_classes,
+            weighted=weighted,
+        )
+        first, split = check_against_oracle(hist, criterion, layout, constraints)
+        exact_first += first
+        n_split += split
+    assert n_split > 0  # the data did produce splittable nodes
+    # Mathematical ties between different partitions (frequent for misclassification)
+    # are settled by rounding, as in scikit-learn; the oracle checked those case by case.
+    assert exact_first > 0
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA)
+def test_select_splits_with_a_feature_mask_matches_brute_force(criterion):
+    rng = np.random.default_rng(7 + ALL_CRITERIA.index(criterion))
+    constraints = SplitConstraints()
+    n_checked = 0
+    for _ in range(5):
+        hist, layout = random_histograms(
+            rng, criterion, n_nodes=6, n_features=4, n_bins=6, n_classes=3, weighted=False
+        )
+        mask = rng.random((6, 4)) < 0.5
+        mask[0] = False  # a node with no feature allowed has no split
+        _, n_split = check_against_oracle(hist, criterion, layout, constraints, mask)
+        n_checked += n_split
+        chosen = select_splits(hist, criterion, layout, constraints, mask)
+        assert not chosen.has_split[0]
+        assert np.all(mask[np.flatnonzero(chosen.has_split), chosen.feature[chosen.has_split]])
+    assert n_checked > 0
+
+
+def test_select_splits_in_chunks_matches_one_pass(monkeypatch):
+    if not hasattr(_splitting, "_CANDIDATES_PER_CHUNK"):
+        pytest.skip("select_splits no longer scores in chunks")
+    rng = np.random.default_rng(3)
+    hist, layout = random_histograms(
+        rng, "gini", n_nodes=9, n_features=3, n_bins=5, n_classes=2, weighted=False
+    )
+    whole = select_splits(hist, "gini", layout, SplitConstraints())
+    monkeypatch.setattr(_splitting, "_CANDIDATES_PER_CHUNK", 20)  # one node per chunk
+    chunked = select_splits(hist, "gini", layout, SplitConstraints())
+    for name in ("has_split", "feature", "bin", "next_bin", "score", "left_stats", "right_stats"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name), err_msg=name)
+    check_against_oracle(hist, "gini", layout, SplitConstraints())
+
+
+# ---------------------------------------------------------------------------------------
+# Hand-made histograms
+# ---------------------------------------------------------------------------------------
+
+
+def _two_class_hist(per_bin):
+    """One node, one feature, bins given as [class0, class1] counts."""
+    return np.array(per_bin, dtype=float)[None, None]
+
+
+def _planted_hist(criterion, n_bins, b, rng):
+    """Every bin non-empty; bins <= b hold one class/target, bins > b the other."""
+    counts = rng.integers(1, 5, size=n_bins).astype(float)
+    if criterion == "squared_error":
+        y = np.where(np.arange(n_bins) <= b, 0.0, 10.0)
+        stats = np.stack([counts, counts * y, counts * y * y], axis=-1)
+        return stats[None, None], StatsLayout(False, 0, False)
+    stats = np.zeros((n_bins, 2))
+    stats[np.arange(n_bins), (np.arange(n_bins) > b).astype(int)] = counts
+    return stats[None, None], StatsLayout(True, 2, False)
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA)
+@pytest.mark.parametrize("n_bins", [2, 5, 12])
+def test_a_split_planted_at_every_bin_is_found(criterion, n_bins):
+    rng = np.random.default_rng(n_bins)
+    for b in range(n_bins - 1):
+        hist, layout = _planted_hist(criterion, n_bins, b, rng)
+        chosen = select_splits(hist, criterion, layout, SplitConstraints())
+        assert chosen.has_split[0]
+        assert chosen.feature[0] == 0
+        assert chosen.bin[0] == b, (criterion, n_bins, b)
+        assert chosen.next_bin[0] == b + 1
+        if criterion != "squared_error":
+            assert chosen.left_stats[0, 1] == 0 and chosen.right_stats[0, 0] == 0
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA)
+def test_planted_split_between_empty_bins(criterion):
+    # Bins 2..4 empty: the candidate is the last non-empty bin left of the gap (bin 1) and
+    # next_bin the first non-empty bin after it, whatever lies in between.
+    rng = np.random.default_rng(11)
+    hist, layout = _planted_hist(criterion, 8, 1, rng)
+    hist[:, :, 2:5] = 0.0
+    chosen = select_splits(hist, criterion, layout, SplitConstraints())
+    assert (chosen.bin[0], chosen.next_bin[0]) == (1, 5)
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA)
+def test_ties_resolve_to_the_lowest_feature(criterion):
+    rng = np.random.default_rng(5)
+    hist, layout = _planted_hist(criterion, 6, 2, rng)
+    weak, _ = _planted_hist(criterion, 6, 2, rng)
+    weak = weak[:, :, ::-1].copy()  # a mixed, worse feature
+    mixed = np.concatenate([weak[:, :, :3] + weak[:, :, 3:], np.zeros_like(weak[:, :, 3:])], axis=2)
+    # features: 0 weak, 1 best, 2 best (identical copy), 3 best (identical copy)
+    stacked = np.concatenate([mixed, hist, hist, hist], axis=1)
+    chosen = select_splits(stacked, criterion, layout, SplitConstraints())
+    assert chosen.feature[0] == 1
+    assert chosen.bin[0] == 2
+    # Identical features everywhere: feature 0.
+    same = np.concatenate([hist] * 4, axis=1)
+    assert select_splits(same, criterion, layout, SplitConstraints()).feature[0] == 0
+    # Masking feature 1 out moves the choice to the next copy, feature 2.
+    mask = np.array([[True, False, True, True]])
+    assert select_splits(stacked, criterion, layout, SplitConstraints(), mask).feature[0] == 2
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "cart", "misclassification"])
+def test_ties_between_bins_resolve_to_the_lowest_bin(criterion):
+    # Classes 0 | 0 | 1 | 1 with equal counts and nothing else: bins 0 and 2 are weaker
+    # mirror images of each other; bin 1 is the perfect split and wins.
+    layout = StatsLayout(True, 2, False)
+    hist = _two_class_hist([[1, 0], [1, 0], [0, 1], [0, 1]])
+    assert select_splits(hist, criterion, layout, SplitConstraints()).bin[0] == 1
+    # A node with two identical bins of mixed classes at both ends: splits after bin 0 and
+    # after bin 2 partition the same rows into mirrored halves; bin 0 is kept.
+    hist = _two_class_hist([[2, 2], [0, 0], [2, 2], [0, 0]])
+    chosen = select_splits(hist, criterion, layout, SplitConstraints())
+    assert chosen.has_split[0]
+    assert chosen.bin[0] == 0 and chosen.next_bin[0] == 2
+    assert chosen.score[0] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_misclassification_prefers_lowest_bin_among_zero_gains():
+    # Misclassification is flat here: every split keeps class 0 the majority on both sides.
+    layout = StatsLayout(True, 2, False)
+    hist = _two_class_hist([[3, 1], [3, 1], [3, 1], [3, 1]])
+    chosen = select_splits(hist, "misclassification", layout, SplitConstraints())
+    assert chosen.score[0] == pytest.approx(0.0, abs=1e-15)
+    assert chosen.bin[0] == 0
+
+
+def test_no_candidate_when_a_node_has_one_value():
+    layout = StatsLayout(True, 2, False)
+    hist = np.zeros((2, 2, 4, 2))
+    hist[0, :, 3] = [3, 2]  # everything in the last bin: never a candidate
+    hist[1, :, 1] = [3, 2]  # everything in one bin: right side empty
+    chosen = select_splits(hist, "gini", layout, SplitConstraints())
+    assert not chosen.has_split.any()
+    assert np.all(chosen.score == -np.inf)
+
+
+def test_min_samples_leaf_counts_rows_not_weights():
+    # Weighted: bin 0 holds one row of weight 10. With min_samples_leaf=2 it may not be a
+    # leaf on its own although its weight is large.
+    layout = StatsLayout(True, 2, has_count_channel=True)
+    hist = np.array([[10.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]])[
+        None, None
+    ]
+    assert select_splits(hist, "gini", layout, SplitConstraints(1)).bin[0] == 0
+    chosen = select_splits(hist, "gini", layout, SplitConstraints(2))
+    assert chosen.bin[0] == 1
+    np.testing.assert_array_equal(chosen.left_stats[0], [10.0, 1.0, 2.0])
+    # min_weight_leaf is on weights: 2.5 of weight on the right needs 3 rows there.
+    chosen = select_splits(hist, "gini", layout, SplitConstraints(1, min_weight_leaf=2.5))
+    assert chosen.bin[0] == 0
+    chosen = select_splits(hist, "gini", layout, SplitConstraints(1, min_weight_leaf=3.5))
+    assert not chosen.has_split[0]
+
+
+def test_midpoint_rule():
+    np.testing.assert_array_equal(midpoint([1.0, 2.0, -3.0], [2.0, 5.0, -1.0]), [1.5, 3.5, -2.0])
+    big = np.finfo(np.float64).max
+    assert midpoint(big / 2, big) == pytest.approx(0.75 * big)  # no overflow
+    a = 1.0
+    b = np.nextafter(1.0, 2.0)
+    # Neighbouring doubles: the midpoint rounds onto b, so the lower value is used.
+    assert midpoint(a, b) == a
+    assert midpoint(a, b) < b
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error"])
+def test_single_bin_histograms_have_no_split(criterion):
+    # Exact mode builds such a batch for any node whose rows share one value per feature
+    # (this used to raise: argmax of an empty sequence).
+    if criterion == "squared_error":
+        layout = StatsLayout(False, 0, False)
+        hist = np.array([2.0, 1.0, 1.0])[None, None, None].repeat(3, axis=1).repeat(2, axis=0)
+    else:
+        layout = StatsLayout(True, 2, False)
+        hist = np.array([1.0, 1.0])[None, None, None].repeat(3, axis=1).repeat(2, axis=0)
+    assert hist.shape[2] == 1
+    chosen = select_splits(hist, criterion, layout, SplitConstraints())
+    assert not chosen.has_split.any()
+    assert np.all(chosen.score == -np.inf)
