@@ -1,11 +1,15 @@
 """CPU backends: numpy arrays, hot loops in :mod:`gpu_tree.kernels.cpu`.
 
-The grower talks to a backend through four calls:
+The grower talks to a backend through a handful of calls:
 
 - ``root_stats()``: the statistics vector of all rows;
-- ``candidates(nodes)``: histograms of those nodes plus the values bounding each bin
-  (used to place thresholds);
-- ``subtract(parent_hist, child_hist)``: a sibling's histogram, where supported;
+- ``node_rows(nodes)``: how many rows each node holds;
+- ``candidates(nodes, out)``: dense histograms (every bin) of those nodes, plus the
+  values bounding each bin (used to place thresholds); histogram mode only;
+- ``subtract(hist, parent_rows, child_hist, out)``: siblings' histograms by subtraction;
+- ``compact_candidates(nodes)``: per node and feature, one slot per distinct value (exact
+  mode) or bin code (histogram mode, for nodes with fewer rows than ``small_node_rows``)
+  among the node's rows, with each slot's value bounds and bin code;
 - ``partition(nodes, feature, bin, threshold, left_nodes, right_nodes)``: route rows.
 
 Rows of a node are a contiguous slice of ``sample_indices``; splitting a node
@@ -108,22 +112,53 @@ class _RowPartition:
         return n_left
 
 
-class CPUHistogramBackend:
-    """Histogram mode on the CPU: binned features, sibling histograms by subtraction."""
+class _CPUBackend:
+    """What both CPU modes share: rows partitioned per node, compact histograms."""
 
     xp = np
-    supports_subtraction = True
 
-    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData):
-        self.X_binned = X_binned
-        self.n_bins = bin_lower.shape[1]
-        self.bin_lower = bin_lower
-        self.bin_upper = bin_upper
+    def __init__(self, columns, rows: RowData):
+        self.columns = columns  # feature-major: bin codes or raw values
         self.rows = rows
         self.partition_state = _RowPartition(rows.n_samples)
 
     def root_stats(self):
         return self.rows.total_stats()
+
+    def node_rows(self, nodes):
+        state = self.partition_state
+        return state.end[nodes] - state.start[nodes]
+
+    def _compact_histograms(self, nodes):
+        """Distinct column values of each node's rows: hist (n, F, width, C), values (n, F, width)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        state = self.partition_state
+        start, end = state.start[nodes], state.end[nodes]
+        width = max(1, int((end - start).max(initial=1)))
+        n_features = self.columns.shape[0]
+        hist = np.zeros((nodes.size, n_features, width, self.rows.layout.n_channels))
+        values = np.full((nodes.size, n_features, width), np.inf)
+        cpu_kernels.compact_histograms(
+            self.columns, state.sample_indices, start, end, self.rows.row_stats, hist, values
+        )
+        used = max(1, int(np.isfinite(values).sum(axis=2).max(initial=1)))
+        return hist[:, :, :used], values[:, :, :used]
+
+
+class CPUHistogramBackend(_CPUBackend):
+    """Histogram mode on the CPU: binned features, sibling histograms by subtraction."""
+
+    supports_subtraction = True
+
+    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData):
+        super().__init__(X_binned, rows)
+        self.X_binned = X_binned
+        self.n_bins = bin_lower.shape[1]
+        self.bin_lower = bin_lower
+        self.bin_upper = bin_upper
+        # A node with fewer rows than bins fills few of them: a compact histogram (one
+        # slot per bin code present) costs its rows, a dense one costs n_bins.
+        self.small_node_rows = self.n_bins
 
     def candidates(self, nodes, out=None):
         """Histograms (n_nodes, n_features, n_bins, n_channels) and the bins' value bounds.
@@ -174,6 +209,20 @@ class CPUHistogramBackend:
         np.take(hist, parent_rows, axis=0, out=out)
         out -= child_hist
 
+    def compact_candidates(self, nodes):
+        """Compact histograms over the bin codes present in each node.
+
+        Returns hist (n, F, width, C), the value bounds of each slot's bin and each slot's
+        bin code (-1 past the codes present).
+        """
+        hist, codes = self._compact_histograms(nodes)
+        present = np.isfinite(codes)
+        code = np.where(present, codes, 0).astype(np.int64)
+        feature = np.arange(self.X_binned.shape[0])[None, :, None]
+        lower = np.where(present, self.bin_lower[feature, code], np.inf)
+        upper = np.where(present, self.bin_upper[feature, code], np.inf)
+        return hist, lower, upper, np.where(present, code, -1)
+
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(
             self.X_binned,
@@ -185,53 +234,27 @@ class CPUHistogramBackend:
         )
 
 
-class CPUExactBackend:
+class CPUExactBackend(_CPUBackend):
     """Exact mode (seed 000, Algorithm 19.2): every midpoint between distinct node values.
 
     Each node's "bins" are its own sorted distinct values per feature, so the shared split
     selection sees every midpoint; thresholds and partitions use raw values.
     """
 
-    xp = np
     supports_subtraction = False
+    small_node_rows = None  # every node is searched on its own values
 
     def __init__(self, X, rows: RowData):
         # Feature-major copy so a node's column reads are contiguous.
-        self.X_columns = np.ascontiguousarray(X.T, dtype=np.float64)
-        self.rows = rows
-        self.partition_state = _RowPartition(rows.n_samples)
+        super().__init__(np.ascontiguousarray(X.T, dtype=np.float64), rows)
 
-    def root_stats(self):
-        return self.rows.total_stats()
-
-    def candidates(self, nodes):
-        layout = self.rows.layout
-        n_features = self.X_columns.shape[0]
-        parts = []
-        width = 1
-        for node in np.asarray(nodes, dtype=np.int64):
-            rows = self.partition_state.sample_indices[
-                self.partition_state.start[node] : self.partition_state.end[node]
-            ]
-            node_width = max(1, rows.size)
-            hist = np.zeros((n_features, node_width, layout.n_channels))
-            values = np.full((n_features, node_width), np.inf)
-            n_distinct = cpu_kernels.exact_node_histogram(
-                self.X_columns, rows, self.rows.row_stats, hist, values
-            )
-            used = max(1, int(n_distinct.max(initial=1)))
-            parts.append((hist[:, :used], values[:, :used]))
-            width = max(width, used)
-        hist = np.zeros((len(parts), n_features, width, layout.n_channels))
-        values = np.full((len(parts), n_features, width), np.inf)
-        for k, (h, v) in enumerate(parts):
-            hist[k, :, : h.shape[1]] = h
-            values[k, :, : v.shape[1]] = v
-        return hist, values, values
+    def compact_candidates(self, nodes):
+        hist, values = self._compact_histograms(nodes)
+        return hist, values, values, None
 
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(
-            self.X_columns,
+            self.columns,
             nodes,
             feature,
             np.asarray(threshold, dtype=np.float64),

@@ -19,6 +19,9 @@ from ._criteria import StatsLayout, node_impurity
 from ._splitting import ChosenSplits, SplitConstraints, midpoint, select_splits
 from ._tree import Tree
 
+# Slots (nodes x features x width) per chunk of compact histograms: bounds their memory.
+_COMPACT_SLOTS_PER_CHUNK = 1 << 21
+
 # scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
 # on the min_impurity_decrease comparison.
 EPSILON = np.finfo(np.float64).eps
@@ -52,6 +55,10 @@ class _Batch:
     open_rows: np.ndarray
     bin_lower: np.ndarray  # (n_rows or 1, n_features, n_bins)
     bin_upper: np.ndarray
+    # Compact histograms: the bin code of each slot (None: slots are the bins themselves,
+    # or, in exact mode, distinct values with no bin code).
+    bin_code: np.ndarray | None = None
+    dense: bool = True  # dense histograms can serve the subtraction trick
 
 
 @dataclass
@@ -59,8 +66,8 @@ class _Evaluated:
     """Nodes of a batch that have an accepted split, with what splitting them needs."""
 
     nodes: np.ndarray
-    hist: object  # the batch's histograms (None where the backend cannot subtract)
-    hist_rows: np.ndarray  # row of each node in ``hist``
+    hist: object  # the dense batch's histograms (None if there is none)
+    hist_rows: np.ndarray  # row of each node in ``hist`` (-1: node had a compact histogram)
     feature: np.ndarray
     bin: np.ndarray
     threshold: np.ndarray
@@ -155,17 +162,63 @@ class Grower:
             batch.bin_upper[value_row, chosen.feature[k], chosen.bin[k]],
             batch.bin_lower[value_row, chosen.feature[k], chosen.next_bin[k]],
         )
+        chosen_bin = chosen.bin[k]
+        if batch.bin_code is not None:
+            chosen_bin = batch.bin_code[rows[k], chosen.feature[k], chosen_bin]
         return _Evaluated(
             nodes=nodes[k],
-            hist=batch.hist if self.backend.supports_subtraction else None,
-            hist_rows=rows[k],
+            hist=batch.hist if batch.dense else None,
+            hist_rows=rows[k] if batch.dense else np.full(k.size, -1),
             feature=chosen.feature[k],
-            bin=chosen.bin[k],
+            bin=chosen_bin,
             threshold=threshold,
             left_stats=chosen.left_stats[k],
             right_stats=chosen.right_stats[k],
             priority=priority[k],
         )
+
+    def _evaluate_compact(self, nodes) -> list[_Evaluated]:
+        """Evaluate nodes through compact histograms, in chunks of similar size.
+
+        A chunk's arrays are n_nodes x n_features x (its largest node's rows): grouping
+        nodes by size and bounding each chunk keeps memory at a few times the chunk's
+        rows, however many small nodes a level holds.
+        """
+        if len(nodes) == 0:
+            return []
+        nodes = np.asarray(nodes, dtype=np.int64)
+        rows = self.backend.node_rows(nodes)
+        order = np.argsort(rows, kind="stable")
+        evaluated = []
+        start = 0
+        while start < nodes.size:
+            stop = start + 1
+            while (
+                stop < nodes.size
+                and (stop + 1 - start) * self.n_features * rows[order[stop]]
+                <= _COMPACT_SLOTS_PER_CHUNK
+            ):
+                stop += 1
+            chunk = nodes[order[start:stop]]
+            hist, lower, upper, code = self.backend.compact_candidates(chunk)
+            batch = _Batch(chunk, hist, np.arange(chunk.size), lower, upper, code, dense=False)
+            evaluated.append(self._evaluate(batch))
+            start = stop
+        return evaluated
+
+    @staticmethod
+    def _merge(evaluated: list[_Evaluated]) -> _Evaluated:
+        """One evaluation in node-id order (at most one of the parts is dense)."""
+        if len(evaluated) == 1:
+            return evaluated[0]
+        hist = next((ev.hist for ev in evaluated if ev.hist is not None), None)
+        fields = {
+            name: np.concatenate([getattr(ev, name) for ev in evaluated])
+            for name in _Evaluated.__dataclass_fields__
+            if name != "hist"
+        }
+        order = np.argsort(fields["nodes"], kind="stable")
+        return _Evaluated(hist=hist, **{name: value[order] for name, value in fields.items()})
 
     # -- splitting ----------------------------------------------------------------------
     def _split(self, ev: _Evaluated, which: np.ndarray) -> _Batch | None:
@@ -202,18 +255,30 @@ class Grower:
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
         open_mask = self._splittable(children, child_stats)
+        no_compact = np.zeros(0, dtype=np.int64)
         if not open_mask.any():
-            return None
+            return None, no_compact
         if not self.backend.supports_subtraction:
-            open_children = children[open_mask]
-            hist, lower, upper = self.backend.candidates(open_children)
-            return _Batch(open_children, hist, np.arange(open_children.size), lower, upper)
+            return None, children[open_mask]
 
-        # For each parent with an open child, build the smaller child's histogram and
-        # derive the larger one as parent - smaller (the subtraction trick), written in
-        # place next to it: rows [smaller..., larger...].
+        # Parents from a dense batch whose larger child is big keep dense histograms: build
+        # the smaller child's and derive the larger one as parent - smaller (the
+        # subtraction trick), written in place next to it: rows [smaller..., larger...].
+        # Children of small parents take compact histograms.
         left_open, right_open = open_mask[0::2], open_mask[1::2]
-        parents = np.flatnonzero(left_open | right_open)
+        has_open_child = left_open | right_open
+        larger_rows = np.maximum(left_count, right_count)
+        dense = (
+            has_open_child
+            & (ev.hist_rows[which] >= 0)
+            & (larger_rows >= self.backend.small_node_rows)
+        )
+        compact_parents = np.flatnonzero(has_open_child & ~dense)
+        compact_children = np.concatenate([left[compact_parents], right[compact_parents]])
+        compact_children = np.sort(compact_children[open_mask[compact_children - children[0]]])
+        parents = np.flatnonzero(dense)
+        if parents.size == 0:
+            return None, compact_children
         smaller_is_left = left_count[parents] <= right_count[parents]
         smaller = np.where(smaller_is_left, left[parents], right[parents])
         larger = np.where(smaller_is_left, right[parents], left[parents])
@@ -224,7 +289,7 @@ class Grower:
         batch_nodes = np.concatenate([smaller, larger])
         # Children ids are parent-major (left = even offset), so this maps id -> open.
         is_open = open_mask[batch_nodes - children[0]]
-        return _Batch(batch_nodes, hist, np.flatnonzero(is_open), lower, upper)
+        return _Batch(batch_nodes, hist, np.flatnonzero(is_open), lower, upper), compact_children
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
@@ -232,22 +297,33 @@ class Grower:
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         if not self._splittable(root, root_stats).any():
             return self.tree
-        hist, lower, upper = self.backend.candidates(root)
-        batch = _Batch(root, hist, np.zeros(1, dtype=np.int64), lower, upper)
-        if self.params.max_leaf_nodes is None:
-            self._grow_level_wise(batch)
+        small = self.backend.small_node_rows
+        if self.backend.supports_subtraction and self.backend.node_rows(root)[0] >= small:
+            hist, lower, upper = self.backend.candidates(root)
+            evaluated = [
+                self._evaluate(_Batch(root, hist, np.zeros(1, dtype=np.int64), lower, upper))
+            ]
         else:
-            self._grow_best_first(batch)
+            evaluated = self._evaluate_compact(root)
+        if self.params.max_leaf_nodes is None:
+            self._grow_level_wise(evaluated)
+        else:
+            self._grow_best_first(evaluated)
         return self.tree
 
-    def _grow_level_wise(self, batch):
-        while batch is not None:
-            ev = self._evaluate(batch)
+    def _evaluate_children(self, children) -> list[_Evaluated]:
+        dense_batch, compact_nodes = children
+        evaluated = [] if dense_batch is None else [self._evaluate(dense_batch)]
+        return evaluated + self._evaluate_compact(compact_nodes)
+
+    def _grow_level_wise(self, evaluated):
+        while evaluated:
+            ev = self._merge(evaluated)
             if ev.nodes.size == 0:
                 break
-            batch = self._split(ev, np.arange(ev.nodes.size))
+            evaluated = self._evaluate_children(self._split(ev, np.arange(ev.nodes.size)))
 
-    def _grow_best_first(self, batch):
+    def _grow_best_first(self, evaluated):
         heap = []
         n_leaves = 1
 
@@ -256,10 +332,10 @@ class Grower:
                 # Highest weighted score first; equal scores: lowest node id first.
                 heapq.heappush(heap, (-ev.priority[k], int(ev.nodes[k]), k, ev))
 
-        push(self._evaluate(batch))
+        push(self._merge(evaluated))
         while heap and n_leaves < self.params.max_leaf_nodes:
             _, _, k, ev = heapq.heappop(heap)
-            children = self._split(ev, np.array([k]))
+            children = self._evaluate_children(self._split(ev, np.array([k])))
             n_leaves += 1
-            if children is not None:
-                push(self._evaluate(children))
+            if children:
+                push(self._merge(children))

@@ -203,37 +203,59 @@ def partition_rows(columns, sample_indices, node_start, node_end, feature, thres
     return n_left
 
 
-@njit(parallel=True, cache=True)
-def exact_node_histogram(X_columns, rows, row_stats, hist, values):
-    """Exact mode: per feature, one 'bin' per distinct value of the node's rows.
+# Below this many rows a node's values are ordered by insertion sort (no allocation).
+_INSERTION_SORT_ROWS = 32
 
-    ``hist`` (n_features, max_distinct, n_channels) comes in zeroed and ``values``
-    (n_features, max_distinct) filled with +inf; both are filled in sorted value order.
-    Returns the number of distinct values per feature.
+
+@njit(parallel=True, cache=True)
+def compact_histograms(columns, sample_indices, node_start, node_end, row_stats, hist, values):
+    """Per node and feature, one slot per distinct value among the node's rows, in
+    increasing order, holding the summed row statistics.
+
+    Exact mode runs it on raw values (every midpoint is a candidate, Algorithm 19.2);
+    histogram mode runs it on bin codes for nodes with fewer rows than bins, where a
+    dense histogram would mostly hold empty bins. Cost follows the node's rows, not
+    the number of bins.
+
+    ``hist`` (n_nodes, n_features, width, n_channels) comes in zeroed and ``values``
+    (n_nodes, n_features, width) filled with +inf; width >= the largest node's rows.
     """
-    n_features = X_columns.shape[0]
-    n_rows = rows.shape[0]
+    n_nodes = node_start.shape[0]
+    n_features = columns.shape[0]
     n_channels = row_stats.shape[1]
-    n_distinct = np.zeros(n_features, dtype=np.int64)
-    for f in prange(n_features):
-        column_values = np.empty(n_rows, dtype=np.float64)
-        for j in range(n_rows):
-            column_values[j] = X_columns[f, rows[j]]
-        order = np.argsort(column_values, kind="mergesort")
-        slot = -1
-        previous = np.nan
-        for j in range(n_rows):
-            k = order[j]
-            x = column_values[k]
-            if slot < 0 or x != previous:
-                slot += 1
-                values[f, slot] = x
-                previous = x
-            i = rows[k]
-            for c in range(n_channels):
-                hist[f, slot, c] += row_stats[i, c]
-        n_distinct[f] = slot + 1
-    return n_distinct
+    for node in prange(n_nodes):
+        start = node_start[node]
+        n_rows = node_end[node] - start
+        keys = np.empty(n_rows, dtype=np.float64)
+        order = np.empty(n_rows, dtype=np.int64)
+        for f in range(n_features):
+            column = columns[f]
+            for j in range(n_rows):
+                keys[j] = column[sample_indices[start + j]]
+            if n_rows <= _INSERTION_SORT_ROWS:
+                for j in range(n_rows):
+                    order[j] = j
+                for j in range(1, n_rows):
+                    k = order[j]
+                    t = j - 1
+                    while t >= 0 and keys[order[t]] > keys[k]:
+                        order[t + 1] = order[t]
+                        t -= 1
+                    order[t + 1] = k
+            else:
+                order[:] = np.argsort(keys, kind="mergesort")
+            slot = -1
+            previous = 0.0
+            for j in range(n_rows):
+                k = order[j]
+                x = keys[k]
+                if slot < 0 or x != previous:
+                    slot += 1
+                    values[node, f, slot] = x
+                    previous = x
+                i = sample_indices[start + k]
+                for c in range(n_channels):
+                    hist[node, f, slot, c] += row_stats[i, c]
 
 
 @njit(parallel=True, cache=True)

@@ -379,3 +379,38 @@ def test_max_bins_not_an_integer(bad):
 @pytest.mark.parametrize("good", [2, 256, 65535, np.int64(300)])
 def test_max_bins_in_range(good):
     assert check_max_bins(good) == int(good)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, weighted):
+    """Small nodes take compact histograms (one slot per bin code present): the same
+    statistics as the dense histogram's non-empty bins, in bin order, with each slot's
+    bin code and value bounds."""
+    rng = np.random.default_rng(n_classes + 2 * weighted)
+    n_samples, n_features, n_nodes = 300, 4, 6
+    X = rng.integers(0, 40, size=(n_samples, n_features)).astype(float) + rng.random((n_samples, 1))
+    mapper = BinMapper(max_bins=64).fit(X)
+    X_binned, bin_lower, bin_upper = mapper.transform(X)
+    y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
+    weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
+    rows = RowData(layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class)
+    backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)
+    sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
+    state = backend.partition_state
+    state.sample_indices[:] = sample_indices
+    state._ensure(n_nodes)
+    state.start[:n_nodes], state.end[:n_nodes] = start, end
+    nodes = np.arange(n_nodes)
+    dense, _, _ = backend.candidates(nodes)
+    compact, lower, upper, code = backend.compact_candidates(nodes)
+    for node in nodes:
+        for f in range(n_features):
+            present = np.flatnonzero(rows.layout.count(dense[node, f]) > 0)
+            k = present.size
+            np.testing.assert_array_equal(code[node, f, :k], present)
+            assert np.all(code[node, f, k:] == -1)
+            np.testing.assert_array_equal(compact[node, f, :k], dense[node, f, present])
+            assert not compact[node, f, k:].any()
+            np.testing.assert_array_equal(lower[node, f, :k], bin_lower[f, present])
+            np.testing.assert_array_equal(upper[node, f, :k], bin_upper[f, present])
