@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _parity import divergences_are_ties
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 
@@ -38,51 +39,6 @@ def _sklearn_parity(ours, theirs, X_train, y_train, X_test):
     ours.fit(X_train, y_train)
     theirs.fit(X_train, y_train)
     return ours.predict(X_test), theirs.predict(X_test)
-
-
-def _weighted_child_impurity(y, left_mask, criterion):
-    """n_Y I(D_Y) + n_N I(D_N), computed independently of the library."""
-    total = 0.0
-    for side in (y[left_mask], y[~left_mask]):
-        if side.size == 0:
-            continue
-        if criterion == "squared_error":
-            total += np.sum((side - side.mean()) ** 2)
-            continue
-        p = np.unique(side, return_counts=True)[1] / side.size
-        impurity = 1.0 - np.sum(p * p) if criterion == "gini" else -np.sum(p * np.log2(p))
-        total += side.size * impurity
-    return total
-
-
-def _divergences_are_ties(ours, theirs, X, y, criterion):
-    """Walk both trees together. Wherever they split a node differently, the two splits
-    must score the same: a tie, which scikit-learn breaks by its random feature order and
-    we break by the lowest feature index. Returns whether any tie was met (below a tie the
-    subtrees are not comparable)."""
-    a, b = ours.tree_, theirs.tree_
-    met_tie = False
-    stack = [(0, 0, np.arange(len(y)))]
-    while stack:
-        node_a, node_b, rows = stack.pop()
-        leaf_a, leaf_b = a.children_left[node_a] == -1, b.children_left[node_b] == -1
-        assert leaf_a == leaf_b, "one library split a node the other kept as a leaf"
-        if leaf_a:
-            continue
-        left_a = X[rows, a.feature[node_a]] <= a.threshold[node_a]
-        left_b = X[rows, b.feature[node_b]] <= b.threshold[node_b]
-        if not np.array_equal(left_a, left_b):
-            score_a = _weighted_child_impurity(y[rows], left_a, criterion)
-            score_b = _weighted_child_impurity(y[rows], left_b, criterion)
-            assert score_a == pytest.approx(score_b, rel=1e-9, abs=1e-9), (score_a, score_b)
-            met_tie = True
-            continue
-        if a.feature[node_a] != b.feature[node_b]:
-            met_tie = True  # two features partition these rows identically: a tie
-            continue
-        stack.append((a.children_left[node_a], b.children_left[node_b], rows[left_a]))
-        stack.append((a.children_right[node_a], b.children_right[node_b], rows[~left_a]))
-    return met_tie
 
 
 def _cv_folds(n_samples, n_repeats=3):
@@ -123,7 +79,7 @@ def test_exact_mode_matches_sklearn_classifier(criterion):
             ours = DecisionTreeClassifier(criterion=criterion, splitter="exact")
             theirs = SklearnClassifier(criterion=criterion, random_state=0)
             pred_ours, pred_theirs = _sklearn_parity(ours, theirs, X[train], y[train], X[test])
-            if not _divergences_are_ties(ours, theirs, X[train], y[train], criterion):
+            if not divergences_are_ties(ours, theirs, X[train], y[train], criterion):
                 np.testing.assert_array_equal(pred_ours, pred_theirs, err_msg=name)
             assert ours.score(X[train], y[train]) == 1.0  # grown to purity
             correct_ours += np.sum(pred_ours == y[test])
@@ -148,7 +104,7 @@ def test_exact_mode_matches_sklearn_regressor(max_depth):
         ours = DecisionTreeRegressor(splitter="exact", max_depth=max_depth)
         theirs = SklearnRegressor(max_depth=max_depth, random_state=0)
         pred_ours, pred_theirs = _sklearn_parity(ours, theirs, X[train], y[train], X[test])
-        tie = _divergences_are_ties(ours, theirs, X[train], y[train], "squared_error")
+        tie = divergences_are_ties(ours, theirs, X[train], y[train], "squared_error")
         if not tie:
             np.testing.assert_allclose(pred_ours, pred_theirs)
         any_tie |= tie

@@ -1,0 +1,42 @@
+"""The README's quick start stays two commands, and CI runs exactly those."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quick_start_module():
+    path = ROOT / ".ci" / "quick_start_commands.py"
+    if not path.is_file():
+        pytest.skip("not a source checkout")
+    spec = importlib.util.spec_from_file_location("quick_start_commands", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quick_start_has_two_commands_main_job_then_tests():
+    commands = _quick_start_module().quick_start_commands((ROOT / "README.md").read_text())
+    assert len(commands) == 2, commands
+    install_and_run, install_and_test = commands
+    assert install_and_run.startswith("pip install .") and "gputree bench" in install_and_run
+    assert install_and_test.startswith('pip install ".[test]"') and install_and_test.endswith(
+        "pytest"
+    )
+
+
+def test_ci_runs_the_readme_commands_and_ruff():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "quick_start_commands.py README.md" in ci
+    assert 'bash -euo pipefail -c "${quick_start[1]}"' in ci
+    assert "ruff check ." in ci
+
+
+def test_extractor_reads_only_the_quick_start_section():
+    extract = _quick_start_module().quick_start_commands
+    text = "# T\n## Quick start\n```bash\n# comment\na && b\n```\ntext\n```\nc\n```\n## Other\n```\nd\n```\n"
+    assert extract(text) == ["a && b", "c"]
+    assert extract("# no section\n") == []
