@@ -216,12 +216,11 @@ class CPUHistogramBackend(_CPUBackend):
         bin code (-1 past the codes present).
         """
         hist, codes = self._compact_histograms(nodes)
-        present = np.isfinite(codes)
-        code = np.where(present, codes, 0).astype(np.int64)
-        feature = np.arange(self.X_binned.shape[0])[None, :, None]
-        lower = np.where(present, self.bin_lower[feature, code], np.inf)
-        upper = np.where(present, self.bin_upper[feature, code], np.inf)
-        return hist, lower, upper, np.where(present, code, -1)
+        lower = np.empty(codes.shape)
+        upper = np.empty(codes.shape)
+        code = np.empty(codes.shape, dtype=np.int64)
+        cpu_kernels.compact_bin_bounds(codes, self.bin_lower, self.bin_upper, lower, upper, code)
+        return hist, lower, upper, code
 
     def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
         return self.partition_state.split(

@@ -141,15 +141,23 @@ class Grower:
         rows = batch.open_rows[np.argsort(batch.nodes[batch.open_rows], kind="stable")]
         nodes = batch.nodes[rows]
         mask = self._feature_mask(rows.size)
+        compact = not batch.dense
         chosen = select_splits(
-            batch.hist, p.criterion, self.layout, self.constraints, mask, xp, rows
+            batch.hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact
         )
         if mask is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
             # searching, here over all features.
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
-                batch.hist, p.criterion, self.layout, self.constraints, None, xp, rows[retry]
+                batch.hist,
+                p.criterion,
+                self.layout,
+                self.constraints,
+                None,
+                xp,
+                rows[retry],
+                compact,
             )
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)

@@ -54,11 +54,14 @@ def select_splits(
     feature_mask=None,
     xp=np,
     rows=None,
+    compact_input=False,
 ) -> ChosenSplits:
     """Best split of the nodes ``hist[rows]`` (hist: (n, n_features, n_bins, n_channels)).
 
     ``rows`` (host indices, default all) picks the histogram rows to evaluate; results
-    come in that order. ``feature_mask`` (len(rows), n_features) bool restricts the
+    come in that order. ``compact_input``: every row already holds its non-empty slots
+    first, in order (compact histograms), so no compaction is needed.
+    ``feature_mask`` (len(rows), n_features) bool restricts the
     features each may use. Only small per-node results leave the device; the
     histograms stay where they are.
 
@@ -99,7 +102,8 @@ def select_splits(
 
     def score_chunk(positions):
         _select_in_chunk(hist, nonempty, rows[positions], positions, int(width[positions].max()),
-                         criterion, layout, constraints, feature_mask, xp, chosen)  # fmt: skip
+                         criterion, layout, constraints, feature_mask, xp, chosen,
+                         compact_input)  # fmt: skip
 
     if xp is np and len(chunks) > 1:
         # numpy releases the GIL inside its array loops: chunks score in parallel.
@@ -112,11 +116,20 @@ def select_splits(
 
 
 def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, layout, constraints,
-                     feature_mask, xp, chosen):  # fmt: skip
+                     feature_mask, xp, chosen, compact_input):  # fmt: skip
     """Score ``hist[hist_rows]``; write the best splits into ``chosen`` at ``positions``."""
     n = hist_rows.size
     device_rows = xp.asarray(hist_rows)
-    compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], max(width, 2), xp)
+    width = max(width, 2)  # at least one candidate position, even if it is never allowed
+    if compact_input:
+        compact = hist[device_rows][:, :, :width]
+        if compact.shape[2] < width:
+            compact = xp.concatenate(
+                [compact, xp.zeros(compact.shape[:2] + (1,) + compact.shape[3:])], axis=2
+            )
+        bin_index = xp.broadcast_to(xp.arange(width), compact.shape[:3])
+    else:
+        compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], width, xp)
     mask = None if feature_mask is None else feature_mask[positions]
     score = _score_candidates(compact, criterion, layout, constraints, mask, xp)
     flat = score.reshape(n, -1)

@@ -259,6 +259,26 @@ def compact_histograms(columns, sample_indices, node_start, node_end, row_stats,
 
 
 @njit(parallel=True, cache=True)
+def compact_bin_bounds(codes, bin_lower, bin_upper, lower, upper, code):
+    """For compact histograms over bin codes: each slot's bin code (-1 past the codes
+    present, where ``codes`` holds +inf) and that bin's smallest / largest value."""
+    n_nodes, n_features, width = codes.shape
+    for node in prange(n_nodes):
+        for f in range(n_features):
+            for k in range(width):
+                value = codes[node, f, k]
+                if value == np.inf:
+                    code[node, f, k] = -1
+                    lower[node, f, k] = np.inf
+                    upper[node, f, k] = np.inf
+                else:
+                    b = int(value)
+                    code[node, f, k] = b
+                    lower[node, f, k] = bin_lower[f, b]
+                    upper[node, f, k] = bin_upper[f, b]
+
+
+@njit(parallel=True, cache=True)
 def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left, out):
     """Leaf index reached by each row; x <= threshold goes left, NaN follows the node's rule."""
     n_samples = X.shape[0]
