@@ -89,7 +89,14 @@ def _channel_sum(values, xp):
 
 
 def _safe_divide(numerator, denominator, xp):
-    # Empty sides (denominator 0) are masked out by the caller; avoid 0/0 warnings.
+    """numerator / denominator, and 0 where the denominator is 0 (an empty side, which
+    callers mask out anyway) without 0/0 warnings."""
+    if xp is np:
+        # One masked pass into a zeroed (lazily allocated) output instead of a select
+        # then a divide: this sits on the scoring hot path.
+        numerator, denominator = np.broadcast_arrays(numerator, denominator)
+        out = np.zeros(numerator.shape)
+        return np.divide(numerator, denominator, out=out, where=denominator > 0)
     return numerator / xp.where(denominator > 0, denominator, 1.0)
 
 

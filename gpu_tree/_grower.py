@@ -229,8 +229,12 @@ class Grower:
         return _Evaluated(hist=hist, **{name: value[order] for name, value in fields.items()})
 
     # -- splitting ----------------------------------------------------------------------
-    def _split(self, ev: _Evaluated, which: np.ndarray) -> _Batch | None:
-        """Split the nodes ``ev.nodes[which]``; return the children that stay open."""
+    def _split(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
+        """Split the nodes ``ev.nodes[which]``; return the children that stay open.
+
+        Returns a batch of dense histograms (None if no child needs one) and the ids of
+        the open children to evaluate through compact histograms.
+        """
         xp = self.xp
         layout = self.layout
         tree = self.tree

@@ -131,7 +131,8 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     else:
         compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], width, xp)
     mask = None if feature_mask is None else feature_mask[positions]
-    score = _score_candidates(compact, criterion, layout, constraints, mask, xp)
+    n_slots = xp.sum(nonempty[device_rows], axis=2)  # non-empty slots per (node, feature)
+    score = _score_candidates(compact, n_slots, criterion, layout, constraints, mask, xp)
     flat = score.reshape(n, -1)
     arg = xp.argmax(flat, axis=1)
     best = _to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0], xp)
@@ -177,23 +178,24 @@ def _compact(hist, nonempty, width, xp):
     return compact, bin_index
 
 
-def _score_candidates(hist, criterion, layout, constraints, feature_mask, xp):
-    """Scores of every (node, feature, bin) candidate; -inf where a split is not allowed."""
-    cumulative = xp.cumsum(hist, axis=2)
+def _score_candidates(compact, n_slots, criterion, layout, constraints, feature_mask, xp):
+    """Scores of every (node, feature, slot) candidate; -inf where a split is not allowed.
+
+    ``compact`` holds each row's ``n_slots`` non-empty slots first, so "the bin is
+    non-empty and so is the right side" is just ``slot < n_slots - 1``: the row counts
+    are only needed for a ``min_samples_leaf`` above 1.
+    """
+    cumulative = xp.cumsum(compact, axis=2)
     left = cumulative[:, :, :-1, :]
     total = cumulative[:, :, -1:, :]
     right = total - left
     score = split_score(criterion, layout, left, right, parent=total, xp=xp)
 
-    bin_count = layout.count(hist[:, :, :-1, :], xp)
-    left_count = layout.count(left, xp)
-    right_count = layout.count(right, xp)
-    allowed = (
-        (bin_count > 0)
-        & (right_count > 0)
-        & (left_count >= constraints.min_samples_leaf)
-        & (right_count >= constraints.min_samples_leaf)
-    )
+    slot = xp.arange(compact.shape[2] - 1)
+    allowed = slot[None, None, :] < (n_slots - 1)[:, :, None]
+    if constraints.min_samples_leaf > 1:
+        allowed &= layout.count(left, xp) >= constraints.min_samples_leaf
+        allowed &= layout.count(right, xp) >= constraints.min_samples_leaf
     if constraints.min_weight_leaf > 0:
         allowed &= layout.weight(left, xp) >= constraints.min_weight_leaf
         allowed &= layout.weight(right, xp) >= constraints.min_weight_leaf
