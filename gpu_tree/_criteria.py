@@ -211,30 +211,42 @@ def cart_measure(left_class_weights, right_class_weights, xp=np):
     return 2.0 * f_left * f_right * distance
 
 
+def weighted_split_score(criterion: str, layout: StatsLayout, left, right, parent=None, xp=np):
+    """The score of a split times its node's weight w: what candidates are ranked by.
+
+    For the impurity criteria this is W(D) - W(D_Y) - W(D_N) (W = w * I, see above): no
+    division at all, and within a node w is one positive constant, so ranking by it
+    ranks by :func:`split_score`. gain_ratio divides the entropy decrease by the split
+    information; cart is w times the CART measure. ``parent`` (broadcastable, default
+    ``left + right``) lets a caller compute the node's terms once per node.
+    """
+    if parent is None:
+        parent = left + right
+    if criterion == "cart":
+        cart = cart_measure(layout.class_weights(left), layout.class_weights(right), xp)
+        return layout.weight(parent, xp) * cart
+    decrease = (
+        _weighted_node_impurity(criterion, layout, parent, xp)
+        - _weighted_node_impurity(criterion, layout, left, xp)
+        - _weighted_node_impurity(criterion, layout, right, xp)
+    )
+    if criterion == "gain_ratio":
+        left_fraction = _safe_divide(layout.weight(left, xp), layout.weight(parent, xp), xp)
+        return _safe_divide(decrease, split_info(left_fraction, xp), xp)
+    return decrease
+
+
 def split_score(criterion: str, layout: StatsLayout, left, right, parent=None, xp=np):
     """Score of splitting a node into children with statistics ``left`` and ``right``.
 
     Higher is better. For the impurity criteria this is the impurity decrease
     ``I(D) - w_Y/w I(D_Y) - w_N/w I(D_N)``; gain_ratio divides the entropy decrease by
-    the split information; cart is the CART measure itself. ``parent`` (broadcastable,
-    default ``left + right``) lets a caller compute the node's impurity once per node.
+    the split information; cart is the CART measure itself.
     """
-    if criterion == "cart":
-        return cart_measure(layout.class_weights(left), layout.class_weights(right), xp)
     if parent is None:
         parent = left + right
-    w_left = layout.weight(left, xp)
-    w = w_left + layout.weight(right, xp)
-    decrease = _safe_divide(
-        _weighted_node_impurity(criterion, layout, parent, xp)
-        - _weighted_node_impurity(criterion, layout, left, xp)
-        - _weighted_node_impurity(criterion, layout, right, xp),
-        w,
-        xp,
-    )
-    if criterion == "gain_ratio":
-        return _safe_divide(decrease, split_info(_safe_divide(w_left, w, xp), xp), xp)
-    return decrease
+    weighted = weighted_split_score(criterion, layout, left, right, parent, xp)
+    return _safe_divide(weighted, layout.weight(parent, xp), xp)
 
 
 def multiway_information_gain(branch_class_weights, xp=np):

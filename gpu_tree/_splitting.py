@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._criteria import StatsLayout, split_score
+from ._criteria import StatsLayout, weighted_split_score
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
 _CANDIDATES_PER_CHUNK = 1 << 18
@@ -148,9 +148,10 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     total = cumulative[:, -1]
     chosen_bins = bin_index[rows, device_feature]
     has_split = np.isfinite(best)
+    node_weight = _to_host(layout.weight(total, xp), xp)
     nodes = positions
     chosen.has_split[nodes] = has_split
-    chosen.score[nodes] = best
+    chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.feature[nodes] = np.where(has_split, feature, 0)
     chosen.bin[nodes] = np.where(has_split, _to_host(chosen_bins[rows, device_position], xp), 0)
     # Every compacted bin is non-empty, so the next one is the first non-empty bin right
@@ -189,7 +190,9 @@ def _score_candidates(compact, n_slots, criterion, layout, constraints, feature_
     left = cumulative[:, :, :-1, :]
     total = cumulative[:, :, -1:, :]
     right = total - left
-    score = split_score(criterion, layout, left, right, parent=total, xp=xp)
+    # Ranked by w * score: w is constant within a node, and dropping the division saves
+    # passes over every candidate; the winner's score is divided by w afterwards.
+    score = weighted_split_score(criterion, layout, left, right, parent=total, xp=xp)
 
     slot = xp.arange(compact.shape[2] - 1)
     allowed = slot[None, None, :] < (n_slots - 1)[:, :, None]

@@ -160,7 +160,7 @@ class _BaseDecisionTree(BaseEstimator):
 
         if self.splitter == "hist":
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
-            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X)
+            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
             backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)
         else:
             backend = CPUExactBackend(X, rows)

@@ -2,8 +2,10 @@
 
 Layout conventions shared with the CUDA kernels:
 
-- ``X_binned`` is feature-major, shape (n_features, n_samples), uint8 or uint16, so a
-  histogram pass reads each feature column sequentially.
+- ``X_binned`` is indexed [feature, row], shape (n_features, n_samples), uint8 or
+  uint16. The kernels work on either memory order: the CPU backend stores it row-major
+  (a transposed view), so the scattered rows of a deep node cost one cache line each;
+  feature-major suits coalesced GPU reads.
 - Rows of a node are the slice ``sample_indices[start:end]``; a split partitions that
   slice in place, stably (left rows first), so row order inside every node stays
   ascending and reads stay cache friendly.

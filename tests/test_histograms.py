@@ -1,30 +1,20 @@
-"""Histogram kernels and binning against naive numpy oracles written here."""
+"""Histogram kernels and binning against naive numpy oracles (gpu_tree._reference)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_tree.kernels import cpu as cpu_kernels
 
 import gpu_tree
 from gpu_tree._binning import BinMapper, check_max_bins, feature_edges
 from gpu_tree._cpu_backend import CPUHistogramBackend, RowData
 from gpu_tree._criteria import StatsLayout
+from gpu_tree._reference import naive_histograms
+from gpu_tree.kernels import cpu as cpu_kernels
 
 # ---------------------------------------------------------------------------------------
 # Oracles
 # ---------------------------------------------------------------------------------------
-
-
-def naive_histograms(X_binned, sample_indices, node_start, node_end, row_stats, n_bins):
-    """(n_nodes, n_features, n_bins, n_channels): sum of row_stats per (node, feature, bin)."""
-    n_features = X_binned.shape[0]
-    hist = np.zeros((len(node_start), n_features, n_bins, row_stats.shape[1]))
-    for node, (start, end) in enumerate(zip(node_start, node_end, strict=True)):
-        rows = sample_indices[start:end]
-        for f in range(n_features):
-            np.add.at(hist[node, f], X_binned[f, rows].astype(np.int64), row_stats[rows])
-    return hist
 
 
 def classification_row_stats(y_class, weight, n_classes, with_count):
