@@ -40,13 +40,18 @@ def _midpoints(values):
 
 def feature_edges(column, max_bins: int) -> np.ndarray:
     """Bin edges of one feature: at most ``max_bins - 1`` increasing values."""
+    return _edges_and_kind(column, max_bins)[0]
+
+
+def _edges_and_kind(column, max_bins: int):
+    """(edges, one_value_per_bin): whether every distinct value got a bin of its own."""
     values = np.sort(np.asarray(column, dtype=np.float64))
     is_new = np.empty(values.size, dtype=bool)
     is_new[:1] = True
     np.not_equal(values[1:], values[:-1], out=is_new[1:])
     distinct = values[is_new]
     if distinct.size <= max_bins:
-        return _midpoints(distinct)
+        return _midpoints(distinct), True
     # Quantiles with numpy's 'midpoint' method, read off the sorted values: edges fall
     # between data values rather than on them where they can.
     positions = np.linspace(0, 100, num=max_bins + 1)[1:-1] / 100.0 * (values.size - 1)
@@ -56,7 +61,7 @@ def feature_edges(column, max_bins: int) -> np.ndarray:
     )
     # A heavy value can make an edge equal the largest value; that edge would leave the
     # last bin empty, so drop it.
-    return edges[edges < distinct[-1]]
+    return edges[edges < distinct[-1]], False
 
 
 class BinMapper:
@@ -89,12 +94,17 @@ class BinMapper:
         sample = X if rows is None else X[rows]
 
         def edges_of(f):
-            return feature_edges(sample[:, f], self.max_bins)
+            return _edges_and_kind(sample[:, f], self.max_bins)
 
         # numpy's sort releases the GIL, so threads sort several features at once.
         with ThreadPoolExecutor(max_workers=min(n_features, os.cpu_count() or 1)) as pool:
-            edges = list(pool.map(edges_of, range(n_features)))
-        self.edges_ = edges
+            edges, one_value_per_bin = zip(*pool.map(edges_of, range(n_features)), strict=True)
+        self.edges_ = list(edges)
+        # Features whose sampled values each have a bin: thresholds go midway between
+        # the actual neighbouring values (so histogram search equals exact search), which
+        # needs each bin's smallest and largest value. Quantile-binned features use
+        # their edges as bin bounds instead.
+        self.one_value_per_bin_ = np.array(one_value_per_bin, dtype=bool)
         self.n_bins_per_feature_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
         self.n_bins_ = int(self.n_bins_per_feature_.max())
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
@@ -111,7 +121,10 @@ class BinMapper:
             the CPU backend gathers the scattered rows of a node, one cache line per row
             instead of one per feature. Feature-major suits a GPU's coalesced reads.
         bin_lower, bin_upper : ndarray of shape (n_features, n_bins), float64
-            Smallest / largest value of X in each bin (+inf / -inf for empty bins).
+            Bounds of the values in each bin. For features with one value per bin: the
+            smallest / largest value of X in it (+inf / -inf for empty bins); for
+            quantile-binned features: its edges, edges[b-1] < x <= edges[b] (-inf / +inf
+            past the first / last edge).
         """
         n_samples, n_features = X.shape
         offsets = np.zeros(n_features + 1, dtype=np.int64)
@@ -129,6 +142,13 @@ class BinMapper:
         flat_edges = flat_edges.astype(np.float64)
         cpu_kernels.build_bin_lookup(flat_edges, offsets, n_cells, lookup, cells_per_unit)
         cpu_kernels.bin_columns(
-            X, flat_edges, offsets, lookup, cells_per_unit, X_binned, bin_lower, bin_upper
-        )
+            X, flat_edges, offsets, lookup, cells_per_unit, self.one_value_per_bin_,
+            X_binned, bin_lower, bin_upper,
+        )  # fmt: skip
+        for f in np.flatnonzero(~self.one_value_per_bin_):
+            edges = self.edges_[f]
+            bin_upper[f, : edges.size] = edges
+            bin_upper[f, edges.size] = np.inf
+            bin_lower[f, 0] = -np.inf
+            bin_lower[f, 1 : edges.size + 1] = edges
         return X_binned, bin_lower, bin_upper

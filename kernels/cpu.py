@@ -53,13 +53,16 @@ def build_bin_lookup(edges, edge_offsets, n_cells, lookup, cells_per_unit):
 
 
 @njit(parallel=True, cache=True)
-def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, X_binned, bin_lower, bin_upper):
+def bin_columns(
+    X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, X_binned, bin_lower, bin_upper
+):
     """Map raw values to bins; record each bin's smallest and largest value.
 
     A value goes to bin b when edges[b-1] < x <= edges[b] (b = number of edges below x).
     ``lookup``/``cells_per_unit`` come from :func:`build_bin_lookup`: the binary search
     runs only over the edges sharing x's grid cell. ``bin_lower``/``bin_upper``
-    (n_features, n_bins) must come in filled with +inf/-inf.
+    (n_features, n_bins) must come in filled with +inf/-inf; they are updated only for
+    features with ``track_bounds`` set (two compares per value saved on the others).
 
     Parallel over blocks of rows, so each thread reads rows of the row-major X
     contiguously; each block keeps private min/max tables, merged at the end.
@@ -96,10 +99,11 @@ def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, X_binned, bin_lo
                             hi = mid
                     b = lo
                 X_binned[f, i] = b
-                if x < lower[f, b]:
-                    lower[f, b] = x
-                if x > upper[f, b]:
-                    upper[f, b] = x
+                if track_bounds[f]:
+                    if x < lower[f, b]:
+                        lower[f, b] = x
+                    if x > upper[f, b]:
+                        upper[f, b] = x
     for block in range(n_blocks):
         for f in range(n_features):
             for b in range(n_bins):

@@ -226,11 +226,19 @@ def test_batch_of_nodes_histograms_match_one_at_a_time():
 # ---------------------------------------------------------------------------------------
 
 
-def _check_bounds(X, X_binned, lower, upper):
-    """bin_lower / bin_upper are the smallest / largest value of each bin."""
+def _check_bounds(X, X_binned, lower, upper, mapper=None):
+    """bin_lower / bin_upper are the smallest / largest value of each bin for features
+    with one value per bin, and the bin's edges for quantile-binned features."""
     n_samples, n_features = X.shape
     for f in range(n_features):
         codes = X_binned[f].astype(np.int64)
+        if mapper is not None and not mapper.one_value_per_bin_[f]:
+            edges = mapper.edges_[f]
+            np.testing.assert_array_equal(upper[f, : edges.size], edges)
+            np.testing.assert_array_equal(lower[f, 1 : edges.size + 1], edges)
+            assert lower[f, 0] == -np.inf and upper[f, edges.size] == np.inf
+            assert np.all(lower[f, codes] < X[:, f]) and np.all(X[:, f] <= upper[f, codes])
+            continue
         for b in range(lower.shape[1]):
             values = X[codes == b, f]
             if values.size:
@@ -267,7 +275,7 @@ def test_binmapper_one_bin_per_distinct_value():
         np.testing.assert_array_equal(lower[f, : distinct.size], distinct)
         np.testing.assert_array_equal(upper[f, : distinct.size], distinct)
     assert mapper.edges_[2].size == 0
-    _check_bounds(X, X_binned, lower, upper)
+    _check_bounds(X, X_binned, lower, upper, mapper)
 
 
 def test_feature_edges_exactly_max_bins_distinct_values():
@@ -293,7 +301,7 @@ def test_binmapper_more_distinct_values_than_bins(max_bins):
         assert np.all(np.diff(edges) > 0)
         assert edges[-1] < X[:, f].max()  # the last bin is not empty
         np.testing.assert_array_equal(X_binned[f], naive_bins(X, mapper.edges_)[f])
-    _check_bounds(X, X_binned, lower, upper)
+    _check_bounds(X, X_binned, lower, upper, mapper)
 
 
 def test_binmapper_uint16_codes_above_256_bins():
@@ -307,7 +315,7 @@ def test_binmapper_uint16_codes_above_256_bins():
     assert lower.shape == upper.shape == (2, mapper.n_bins_)
     assert mapper.n_bins_per_feature_[1] == 5
     np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
-    _check_bounds(X, X_binned, lower, upper)
+    _check_bounds(X, X_binned, lower, upper, mapper)
 
 
 def test_binmapper_uint8_when_few_bins_although_max_bins_is_large():
@@ -331,7 +339,7 @@ def test_binmapper_subsample_still_bounds_every_value():
     X_binned, lower, upper = mapper.transform(X)
     assert mapper.n_bins_ <= 32
     np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
-    _check_bounds(X, X_binned, lower, upper)
+    _check_bounds(X, X_binned, lower, upper, mapper)
     # Same seed, same edges.
     again = BinMapper(max_bins=32, subsample=200, random_state=0).fit(X)
     for a, b in zip(mapper.edges_, again.edges_, strict=True):
@@ -345,7 +353,7 @@ def test_bin_columns_kernel_matches_searchsorted_on_many_blocks():
     mapper = BinMapper(max_bins=64).fit(X)
     X_binned, lower, upper = mapper.transform(X)
     np.testing.assert_array_equal(X_binned, naive_bins(X, mapper.edges_))
-    _check_bounds(X, X_binned, lower, upper)
+    _check_bounds(X, X_binned, lower, upper, mapper)
 
 
 @pytest.mark.parametrize("bad", [1, 0, -5, 65536, 100000])
