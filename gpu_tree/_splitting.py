@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._criteria import StatsLayout, weighted_split_score
+from .kernels import cpu as cpu_kernels
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
 _CANDIDATES_PER_CHUNK = 1 << 18
@@ -128,6 +129,10 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
                 [compact, xp.zeros(compact.shape[:2] + (1,) + compact.shape[3:])], axis=2
             )
         bin_index = xp.broadcast_to(xp.arange(width), compact.shape[:3])
+    elif xp is np:
+        compact = np.zeros((n, hist.shape[1], width, hist.shape[3]))
+        bin_index = np.empty((n, hist.shape[1], width), dtype=np.int64)
+        cpu_kernels.compact_rows(hist, hist_rows, nonempty, compact, bin_index)
     else:
         compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], width, xp)
     mask = None if feature_mask is None else feature_mask[positions]

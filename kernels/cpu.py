@@ -264,6 +264,34 @@ def compact_histograms(columns, sample_indices, node_start, node_end, row_stats,
                     hist[node, f, slot, c] += row_stats[i, c]
 
 
+@njit(nogil=True, cache=True)
+def compact_rows(hist, rows, nonempty, compact, bin_index):
+    """Copy each (row, feature) histogram of ``hist[rows]`` with its non-empty bins first,
+    in bin order; ``bin_index`` gets each slot's bin (-1 past them).
+
+    ``compact`` (len(rows), n_features, width, n_channels) comes in zeroed. One pass,
+    where the array-namespace version needs index arrays and gathers. Serial and without
+    the GIL: split selection already runs its chunks on parallel threads.
+    """
+    n_features = hist.shape[1]
+    n_bins = hist.shape[2]
+    n_channels = hist.shape[3]
+    width = compact.shape[2]
+    for task in range(rows.shape[0] * n_features):
+        k = task // n_features
+        f = task % n_features
+        row = rows[k]
+        slot = 0
+        for b in range(n_bins):
+            if nonempty[row, f, b]:
+                for c in range(n_channels):
+                    compact[k, f, slot, c] = hist[row, f, b, c]
+                bin_index[k, f, slot] = b
+                slot += 1
+        for rest in range(slot, width):
+            bin_index[k, f, rest] = -1
+
+
 @njit(parallel=True, cache=True)
 def compact_bin_bounds(codes, bin_lower, bin_upper, lower, upper, code):
     """For compact histograms over bin codes: each slot's bin code (-1 past the codes
