@@ -123,6 +123,14 @@ def _feature_group_size(n_nodes, n_features, n_threads):
     return max(1, min(n_features, -(-n_features // groups_needed)))
 
 
+@njit(cache=True, inline="always")
+def _group_task(task, n_features, group):
+    """(node, first feature, end feature) of histogram task number ``task``."""
+    n_groups = -(-n_features // group)
+    first = (task % n_groups) * group
+    return task // n_groups, first, min(n_features, first + group)
+
+
 @njit(parallel=True, cache=True)
 def histograms_classification(
     X_binned, sample_indices, node_start, node_end, y_class, weight, unit_weight, count_channel,
@@ -138,9 +146,7 @@ def histograms_classification(
     group = _feature_group_size(n_nodes, n_features, n_threads)
     n_groups = -(-n_features // group)
     for task in prange(n_nodes * n_groups):
-        node = task // n_groups
-        first = (task % n_groups) * group
-        last = min(n_features, first + group)
+        node, first, last = _group_task(task, n_features, group)
         node_hist = hist[node]
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
@@ -162,9 +168,7 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
     group = _feature_group_size(n_nodes, n_features, n_threads)
     n_groups = -(-n_features // group)
     for task in prange(n_nodes * n_groups):
-        node = task // n_groups
-        first = (task % n_groups) * group
-        last = min(n_features, first + group)
+        node, first, last = _group_task(task, n_features, group)
         node_hist = hist[node]
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from _oracles import python_impurity
 
 import gpu_tree
 from gpu_tree._binning import feature_edges
@@ -528,20 +529,6 @@ class RecordingNamespace:
         return getattr(np, name)
 
 
-def _py_impurity(kind, counts):
-    n = sum(counts)
-    if n == 0:
-        return None
-    p = [c / n for c in counts]
-    if kind == "gini":
-        return 1.0 - sum(q * q for q in p)
-    if kind == "entropy":
-        return -sum(q * math.log2(q) for q in p if q > 0)
-    if kind == "misclassification":
-        return 1.0 - max(p)
-    raise AssertionError(kind)
-
-
 def _py_score(criterion, left, right):
     n_y, n_n = sum(left), sum(right)
     n = n_y + n_n
@@ -550,9 +537,9 @@ def _py_score(criterion, left, right):
     kind = {"log_loss": "entropy", "gain_ratio": "entropy"}.get(criterion, criterion)
     parent = [a + b for a, b in zip(left, right, strict=True)]
     gain = (
-        _py_impurity(kind, parent)
-        - n_y / n * _py_impurity(kind, left)
-        - n_n / n * _py_impurity(kind, right)
+        python_impurity(kind, parent)
+        - n_y / n * python_impurity(kind, left)
+        - n_n / n * python_impurity(kind, right)
     )
     if criterion == "gain_ratio":
         return gain / (-(n_y / n) * math.log2(n_y / n) - (n_n / n) * math.log2(n_n / n))
@@ -577,7 +564,7 @@ def test_impurities_on_4d_arrays_match_a_python_loop(kind):
     result = function(counts, xp=xp)
     assert result.shape == SHAPE
     for index in np.ndindex(*SHAPE):
-        expected = _py_impurity(kind, counts[index].tolist())
+        expected = python_impurity(kind, counts[index].tolist())
         assert result[index] == pytest.approx(expected, abs=1e-14), index
     assert xp.used  # computed through the namespace
     if kind == "entropy":

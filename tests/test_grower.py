@@ -232,19 +232,24 @@ def test_min_purity_boundary(splitter):
     np.testing.assert_array_equal(split.predict(X), y)
 
 
+def _impurity_decrease(tree):
+    """N_t/N (I(t) - N_tL/N_t I(tL) - N_tR/N_t I(tR)) of every split, from tree_.impurity."""
+    internal = _internal(tree)
+    w = tree.weighted_n_node_samples
+    left, right = tree.children_left[internal], tree.children_right[internal]
+    return (
+        w[internal] * tree.impurity[internal]
+        - w[left] * tree.impurity[left]
+        - w[right] * tree.impurity[right]
+    ) / w[0]
+
+
 def _weighted_scores(tree, criterion, n_classes):
     """N_t/N times the criterion score of every split, recomputed from the node values."""
     internal = _internal(tree)
     w = tree.weighted_n_node_samples
     if criterion == "squared_error":
-        # Impurity decrease from the recorded variances.
-        left, right = tree.children_left[internal], tree.children_right[internal]
-        decrease = (
-            w[internal] * tree.impurity[internal]
-            - w[left] * tree.impurity[left]
-            - w[right] * tree.impurity[right]
-        ) / w[0]
-        return decrease
+        return _impurity_decrease(tree)  # from the recorded variances
     layout = StatsLayout(True, n_classes, False)
     stats = tree.value[:, 0, :] * w[:, None]
     left = stats[tree.children_left[internal]]
@@ -270,15 +275,7 @@ def test_min_impurity_decrease(splitter, criterion):
     assert np.all(scores >= beta - 1e-12), (criterion, scores.min())
     if criterion in ("gini", "entropy", "log_loss", "misclassification"):
         # For the impurity criteria the score is the impurity decrease of tree_.impurity.
-        internal = _internal(tree)
-        w = tree.weighted_n_node_samples
-        left, right = tree.children_left[internal], tree.children_right[internal]
-        decrease = (
-            w[internal] * tree.impurity[internal]
-            - w[left] * tree.impurity[left]
-            - w[right] * tree.impurity[right]
-        ) / w[0]
-        np.testing.assert_allclose(decrease, scores, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(_impurity_decrease(tree), scores, rtol=1e-9, atol=1e-12)
     # A large beta stops at the root.
     stump = model(criterion=criterion, splitter=splitter, min_impurity_decrease=1e3).fit(X, y)
     assert stump.tree_.node_count == 1

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from _oracles import python_impurity
 
 from gpu_tree import _splitting
 from gpu_tree._criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
@@ -24,18 +25,6 @@ ALL_CRITERIA = CLASSIFICATION_CRITERIA + ("squared_error",)
 # ---------------------------------------------------------------------------------------
 # Oracle
 # ---------------------------------------------------------------------------------------
-
-
-def _impurity(kind, counts):
-    n = sum(counts)
-    p = [c / n for c in counts]
-    if kind == "gini":
-        return 1.0 - sum(q * q for q in p)
-    if kind == "entropy":
-        return -sum(q * math.log2(q) for q in p if q > 0)
-    if kind == "misclassification":
-        return 1.0 - max(p)
-    raise AssertionError(kind)
 
 
 def _variance(stats):
@@ -56,9 +45,9 @@ def oracle_score(criterion, layout, left, right):
         kind = {"log_loss": "entropy", "gain_ratio": "entropy"}.get(criterion, criterion)
         parent = [a + b for a, b in zip(left, right, strict=True)]
         gain = (
-            _impurity(kind, parent)
-            - w_l / w * _impurity(kind, left)
-            - w_r / w * _impurity(kind, right)
+            python_impurity(kind, parent)
+            - w_l / w * python_impurity(kind, left)
+            - w_r / w * python_impurity(kind, right)
         )
         if criterion == "gain_ratio":
             f = w_l / w
