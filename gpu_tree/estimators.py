@@ -12,6 +12,7 @@ from ._binning import BinMapper, check_max_bins
 from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
 from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
 from ._criteria import StatsLayout, check_criterion
+from ._cuda_backend import CUDAHistogramBackend, check_cuda_support, cuda_status
 from ._grower import Grower, GrowthParams
 from ._validation import (
     check_classification_labels,
@@ -26,15 +27,24 @@ SPLITTERS = ("hist", "exact")
 
 
 def resolve_device(device) -> str:
-    """The backend a ``device`` parameter selects on this machine."""
+    """The backend a ``device`` parameter selects on this machine: "cpu" or "cuda".
+
+    ``auto`` is the GPU when CuPy and an NVIDIA GPU are usable (never the simulator);
+    ``cuda`` also accepts the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) and otherwise
+    says why it cannot run.
+    """
     if device not in DEVICES:
         raise ValueError(f"Unknown device={device!r}; choose one of {list(DEVICES)}")
+    if device == "cpu":
+        return "cpu"
+    usable, reason, xp = cuda_status()
     if device == "cuda":
-        raise ValueError(
-            "device='cuda' needs the CUDA backend, which this version of gpu_tree does not "
-            "include yet; use device='cpu' (or 'auto', which is the CPU for now)"
-        )
-    return "cpu"
+        if not usable:
+            raise ValueError(
+                f"device='cuda' is not usable here: {reason}; use device='cpu' or 'auto'"
+            )
+        return "cuda"
+    return "cuda" if usable and xp is not np else "cpu"
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -158,7 +168,13 @@ class _BaseDecisionTree(BaseEstimator):
         rows = self._row_data(targets, weight)
         min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
 
-        if self.splitter == "hist":
+        if self.device_ == "cuda":
+            check_cuda_support(rows, self.splitter)
+            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
+            # Feature-major on the device: a warp's threads read consecutive rows.
+            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=False)
+            backend = CUDAHistogramBackend(X_binned, bin_lower, bin_upper, rows, cuda_status()[2])
+        elif self.splitter == "hist":
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
             backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)

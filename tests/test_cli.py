@@ -26,11 +26,15 @@ def test_bench_with_peers_reports_ratios():
     assert "scikit-learn DecisionTreeClassifier" in result.output
 
 
-def test_bench_rejects_bad_options_in_one_line():
+def test_bench_rejects_bad_options_in_one_line(monkeypatch):
+    import gpu_tree.estimators as estimators
+
+    monkeypatch.setattr(estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU", None))
     runner = CliRunner()
     cuda = runner.invoke(main, ["bench", "--rows", "1000", "--device", "cuda"])
     assert cuda.exit_code == 2
-    assert "CUDA backend" in cuda.output and "Traceback" not in cuda.output
+    assert "device='cuda' is not usable here" in cuda.output
+    assert "Traceback" not in cuda.output
     criterion = runner.invoke(main, ["bench", "--rows", "1000", "--criterion", "nope"])
     assert criterion.exit_code == 2 and "Unknown criterion='nope'" in criterion.output
     bins = runner.invoke(main, ["bench", "--bins", "1"])

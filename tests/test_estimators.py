@@ -279,7 +279,6 @@ def test_bad_dataframe_column_is_named():
         ({"criterion": "squared_error"}, "regression criterion"),
         ({"criterion": "gini_index"}, "Unknown criterion='gini_index'"),
         ({"device": "tpu"}, "Unknown device='tpu'"),
-        ({"device": "cuda"}, "CUDA backend"),
         ({"splitter": "random"}, "Unknown splitter"),
         ({"min_samples_split": 1}, "min_samples_split must be >= 2"),
         ({"min_samples_leaf": 0}, "min_samples_leaf must be >= 1"),
@@ -332,3 +331,15 @@ def test_column_vector_y_warns_and_fits():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DecisionTreeRegressor().fit(X_GOOD, Y_GOOD.astype(float))
+
+
+def test_device_cuda_says_why_it_cannot_run(monkeypatch):
+    import gpu_tree.estimators as estimators
+
+    monkeypatch.setattr(
+        estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU was found", None)
+    )
+    with pytest.raises(ValueError, match="device='cuda' is not usable here: no usable NVIDIA GPU"):
+        DecisionTreeClassifier(device="cuda").fit(X_GOOD, Y_GOOD)
+    # 'auto' falls back to the CPU.
+    assert DecisionTreeClassifier(device="auto").fit(X_GOOD, Y_GOOD).device_ == "cpu"

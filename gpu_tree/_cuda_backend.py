@@ -1,0 +1,153 @@
+"""CUDA backend: the grower's seam implemented with the kernels of :mod:`gpu_tree.kernels.cuda`.
+
+On a GPU the arrays are CuPy arrays and split scoring runs the shared criterion code
+through CuPy; under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) numpy arrays stand in
+and the same kernel source runs on the CPU, which is how CI checks this backend.
+
+Rows are tracked by node id (``node_of_row``) rather than partitioned: one histogram
+launch covers every node of a level. Only per-node results (chosen splits, row counts)
+travel to the host; histograms stay on the device.
+
+This first version trains classification trees whose weights are integers (unit weights
+included): their atomic sums are exact, so trees are identical to the CPU backend's in
+any atomic order. Fractional weights and regression need order-independent fixed-point
+sums, not written yet: :func:`check_cuda_support` refuses them with a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._cpu_backend import RowData
+
+
+def cuda_status():
+    """(usable, reason, xp): whether the CUDA backend can run here, and its array module."""
+    try:
+        from numba import config, cuda
+    except ImportError as exc:  # pragma: no cover - numba is a core dependency
+        return False, f"numba.cuda is not importable ({exc})", None
+    if config.ENABLE_CUDASIM:
+        return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)", np
+    try:
+        import cupy
+    except ImportError:
+        return False, "CuPy is not installed (pip install 'gpu-tree[cuda12]' or '[cuda13]')", None
+    try:
+        if not cuda.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
+            return False, "no usable NVIDIA GPU was found", None
+    except Exception as exc:  # noqa: BLE001 - any driver error means "not usable"
+        return False, f"no usable NVIDIA GPU ({exc})", None
+    return True, "NVIDIA GPU", cupy
+
+
+def check_cuda_support(rows: RowData, splitter: str):
+    """Refuse, with the reason, what this version of the CUDA backend cannot do exactly."""
+    if splitter != "hist":
+        raise ValueError("splitter='exact' runs on the CPU only; use device='cpu' for exact search")
+    if not rows.layout.is_classification:
+        raise ValueError(
+            "device='cuda' trains classifiers only in this version: regression needs "
+            "order-independent (fixed-point) sums on the GPU, not written yet; use device='cpu'"
+        )
+    if np.any(rows.weight != np.round(rows.weight)):
+        raise ValueError(
+            "device='cuda' needs integer sample weights (times class weights) in this "
+            "version, so that GPU sums are exact; use device='cpu' for fractional weights"
+        )
+
+
+class CUDAHistogramBackend:
+    """Histogram mode on an NVIDIA GPU (or the simulator)."""
+
+    supports_subtraction = True
+    small_node_rows = 0  # every node takes a dense histogram: one launch per level
+
+    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, xp):
+        from .kernels import cuda as cuda_kernels
+
+        self.kernels = cuda_kernels
+        self.xp = xp
+        self.rows = rows
+        self.n_bins = bin_lower.shape[1]
+        self.bin_lower = bin_lower
+        self.bin_upper = bin_upper
+        self.n_features, self.n_samples = X_binned.shape
+        self.X_binned = xp.asarray(np.ascontiguousarray(X_binned))
+        self.y_class = xp.asarray(rows.y_class.astype(np.int32))
+        self.weight = xp.asarray(rows.weight)
+        self.unit_weight = not rows.layout.has_count_channel
+        self.count_channel = rows.layout.n_channels - 1 if rows.layout.has_count_channel else -1
+        self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
+        self._rows_of_node = np.array([self.n_samples], dtype=np.int64)
+
+    def root_stats(self):
+        return self.rows.total_stats()
+
+    def node_rows(self, nodes):
+        return self._rows_of_node[np.asarray(nodes)]
+
+    def _node_table(self, fill, dtype):
+        return np.full(self._rows_of_node.size, fill, dtype=dtype)
+
+    def candidates(self, nodes, out=None):
+        """Dense histograms of ``nodes`` (one launch) and the bins' value bounds."""
+        xp = self.xp
+        nodes = np.asarray(nodes, dtype=np.int64)
+        shape = (nodes.size, self.n_features, self.n_bins, self.rows.layout.n_channels)
+        hist = xp.zeros(shape) if out is None else out
+        if out is not None:
+            hist.fill(0.0)
+        slot_of_node = self._node_table(-1, np.int32)
+        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
+        blocks, threads = self.kernels.launch_config(self.n_samples * self.n_features)
+        self.kernels.histograms_classification[blocks, threads](
+            self.X_binned,
+            self.node_of_row,
+            xp.asarray(slot_of_node),
+            self.y_class,
+            self.weight,
+            self.unit_weight,
+            self.count_channel,
+            hist,
+        )
+        bounds = (self.bin_lower[None], self.bin_upper[None])
+        return bounds if out is not None else (hist,) + bounds
+
+    def subtract(self, hist, parent_rows, child_hist, out):
+        """out = hist[parent_rows] - child_hist, on the device."""
+        xp = self.xp
+        xp.take(hist, xp.asarray(parent_rows), axis=0, out=out)
+        out -= child_hist
+
+    def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
+        """Route the rows of ``nodes`` to their children; rows sent left, per node."""
+        xp = self.xp
+        n_nodes = int(max(np.max(left_nodes), np.max(right_nodes))) + 1
+        grown = np.zeros(n_nodes, dtype=np.int64)
+        grown[: self._rows_of_node.size] = self._rows_of_node
+        self._rows_of_node = grown
+        split_feature = self._node_table(-1, np.int32)
+        split_bin = self._node_table(0, np.int32)
+        left_child = self._node_table(-1, np.int32)
+        right_child = self._node_table(-1, np.int32)
+        split_feature[nodes] = feature
+        split_bin[nodes] = bin_threshold
+        left_child[nodes] = left_nodes
+        right_child[nodes] = right_nodes
+        blocks, threads = self.kernels.launch_config(self.n_samples)
+        self.kernels.partition_rows[blocks, threads](
+            self.X_binned,
+            self.node_of_row,
+            xp.asarray(split_feature),
+            xp.asarray(split_bin),
+            xp.asarray(left_child),
+            xp.asarray(right_child),
+        )
+        counts = xp.zeros(n_nodes, dtype=np.int64)
+        self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
+        counts = counts if xp is np else xp.asnumpy(counts)
+        children = np.concatenate([left_nodes, right_nodes])
+        self._rows_of_node[children] = counts[children]
+        self._rows_of_node[np.asarray(nodes)] = 0
+        return counts[np.asarray(left_nodes)]

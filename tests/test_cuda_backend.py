@@ -1,0 +1,158 @@
+"""The CUDA backend: kernels against their oracles, and CUDA trees == CPU trees.
+
+Without a GPU these run under numba's CUDA simulator (see conftest.py), which executes
+the same kernel source on the CPU; keep the data small there.
+"""
+
+import numpy as np
+import pytest
+from conftest import REAL_GPU
+
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree._cuda_backend import cuda_status
+from gpu_tree._reference import naive_histograms
+from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels import cuda as cuda_kernels
+
+USABLE, REASON, xp = cuda_status()
+pytestmark = pytest.mark.skipif(not USABLE, reason=f"CUDA backend not usable: {REASON}")
+CLASSIFICATION_CRITERIA = ["gini", "entropy", "gain_ratio", "cart", "misclassification"]
+
+
+def _to_host(array):
+    return array if isinstance(array, np.ndarray) else xp.asnumpy(array)
+
+
+def _classification_data(n_samples, n_features, n_classes, n_values, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n_samples, n_features)).astype(float)
+    signal = X[:, 0] + (X[:, 1] if n_features > 1 else 0)
+    y = (signal.astype(int) + (rng.random(n_samples) < 0.15)) % n_classes
+    return X, y
+
+
+# -- kernels against oracles ---------------------------------------------------------------
+@pytest.mark.parametrize("unit_weight", [True, False])
+def test_histogram_kernel_matches_naive_oracle(unit_weight):
+    rng = np.random.default_rng(1)
+    n_features, n_samples, n_bins, n_classes = 3, 90, 7, 3
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_samples)).astype(np.uint8)
+    node_of_row = rng.integers(0, 5, size=n_samples).astype(np.int32)  # rows of nodes 0..4
+    slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)  # nodes 1, 3, 4 are built
+    y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int32)
+    weight = np.ones(n_samples) if unit_weight else rng.integers(1, 4, n_samples).astype(float)
+    n_channels = n_classes + (0 if unit_weight else 1)
+    hist = xp.zeros((3, n_features, n_bins, n_channels))
+    blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
+    cuda_kernels.histograms_classification[blocks, threads](
+        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(slot_of_node),
+        xp.asarray(y_class), xp.asarray(weight), unit_weight,
+        -1 if unit_weight else n_classes, hist,
+    )  # fmt: skip
+    row_stats = np.zeros((n_samples, n_channels))
+    row_stats[np.arange(n_samples), y_class] = weight
+    if not unit_weight:
+        row_stats[:, -1] = 1.0
+    order = np.argsort(node_of_row, kind="stable")
+    counts = np.bincount(node_of_row, minlength=5)
+    end = np.cumsum(counts)
+    start = end - counts
+    built = np.array([1, 3, 4])
+    expected = naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
+    np.testing.assert_array_equal(_to_host(hist), expected)
+
+
+def test_partition_kernel_moves_rows_of_split_nodes_only():
+    rng = np.random.default_rng(2)
+    X_binned = rng.integers(0, 5, size=(2, 60)).astype(np.uint8)
+    node_of_row = rng.integers(0, 3, size=60).astype(np.int32)  # nodes 0, 1, 2
+    before = node_of_row.copy()
+    split_feature = np.array([-1, 1, 0, -1, -1, -1, -1], dtype=np.int32)  # split 1 and 2
+    split_bin = np.array([0, 2, 0, 0, 0, 0, 0], dtype=np.int32)
+    left = np.array([-1, 3, 5, -1, -1, -1, -1], dtype=np.int32)
+    right = np.array([-1, 4, 6, -1, -1, -1, -1], dtype=np.int32)
+    device_rows = xp.asarray(node_of_row)
+    blocks, threads = cuda_kernels.launch_config(60)
+    cuda_kernels.partition_rows[blocks, threads](
+        xp.asarray(X_binned), device_rows, xp.asarray(split_feature), xp.asarray(split_bin),
+        xp.asarray(left), xp.asarray(right),
+    )  # fmt: skip
+    expected = before.copy()
+    for node in (1, 2):
+        rows = before == node
+        goes_left = X_binned[split_feature[node], rows] <= split_bin[node]
+        expected[rows] = np.where(goes_left, left[node], right[node])
+    np.testing.assert_array_equal(_to_host(device_rows), expected)
+    counts = xp.zeros(7, dtype=np.int64)
+    cuda_kernels.count_rows[blocks, threads](device_rows, counts)
+    np.testing.assert_array_equal(_to_host(counts), np.bincount(expected, minlength=7))
+
+
+def test_prediction_kernel_matches_cpu_traversal():
+    X, y = _classification_data(120, 3, 2, 6, seed=3)
+    tree = DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y).tree_
+    X_test = np.random.default_rng(4).uniform(-1, 7, size=(50, 3))
+    X_test[::7, 1] = np.nan  # missing values follow each node's rule
+    expected = np.empty(50, dtype=np.int64)
+    arrays = (tree.children_left, tree.children_right, tree.feature, tree.threshold)
+    arrays += (tree.missing_go_to_left,)
+    cpu_kernels.predict_leaves(X_test, *arrays, expected)
+    out = xp.zeros(50, dtype=np.int64)
+    blocks, threads = cuda_kernels.launch_config(50)
+    cuda_kernels.predict_leaves[blocks, threads](
+        xp.asarray(X_test), *(xp.asarray(a) for a in arrays), out
+    )
+    np.testing.assert_array_equal(_to_host(out), expected)
+
+
+# -- the same tree on both devices -----------------------------------------------------------
+@pytest.mark.parametrize("criterion", CLASSIFICATION_CRITERIA)
+@pytest.mark.parametrize(("max_depth", "n_classes"), [(1, 2), (3, 3), (6, 2)])
+def test_cuda_tree_equals_cpu_tree(criterion, max_depth, n_classes):
+    X, y = _classification_data(160, 3, n_classes, 5, seed=max_depth + n_classes)
+    params = {"criterion": criterion, "max_depth": max_depth}
+    cuda_model = DecisionTreeClassifier(device="cuda", **params).fit(X, y)
+    cpu_model = DecisionTreeClassifier(device="cpu", **params).fit(X, y)
+    assert cuda_model.device_ == "cuda"
+    assert_tree_equal(cuda_model.tree_, cpu_model.tree_)
+    np.testing.assert_array_equal(cuda_model.predict(X), cpu_model.predict(X))
+
+
+def test_cuda_tree_single_feature_many_bins_and_integer_weights():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(150, 1))  # more distinct values than bins: quantile bins
+    y = (X[:, 0] + 0.3 * rng.normal(size=150) > 0).astype(int)
+    weight = rng.integers(0, 4, size=150).astype(float)  # zeros drop rows; counts channel
+    params = {"max_depth": 5, "max_bins": 16, "min_samples_leaf": 2}
+    cuda_tree = DecisionTreeClassifier(device="cuda", **params).fit(X, y, sample_weight=weight)
+    cpu_tree = DecisionTreeClassifier(device="cpu", **params).fit(X, y, sample_weight=weight)
+    assert_tree_equal(cuda_tree.tree_, cpu_tree.tree_)
+    assert cuda_tree.tree_.node_count > 5
+
+
+def test_cuda_tree_with_pure_and_empty_children_and_max_leaf_nodes():
+    # Node batches of every size: best-first growth expands one node at a time.
+    X, y = _classification_data(140, 2, 2, 4, seed=11)
+    for params in ({"max_leaf_nodes": 6}, {"min_purity": 0.9}, {"min_impurity_decrease": 0.01}):
+        cuda_tree = DecisionTreeClassifier(device="cuda", **params).fit(X, y).tree_
+        cpu_tree = DecisionTreeClassifier(device="cpu", **params).fit(X, y).tree_
+        assert_tree_equal(cuda_tree, cpu_tree)
+
+
+def test_cuda_refuses_what_it_cannot_do_exactly():
+    X, y = _classification_data(40, 2, 2, 4, seed=5)
+    with pytest.raises(ValueError, match="classifiers only"):
+        DecisionTreeRegressor(device="cuda").fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="integer sample weights"):
+        DecisionTreeClassifier(device="cuda").fit(X, y, sample_weight=np.full(40, 0.5))
+    with pytest.raises(ValueError, match="exact.*CPU"):
+        DecisionTreeClassifier(device="cuda", splitter="exact").fit(X, y)
+
+
+@pytest.mark.gpu
+def test_real_gpu_tree_equals_cpu_tree_on_larger_data():
+    assert REAL_GPU
+    X, y = _classification_data(200_000, 8, 3, 50, seed=0)
+    gpu = DecisionTreeClassifier(device="cuda", max_depth=10).fit(X, y)
+    cpu = DecisionTreeClassifier(device="cpu", max_depth=10).fit(X, y)
+    assert_tree_equal(gpu.tree_, cpu.tree_)
