@@ -28,13 +28,32 @@ from ._criteria import StatsLayout
 from .kernels import cpu as cpu_kernels
 
 
+def round_to_exact_sum_grid(values: np.ndarray) -> np.ndarray:
+    """Round each column onto a power-of-two grid on which every sum is exact.
+
+    A column whose absolute values total T is rounded to multiples of 2**e, with e the
+    exponent of T minus 50. Every partial sum of such values is then an integer multiple
+    of 2**e below 2**52 multiples: exactly representable in float64. So histogram sums
+    come out identical in any order: on the CPU and on the GPU (where atomics land in any
+    order), in histogram and in exact mode. The rounding moves each value by at most
+    2**-51 of its column's total; integer columns (unit or integer weights) are unchanged.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    total = np.sum(np.abs(values), axis=0)
+    _, exponent = np.frexp(total)  # total < 2**exponent
+    exponent = np.where(total > 0, exponent - 51, 0).astype(np.int64)
+    return np.ldexp(np.rint(np.ldexp(values, -exponent)), exponent)
+
+
 @dataclass
 class RowData:
     """What each row contributes to a histogram.
 
     Classification: ``y_class`` (int) and ``weight``; regression: dense ``row_stats``.
     ``row_stats`` (n_samples, n_channels) is always available (built on first use for
-    classification: one-hot weights) because exact mode sums dense statistics.
+    classification: one-hot weights) because exact mode sums dense statistics. Weights
+    and regression statistics are put on exact-sum grids (:func:`round_to_exact_sum_grid`)
+    when the rows are given, so that no sum depends on its order.
     """
 
     layout: StatsLayout
@@ -42,6 +61,9 @@ class RowData:
     y_class: np.ndarray | None = None
     y: np.ndarray | None = None
     _row_stats: np.ndarray | None = None
+
+    def __post_init__(self):
+        self.weight = round_to_exact_sum_grid(self.weight)
 
     @property
     def n_samples(self):
@@ -71,6 +93,7 @@ class RowData:
                 stats[:, 0] = self.weight
                 stats[:, 1] = self.weight * self.y
                 stats[:, 2] = self.weight * self.y * self.y
+                stats[:, :3] = round_to_exact_sum_grid(stats[:, :3])
             if layout.has_count_channel:
                 stats[:, -1] = 1.0
             self._row_stats = stats

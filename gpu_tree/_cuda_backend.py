@@ -8,10 +8,9 @@ Rows are tracked by node id (``node_of_row``) rather than partitioned: one histo
 launch covers every node of a level. Only per-node results (chosen splits, row counts)
 travel to the host; histograms stay on the device.
 
-This first version trains classification trees whose weights are integers (unit weights
-included): their atomic sums are exact, so trees are identical to the CPU backend's in
-any atomic order. Fractional weights and regression need order-independent fixed-point
-sums, not written yet: :func:`check_cuda_support` refuses them with a clear error.
+Every row statistic lies on an exact-sum grid (see ``round_to_exact_sum_grid``), so the
+atomic float64 sums are exact in any order: trees are identical to the CPU backend's, for
+classification and regression, with any weights, and identical from run to run.
 """
 
 from __future__ import annotations
@@ -41,20 +40,10 @@ def cuda_status():
     return True, "NVIDIA GPU", cupy
 
 
-def check_cuda_support(rows: RowData, splitter: str):
-    """Refuse, with the reason, what this version of the CUDA backend cannot do exactly."""
+def check_cuda_support(splitter: str):
+    """Refuse, with the reason, what the CUDA backend does not do."""
     if splitter != "hist":
         raise ValueError("splitter='exact' runs on the CPU only; use device='cpu' for exact search")
-    if not rows.layout.is_classification:
-        raise ValueError(
-            "device='cuda' trains classifiers only in this version: regression needs "
-            "order-independent (fixed-point) sums on the GPU, not written yet; use device='cpu'"
-        )
-    if np.any(rows.weight != np.round(rows.weight)):
-        raise ValueError(
-            "device='cuda' needs integer sample weights (times class weights) in this "
-            "version, so that GPU sums are exact; use device='cpu' for fractional weights"
-        )
 
 
 class CUDAHistogramBackend:
@@ -74,8 +63,11 @@ class CUDAHistogramBackend:
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
         self.X_binned = xp.asarray(np.ascontiguousarray(X_binned))
-        self.y_class = xp.asarray(rows.y_class.astype(np.int32))
-        self.weight = xp.asarray(rows.weight)
+        if rows.layout.is_classification:
+            self.y_class = xp.asarray(rows.y_class.astype(np.int32))
+            self.weight = xp.asarray(rows.weight)
+        else:
+            self.row_stats = xp.asarray(rows.row_stats)
         self.unit_weight = not rows.layout.has_count_channel
         self.count_channel = rows.layout.n_channels - 1 if rows.layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
@@ -101,16 +93,22 @@ class CUDAHistogramBackend:
         slot_of_node = self._node_table(-1, np.int32)
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         blocks, threads = self.kernels.launch_config(self.n_samples * self.n_features)
-        self.kernels.histograms_classification[blocks, threads](
-            self.X_binned,
-            self.node_of_row,
-            xp.asarray(slot_of_node),
-            self.y_class,
-            self.weight,
-            self.unit_weight,
-            self.count_channel,
-            hist,
-        )
+        slot_of_node = xp.asarray(slot_of_node)
+        if self.rows.layout.is_classification:
+            self.kernels.histograms_classification[blocks, threads](
+                self.X_binned,
+                self.node_of_row,
+                slot_of_node,
+                self.y_class,
+                self.weight,
+                self.unit_weight,
+                self.count_channel,
+                hist,
+            )
+        else:
+            self.kernels.histograms_dense[blocks, threads](
+                self.X_binned, self.node_of_row, slot_of_node, self.row_stats, hist
+            )
         bounds = (self.bin_lower[None], self.bin_upper[None])
         return bounds if out is not None else (hist,) + bounds
 

@@ -169,7 +169,7 @@ class _BaseDecisionTree(BaseEstimator):
         min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
 
         if self.device_ == "cuda":
-            check_cuda_support(rows, self.splitter)
+            check_cuda_support(self.splitter)
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
             # Feature-major on the device: a warp's threads read consecutive rows.
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=False)

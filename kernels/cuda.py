@@ -6,10 +6,11 @@ Layout conventions shared with :mod:`gpu_tree.kernels.cpu`:
   threads of a warp, which take consecutive rows, read consecutive bytes.
 - ``node_of_row`` holds each row's current tree node; a level's histogram launch maps
   node ids to histogram slots with ``slot_of_node`` (-1: the node is not built).
-- Histograms have shape (n_slots, n_features, n_bins, n_channels), float64. Atomic
-  additions of class counts and integer weights are exact in float64 (below 2**53),
-  hence independent of the order the atomics land in: trees are deterministic and equal
-  to the CPU backend's.
+- Histograms have shape (n_slots, n_features, n_bins, n_channels), float64. Every
+  per-row statistic lies on an exact-sum grid (``gpu_tree._cpu_backend.
+  round_to_exact_sum_grid``: class counts, weights, regression sums), so float64 atomic
+  additions are exact and their order does not matter: trees are deterministic and
+  equal to the CPU backend's.
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` the same source runs on the CPU, one Python thread per
 CUDA thread: CI checks these kernels there on small data. The simulator path is the GPU
@@ -48,6 +49,25 @@ def histograms_classification(
         cuda.atomic.add(hist, (slot, f, b, y_class[i]), w)
         if count_channel >= 0:
             cuda.atomic.add(hist, (slot, f, b, count_channel), 1.0)
+
+
+@cuda.jit
+def histograms_dense(X_binned, node_of_row, slot_of_node, row_stats, hist):
+    """Histograms of dense per-row statistics (regression: w, w*y, w*y^2[, 1]) of every
+    node of a level in one launch; thread layout as :func:`histograms_classification`."""
+    n_features, n_samples = X_binned.shape
+    n_channels = row_stats.shape[1]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for task in range(start, n_samples * n_features, stride):
+        f = task // n_samples
+        i = task - f * n_samples
+        slot = slot_of_node[node_of_row[i]]
+        if slot < 0:
+            continue
+        b = X_binned[f, i]
+        for c in range(n_channels):
+            cuda.atomic.add(hist, (slot, f, b, c), row_stats[i, c])
 
 
 @cuda.jit

@@ -139,14 +139,33 @@ def test_cuda_tree_with_pure_and_empty_children_and_max_leaf_nodes():
         assert_tree_equal(cuda_tree, cpu_tree)
 
 
-def test_cuda_refuses_what_it_cannot_do_exactly():
+def test_cuda_refuses_exact_search():
     X, y = _classification_data(40, 2, 2, 4, seed=5)
-    with pytest.raises(ValueError, match="classifiers only"):
-        DecisionTreeRegressor(device="cuda").fit(X, y.astype(float))
-    with pytest.raises(ValueError, match="integer sample weights"):
-        DecisionTreeClassifier(device="cuda").fit(X, y, sample_weight=np.full(40, 0.5))
     with pytest.raises(ValueError, match="exact.*CPU"):
         DecisionTreeClassifier(device="cuda", splitter="exact").fit(X, y)
+
+
+@pytest.mark.parametrize("max_depth", [2, 5])
+def test_cuda_regression_tree_equals_cpu_tree(max_depth):
+    """Real-valued targets and fractional weights: sums on exact-sum grids make the
+    atomic order irrelevant, so the trees are identical node for node."""
+    rng = np.random.default_rng(max_depth)
+    X = rng.integers(0, 6, size=(150, 3)).astype(float)
+    y = np.sin(X[:, 0]) * 3.7 + X[:, 1] ** 1.5 + rng.normal(scale=0.3, size=150)
+    weight = rng.uniform(0.1, 3.0, size=150)
+    cuda_tree = DecisionTreeRegressor(device="cuda", max_depth=max_depth).fit(X, y, weight)
+    cpu_tree = DecisionTreeRegressor(device="cpu", max_depth=max_depth).fit(X, y, weight)
+    assert_tree_equal(cuda_tree.tree_, cpu_tree.tree_, impurity_rtol=0, value_rtol=0)
+    assert cuda_tree.tree_.node_count > 3
+
+
+def test_cuda_fractional_class_weights_tree_equals_cpu_tree():
+    X, y = _classification_data(150, 3, 3, 5, seed=9)
+    weight = np.random.default_rng(9).uniform(0.2, 2.0, size=150)
+    params = {"max_depth": 4, "class_weight": "balanced", "criterion": "entropy"}
+    cuda_tree = DecisionTreeClassifier(device="cuda", **params).fit(X, y, weight)
+    cpu_tree = DecisionTreeClassifier(device="cpu", **params).fit(X, y, weight)
+    assert_tree_equal(cuda_tree.tree_, cpu_tree.tree_, impurity_rtol=0, value_rtol=0)
 
 
 @pytest.mark.gpu

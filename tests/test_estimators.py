@@ -343,3 +343,21 @@ def test_device_cuda_says_why_it_cannot_run(monkeypatch):
         DecisionTreeClassifier(device="cuda").fit(X_GOOD, Y_GOOD)
     # 'auto' falls back to the CPU.
     assert DecisionTreeClassifier(device="auto").fit(X_GOOD, Y_GOOD).device_ == "cpu"
+
+
+def test_hist_equals_exact_for_real_targets_and_fractional_weights():
+    """Row statistics sit on exact-sum grids, so histogram sums (bin by bin) and exact
+    sums (value by value) agree to the bit: the trees are identical, not just close."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 12, size=(400, 4)).astype(float) / 4.0
+    y = np.exp(X[:, 0]) - 2.0 * np.cos(3.0 * X[:, 1]) + rng.normal(scale=0.5, size=400)
+    weight = rng.uniform(0.05, 4.0, size=400)
+    hist = DecisionTreeRegressor(max_depth=7).fit(X, y, sample_weight=weight)
+    exact = DecisionTreeRegressor(max_depth=7, splitter="exact").fit(X, y, sample_weight=weight)
+    assert_tree_equal(hist.tree_, exact.tree_, impurity_rtol=0, value_rtol=0)
+    labels = (y > np.median(y)).astype(int) + (y > np.quantile(y, 0.8))
+    hist = DecisionTreeClassifier(criterion="entropy").fit(X, labels, sample_weight=weight)
+    exact = DecisionTreeClassifier(criterion="entropy", splitter="exact").fit(
+        X, labels, sample_weight=weight
+    )
+    assert_tree_equal(hist.tree_, exact.tree_, impurity_rtol=0, value_rtol=0)
