@@ -63,10 +63,15 @@ class CUDAHistogramBackend:
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
         self.X_binned = xp.asarray(np.ascontiguousarray(X_binned))
+        # Classification rows carry a class and a weight, regression rows dense statistics;
+        # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
         if rows.layout.is_classification:
             self.y_class = xp.asarray(rows.y_class.astype(np.int32))
             self.weight = xp.asarray(rows.weight)
+            self.row_stats = xp.zeros((1, 1))
         else:
+            self.y_class = xp.zeros(1, dtype=np.int32)
+            self.weight = xp.zeros(1)
             self.row_stats = xp.asarray(rows.row_stats)
         self.unit_weight = not rows.layout.has_count_channel
         self.count_channel = rows.layout.n_channels - 1 if rows.layout.has_count_channel else -1
@@ -92,25 +97,28 @@ class CUDAHistogramBackend:
             hist.fill(0.0)
         slot_of_node = self._node_table(-1, np.int32)
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
-        blocks, threads = self.kernels.launch_config(self.n_samples * self.n_features)
-        slot_of_node = xp.asarray(slot_of_node)
-        if self.rows.layout.is_classification:
-            self.kernels.histograms_classification[blocks, threads](
-                self.X_binned,
-                self.node_of_row,
-                slot_of_node,
-                self.y_class,
-                self.weight,
-                self.unit_weight,
-                self.count_channel,
-                hist,
-            )
-        else:
-            self.kernels.histograms_dense[blocks, threads](
-                self.X_binned, self.node_of_row, slot_of_node, self.row_stats, hist
-            )
+        self._launch_histograms(xp.asarray(slot_of_node), nodes.size, hist)
         bounds = (self.bin_lower[None], self.bin_upper[None])
         return bounds if out is not None else (hist,) + bounds
+
+    def _launch_histograms(self, slot_of_node, n_slots, hist):
+        """One launch for the whole level: shared-memory histograms when every slot's
+        histogram of at least one feature fits a block's shared memory, else global."""
+        kernels = self.kernels
+        n_channels = self.rows.layout.n_channels
+        common = (
+            self.X_binned, self.node_of_row, slot_of_node, self.rows.layout.is_classification,
+            self.y_class, self.weight, self.unit_weight, self.count_channel, self.row_stats,
+            hist.reshape(-1), self.n_bins, n_channels,
+        )  # fmt: skip
+        group = kernels.shared_features_per_block(n_slots, self.n_bins, n_channels, self.n_features)
+        if group > 0:
+            n_groups = -(-self.n_features // group)
+            grid, threads = kernels.shared_launch_config(self.n_samples, n_groups)
+            kernels.histograms_shared[grid, threads](*common, n_slots, group)
+        else:
+            blocks, threads = kernels.launch_config(self.n_samples * self.n_features)
+            kernels.histograms_global[blocks, threads](*common)
 
     def subtract(self, hist, parent_rows, child_hist, out):
         """out = hist[parent_rows] - child_hist, on the device."""

@@ -17,7 +17,7 @@ CUDA thread: CI checks these kernels there on small data. The simulator path is 
 path: no warp intrinsics are used yet.
 """
 
-from numba import config, cuda
+from numba import config, cuda, float64
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: one small grid-striding block
@@ -25,15 +25,35 @@ THREADS_PER_BLOCK = 256
 SIMULATOR_GRID = (1, 32)
 
 
-@cuda.jit
-def histograms_classification(
-    X_binned, node_of_row, slot_of_node, y_class, weight, unit_weight, count_channel, hist
-):
-    """Class-weight histograms of every node of a level in one launch.
+# Shared memory per block for a block-private histogram: 48 KiB of float64, the static
+# limit every CUDA GPU offers without opting in to more.
+SHARED_HISTOGRAM_FLOATS = 6144
 
-    One thread per (row, feature) pair, grid-striding: thread t handles row
-    t % n_samples of feature t // n_samples, so a warp reads consecutive rows of one
-    feature. Rows whose node has no slot are skipped.
+
+@cuda.jit(device=True, inline=True)
+def _add_row(target, index, i, is_classification, y_class, weight, unit_weight, count_channel,
+             row_stats):  # fmt: skip
+    """Add row i's statistics to the channels starting at flat ``index`` of ``target``
+    (a histogram entry of one node, feature and bin)."""
+    if is_classification:
+        cuda.atomic.add(target, index + y_class[i], 1.0 if unit_weight else weight[i])
+        if count_channel >= 0:
+            cuda.atomic.add(target, index + count_channel, 1.0)
+    else:
+        for c in range(row_stats.shape[1]):
+            cuda.atomic.add(target, index + c, row_stats[i, c])
+
+
+@cuda.jit
+def histograms_global(X_binned, node_of_row, slot_of_node, is_classification, y_class, weight,
+                      unit_weight, count_channel, row_stats, hist_flat, n_bins, n_channels):  # fmt: skip
+    """Histograms of every node of a level in one launch, straight into global memory.
+
+    The path for levels whose histograms do not fit a block's shared memory. One thread
+    per (row, feature) pair, grid-striding: a warp reads consecutive rows of one feature.
+    ``hist_flat`` is the (n_slots, n_features, n_bins, n_channels) histogram, flattened.
+    Classification rows add their weight to their class (and 1 to ``count_channel`` if
+    >= 0); regression rows add their ``row_stats``.
     """
     n_features, n_samples = X_binned.shape
     start = cuda.grid(1)
@@ -44,30 +64,59 @@ def histograms_classification(
         slot = slot_of_node[node_of_row[i]]
         if slot < 0:
             continue
-        b = X_binned[f, i]
-        w = 1.0 if unit_weight else weight[i]
-        cuda.atomic.add(hist, (slot, f, b, y_class[i]), w)
-        if count_channel >= 0:
-            cuda.atomic.add(hist, (slot, f, b, count_channel), 1.0)
+        index = ((slot * n_features + f) * n_bins + X_binned[f, i]) * n_channels
+        _add_row(hist_flat, index, i, is_classification, y_class, weight, unit_weight,
+                 count_channel, row_stats)  # fmt: skip
 
 
 @cuda.jit
-def histograms_dense(X_binned, node_of_row, slot_of_node, row_stats, hist):
-    """Histograms of dense per-row statistics (regression: w, w*y, w*y^2[, 1]) of every
-    node of a level in one launch; thread layout as :func:`histograms_classification`."""
+def histograms_shared(X_binned, node_of_row, slot_of_node, is_classification, y_class, weight,
+                      unit_weight, count_channel, row_stats, hist_flat, n_bins, n_channels,
+                      n_slots, features_per_block):  # fmt: skip
+    """As :func:`histograms_global`, accumulating in a block-private shared-memory histogram.
+
+    Grid: (row blocks, feature groups). Block (x, g) sums the rows x, x + gridDim.x, ...
+    for the ``features_per_block`` features of group g, every slot, in shared memory,
+    then adds its non-zero entries to the global histogram: one global atomic per entry
+    per block instead of one per row. The launcher guarantees
+    n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_FLOATS.
+    """
+    shared = cuda.shared.array(SHARED_HISTOGRAM_FLOATS, dtype=float64)
     n_features, n_samples = X_binned.shape
-    n_channels = row_stats.shape[1]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for task in range(start, n_samples * n_features, stride):
-        f = task // n_samples
-        i = task - f * n_samples
+    first = cuda.blockIdx.y * features_per_block
+    group = min(features_per_block, n_features - first)
+    n_entries = n_slots * group * n_bins * n_channels
+    for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
+        shared[k] = 0.0
+    cuda.syncthreads()
+    row_stride = cuda.gridDim.x * cuda.blockDim.x
+    for i in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_samples, row_stride):
         slot = slot_of_node[node_of_row[i]]
         if slot < 0:
             continue
-        b = X_binned[f, i]
-        for c in range(n_channels):
-            cuda.atomic.add(hist, (slot, f, b, c), row_stats[i, c])
+        for g in range(group):
+            index = ((slot * group + g) * n_bins + X_binned[first + g, i]) * n_channels
+            _add_row(shared, index, i, is_classification, y_class, weight, unit_weight,
+                     count_channel, row_stats)  # fmt: skip
+    cuda.syncthreads()
+    for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
+        value = shared[k]
+        if value != 0.0:
+            c = k % n_channels
+            rest = k // n_channels
+            b = rest % n_bins
+            rest //= n_bins
+            g = rest % group
+            slot = rest // group
+            cuda.atomic.add(
+                hist_flat, ((slot * n_features + first + g) * n_bins + b) * n_channels + c, value
+            )
+
+
+def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_features: int) -> int:
+    """Features one block's shared histogram holds for every slot; 0: use global memory."""
+    per_feature = n_slots * n_bins * n_channels
+    return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0
 
 
 @cuda.jit
@@ -114,6 +163,15 @@ def predict_leaves(X, children_left, children_right, feature, threshold, missing
                 go_left = x <= threshold[node]
             node = children_left[node] if go_left else children_right[node]
         out[i] = node
+
+
+def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):
+    """(grid, threads) for :func:`histograms_shared`: enough row blocks to fill the GPU,
+    each thread summing about ``rows_per_thread`` rows before its block merges."""
+    if config.ENABLE_CUDASIM:
+        return (1, n_groups), SIMULATOR_GRID[1]
+    row_blocks = max(1, min(1024, -(-n_samples // (THREADS_PER_BLOCK * rows_per_thread))))
+    return (row_blocks, n_groups), THREADS_PER_BLOCK
 
 
 def launch_config(n_tasks: int, max_blocks: int = 4096):

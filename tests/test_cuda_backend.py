@@ -32,27 +32,49 @@ def _classification_data(n_samples, n_features, n_classes, n_values, seed):
 
 
 # -- kernels against oracles ---------------------------------------------------------------
-@pytest.mark.parametrize("unit_weight", [True, False])
-def test_histogram_kernel_matches_naive_oracle(unit_weight):
+def _launch_histograms(path, X_binned, node_of_row, slot_of_node, rows, hist, features_per_block):
+    is_classification = rows["row_stats"] is None
+    n_slots, n_features, n_bins, n_channels = hist.shape
+    args = (
+        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(slot_of_node), is_classification,
+        xp.asarray(rows["y_class"]), xp.asarray(rows["weight"]), rows["unit_weight"],
+        rows["count_channel"], xp.asarray(rows["row_stats"] if not is_classification else np.zeros((1, 1))),
+        hist.reshape(-1), n_bins, n_channels,
+    )  # fmt: skip
+    if path == "global":
+        blocks, threads = cuda_kernels.launch_config(X_binned.size)
+        cuda_kernels.histograms_global[blocks, threads](*args)
+    else:
+        n_groups = -(-n_features // features_per_block)
+        grid, threads = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
+        cuda_kernels.histograms_shared[grid, threads](*args, n_slots, features_per_block)
+
+
+@pytest.mark.parametrize("path", ["global", "shared"])
+@pytest.mark.parametrize("kind", ["unit", "weighted", "regression"])
+def test_histogram_kernels_match_naive_oracle(path, kind):
     rng = np.random.default_rng(1)
     n_features, n_samples, n_bins, n_classes = 3, 90, 7, 3
     X_binned = rng.integers(0, n_bins, size=(n_features, n_samples)).astype(np.uint8)
     node_of_row = rng.integers(0, 5, size=n_samples).astype(np.int32)  # rows of nodes 0..4
     slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)  # nodes 1, 3, 4 are built
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int32)
-    weight = np.ones(n_samples) if unit_weight else rng.integers(1, 4, n_samples).astype(float)
-    n_channels = n_classes + (0 if unit_weight else 1)
-    hist = xp.zeros((3, n_features, n_bins, n_channels))
-    blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
-    cuda_kernels.histograms_classification[blocks, threads](
-        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(slot_of_node),
-        xp.asarray(y_class), xp.asarray(weight), unit_weight,
-        -1 if unit_weight else n_classes, hist,
-    )  # fmt: skip
-    row_stats = np.zeros((n_samples, n_channels))
-    row_stats[np.arange(n_samples), y_class] = weight
-    if not unit_weight:
-        row_stats[:, -1] = 1.0
+    weight = np.ones(n_samples) if kind == "unit" else rng.integers(1, 4, n_samples).astype(float)
+    if kind == "regression":
+        row_stats = rng.integers(-5, 6, size=(n_samples, 4)).astype(float)
+        rows = {"y_class": np.zeros(1, np.int32), "weight": np.zeros(1), "unit_weight": False,
+                "count_channel": -1, "row_stats": row_stats}  # fmt: skip
+    else:
+        n_channels = n_classes + (kind == "weighted")
+        row_stats = np.zeros((n_samples, n_channels))
+        row_stats[np.arange(n_samples), y_class] = weight
+        if kind == "weighted":
+            row_stats[:, -1] = 1.0
+        rows = {"y_class": y_class, "weight": weight, "unit_weight": kind == "unit",
+                "count_channel": n_classes if kind == "weighted" else -1, "row_stats": None}  # fmt: skip
+    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
+    # Two features per block: one group of two and a group of one (a partial group).
+    _launch_histograms(path, X_binned, node_of_row, slot_of_node, rows, hist, features_per_block=2)
     order = np.argsort(node_of_row, kind="stable")
     counts = np.bincount(node_of_row, minlength=5)
     end = np.cumsum(counts)
@@ -60,6 +82,13 @@ def test_histogram_kernel_matches_naive_oracle(unit_weight):
     built = np.array([1, 3, 4])
     expected = naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
     np.testing.assert_array_equal(_to_host(hist), expected)
+
+
+def test_shared_histograms_fall_back_to_global_memory_when_too_big():
+    assert cuda_kernels.shared_features_per_block(4, 256, 2, 28) == 3  # 6144 // 2048
+    assert cuda_kernels.shared_features_per_block(2, 256, 2, 2) == 2  # capped at n_features
+    assert cuda_kernels.shared_features_per_block(64, 256, 2, 28) == 0  # does not fit: global
+    assert cuda_kernels.shared_features_per_block(1, 65535, 1, 28) == 0
 
 
 def test_partition_kernel_moves_rows_of_split_nodes_only():
@@ -106,9 +135,17 @@ def test_prediction_kernel_matches_cpu_traversal():
 
 
 # -- the same tree on both devices -----------------------------------------------------------
+@pytest.fixture(params=["shared", "global"])
+def histogram_path(request, monkeypatch):
+    """Run a test with the launcher's shared-memory path, or forced onto global memory."""
+    if request.param == "global":
+        monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 0)
+    return request.param
+
+
 @pytest.mark.parametrize("criterion", CLASSIFICATION_CRITERIA)
 @pytest.mark.parametrize(("max_depth", "n_classes"), [(1, 2), (3, 3), (6, 2)])
-def test_cuda_tree_equals_cpu_tree(criterion, max_depth, n_classes):
+def test_cuda_tree_equals_cpu_tree(criterion, max_depth, n_classes, histogram_path):
     X, y = _classification_data(160, 3, n_classes, 5, seed=max_depth + n_classes)
     params = {"criterion": criterion, "max_depth": max_depth}
     cuda_model = DecisionTreeClassifier(device="cuda", **params).fit(X, y)
@@ -146,7 +183,7 @@ def test_cuda_refuses_exact_search():
 
 
 @pytest.mark.parametrize("max_depth", [2, 5])
-def test_cuda_regression_tree_equals_cpu_tree(max_depth):
+def test_cuda_regression_tree_equals_cpu_tree(max_depth, histogram_path):
     """Real-valued targets and fractional weights: sums on exact-sum grids make the
     atomic order irrelevant, so the trees are identical node for node."""
     rng = np.random.default_rng(max_depth)
