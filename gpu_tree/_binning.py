@@ -91,7 +91,13 @@ class BinMapper:
         if n_samples > self.subsample:
             rng = np.random.default_rng(self.random_state)
             rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
+        if rows is not None and not isinstance(X, np.ndarray):
+            import cupy  # a GPU array: index it with a device array
+
+            rows = cupy.asarray(rows)
         sample = X if rows is None else X[rows]
+        if not isinstance(sample, np.ndarray):
+            sample = sample.get()  # only the row sample comes to the host
 
         def edges_of(f):
             return _edges_and_kind(sample[:, f], self.max_bins)
@@ -105,6 +111,7 @@ class BinMapper:
         # needs each bin's smallest and largest value. Quantile-binned features use
         # their edges as bin bounds instead.
         self.one_value_per_bin_ = np.array(one_value_per_bin, dtype=bool)
+        self._tables = None
         self.n_bins_per_feature_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
         self.n_bins_ = int(self.n_bins_per_feature_.max())
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
@@ -127,28 +134,62 @@ class BinMapper:
             past the first / last edge).
         """
         n_samples, n_features = X.shape
-        offsets = np.zeros(n_features + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([e.size for e in self.edges_])
-        flat_edges = np.concatenate(self.edges_) if offsets[-1] else np.zeros(0)
+        edges, offsets, lookup, cells_per_unit = self._search_tables()
         if row_major:
             X_binned = np.empty((n_samples, n_features), dtype=self.bin_dtype_).T
         else:
             X_binned = np.empty((n_features, n_samples), dtype=self.bin_dtype_)
         bin_lower = np.full((n_features, self.n_bins_), np.inf)
         bin_upper = np.full((n_features, self.n_bins_), -np.inf)
-        n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
-        lookup = np.empty((n_features, n_cells + 1), dtype=np.int64)
-        cells_per_unit = np.empty(n_features)
-        flat_edges = flat_edges.astype(np.float64)
-        cpu_kernels.build_bin_lookup(flat_edges, offsets, n_cells, lookup, cells_per_unit)
         cpu_kernels.bin_columns(
-            X, flat_edges, offsets, lookup, cells_per_unit, self.one_value_per_bin_,
+            X, edges, offsets, lookup, cells_per_unit, self.one_value_per_bin_,
             X_binned, bin_lower, bin_upper,
         )  # fmt: skip
+        self._bounds_from_edges(bin_lower, bin_upper)
+        return X_binned, bin_lower, bin_upper
+
+    def transform_on_device(self, X, xp):
+        """As :meth:`transform`, on the GPU (or the CUDA simulator when ``xp`` is numpy).
+
+        ``X`` is an ``xp`` array (n_samples, n_features), used in place. Returns the
+        feature-major codes on the device (coalesced for the histogram kernels) and the
+        bin bounds on the host (they only place thresholds).
+        """
+        from .kernels import cuda as cuda_kernels
+
+        n_samples, n_features = X.shape
+        tables = [xp.asarray(table) for table in self._search_tables()]
+        X_binned = xp.empty((n_features, n_samples), dtype=self.bin_dtype_)
+        bin_lower = xp.full((n_features, self.n_bins_), np.inf)
+        bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
+        blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
+        cuda_kernels.bin_columns[blocks, threads](
+            X, *tables, xp.asarray(self.one_value_per_bin_), X_binned, bin_lower, bin_upper
+        )
+        if xp is not np:
+            bin_lower, bin_upper = xp.asnumpy(bin_lower), xp.asnumpy(bin_upper)
+        self._bounds_from_edges(bin_lower, bin_upper)
+        return X_binned, bin_lower, bin_upper
+
+    def _search_tables(self):
+        """Flat edges, their offsets per feature, and the lookup grid (built once)."""
+        if getattr(self, "_tables", None) is None:
+            n_features = len(self.edges_)
+            offsets = np.zeros(n_features + 1, dtype=np.int64)
+            offsets[1:] = np.cumsum([e.size for e in self.edges_])
+            flat = np.concatenate(self.edges_).astype(np.float64) if offsets[-1] else np.zeros(0)
+            n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
+            lookup = np.empty((n_features, n_cells + 1), dtype=np.int64)
+            cells_per_unit = np.empty(n_features)
+            cpu_kernels.build_bin_lookup(flat, offsets, n_cells, lookup, cells_per_unit)
+            self._tables = (flat, offsets, lookup, cells_per_unit)
+        return self._tables
+
+    def _bounds_from_edges(self, bin_lower, bin_upper):
+        """Quantile-binned features: a bin's bounds are its edges."""
         for f in np.flatnonzero(~self.one_value_per_bin_):
             edges = self.edges_[f]
             bin_upper[f, : edges.size] = edges
             bin_upper[f, edges.size] = np.inf
             bin_lower[f, 0] = -np.inf
             bin_lower[f, 1 : edges.size + 1] = edges
-        return X_binned, bin_lower, bin_upper

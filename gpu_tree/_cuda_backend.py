@@ -62,7 +62,7 @@ class CUDAHistogramBackend:
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
-        self.X_binned = xp.asarray(np.ascontiguousarray(X_binned))
+        self.X_binned = xp.ascontiguousarray(xp.asarray(X_binned))
         # Classification rows carry a class and a weight, regression rows dense statistics;
         # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
         if rows.layout.is_classification:
@@ -157,3 +157,60 @@ class CUDAHistogramBackend:
         self._rows_of_node[children] = counts[children]
         self._rows_of_node[np.asarray(nodes)] = 0
         return counts[np.asarray(left_nodes)]
+
+
+def required_device_bytes(
+    n_samples, n_features, bin_itemsize, x_itemsize, x_on_host, layout, n_bins
+):
+    """Peak GPU memory of a fit, in bytes, and its parts.
+
+    Binning holds the float X (when it came from the host) and its codes; growth holds the
+    codes, per-row labels or statistics, weights and node ids, and the histograms of two
+    levels (parents kept for the subtraction trick), counted here for the root's children.
+    """
+    codes = n_samples * n_features * bin_itemsize
+    floats = n_samples * n_features * x_itemsize if x_on_host else 0
+    per_row = n_samples * (4 + (4 + 8 if layout.is_classification else 8 * layout.n_channels))
+    histograms = 3 * n_features * n_bins * layout.n_channels * 8
+    parts = {"float X while binning": floats, "bin codes": codes, "per-row arrays": per_row,
+             "histograms": histograms}  # fmt: skip
+    return max(floats + codes, codes + per_row + histograms), parts
+
+
+def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
+    """Fail before any work when the fit cannot fit in the GPU's free memory.
+
+    ``free_bytes`` defaults to what the device reports (nothing to check in the simulator).
+    """
+    if free_bytes is None:
+        if xp is np:
+            return
+        free_bytes = int(xp.cuda.runtime.memGetInfo()[0])
+    x_on_host = isinstance(X, np.ndarray) and xp is not np
+    needed, parts = required_device_bytes(
+        X.shape[0], X.shape[1], np.dtype(bin_mapper.bin_dtype_).itemsize, X.dtype.itemsize,
+        x_on_host or xp is np, layout, bin_mapper.n_bins_,
+    )  # fmt: skip
+    if needed > free_bytes:
+        detail = ", ".join(f"{name} {size:,}" for name, size in parts.items() if size)
+        raise MemoryError(
+            f"device='cuda' needs {needed:,} bytes of GPU memory for this fit ({detail}) but "
+            f"{free_bytes:,} bytes are free; use fewer rows, fewer bins, or device='cpu'"
+        )
+
+
+def apply_on_device(tree, X, xp):
+    """Leaf of each row of the GPU array X, computed on the GPU (one thread per row)."""
+    from .kernels import cuda as cuda_kernels
+
+    leaves = xp.empty(X.shape[0], dtype=np.int64)
+    arrays = (tree.children_left, tree.children_right, tree.feature, tree.threshold)
+    arrays += (tree.missing_go_to_left,)
+    blocks, threads = cuda_kernels.launch_config(X.shape[0])
+    cuda_kernels.predict_leaves[blocks, threads](X, *(xp.asarray(a) for a in arrays), leaves)
+    return leaves
+
+
+def predict_on_device(tree, X, xp):
+    """``tree.value`` of each row's leaf, (n_samples, n_outputs), on the GPU."""
+    return xp.asarray(tree.value[:, 0, :])[apply_on_device(tree, X, xp)]

@@ -218,3 +218,37 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if not (weight > 0).any():
         raise ValueError("Sample weights must contain at least one positive value; all are zero")
     return weight
+
+
+def is_device_array(X) -> bool:
+    """A GPU array (CuPy or any ``__cuda_array_interface__`` producer), not a host array."""
+    return hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray)
+
+
+def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the estimator"):
+    """:func:`check_X` for an array already on the GPU: checked there, never copied to the
+    host (only the position of a first bad value travels back)."""
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D array for X, got a {X.ndim}-D array of shape {X.shape}.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with shape {X.shape}: X needs at least one row and one feature."
+        )
+    if X.dtype.kind == "c":
+        raise ValueError("Complex data not supported; X has a complex dtype")
+    if X.dtype.kind in "biu":
+        X = X.astype(np.float64)
+    elif X.dtype.kind != "f":
+        raise TypeError(f"X has unsupported dtype {X.dtype}; expected numbers")
+    if n_features_expected is not None and X.shape[1] != n_features_expected:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {estimator_name} is expecting "
+            f"{n_features_expected} features as input."
+        )
+    bad = ~xp.isfinite(X)
+    if bool(bad.any()):
+        row, column = (int(v) for v in xp.argwhere(bad)[0])
+        value = float(X[row, column])
+        what = "NaN" if value != value else "infinity or a value too large"
+        raise ValueError(f"Input X contains {what} in column {column} at row {row}")
+    return xp.ascontiguousarray(X)

@@ -12,14 +12,23 @@ from ._binning import BinMapper, check_max_bins
 from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
 from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
 from ._criteria import StatsLayout, check_criterion
-from ._cuda_backend import CUDAHistogramBackend, check_cuda_support, cuda_status
+from ._cuda_backend import (
+    CUDAHistogramBackend,
+    apply_on_device,
+    check_cuda_support,
+    check_device_memory,
+    cuda_status,
+    predict_on_device,
+)
 from ._grower import Grower, GrowthParams
 from ._validation import (
     check_classification_labels,
     check_sample_weight,
     check_X,
+    check_X_on_device,
     check_y,
     feature_names_of,
+    is_device_array,
 )
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -45,6 +54,12 @@ def resolve_device(device) -> str:
             )
         return "cuda"
     return "cuda" if usable and xp is not np else "cpu"
+
+
+def _to_host(array):
+    """A GPU array copied to a host numpy array (labels and weights are small); anything
+    else unchanged."""
+    return array.get() if is_device_array(array) and hasattr(array, "get") else array
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -134,7 +149,14 @@ class _BaseDecisionTree(BaseEstimator):
         rng = _random_generator(self.random_state)
 
         feature_names = feature_names_of(X)
-        X = check_X(X)
+        if is_device_array(X):
+            # A GPU array is used where it is: checked on the device, never copied back.
+            if self.device_ != "cuda":
+                raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
+            X = check_X_on_device(X, cuda_status()[2])
+        else:
+            X = check_X(X)
+        y, sample_weight = _to_host(y), _to_host(sample_weight)
         n_samples, n_features = X.shape
         y = check_y(
             y,
@@ -164,16 +186,20 @@ class _BaseDecisionTree(BaseEstimator):
         # add split candidates or bin edges.
         keep = weight > 0
         if not keep.all():
-            X, targets, weight = X[keep], targets[keep], weight[keep]
+            rows_kept = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
+            X, targets, weight = X[rows_kept], targets[keep], weight[keep]
         rows = self._row_data(targets, weight)
         min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
 
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
+            xp = cuda_status()[2]
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
-            # Feature-major on the device: a warp's threads read consecutive rows.
-            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=False)
-            backend = CUDAHistogramBackend(X_binned, bin_lower, bin_upper, rows, cuda_status()[2])
+            check_device_memory(X, self._bin_mapper, rows.layout, xp)
+            # Host data moves to the device once; only its bin codes stay there.
+            X_binned, bin_lower, bin_upper = self._bin_mapper.transform_on_device(xp.asarray(X), xp)
+            del X
+            backend = CUDAHistogramBackend(X_binned, bin_lower, bin_upper, rows, xp)
         elif self.splitter == "hist":
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
@@ -228,14 +254,32 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         self._check_fitted()
+        if is_device_array(X):
+            usable, reason, xp = cuda_status()
+            if not usable:
+                raise ValueError(f"X is a GPU array but the GPU is not usable here: {reason}")
+            return check_X_on_device(
+                X, xp, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
+            )
         self._check_feature_names(X)
         return check_X(
             X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
         )
 
+    def _leaf_values(self, X):
+        """``tree_.value`` of each row's leaf, (n_samples, n_outputs): on the GPU for a
+        GPU array (one thread per row walks the tree there), else on the CPU."""
+        X = self._validate_X_predict(X)
+        if is_device_array(X):
+            return predict_on_device(self.tree_, X, cuda_status()[2])
+        return self.tree_.predict(X)
+
     def apply(self, X):
         """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        if is_device_array(X):
+            return apply_on_device(self.tree_, X, cuda_status()[2])
+        return self.tree_.apply(X)
 
     def decision_path(self, X):
         """Sparse indicator (n_samples, node_count) of the nodes each sample passes through."""
@@ -373,9 +417,10 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         )
 
     def predict_proba(self, X):
-        """Class probabilities of the leaf each sample reaches: (n_samples, n_classes)."""
-        X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        """Class probabilities of the leaf each sample reaches: (n_samples, n_classes).
+
+        A GPU array in gives a GPU array out."""
+        return self._leaf_values(X)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):
@@ -384,7 +429,13 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     def predict(self, X):
         """Majority class of the leaf each sample reaches (lowest class index on ties)."""
         proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        if isinstance(proba, np.ndarray):
+            return self.classes_[np.argmax(proba, axis=1)]
+        # On the GPU: numeric labels stay there; other labels come back as a host array.
+        winner = proba.argmax(axis=1)
+        if self.classes_.dtype.kind in "biuf":
+            return cuda_status()[2].asarray(self.classes_)[winner]
+        return self.classes_[_to_host(winner)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -439,5 +490,4 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
 
     def predict(self, X):
         """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,)."""
-        X = self._validate_X_predict(X)
-        return self.tree_.predict(X)[:, 0]
+        return self._leaf_values(X)[:, 0]

@@ -25,6 +25,46 @@ THREADS_PER_BLOCK = 256
 SIMULATOR_GRID = (1, 32)
 
 
+@cuda.jit
+def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, X_binned,
+                bin_lower, bin_upper):  # fmt: skip
+    """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
+    same cell arithmetic, so the same codes), one thread per (row, feature).
+
+    Tasks run row-major, so a warp reads consecutive values of the row-major X. Bin
+    bounds, for the features that track them, use atomic min / max: order-independent.
+    """
+    n_samples, n_features = X.shape
+    n_cells = lookup.shape[1] - 1
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for task in range(start, n_samples * n_features, stride):
+        i = task // n_features
+        f = task - i * n_features
+        x = X[i, f]
+        offset = edge_offsets[f]
+        n_edges = edge_offsets[f + 1] - offset
+        if n_edges == 0 or x <= edges[offset]:
+            b = 0
+        elif x > edges[offset + n_edges - 1]:
+            b = n_edges
+        else:
+            cell = min(int((x - edges[offset]) * cells_per_unit[f]), n_cells - 1)
+            lo = lookup[f, cell]
+            hi = lookup[f, cell + 1]
+            while lo < hi:  # first edge >= x, among this cell's edges
+                mid = (lo + hi) >> 1
+                if edges[offset + mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            b = lo
+        X_binned[f, i] = b
+        if track_bounds[f]:
+            cuda.atomic.min(bin_lower, (f, b), x)
+            cuda.atomic.max(bin_upper, (f, b), x)
+
+
 # Shared memory per block for a block-private histogram: 48 KiB of float64, the static
 # limit every CUDA GPU offers without opting in to more.
 SHARED_HISTOGRAM_FLOATS = 6144

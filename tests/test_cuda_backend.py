@@ -212,3 +212,96 @@ def test_real_gpu_tree_equals_cpu_tree_on_larger_data():
     gpu = DecisionTreeClassifier(device="cuda", max_depth=10).fit(X, y)
     cpu = DecisionTreeClassifier(device="cpu", max_depth=10).fit(X, y)
     assert_tree_equal(gpu.tree_, cpu.tree_)
+
+
+@pytest.mark.parametrize("max_bins", [3, 16, 256, 1000])
+def test_device_binning_equals_cpu_binning(max_bins):
+    """Same codes and bounds as the CPU kernel, including values exactly at, just above
+    and just below every edge, heavy tails and few distinct values."""
+    from gpu_tree._binning import BinMapper
+
+    rng = np.random.default_rng(max_bins)
+    X = np.column_stack(
+        [
+            rng.normal(size=300),
+            np.exp(rng.normal(scale=3, size=300)),
+            rng.integers(0, 5, size=300).astype(float),
+            np.full(300, 2.5),
+        ]
+    )
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    probes = [
+        np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
+        for e in mapper.edges_
+    ]
+    length = max(p.size for p in probes)
+    P = np.column_stack([np.resize(p, length) if p.size else np.full(length, 2.5) for p in probes])
+    for data in (X, np.vstack([X, P])):
+        codes, lower, upper = mapper.transform(data)
+        device_codes, device_lower, device_upper = mapper.transform_on_device(xp.asarray(data), xp)
+        np.testing.assert_array_equal(_to_host(device_codes), codes)
+        np.testing.assert_array_equal(device_lower, lower)
+        np.testing.assert_array_equal(device_upper, upper)
+
+
+def test_fit_that_cannot_fit_fails_first_with_bytes_needed_and_free():
+    from gpu_tree._binning import BinMapper
+    from gpu_tree._criteria import StatsLayout
+    from gpu_tree._cuda_backend import check_device_memory, required_device_bytes
+
+    X = np.zeros((1000, 10))
+    mapper = BinMapper(max_bins=256).fit(np.random.default_rng(0).normal(size=(1000, 10)))
+    layout = StatsLayout(True, 2, False)
+    needed, parts = required_device_bytes(1000, 10, 1, 8, True, layout, mapper.n_bins_)
+    assert parts["float X while binning"] == 80_000 and parts["bin codes"] == 10_000
+    assert needed >= 90_000
+    with pytest.raises(MemoryError, match=rf"needs {needed:,} bytes .* but 50,000 bytes are free"):
+        check_device_memory(X, mapper, layout, xp, free_bytes=50_000)
+    check_device_memory(X, mapper, layout, xp, free_bytes=needed)  # exactly enough: fine
+
+
+def test_device_input_checks_name_the_problem():
+    from gpu_tree._validation import check_X_on_device
+
+    X = xp.asarray(np.arange(12.0).reshape(4, 3))
+    assert check_X_on_device(X, xp).shape == (4, 3)
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN in column 1 at row 2"):
+        check_X_on_device(bad, xp)
+    bad[2, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity .* column 1 at row 2"):
+        check_X_on_device(bad, xp)
+    with pytest.raises(ValueError, match="2-D"):
+        check_X_on_device(X[:, 0], xp)
+    with pytest.raises(ValueError, match="X has 3 features, but T is expecting 5"):
+        check_X_on_device(X, xp, n_features_expected=5, estimator_name="T")
+    assert check_X_on_device(xp.asarray(np.ones((2, 2), dtype=np.int32)), xp).dtype == np.float64
+
+
+def test_prediction_on_the_device_equals_the_cpu():
+    from gpu_tree._cuda_backend import apply_on_device, predict_on_device
+
+    X, y = _classification_data(200, 3, 3, 6, seed=12)
+    model = DecisionTreeClassifier(max_depth=5, device="cuda").fit(X, y)
+    X_device = xp.asarray(X)
+    np.testing.assert_array_equal(
+        _to_host(apply_on_device(model.tree_, X_device, xp)), model.apply(X)
+    )
+    np.testing.assert_array_equal(
+        _to_host(predict_on_device(model.tree_, X_device, xp)), model.predict_proba(X)
+    )
+
+
+@pytest.mark.gpu
+def test_cupy_inputs_are_used_in_place_and_predictions_stay_on_the_gpu():
+    import cupy
+
+    X, y = _classification_data(50_000, 6, 3, 40, seed=1)
+    gpu = DecisionTreeClassifier(device="cuda", max_depth=8).fit(cupy.asarray(X), y)
+    cpu = DecisionTreeClassifier(device="cpu", max_depth=8).fit(X, y)
+    assert_tree_equal(gpu.tree_, cpu.tree_)
+    predicted = gpu.predict(cupy.asarray(X))
+    assert isinstance(predicted, cupy.ndarray)
+    np.testing.assert_array_equal(predicted.get(), cpu.predict(X))
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))  # host input: host output
