@@ -190,12 +190,8 @@ class CPUHistogramBackend(_CPUBackend):
         """
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.rows.layout
-        n_features = self.X_binned.shape[0]
-        if out is None:
-            hist = np.zeros((nodes.size, n_features, self.n_bins, layout.n_channels))
-        else:
-            hist = out
-            hist.fill(0.0)
+        hist = self.empty_histograms(nodes.size) if out is None else out
+        hist.fill(0.0)
         start = self.partition_state.start[nodes]
         end = self.partition_state.end[nodes]
         if layout.is_classification:
@@ -225,6 +221,11 @@ class CPUHistogramBackend(_CPUBackend):
         if out is not None:
             return self.bin_lower[None], self.bin_upper[None]
         return hist, self.bin_lower[None], self.bin_upper[None]
+
+    def empty_histograms(self, n_nodes):
+        """Uninitialised dense histograms for ``n_nodes`` nodes (filled by the caller)."""
+        shape = (n_nodes, self.X_binned.shape[0], self.n_bins, self.rows.layout.n_channels)
+        return np.empty(shape)
 
     @staticmethod
     def subtract(hist, parent_rows, child_hist, out):

@@ -91,15 +91,33 @@ class CUDAHistogramBackend:
         """Dense histograms of ``nodes`` (one launch) and the bins' value bounds."""
         xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
-        shape = (nodes.size, self.n_features, self.n_bins, self.rows.layout.n_channels)
-        hist = xp.zeros(shape) if out is None else out
-        if out is not None:
-            hist.fill(0.0)
+        hist = self.empty_histograms(nodes.size) if out is None else out
+        hist.fill(0.0)
         slot_of_node = self._node_table(-1, np.int32)
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         self._launch_histograms(xp.asarray(slot_of_node), nodes.size, hist)
         bounds = (self.bin_lower[None], self.bin_upper[None])
         return bounds if out is not None else (hist,) + bounds
+
+    def empty_histograms(self, n_nodes):
+        """Uninitialised dense histograms for ``n_nodes`` nodes, after checking they fit."""
+        shape = (n_nodes, self.n_features, self.n_bins, self.rows.layout.n_channels)
+        self._check_level_memory(int(np.prod(shape)) * 8, n_nodes)
+        return self.xp.empty(shape)
+
+    def _check_level_memory(self, needed, n_nodes):
+        """Every level keeps dense histograms (no small-node path on the GPU yet): say so
+        clearly, rather than failing inside CuPy, when a deep level does not fit."""
+        if self.xp is np:
+            return
+        free = int(self.xp.cuda.runtime.memGetInfo()[0])
+        free += int(self.xp.get_default_memory_pool().free_bytes())
+        if needed > free:
+            raise MemoryError(
+                f"device='cuda': a tree level of {n_nodes:,} nodes needs {needed:,} bytes of "
+                f"histograms but {free:,} bytes of GPU memory are free; limit max_depth or "
+                "max_leaf_nodes, use fewer bins, or use device='cpu' for very deep trees"
+            )
 
     def _launch_histograms(self, slot_of_node, n_slots, hist):
         """One launch for the whole level: shared-memory histograms when every slot's

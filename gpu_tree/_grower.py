@@ -235,7 +235,6 @@ class Grower:
         Returns a batch of dense histograms (None if no child needs one) and the ids of
         the open children to evaluate through compact histograms.
         """
-        xp = self.xp
         layout = self.layout
         tree = self.tree
         nodes = ev.nodes[which]
@@ -295,7 +294,7 @@ class Grower:
         smaller = np.where(smaller_is_left, left[parents], right[parents])
         larger = np.where(smaller_is_left, right[parents], left[parents])
         m = parents.size
-        hist = xp.empty((2 * m,) + tuple(ev.hist.shape[1:]), dtype=ev.hist.dtype)
+        hist = self.backend.empty_histograms(2 * m)
         lower, upper = self.backend.candidates(smaller, out=hist[:m])
         self.backend.subtract(ev.hist, ev.hist_rows[which[parents]], hist[:m], out=hist[m:])
         batch_nodes = np.concatenate([smaller, larger])
