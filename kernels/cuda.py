@@ -13,8 +13,12 @@ Layout conventions shared with :mod:`gpu_tree.kernels.cpu`:
   equal to the CPU backend's.
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` the same source runs on the CPU, one Python thread per
-CUDA thread: CI checks these kernels there on small data. The simulator path is the GPU
-path: no warp intrinsics are used yet.
+CUDA thread: CI checks these kernels there on small data. The simulator runs the GPU's
+code path, with one difference: launches use one block of 32 threads
+(``SIMULATOR_GRID``), which grid-stride over the same work a full grid would share. No
+warp intrinsics are used (the simulator has none). Arrays from CuPy are passed through
+``__cuda_array_interface__``; numba synchronises on them around each launch, which is
+harmless here since every launch's result is needed by the next step.
 """
 
 from numba import config, cuda, float64

@@ -16,7 +16,7 @@ from gpu_tree.kernels import cuda as cuda_kernels
 
 USABLE, REASON, xp = cuda_status()
 pytestmark = pytest.mark.skipif(not USABLE, reason=f"CUDA backend not usable: {REASON}")
-CLASSIFICATION_CRITERIA = ["gini", "entropy", "gain_ratio", "cart", "misclassification"]
+CLASSIFICATION_CRITERIA = ["gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"]
 
 
 def _to_host(array):
@@ -56,8 +56,10 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
     rng = np.random.default_rng(1)
     n_features, n_samples, n_bins, n_classes = 3, 90, 7, 3
     X_binned = rng.integers(0, n_bins, size=(n_features, n_samples)).astype(np.uint8)
-    node_of_row = rng.integers(0, 5, size=n_samples).astype(np.int32)  # rows of nodes 0..4
-    slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)  # nodes 1, 3, 4 are built
+    # Rows of nodes 0..3; nodes 1, 3 and 4 are built, and node 4 holds no row (an empty
+    # histogram must come out all zeros).
+    node_of_row = rng.integers(0, 4, size=n_samples).astype(np.int32)
+    slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int32)
     weight = np.ones(n_samples) if kind == "unit" else rng.integers(1, 4, n_samples).astype(float)
     if kind == "regression":
@@ -82,6 +84,7 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
     built = np.array([1, 3, 4])
     expected = naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
     np.testing.assert_array_equal(_to_host(hist), expected)
+    assert not _to_host(hist)[2].any()  # the empty node
 
 
 def test_shared_histograms_fall_back_to_global_memory_when_too_big():
@@ -153,6 +156,15 @@ def test_cuda_tree_equals_cpu_tree(criterion, max_depth, n_classes, histogram_pa
     assert cuda_model.device_ == "cuda"
     assert_tree_equal(cuda_model.tree_, cpu_model.tree_)
     np.testing.assert_array_equal(cuda_model.predict(X), cpu_model.predict(X))
+
+
+@pytest.mark.parametrize("n_samples", [12, 31, 33, 200])
+def test_cuda_tree_equals_cpu_tree_for_batches_below_and_above_a_block(n_samples, histogram_path):
+    """Fewer rows than one block's threads leave threads idle; more make them stride."""
+    X, y = _classification_data(n_samples, 2, 2, 4, seed=n_samples)
+    cuda_tree = DecisionTreeClassifier(device="cuda", max_depth=4).fit(X, y).tree_
+    cpu_tree = DecisionTreeClassifier(device="cpu", max_depth=4).fit(X, y).tree_
+    assert_tree_equal(cuda_tree, cpu_tree)
 
 
 def test_cuda_tree_single_feature_many_bins_and_integer_weights():
