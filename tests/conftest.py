@@ -6,6 +6,7 @@ NUMBA_ENABLE_CUDASIM must be set before numba is first imported, hence here. Wit
 """
 
 import os
+import sys
 
 import pytest
 
@@ -22,6 +23,16 @@ def _real_gpu_count() -> int:
 REAL_GPU = _real_gpu_count() > 0
 if not REAL_GPU and "NUMBA_ENABLE_CUDASIM" not in os.environ:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    if "numba" in sys.modules:
+        # Something (a plugin, a warning filter) imported numba before this file: make
+        # it read the variable again. numba.cuda picks the simulator when first imported.
+        if "numba.cuda" in sys.modules:
+            raise RuntimeError(
+                "numba.cuda was imported before tests/conftest.py could enable the simulator"
+            )
+        from numba.core import config
+
+        config.reload_config()
 
 
 def pytest_collection_modifyitems(config, items):
