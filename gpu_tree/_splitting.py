@@ -24,7 +24,10 @@ from ._criteria import StatsLayout, weighted_split_score
 from .kernels import cpu as cpu_kernels
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
+# On the CPU, chunks small enough for the caches, scored on parallel threads; on a GPU,
+# large chunks (temporaries of about 64 MB), since every array operation is a launch.
 _CANDIDATES_PER_CHUNK = 1 << 18
+_DEVICE_CANDIDATES_PER_CHUNK = 1 << 23
 _CPU_THREADS = os.cpu_count() or 1
 
 
@@ -91,12 +94,10 @@ def select_splits(
     order = np.argsort(width, kind="stable")
     chunks = []
     start = 0
+    per_chunk = _CANDIDATES_PER_CHUNK if xp is np else _DEVICE_CANDIDATES_PER_CHUNK
     while start < n_nodes:
         stop = start + 1
-        while (
-            stop < n_nodes
-            and (stop + 1 - start) * n_features * width[order[stop]] <= _CANDIDATES_PER_CHUNK
-        ):
+        while stop < n_nodes and (stop + 1 - start) * n_features * width[order[stop]] <= per_chunk:
             stop += 1
         chunks.append(order[start:stop])
         start = stop
