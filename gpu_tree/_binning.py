@@ -44,8 +44,12 @@ def feature_edges(column, max_bins: int) -> np.ndarray:
 
 
 def _edges_and_kind(column, max_bins: int):
-    """(edges, one_value_per_bin): whether every distinct value got a bin of its own."""
-    values = np.sort(np.asarray(column, dtype=np.float64))
+    """(edges, one_value_per_bin): whether every distinct value got a bin of its own.
+    Missing values (NaN) take no part: they have a bin of their own."""
+    values = np.asarray(column, dtype=np.float64)
+    values = np.sort(values[~np.isnan(values)])
+    if values.size == 0:
+        return np.zeros(0), True
     is_new = np.empty(values.size, dtype=bool)
     is_new[:1] = True
     np.not_equal(values[1:], values[:-1], out=is_new[1:])
@@ -99,8 +103,16 @@ class BinMapper:
         if not isinstance(sample, np.ndarray):
             sample = sample.get()  # only the row sample comes to the host
 
+        # Missing values (decided on all rows, not the sample) get the last bin, so the
+        # values of every feature keep max_bins - 1 bins, as in HistGradientBoosting.
+        if isinstance(X, np.ndarray):
+            self.has_missing_ = bool(cpu_kernels.has_nan(X))
+        else:
+            self.has_missing_ = bool((X != X).any())  # a GPU array: checked there
+        value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins
+
         def edges_of(f):
-            return _edges_and_kind(sample[:, f], self.max_bins)
+            return _edges_and_kind(sample[:, f], value_bins)
 
         # numpy's sort releases the GIL, so threads sort several features at once.
         with ThreadPoolExecutor(max_workers=min(n_features, os.cpu_count() or 1)) as pool:
@@ -113,7 +125,9 @@ class BinMapper:
         self.one_value_per_bin_ = np.array(one_value_per_bin, dtype=bool)
         self._tables = None
         self.n_bins_per_feature_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
-        self.n_bins_ = int(self.n_bins_per_feature_.max())
+        self.n_bins_ = int(self.n_bins_per_feature_.max()) + (1 if self.has_missing_ else 0)
+        # The missing values' bin (-1: the training data had none).
+        self.missing_bin_ = self.n_bins_ - 1 if self.has_missing_ else -1
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
         return self
 
@@ -143,7 +157,7 @@ class BinMapper:
         bin_upper = np.full((n_features, self.n_bins_), -np.inf)
         cpu_kernels.bin_columns(
             X, edges, offsets, lookup, cells_per_unit, self.one_value_per_bin_,
-            X_binned, bin_lower, bin_upper,
+            self.missing_bin_, X_binned, bin_lower, bin_upper,
         )  # fmt: skip
         self._bounds_from_edges(bin_lower, bin_upper)
         return X_binned, bin_lower, bin_upper
@@ -164,8 +178,9 @@ class BinMapper:
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
         blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
         cuda_kernels.bin_columns[blocks, threads](
-            X, *tables, xp.asarray(self.one_value_per_bin_), X_binned, bin_lower, bin_upper
-        )
+            X, *tables, xp.asarray(self.one_value_per_bin_), self.missing_bin_, X_binned,
+            bin_lower, bin_upper,
+        )  # fmt: skip
         if xp is not np:
             bin_lower, bin_upper = xp.asnumpy(bin_lower), xp.asnumpy(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)

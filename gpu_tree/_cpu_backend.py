@@ -115,7 +115,8 @@ class _RowPartition:
             self.start = np.resize(self.start, size)
             self.end = np.resize(self.end, size)
 
-    def split(self, columns, nodes, feature, threshold, left_nodes, right_nodes):
+    def split(self, columns, nodes, feature, threshold, missing_left, missing_code, left_nodes,
+              right_nodes):  # fmt: skip
         nodes = np.asarray(nodes, dtype=np.int64)
         n_left = cpu_kernels.partition_rows(
             columns,
@@ -124,6 +125,8 @@ class _RowPartition:
             self.end[nodes],
             np.asarray(feature, dtype=np.int64),
             threshold,
+            np.asarray(missing_left, dtype=np.uint8),
+            missing_code,
             self._scratch,
         )
         self._ensure(int(max(np.max(left_nodes), np.max(right_nodes))) + 1)
@@ -153,19 +156,23 @@ class _CPUBackend:
         return state.end[nodes] - state.start[nodes]
 
     def _compact_histograms(self, nodes):
-        """Distinct column values of each node's rows: hist (n, F, width, C), values (n, F, width)."""
+        """Distinct column values of each node's rows: hist (n, F, width, C), values
+        (n, F, width), and the statistics of rows missing each feature (n, F, C)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         state = self.partition_state
         start, end = state.start[nodes], state.end[nodes]
         width = max(1, int((end - start).max(initial=1)))
         n_features = self.columns.shape[0]
-        hist = np.zeros((nodes.size, n_features, width, self.rows.layout.n_channels))
+        n_channels = self.rows.layout.n_channels
+        hist = np.zeros((nodes.size, n_features, width, n_channels))
         values = np.full((nodes.size, n_features, width), np.inf)
+        missing = np.zeros((nodes.size, n_features, n_channels))
         cpu_kernels.compact_histograms(
-            self.columns, state.sample_indices, start, end, self.rows.row_stats, hist, values
-        )
+            self.columns, state.sample_indices, start, end, self.rows.row_stats,
+            self.missing_code, hist, values, missing,
+        )  # fmt: skip
         used = max(1, int(np.isfinite(values).sum(axis=2).max(initial=1)))
-        return hist[:, :, :used], values[:, :, :used]
+        return hist[:, :, :used], values[:, :, :used], missing
 
 
 class CPUHistogramBackend(_CPUBackend):
@@ -173,8 +180,11 @@ class CPUHistogramBackend(_CPUBackend):
 
     supports_subtraction = True
 
-    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData):
+    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, missing_bin: int = -1):
         super().__init__(X_binned, rows)
+        # Missing values' bin code, the last bin of every feature (-1: no missing values).
+        self.missing_bin = missing_bin
+        self.missing_code = int(missing_bin)  # an integer compare against the codes
         self.X_binned = X_binned
         self.n_bins = bin_lower.shape[1]
         self.bin_lower = bin_lower
@@ -239,22 +249,19 @@ class CPUHistogramBackend(_CPUBackend):
         Returns hist (n, F, width, C), the value bounds of each slot's bin and each slot's
         bin code (-1 past the codes present).
         """
-        hist, codes = self._compact_histograms(nodes)
+        hist, codes, missing = self._compact_histograms(nodes)
         lower = np.empty(codes.shape)
         upper = np.empty(codes.shape)
         code = np.empty(codes.shape, dtype=np.int64)
         cpu_kernels.compact_bin_bounds(codes, self.bin_lower, self.bin_upper, lower, upper, code)
-        return hist, lower, upper, code
+        return hist, lower, upper, code, missing
 
-    def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
+                  right_nodes):  # fmt: skip
         return self.partition_state.split(
-            self.X_binned,
-            nodes,
-            feature,
-            np.asarray(bin_threshold, dtype=np.int64),
-            left_nodes,
-            right_nodes,
-        )
+            self.X_binned, nodes, feature, np.asarray(bin_threshold, dtype=np.int64),
+            missing_left, self.missing_code, left_nodes, right_nodes,
+        )  # fmt: skip
 
 
 class CPUExactBackend(_CPUBackend):
@@ -266,21 +273,20 @@ class CPUExactBackend(_CPUBackend):
 
     supports_subtraction = False
     small_node_rows = None  # every node is searched on its own values
+    missing_bin = -1  # no bins: missing raw values are NaN
+    missing_code = np.nan
 
     def __init__(self, X, rows: RowData):
         # Feature-major copy so a node's column reads are contiguous.
         super().__init__(np.ascontiguousarray(X.T, dtype=np.float64), rows)
 
     def compact_candidates(self, nodes):
-        hist, values = self._compact_histograms(nodes)
-        return hist, values, values, None
+        hist, values, missing = self._compact_histograms(nodes)
+        return hist, values, values, None, missing
 
-    def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
+                  right_nodes):  # fmt: skip
         return self.partition_state.split(
-            self.columns,
-            nodes,
-            feature,
-            np.asarray(threshold, dtype=np.float64),
-            left_nodes,
-            right_nodes,
-        )
+            self.columns, nodes, feature, np.asarray(threshold, dtype=np.float64),
+            missing_left, self.missing_code, left_nodes, right_nodes,
+        )  # fmt: skip

@@ -52,11 +52,12 @@ class CUDAHistogramBackend:
     supports_subtraction = True
     small_node_rows = 0  # every node takes a dense histogram: one launch per level
 
-    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, xp):
+    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, xp, missing_bin: int = -1):
         from .kernels import cuda as cuda_kernels
 
         self.kernels = cuda_kernels
         self.xp = xp
+        self.missing_bin = missing_bin  # the last bin of every feature (-1: none)
         self.rows = rows
         self.n_bins = bin_lower.shape[1]
         self.bin_lower = bin_lower
@@ -144,7 +145,8 @@ class CUDAHistogramBackend:
         xp.take(hist, xp.asarray(parent_rows), axis=0, out=out)
         out -= child_hist
 
-    def partition(self, nodes, feature, bin_threshold, threshold, left_nodes, right_nodes):
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
+                  right_nodes):  # fmt: skip
         """Route the rows of ``nodes`` to their children; rows sent left, per node."""
         xp = self.xp
         n_nodes = int(max(np.max(left_nodes), np.max(right_nodes))) + 1
@@ -153,6 +155,8 @@ class CUDAHistogramBackend:
         self._rows_of_node = grown
         split_feature = self._node_table(-1, np.int32)
         split_bin = self._node_table(0, np.int32)
+        goes_left = self._node_table(0, np.uint8)
+        goes_left[nodes] = missing_left
         left_child = self._node_table(-1, np.int32)
         right_child = self._node_table(-1, np.int32)
         split_feature[nodes] = feature
@@ -165,6 +169,8 @@ class CUDAHistogramBackend:
             self.node_of_row,
             xp.asarray(split_feature),
             xp.asarray(split_bin),
+            xp.asarray(goes_left),
+            self.missing_bin,
             xp.asarray(left_child),
             xp.asarray(right_child),
         )

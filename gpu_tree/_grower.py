@@ -59,6 +59,9 @@ class _Batch:
     # or, in exact mode, distinct values with no bin code).
     bin_code: np.ndarray | None = None
     dense: bool = True  # dense histograms can serve the subtraction trick
+    # Compact batches: statistics of the rows missing each feature (n_rows, n_features,
+    # n_channels), or None. Dense batches keep them in the backend's missing bin.
+    missing: object = None
 
 
 @dataclass
@@ -74,6 +77,7 @@ class _Evaluated:
     left_stats: np.ndarray
     right_stats: np.ndarray
     priority: np.ndarray  # weighted score, for best-first growth
+    missing_left: np.ndarray  # bool: where missing values go
 
 
 class Grower:
@@ -142,23 +146,21 @@ class Grower:
         nodes = batch.nodes[rows]
         mask = self._feature_mask(rows.size)
         compact = not batch.dense
+        hist, missing = batch.hist, batch.missing
+        missing_bin = self.backend.missing_bin
+        if batch.dense and missing_bin >= 0:
+            hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         chosen = select_splits(
-            batch.hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact
+            hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact, missing
         )
         if mask is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
             # searching, here over all features.
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
-                batch.hist,
-                p.criterion,
-                self.layout,
-                self.constraints,
-                None,
-                xp,
-                rows[retry],
-                compact,
-            )
+                hist, p.criterion, self.layout, self.constraints, None, xp, rows[retry],
+                compact, missing,
+            )  # fmt: skip
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)
         root_weight = self.tree.weighted_n_node_samples[0]
@@ -166,10 +168,13 @@ class Grower:
         accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)
         k = np.flatnonzero(accept)
         value_row = rows[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
+        next_bin = chosen.next_bin[k]
         threshold = midpoint(
             batch.bin_upper[value_row, chosen.feature[k], chosen.bin[k]],
-            batch.bin_lower[value_row, chosen.feature[k], chosen.next_bin[k]],
+            batch.bin_lower[value_row, chosen.feature[k], np.maximum(next_bin, 0)],
         )
+        # next_bin -1: every present value goes left, the missing ones right.
+        threshold = np.where(next_bin < 0, np.inf, threshold)
         chosen_bin = chosen.bin[k]
         if batch.bin_code is not None:
             chosen_bin = batch.bin_code[rows[k], chosen.feature[k], chosen_bin]
@@ -183,6 +188,7 @@ class Grower:
             left_stats=chosen.left_stats[k],
             right_stats=chosen.right_stats[k],
             priority=priority[k],
+            missing_left=chosen.missing_left[k],
         )
 
     def _evaluate_compact(self, nodes) -> list[_Evaluated]:
@@ -208,8 +214,8 @@ class Grower:
             ):
                 stop += 1
             chunk = nodes[order[start:stop]]
-            hist, lower, upper, code = self.backend.compact_candidates(chunk)
-            batch = _Batch(chunk, hist, np.arange(chunk.size), lower, upper, code, dense=False)
+            hist, lower, upper, code, missing = self.backend.compact_candidates(chunk)
+            batch = _Batch(chunk, hist, np.arange(chunk.size), lower, upper, code, False, missing)
             evaluated.append(self._evaluate(batch))
             start = stop
         return evaluated
@@ -256,12 +262,12 @@ class Grower:
             ev.bin[which] if self.backend.supports_subtraction else -1,
             left,
             right,
-            # Until missing values are learned, missing goes to the bigger child.
-            missing_go_to_left=(left_count >= right_count).astype(np.uint8),
+            missing_go_to_left=ev.missing_left[which].astype(np.uint8),
         )
         n_left = self.backend.partition(
-            nodes, ev.feature[which], ev.bin[which], ev.threshold[which], left, right
-        )
+            nodes, ev.feature[which], ev.bin[which], ev.threshold[which],
+            ev.missing_left[which], left, right,
+        )  # fmt: skip
         if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 

@@ -155,7 +155,7 @@ class _BaseDecisionTree(BaseEstimator):
                 raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
             X = check_X_on_device(X, cuda_status()[2])
         else:
-            X = check_X(X)
+            X = check_X(X, allow_nan=True)  # NaN: a missing value, learned per split
         y, sample_weight = _to_host(y), _to_host(sample_weight)
         n_samples, n_features = X.shape
         y = check_y(
@@ -199,11 +199,15 @@ class _BaseDecisionTree(BaseEstimator):
             # Host data moves to the device once; only its bin codes stay there.
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform_on_device(xp.asarray(X), xp)
             del X
-            backend = CUDAHistogramBackend(X_binned, bin_lower, bin_upper, rows, xp)
+            backend = CUDAHistogramBackend(
+                X_binned, bin_lower, bin_upper, rows, xp, self._bin_mapper.missing_bin_
+            )
         elif self.splitter == "hist":
             self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
-            backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)
+            backend = CPUHistogramBackend(
+                X_binned, bin_lower, bin_upper, rows, self._bin_mapper.missing_bin_
+            )
         else:
             backend = CPUExactBackend(X, rows)
         params = GrowthParams(
@@ -263,7 +267,10 @@ class _BaseDecisionTree(BaseEstimator):
             )
         self._check_feature_names(X)
         return check_X(
-            X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
+            X,
+            n_features_expected=self.n_features_in_,
+            estimator_name=type(self).__name__,
+            allow_nan=True,
         )
 
     def _leaf_values(self, X):
@@ -296,6 +303,11 @@ class _BaseDecisionTree(BaseEstimator):
     def get_n_leaves(self) -> int:
         self._check_fitted()
         return self.tree_.n_leaves
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
+        return tags
 
     @property
     def feature_importances_(self):
@@ -436,11 +448,6 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         if self.classes_.dtype.kind in "biuf":
             return cuda_status()[2].asarray(self.classes_)[winner]
         return self.classes_[_to_host(winner)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):

@@ -16,6 +16,18 @@ Layout conventions shared with the CUDA kernels:
 import numpy as np
 from numba import njit, prange
 
+
+@njit(parallel=True, cache=True)
+def has_nan(X):
+    """Whether the 2-D array X holds a NaN (one parallel pass, no temporary array)."""
+    n_found = 0
+    for i in prange(X.shape[0]):
+        for f in range(X.shape[1]):
+            if X[i, f] != X[i, f]:
+                n_found += 1
+    return n_found > 0
+
+
 # Cells per edge of the lookup grid that narrows each value's search to a few edges.
 LOOKUP_CELLS_PER_EDGE = 8
 
@@ -54,8 +66,9 @@ def build_bin_lookup(edges, edge_offsets, n_cells, lookup, cells_per_unit):
 
 @njit(parallel=True, cache=True)
 def bin_columns(
-    X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, X_binned, bin_lower, bin_upper
-):
+    X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, missing_bin, X_binned,
+    bin_lower, bin_upper,
+):  # fmt: skip
     """Map raw values to bins; record each bin's smallest and largest value.
 
     A value goes to bin b when edges[b-1] < x <= edges[b] (b = number of edges below x).
@@ -63,6 +76,7 @@ def bin_columns(
     runs only over the edges sharing x's grid cell. ``bin_lower``/``bin_upper``
     (n_features, n_bins) must come in filled with +inf/-inf; they are updated only for
     features with ``track_bounds`` set (two compares per value saved on the others).
+    NaN goes to ``missing_bin`` (the last bin; the caller passes -1 when X has no NaN).
 
     Parallel over blocks of rows, so each thread reads rows of the row-major X
     contiguously; each block keeps private min/max tables, merged at the end.
@@ -83,6 +97,9 @@ def bin_columns(
                 x = X[i, f]
                 offset = edge_offsets[f]
                 n_edges = edge_offsets[f + 1] - offset
+                if x != x:
+                    X_binned[f, i] = missing_bin
+                    continue
                 if n_edges == 0 or x <= edges[offset]:
                     b = 0
                 elif x > edges[offset + n_edges - 1]:
@@ -179,11 +196,16 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
 
 
 @njit(parallel=True, cache=True)
-def partition_rows(columns, sample_indices, node_start, node_end, feature, threshold, scratch):
+def partition_rows(
+    columns, sample_indices, node_start, node_end, feature, threshold, missing_left, missing_code,
+    scratch,
+):  # fmt: skip
     """Stable in-place partition of each node's rows: ``columns[f, i] <= threshold`` goes left.
 
     ``columns`` is either ``X_binned`` with bin thresholds (histogram mode) or the raw
-    feature-major values with real thresholds (exact mode). Returns rows sent left, per node.
+    feature-major values with real thresholds (exact mode). A missing value (NaN, or the
+    code ``missing_code``: the missing bin, or NaN for raw values) goes left where
+    ``missing_left[node]``. Returns rows sent left, per node.
     """
     n_nodes = node_start.shape[0]
     n_left = np.zeros(n_nodes, dtype=np.int64)
@@ -196,9 +218,15 @@ def partition_rows(columns, sample_indices, node_start, node_end, feature, thres
         right = end
         # Lefts fill scratch from the start, rights from the end (reversed), then are
         # copied back in order: stable on both sides.
+        to_left = missing_left[node] != 0
         for j in range(start, end):
             i = sample_indices[j]
-            if column[i] <= limit:
+            value = column[i]
+            if value != value or value == missing_code:
+                goes_left = to_left
+            else:
+                goes_left = value <= limit
+            if goes_left:
                 scratch[left] = i
                 left += 1
             else:
@@ -218,7 +246,9 @@ _INSERTION_SORT_ROWS = 32
 
 
 @njit(parallel=True, cache=True)
-def compact_histograms(columns, sample_indices, node_start, node_end, row_stats, hist, values):
+def compact_histograms(
+    columns, sample_indices, node_start, node_end, row_stats, missing_code, hist, values, missing
+):  # fmt: skip
     """Per node and feature, one slot per distinct value among the node's rows, in
     increasing order, holding the summed row statistics.
 
@@ -229,6 +259,8 @@ def compact_histograms(columns, sample_indices, node_start, node_end, row_stats,
 
     ``hist`` (n_nodes, n_features, width, n_channels) comes in zeroed and ``values``
     (n_nodes, n_features, width) filled with +inf; width >= the largest node's rows.
+    Missing values (NaN, or ``missing_code``) are summed apart, into ``missing``
+    (n_nodes, n_features, n_channels), zeroed on entry.
     """
     n_nodes = node_start.shape[0]
     n_features = columns.shape[0]
@@ -238,14 +270,24 @@ def compact_histograms(columns, sample_indices, node_start, node_end, row_stats,
         n_rows = node_end[node] - start
         keys = np.empty(n_rows, dtype=np.float64)
         order = np.empty(n_rows, dtype=np.int64)
+        rows = np.empty(n_rows, dtype=np.int64)
         for f in range(n_features):
             column = columns[f]
+            n_present = 0
             for j in range(n_rows):
-                keys[j] = column[sample_indices[start + j]]
-            if n_rows <= _INSERTION_SORT_ROWS:
-                for j in range(n_rows):
+                i = sample_indices[start + j]
+                x = column[i]
+                if x != x or x == missing_code:
+                    for c in range(n_channels):
+                        missing[node, f, c] += row_stats[i, c]
+                else:
+                    keys[n_present] = x
+                    rows[n_present] = i
+                    n_present += 1
+            if n_present <= _INSERTION_SORT_ROWS:
+                for j in range(n_present):
                     order[j] = j
-                for j in range(1, n_rows):
+                for j in range(1, n_present):
                     k = order[j]
                     t = j - 1
                     while t >= 0 and keys[order[t]] > keys[k]:
@@ -253,17 +295,17 @@ def compact_histograms(columns, sample_indices, node_start, node_end, row_stats,
                         t -= 1
                     order[t + 1] = k
             else:
-                order[:] = np.argsort(keys, kind="mergesort")
+                order[:n_present] = np.argsort(keys[:n_present], kind="mergesort")
             slot = -1
             previous = 0.0
-            for j in range(n_rows):
+            for j in range(n_present):
                 k = order[j]
                 x = keys[k]
                 if slot < 0 or x != previous:
                     slot += 1
                     values[node, f, slot] = x
                     previous = x
-                i = sample_indices[start + k]
+                i = rows[k]
                 for c in range(n_channels):
                     hist[node, f, slot, c] += row_stats[i, c]
 

@@ -30,8 +30,8 @@ SIMULATOR_GRID = (1, 32)
 
 
 @cuda.jit
-def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, X_binned,
-                bin_lower, bin_upper):  # fmt: skip
+def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, missing_bin,
+                X_binned, bin_lower, bin_upper):  # fmt: skip
     """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
     same cell arithmetic, so the same codes), one thread per (row, feature).
 
@@ -46,6 +46,9 @@ def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, X_
         i = task // n_features
         f = task - i * n_features
         x = X[i, f]
+        if x != x:  # NaN: the missing bin
+            X_binned[f, i] = missing_bin
+            continue
         offset = edge_offsets[f]
         n_edges = edge_offsets[f + 1] - offset
         if n_edges == 0 or x <= edges[offset]:
@@ -164,8 +167,10 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
 
 
 @cuda.jit
-def partition_rows(X_binned, node_of_row, split_feature, split_bin, left_child, right_child):
-    """Move every row of a split node to its child: bin <= split_bin goes left.
+def partition_rows(X_binned, node_of_row, split_feature, split_bin, missing_left, missing_bin,
+                   left_child, right_child):  # fmt: skip
+    """Move every row of a split node to its child: bin <= split_bin goes left, and the
+    missing bin goes where ``missing_left[node]`` says.
 
     ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
     """
@@ -177,7 +182,9 @@ def partition_rows(X_binned, node_of_row, split_feature, split_bin, left_child, 
         f = split_feature[node]
         if f < 0:
             continue
-        if X_binned[f, i] <= split_bin[node]:
+        code = X_binned[f, i]
+        goes_left = missing_left[node] != 0 if code == missing_bin else code <= split_bin[node]
+        if goes_left:
             node_of_row[i] = left_child[node]
         else:
             node_of_row[i] = right_child[node]

@@ -33,8 +33,8 @@ def divergences_are_ties(ours, theirs, X, y, criterion):
         assert leaf_a == leaf_b, "one library split a node the other kept as a leaf"
         if leaf_a:
             continue
-        left_a = X[rows, a.feature[node_a]] <= a.threshold[node_a]
-        left_b = X[rows, b.feature[node_b]] <= b.threshold[node_b]
+        left_a = goes_left(a, node_a, X[rows])
+        left_b = goes_left(b, node_b, X[rows])
         if not np.array_equal(left_a, left_b):
             score_a = weighted_child_impurity(y[rows], left_a, criterion)
             score_b = weighted_child_impurity(y[rows], left_b, criterion)
@@ -47,3 +47,11 @@ def divergences_are_ties(ours, theirs, X, y, criterion):
         stack.append((a.children_left[node_a], b.children_left[node_b], rows[left_a]))
         stack.append((a.children_right[node_a], b.children_right[node_b], rows[~left_a]))
     return met_tie
+
+
+def goes_left(tree, node, X):
+    """Rows of X that a tree's node sends left; missing values follow the node's rule."""
+    values = X[:, tree.feature[node]]
+    return np.where(
+        np.isnan(values), bool(tree.missing_go_to_left[node]), values <= tree.threshold[node]
+    )

@@ -105,14 +105,17 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
     right = np.array([-1, 4, 6, -1, -1, -1, -1], dtype=np.int32)
     device_rows = xp.asarray(node_of_row)
     blocks, threads = cuda_kernels.launch_config(60)
+    # Code 4 is the missing values' bin: node 1 sends them left, node 2 right.
+    missing_left = np.array([0, 1, 0, 0, 0, 0, 0], dtype=np.uint8)
     cuda_kernels.partition_rows[blocks, threads](
         xp.asarray(X_binned), device_rows, xp.asarray(split_feature), xp.asarray(split_bin),
-        xp.asarray(left), xp.asarray(right),
+        xp.asarray(missing_left), 4, xp.asarray(left), xp.asarray(right),
     )  # fmt: skip
     expected = before.copy()
     for node in (1, 2):
         rows = before == node
-        goes_left = X_binned[split_feature[node], rows] <= split_bin[node]
+        codes = X_binned[split_feature[node], rows]
+        goes_left = np.where(codes == 4, missing_left[node] == 1, codes <= split_bin[node])
         expected[rows] = np.where(goes_left, left[node], right[node])
     np.testing.assert_array_equal(_to_host(device_rows), expected)
     counts = xp.zeros(7, dtype=np.int64)
@@ -278,9 +281,8 @@ def test_device_input_checks_name_the_problem():
     X = xp.asarray(np.arange(12.0).reshape(4, 3))
     assert check_X_on_device(X, xp).shape == (4, 3)
     bad = X.copy()
-    bad[2, 1] = np.nan
-    with pytest.raises(ValueError, match="NaN in column 1 at row 2"):
-        check_X_on_device(bad, xp)
+    bad[2, 1] = np.nan  # a missing value: accepted
+    assert np.isnan(_to_host(check_X_on_device(bad, xp))[2, 1])
     bad[2, 1] = np.inf
     with pytest.raises(ValueError, match="infinity .* column 1 at row 2"):
         check_X_on_device(bad, xp)
@@ -317,3 +319,38 @@ def test_cupy_inputs_are_used_in_place_and_predictions_stay_on_the_gpu():
     assert isinstance(predicted, cupy.ndarray)
     np.testing.assert_array_equal(predicted.get(), cpu.predict(X))
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))  # host input: host output
+
+
+def test_cuda_tree_equals_cpu_tree_with_missing_values(histogram_path):
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(180, 3)).round(1)
+    y = (X[:, 0] > 0).astype(int)
+    hidden = rng.random(X.shape) < 0.25
+    y[hidden[:, 0]] = 1  # missingness is informative
+    X[hidden] = np.nan
+    for model in (DecisionTreeClassifier(max_depth=5), DecisionTreeClassifier(criterion="entropy")):
+        cuda_tree = model.set_params(device="cuda").fit(X, y).tree_
+        cpu_tree = model.set_params(device="cpu").fit(X, y).tree_
+        assert_tree_equal(cuda_tree, cpu_tree)
+        # Rows missing feature 0 are class 1: the learned side sends them there.
+        assert model.predict(np.array([[np.nan, 0.0, 0.0]]))[0] == 1
+    target = np.nan_to_num(X[:, 0], nan=3.0) + rng.normal(scale=0.1, size=180)
+    cuda_tree = DecisionTreeRegressor(device="cuda", max_depth=4).fit(X, target).tree_
+    cpu_tree = DecisionTreeRegressor(device="cpu", max_depth=4).fit(X, target).tree_
+    assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+
+
+def test_device_binning_puts_missing_values_in_the_last_bin():
+    from gpu_tree._binning import BinMapper
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bins=8).fit(X)
+    assert mapper.missing_bin_ == mapper.n_bins_ - 1 == 7  # values keep max_bins - 1 bins
+    codes, lower, upper = mapper.transform(X)
+    device_codes, device_lower, device_upper = mapper.transform_on_device(xp.asarray(X), xp)
+    np.testing.assert_array_equal(_to_host(device_codes), codes)
+    np.testing.assert_array_equal(codes.T == mapper.missing_bin_, np.isnan(X))
+    np.testing.assert_array_equal(device_lower, lower)
+    np.testing.assert_array_equal(device_upper, upper)

@@ -179,6 +179,7 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
             np.array([f]),
             np.array([b]),
             np.array([np.nan]),
+            np.array([False]),  # missing values go right (there are none here)
             np.array([left]),
             np.array([right]),
         )
@@ -212,6 +213,7 @@ def test_batch_of_nodes_histograms_match_one_at_a_time():
         np.array([0]),
         np.array([5]),
         np.array([np.nan]),
+        np.array([False]),
         np.array([1]),
         np.array([2]),
     )
@@ -401,7 +403,8 @@ def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, wei
     state.start[:n_nodes], state.end[:n_nodes] = start, end
     nodes = np.arange(n_nodes)
     dense, _, _ = backend.candidates(nodes)
-    compact, lower, upper, code = backend.compact_candidates(nodes)
+    compact, lower, upper, code, missing = backend.compact_candidates(nodes)
+    assert not missing.any()
     for node in nodes:
         for f in range(n_features):
             present = np.flatnonzero(rows.layout.count(dense[node, f]) > 0)
