@@ -69,6 +69,14 @@ def _dataframe_to_array(X, names):
     return np.hstack(columns) if columns else np.empty((len(X), 0))
 
 
+def _check_n_features(n_features, n_features_expected, estimator_name):
+    if n_features_expected is not None and n_features != n_features_expected:
+        raise ValueError(
+            f"X has {n_features} features, but {estimator_name} is expecting "
+            f"{n_features_expected} features as input."
+        )
+
+
 def check_X(
     X, *, n_features_expected=None, estimator_name="the estimator", allow_nan=False
 ) -> np.ndarray:
@@ -106,11 +114,7 @@ def check_X(
         array = array.astype(np.float32)
     elif array.dtype.kind != "f":
         raise TypeError(f"X has unsupported dtype {array.dtype}; expected numbers")
-    if n_features_expected is not None and array.shape[1] != n_features_expected:
-        raise ValueError(
-            f"X has {array.shape[1]} features, but {estimator_name} is expecting {n_features_expected} "
-            "features as input."
-        )
+    _check_n_features(array.shape[1], n_features_expected, estimator_name)
     finite = np.isfinite(array)
     if not finite.all():
         bad_rows, bad_cols = np.nonzero(~finite)
@@ -240,11 +244,7 @@ def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the es
         X = X.astype(np.float64)
     elif X.dtype.kind != "f":
         raise TypeError(f"X has unsupported dtype {X.dtype}; expected numbers")
-    if n_features_expected is not None and X.shape[1] != n_features_expected:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {estimator_name} is expecting "
-            f"{n_features_expected} features as input."
-        )
+    _check_n_features(X.shape[1], n_features_expected, estimator_name)
     bad = xp.isinf(X)  # NaN is a missing value; infinity is an error
     if bool(bad.any()):
         row, column = (int(v) for v in xp.argwhere(bad)[0])

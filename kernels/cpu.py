@@ -16,6 +16,8 @@ Layout conventions shared with the CUDA kernels:
 import numpy as np
 from numba import njit, prange
 
+from . import _binning_search as _search
+
 
 @njit(parallel=True, cache=True)
 def has_nan(X):
@@ -28,16 +30,10 @@ def has_nan(X):
     return n_found > 0
 
 
-# Cells per edge of the lookup grid that narrows each value's search to a few edges.
-LOOKUP_CELLS_PER_EDGE = 8
-
-
-@njit(cache=True, inline="always")
-def _lookup_cell(x, first_edge, cells_per_unit, n_cells):
-    """Grid cell of x (x > first_edge). Monotone non-decreasing in x, the property that
-    makes the lookup exact: a value never lands in a cell before an edge below it."""
-    cell = int((x - first_edge) * cells_per_unit)
-    return min(cell, n_cells - 1)
+# The bin search is shared with the CUDA kernels (one source, the same codes).
+LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
+_lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
+_bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 
 
 @njit(parallel=True, cache=True)
@@ -83,7 +79,6 @@ def bin_columns(
     """
     n_samples, n_features = X.shape
     n_bins = bin_lower.shape[1]
-    n_cells = lookup.shape[1] - 1
     n_blocks = min(64, max(1, n_samples // 4096))
     block_lower = np.full((n_blocks, n_features, n_bins), np.inf)
     block_upper = np.full((n_blocks, n_features, n_bins), -np.inf)
@@ -95,27 +90,10 @@ def bin_columns(
         for i in range(first_row, last_row):
             for f in range(n_features):
                 x = X[i, f]
-                offset = edge_offsets[f]
-                n_edges = edge_offsets[f + 1] - offset
-                if x != x:
-                    X_binned[f, i] = missing_bin
-                    continue
-                if n_edges == 0 or x <= edges[offset]:
-                    b = 0
-                elif x > edges[offset + n_edges - 1]:
-                    b = n_edges
-                else:
-                    cell = _lookup_cell(x, edges[offset], cells_per_unit[f], n_cells)
-                    lo = lookup[f, cell]
-                    hi = lookup[f, cell + 1]
-                    while lo < hi:  # first edge >= x, among this cell's edges
-                        mid = (lo + hi) >> 1
-                        if edges[offset + mid] < x:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    b = lo
+                b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
                 X_binned[f, i] = b
+                if b == missing_bin:
+                    continue
                 if track_bounds[f]:
                     if x < lower[f, b]:
                         lower[f, b] = x

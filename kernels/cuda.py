@@ -23,6 +23,12 @@ harmless here since every launch's result is needed by the next step.
 
 from numba import config, cuda, float64
 
+from . import _binning_search as _search
+
+# The bin search shared with the CPU kernels (one source, the same codes).
+_lookup_cell = cuda.jit(device=True)(_search.lookup_cell)
+_bin_code = cuda.jit(device=True)(_search.make_bin_code(_lookup_cell))
+
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: one small grid-striding block
 # does the same work as a full grid, thousands of times faster there.
@@ -39,34 +45,16 @@ def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, mi
     bounds, for the features that track them, use atomic min / max: order-independent.
     """
     n_samples, n_features = X.shape
-    n_cells = lookup.shape[1] - 1
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for task in range(start, n_samples * n_features, stride):
         i = task // n_features
         f = task - i * n_features
         x = X[i, f]
-        if x != x:  # NaN: the missing bin
-            X_binned[f, i] = missing_bin
-            continue
-        offset = edge_offsets[f]
-        n_edges = edge_offsets[f + 1] - offset
-        if n_edges == 0 or x <= edges[offset]:
-            b = 0
-        elif x > edges[offset + n_edges - 1]:
-            b = n_edges
-        else:
-            cell = min(int((x - edges[offset]) * cells_per_unit[f]), n_cells - 1)
-            lo = lookup[f, cell]
-            hi = lookup[f, cell + 1]
-            while lo < hi:  # first edge >= x, among this cell's edges
-                mid = (lo + hi) >> 1
-                if edges[offset + mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            b = lo
+        b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
         X_binned[f, i] = b
+        if b == missing_bin:
+            continue
         if track_bounds[f]:
             cuda.atomic.min(bin_lower, (f, b), x)
             cuda.atomic.max(bin_upper, (f, b), x)
