@@ -246,14 +246,25 @@ class CPUHistogramBackend(_CPUBackend):
     def compact_candidates(self, nodes):
         """Compact histograms over the bin codes present in each node.
 
-        Returns hist (n, F, width, C), the value bounds of each slot's bin and each slot's
-        bin code (-1 past the codes present).
+        Returns hist (n, F, width, C), the value bounds of each slot's bin, each slot's
+        bin code (-1 past the codes present) and the missing values' statistics (n, F, C).
         """
-        hist, codes, missing = self._compact_histograms(nodes)
-        lower = np.empty(codes.shape)
-        upper = np.empty(codes.shape)
-        code = np.empty(codes.shape, dtype=np.int64)
-        cpu_kernels.compact_bin_bounds(codes, self.bin_lower, self.bin_upper, lower, upper, code)
+        nodes = np.asarray(nodes, dtype=np.int64)
+        state = self.partition_state
+        start, end = state.start[nodes], state.end[nodes]
+        n_features = self.X_binned.shape[0]
+        # A node holds at most min(rows, bins) distinct codes.
+        width = max(1, min(int((end - start).max(initial=1)), self.n_bins))
+        n_channels = self.rows.layout.n_channels
+        hist = np.zeros((nodes.size, n_features, width, n_channels))
+        code = np.empty((nodes.size, n_features, width), dtype=np.int64)
+        lower = np.empty((nodes.size, n_features, width))
+        upper = np.empty((nodes.size, n_features, width))
+        missing = np.zeros((nodes.size, n_features, n_channels))
+        cpu_kernels.compact_code_histograms(
+            self.X_binned, state.sample_indices, start, end, self.rows.row_stats,
+            self.missing_bin, self.bin_lower, self.bin_upper, hist, code, lower, upper, missing,
+        )  # fmt: skip
         return hist, lower, upper, code, missing
 
     def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,

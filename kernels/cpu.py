@@ -317,23 +317,77 @@ def compact_rows(hist, rows, nonempty, compact, bin_index):
 
 
 @njit(parallel=True, cache=True)
-def compact_bin_bounds(codes, bin_lower, bin_upper, lower, upper, code):
-    """For compact histograms over bin codes: each slot's bin code (-1 past the codes
-    present, where ``codes`` holds +inf) and that bin's smallest / largest value."""
-    n_nodes, n_features, width = codes.shape
+def compact_code_histograms(
+    X_binned, sample_indices, node_start, node_end, row_stats, missing_bin, bin_lower,
+    bin_upper, hist, code, lower, upper, missing,
+):  # fmt: skip
+    """:func:`compact_histograms` for bin codes: slots in code order without sorting.
+
+    Codes are small integers: the codes present are collected with a presence table, then
+    put in order by insertion sort when few, or by scanning the table when many, so a
+    node costs about its rows, not its sort. Writes, per slot, the summed row
+    statistics (``hist``, zeroed on entry), the bin ``code`` (-1 past the codes present)
+    and that bin's value bounds (``lower``/``upper``, +inf past them); rows in
+    ``missing_bin`` are summed into ``missing`` (zeroed on entry).
+    """
+    n_nodes = node_start.shape[0]
+    n_features = X_binned.shape[0]
+    n_bins = bin_lower.shape[1]
+    n_channels = row_stats.shape[1]
+    width = hist.shape[2]
     for node in prange(n_nodes):
+        start = node_start[node]
+        end = node_end[node]
+        slot_of_code = np.full(n_bins, -1, dtype=np.int64)
+        distinct = np.empty(n_bins, dtype=np.int64)
         for f in range(n_features):
-            for k in range(width):
-                value = codes[node, f, k]
-                if value == np.inf:
-                    code[node, f, k] = -1
-                    lower[node, f, k] = np.inf
-                    upper[node, f, k] = np.inf
+            n_slots = 0
+            for j in range(start, end):
+                b = X_binned[f, sample_indices[j]]
+                if b != missing_bin and slot_of_code[b] < 0:
+                    slot_of_code[b] = 0
+                    distinct[n_slots] = b
+                    n_slots += 1
+            if n_slots * n_slots <= n_bins:
+                # Few codes: insertion sort them (cheaper than scanning every bin).
+                for k in range(1, n_slots):
+                    b = distinct[k]
+                    t = k - 1
+                    while t >= 0 and distinct[t] > b:
+                        distinct[t + 1] = distinct[t]
+                        t -= 1
+                    distinct[t + 1] = b
+            else:
+                # Many codes: the presence table, scanned in code order.
+                k = 0
+                for b in range(n_bins):
+                    if slot_of_code[b] >= 0:
+                        distinct[k] = b
+                        k += 1
+            for k in range(n_slots):
+                b = distinct[k]
+                slot_of_code[b] = k
+                code[node, f, k] = b
+                lower[node, f, k] = bin_lower[f, b]
+                upper[node, f, k] = bin_upper[f, b]
+            for k in range(n_slots, width):
+                code[node, f, k] = -1
+                lower[node, f, k] = np.inf
+                upper[node, f, k] = np.inf
+            for j in range(start, end):
+                i = sample_indices[j]
+                b = X_binned[f, i]
+                if b == missing_bin:
+                    for c in range(n_channels):
+                        missing[node, f, c] += row_stats[i, c]
                 else:
-                    b = int(value)
-                    code[node, f, k] = b
-                    lower[node, f, k] = bin_lower[f, b]
-                    upper[node, f, k] = bin_upper[f, b]
+                    slot = slot_of_code[b]
+                    for c in range(n_channels):
+                        hist[node, f, slot, c] += row_stats[i, c]
+            for j in range(start, end):  # reset only what was set
+                b = X_binned[f, sample_indices[j]]
+                if b != missing_bin:
+                    slot_of_code[b] = -1
 
 
 @njit(parallel=True, cache=True)
