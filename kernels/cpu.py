@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
+from . import _tree_walk as _walk
 
 
 @njit(parallel=True, cache=True)
@@ -34,6 +35,8 @@ def has_nan(X):
 LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
 _lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
 _bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
+# The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
+_leaf_of_row = njit(cache=True, inline="always")(_walk.leaf_of_row)
 
 
 @njit(parallel=True, cache=True)
@@ -393,14 +396,7 @@ def compact_code_histograms(
 @njit(parallel=True, cache=True)
 def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left, out):
     """Leaf index reached by each row; x <= threshold goes left, NaN follows the node's rule."""
-    n_samples = X.shape[0]
-    for i in prange(n_samples):
-        node = 0
-        while children_left[node] >= 0:
-            x = X[i, feature[node]]
-            if x != x:
-                go_left = missing_go_to_left[node] != 0
-            else:
-                go_left = x <= threshold[node]
-            node = children_left[node] if go_left else children_right[node]
-        out[i] = node
+    for i in prange(X.shape[0]):
+        out[i] = _leaf_of_row(
+            X, i, children_left, children_right, feature, threshold, missing_go_to_left
+        )

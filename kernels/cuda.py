@@ -24,10 +24,13 @@ harmless here since every launch's result is needed by the next step.
 from numba import config, cuda, float64
 
 from . import _binning_search as _search
+from . import _tree_walk as _walk
 
 # The bin search shared with the CPU kernels (one source, the same codes).
 _lookup_cell = cuda.jit(device=True)(_search.lookup_cell)
 _bin_code = cuda.jit(device=True)(_search.make_bin_code(_lookup_cell))
+# The tree walk shared with the CPU prediction kernel (one source, the same leaves).
+_leaf_of_row = cuda.jit(device=True)(_walk.leaf_of_row)
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: one small grid-striding block
@@ -193,15 +196,9 @@ def predict_leaves(X, children_left, children_right, feature, threshold, missing
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, X.shape[0], stride):
-        node = 0
-        while children_left[node] >= 0:
-            x = X[i, feature[node]]
-            if x != x:
-                go_left = missing_go_to_left[node] != 0
-            else:
-                go_left = x <= threshold[node]
-            node = children_left[node] if go_left else children_right[node]
-        out[i] = node
+        out[i] = _leaf_of_row(
+            X, i, children_left, children_right, feature, threshold, missing_go_to_left
+        )
 
 
 def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):
