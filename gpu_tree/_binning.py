@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._validation import to_host
 from .kernels import cpu as cpu_kernels
 
 MAX_BINS_LIMIT = 65535
@@ -100,8 +101,7 @@ class BinMapper:
 
             rows = cupy.asarray(rows)
         sample = X if rows is None else X[rows]
-        if not isinstance(sample, np.ndarray):
-            sample = sample.get()  # only the row sample comes to the host
+        sample = to_host(sample)  # from a GPU array, only the row sample comes to the host
 
         # Missing values (decided on all rows, not the sample) get the last bin, so the
         # values of every feature keep max_bins - 1 bins, as in HistGradientBoosting.
@@ -181,8 +181,7 @@ class BinMapper:
             X, *tables, xp.asarray(self.one_value_per_bin_), self.missing_bin_, X_binned,
             bin_lower, bin_upper,
         )  # fmt: skip
-        if xp is not np:
-            bin_lower, bin_upper = xp.asnumpy(bin_lower), xp.asnumpy(bin_upper)
+        bin_lower, bin_upper = to_host(bin_lower), to_host(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)
         return X_binned, bin_lower, bin_upper
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cpu_backend import RowData
+from ._validation import to_host
 
 
 def cuda_status():
@@ -176,7 +177,7 @@ class CUDAHistogramBackend:
         )
         counts = xp.zeros(n_nodes, dtype=np.int64)
         self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
-        counts = counts if xp is np else xp.asnumpy(counts)
+        counts = to_host(counts)
         children = np.concatenate([left_nodes, right_nodes])
         self._rows_of_node[children] = counts[children]
         self._rows_of_node[np.asarray(nodes)] = 0

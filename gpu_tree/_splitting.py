@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._criteria import StatsLayout, weighted_split_score
+from ._validation import to_host
 from .kernels import cpu as cpu_kernels
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
@@ -100,7 +101,7 @@ def select_splits(
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
-    widest = _to_host(xp.max(xp.sum(nonempty, axis=2), axis=1), xp)  # per histogram row
+    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram row
     width = widest[rows]
     order = np.argsort(width, kind="stable")
     chunks = []
@@ -154,8 +155,8 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     )
     flat = score.reshape(n, -1)
     arg = xp.argmax(flat, axis=1)
-    best = _to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0], xp)
-    arg_host = _to_host(arg, xp)
+    best = to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0])
+    arg_host = to_host(arg)
     candidates_per_feature = score.shape[2]
     feature = arg_host // candidates_per_feature
     position = arg_host % candidates_per_feature
@@ -168,30 +169,30 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     right = total - left
     if missing_left is None:
         # Missing values never seen here: at prediction they follow the bigger child.
-        goes_left = _to_host(layout.count(left, xp) >= layout.count(right, xp), xp)
+        goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))
     else:
-        goes_left = _to_host(missing_left[rows, device_feature, device_position], xp)
+        goes_left = to_host(missing_left[rows, device_feature, device_position])
         chosen_missing = node_missing[rows, device_feature]
         side = xp.asarray(goes_left)[:, None]
         left = left + xp.where(side, chosen_missing, 0.0)
         right = right + xp.where(side, 0.0, chosen_missing)
     has_split = np.isfinite(best)
-    node_weight = _to_host(layout.weight(left + right, xp), xp)
+    node_weight = to_host(layout.weight(left + right, xp))
     nodes = positions
     chosen.has_split[nodes] = has_split
     chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.feature[nodes] = np.where(has_split, feature, 0)
     chosen_bins = bin_index[rows, device_feature]
-    chosen.bin[nodes] = np.where(has_split, _to_host(chosen_bins[rows, device_position], xp), 0)
+    chosen.bin[nodes] = np.where(has_split, to_host(chosen_bins[rows, device_position]), 0)
     # Every compacted bin is non-empty, so the next one is the first non-empty bin right
     # of the split; past the last one, the split sends only missing values right.
-    slots = _to_host(n_slots[rows, device_feature], xp)
+    slots = to_host(n_slots[rows, device_feature])
     next_position = xp.asarray(np.minimum(position + 1, compact.shape[2] - 1))
-    next_bin = np.where(position + 1 < slots, _to_host(chosen_bins[rows, next_position], xp), -1)
+    next_bin = np.where(position + 1 < slots, to_host(chosen_bins[rows, next_position]), -1)
     chosen.next_bin[nodes] = np.where(has_split, next_bin, 0)
     chosen.missing_left[nodes] = goes_left
-    chosen.left_stats[nodes] = _to_host(left, xp)
-    chosen.right_stats[nodes] = _to_host(right, xp)
+    chosen.left_stats[nodes] = to_host(left)
+    chosen.right_stats[nodes] = to_host(right)
 
 
 def _compact(hist, nonempty, width, xp):
@@ -269,12 +270,6 @@ def _allowed(base, layout, constraints, left, right, feature_mask, xp):
     if feature_mask is not None:
         allowed = allowed & xp.asarray(feature_mask)[:, :, None]
     return allowed
-
-
-def _to_host(array, xp):
-    if xp is np:
-        return np.asarray(array)
-    return xp.asnumpy(array)
 
 
 def midpoint(lower, upper):

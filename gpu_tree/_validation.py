@@ -77,10 +77,10 @@ def _check_n_features(n_features, n_features_expected, estimator_name):
         )
 
 
-def check_X(
-    X, *, n_features_expected=None, estimator_name="the estimator", allow_nan=False
-) -> np.ndarray:
-    """Validate a feature matrix; return a C-contiguous float32 or float64 array."""
+def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> np.ndarray:
+    """Validate a feature matrix; return a C-contiguous float32 or float64 array.
+
+    NaN is accepted (a missing value); infinity is refused, naming the column and row."""
     if X is None:
         raise ValueError("X is None; expected a 2-D array of shape (n_samples, n_features)")
     if hasattr(X, "format") and hasattr(X, "tocsr"):
@@ -115,22 +115,13 @@ def check_X(
     elif array.dtype.kind != "f":
         raise TypeError(f"X has unsupported dtype {array.dtype}; expected numbers")
     _check_n_features(array.shape[1], n_features_expected, estimator_name)
-    finite = np.isfinite(array)
-    if not finite.all():
-        bad_rows, bad_cols = np.nonzero(~finite)
-        is_nan = np.isnan(array[bad_rows, bad_cols])
-        if not allow_nan and is_nan.any():
-            k = int(np.argmax(is_nan))
-            raise ValueError(
-                f"Input X contains NaN in {_column_label(bad_cols[k], names)} at row {bad_rows[k]}; "
-                "missing values are not supported yet"
-            )
-        if (~is_nan).any():
-            k = int(np.argmax(~is_nan))
-            raise ValueError(
-                f"Input X contains infinity or a value too large in {_column_label(bad_cols[k], names)} "
-                f"at row {bad_rows[k]} (value {array[bad_rows[k], bad_cols[k]]})"
-            )
+    infinite = np.isinf(array)  # NaN is a missing value; infinity is an error
+    if infinite.any():
+        bad_rows, bad_cols = np.nonzero(infinite)
+        raise ValueError(
+            f"Input X contains infinity or a value too large in {_column_label(bad_cols[0], names)} "
+            f"at row {bad_rows[0]} (value {array[bad_rows[0], bad_cols[0]]})"
+        )
     return np.ascontiguousarray(array)
 
 
@@ -227,6 +218,11 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
 def is_device_array(X) -> bool:
     """A GPU array (CuPy or any ``__cuda_array_interface__`` producer), not a host array."""
     return hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray)
+
+
+def to_host(array):
+    """A GPU array copied to a host numpy array; anything else returned unchanged."""
+    return array.get() if is_device_array(array) else array
 
 
 def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the estimator"):

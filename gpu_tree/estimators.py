@@ -29,6 +29,7 @@ from ._validation import (
     check_y,
     feature_names_of,
     is_device_array,
+    to_host,
 )
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -54,12 +55,6 @@ def resolve_device(device) -> str:
             )
         return "cuda"
     return "cuda" if usable and xp is not np else "cpu"
-
-
-def _to_host(array):
-    """A GPU array copied to a host numpy array (labels and weights are small); anything
-    else unchanged."""
-    return array.get() if is_device_array(array) and hasattr(array, "get") else array
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -155,8 +150,8 @@ class _BaseDecisionTree(BaseEstimator):
                 raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
             X = check_X_on_device(X, cuda_status()[2])
         else:
-            X = check_X(X, allow_nan=True)  # NaN: a missing value, learned per split
-        y, sample_weight = _to_host(y), _to_host(sample_weight)
+            X = check_X(X)  # NaN passes: a missing value, learned per split
+        y, sample_weight = to_host(y), to_host(sample_weight)
         n_samples, n_features = X.shape
         y = check_y(
             y,
@@ -270,7 +265,6 @@ class _BaseDecisionTree(BaseEstimator):
             X,
             n_features_expected=self.n_features_in_,
             estimator_name=type(self).__name__,
-            allow_nan=True,
         )
 
     def _leaf_values(self, X):
@@ -447,7 +441,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         winner = proba.argmax(axis=1)
         if self.classes_.dtype.kind in "biuf":
             return cuda_status()[2].asarray(self.classes_)[winner]
-        return self.classes_[_to_host(winner)]
+        return self.classes_[to_host(winner)]
 
 
 class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
