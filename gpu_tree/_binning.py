@@ -33,6 +33,22 @@ def check_max_bins(max_bins) -> int:
     return int(max_bins)
 
 
+def check_category_counts(n_categories, max_bins, has_missing, feature_names=None):
+    """Each category needs a bin of its own: refuse, naming the feature, more categories
+    than ``max_bins`` (less the missing values' bin when X has missing values) allows."""
+    value_bins = max_bins - 1 if has_missing else max_bins
+    too_many = np.flatnonzero(np.asarray(n_categories) > value_bins)
+    if too_many.size:
+        f = too_many[0]
+        name = f" ({feature_names[f]!r})" if feature_names is not None else ""
+        reason = " (one bin is kept for missing values)" if has_missing else ""
+        raise ValueError(
+            f"categorical feature {f}{name} has {n_categories[f]} categories, more than the "
+            f"{value_bins} bins max_bins={max_bins} allows{reason}; raise max_bins (up to "
+            f"{MAX_BINS_LIMIT}) or merge rare categories"
+        )
+
+
 def _midpoints(values):
     # Same rounding guard as the split thresholds: never land on the upper value.
     mid = values[:-1] / 2.0 + values[1:] / 2.0
@@ -89,8 +105,12 @@ class BinMapper:
         self.subsample = subsample
         self.random_state = random_state
 
-    def fit(self, X):
-        """X: ndarray of shape (n_samples, n_features), finite floats."""
+    def fit(self, X, n_categories=None, feature_names=None):
+        """X: ndarray of shape (n_samples, n_features), floats (NaN: missing).
+
+        ``n_categories`` (per feature, 0 for numeric ones): categorical features hold codes
+        0..K-1, and code k gets bin k, so a bin code is a category code.
+        """
         n_samples, n_features = X.shape
         rows = None
         if n_samples > self.subsample:
@@ -111,7 +131,13 @@ class BinMapper:
             self.has_missing_ = bool((X != X).any())  # a GPU array: checked there
         value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins
 
+        if n_categories is None:
+            n_categories = np.zeros(n_features, dtype=np.int64)
+        check_category_counts(n_categories, self.max_bins, self.has_missing_, feature_names)
+
         def edges_of(f):
+            if n_categories[f] > 0:  # code k gets bin k: edges between the codes
+                return np.arange(n_categories[f] - 1) + 0.5, True
             return _edges_and_kind(sample[:, f], value_bins)
 
         # numpy's sort releases the GIL, so threads sort several features at once.

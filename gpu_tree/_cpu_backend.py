@@ -116,8 +116,9 @@ class _RowPartition:
             self.end = np.resize(self.end, size)
 
     def split(self, columns, nodes, feature, threshold, missing_left, missing_code, left_nodes,
-              right_nodes):  # fmt: skip
+              right_nodes, category_sets=None):  # fmt: skip
         nodes = np.asarray(nodes, dtype=np.int64)
+        category_offset, category_words = _category_tables(category_sets, nodes.size)
         n_left = cpu_kernels.partition_rows(
             columns,
             self.sample_indices,
@@ -127,6 +128,8 @@ class _RowPartition:
             threshold,
             np.asarray(missing_left, dtype=np.uint8),
             missing_code,
+            category_offset,
+            category_words,
             self._scratch,
         )
         self._ensure(int(max(np.max(left_nodes), np.max(right_nodes))) + 1)
@@ -136,6 +139,41 @@ class _RowPartition:
         self.start[right_nodes] = middle
         self.end[right_nodes] = self.end[nodes]
         return n_left
+
+    def split_multiway(self, columns, nodes, feature, branch_of_code, default_branch,
+                       missing_code, children):  # fmt: skip
+        """Split each node k into the consecutive children ``children[k]`` (a list of id
+        arrays) by its category table; returns the rows of each child, per node."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        branch_rows = np.zeros((nodes.size, max(len(c) for c in children)), dtype=np.int64)
+        cpu_kernels.partition_rows_multiway(
+            columns, self.sample_indices, self.start[nodes], self.end[nodes],
+            np.asarray(feature, dtype=np.int64), branch_of_code, default_branch, missing_code,
+            self._scratch, branch_rows,
+        )  # fmt: skip
+        self._ensure(int(max(c.max() for c in children)) + 1)
+        counts = []
+        for k, node in enumerate(nodes):
+            ids = children[k]
+            rows = branch_rows[k, : ids.size]
+            first = self.start[node] + np.concatenate([[0], np.cumsum(rows)[:-1]])
+            self.start[ids] = first
+            self.end[ids] = first + rows
+            counts.append(rows)
+        return counts
+
+
+def _category_tables(category_sets, n_nodes):
+    """(per node: offset of its category words or -1, the words) for the partition kernels.
+
+    ``category_sets``: None, or a pair (is_subset (n_nodes,) bool, words (n_nodes, n_words)).
+    """
+    if category_sets is None:
+        return np.full(n_nodes, -1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    is_subset, words = category_sets
+    words = np.asarray(words, dtype=np.int64)
+    offsets = np.where(is_subset, np.arange(n_nodes) * words.shape[1], -1).astype(np.int64)
+    return offsets, np.ascontiguousarray(words).ravel()
 
 
 class _CPUBackend:
@@ -154,6 +192,16 @@ class _CPUBackend:
     def node_rows(self, nodes):
         state = self.partition_state
         return state.end[nodes] - state.start[nodes]
+
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+        """Route the rows of multiway ``nodes`` to their children (``children[k]``: node
+        k's consecutive child ids; ``child_of_code`` (n_nodes, n_codes) holds child ids,
+        ``default_child`` the child of missing values). Returns rows per child, per node."""
+        first = np.array([c[0] for c in children], dtype=np.int64)
+        return self.partition_state.split_multiway(
+            self.columns, nodes, feature, np.asarray(child_of_code) - first[:, None],
+            np.asarray(default_child) - first, self.missing_code, children,
+        )  # fmt: skip
 
     def _compact_histograms(self, nodes):
         """Distinct column values of each node's rows: hist (n, F, width, C), values
@@ -268,10 +316,10 @@ class CPUHistogramBackend(_CPUBackend):
         return hist, lower, upper, code, missing
 
     def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
-                  right_nodes):  # fmt: skip
+                  right_nodes, category_sets=None):  # fmt: skip
         return self.partition_state.split(
             self.X_binned, nodes, feature, np.asarray(bin_threshold, dtype=np.int64),
-            missing_left, self.missing_code, left_nodes, right_nodes,
+            missing_left, self.missing_code, left_nodes, right_nodes, category_sets,
         )  # fmt: skip
 
 
@@ -296,8 +344,8 @@ class CPUExactBackend(_CPUBackend):
         return hist, values, values, None, missing
 
     def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
-                  right_nodes):  # fmt: skip
+                  right_nodes, category_sets=None):  # fmt: skip
         return self.partition_state.split(
             self.columns, nodes, feature, np.asarray(threshold, dtype=np.float64),
-            missing_left, self.missing_code, left_nodes, right_nodes,
+            missing_left, self.missing_code, left_nodes, right_nodes, category_sets,
         )  # fmt: skip

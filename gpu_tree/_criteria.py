@@ -249,15 +249,38 @@ def split_score(criterion: str, layout: StatsLayout, left, right, parent=None, x
     return _safe_divide(weighted, layout.weight(parent, xp), xp)
 
 
+def weighted_multiway_split_score(criterion: str, layout: StatsLayout, branches, parent, xp=np):
+    """w times the score of splitting a node into several branches (ID3, seed 001).
+
+    ``branches`` (..., n_branches, n_channels), empty branches allowed (they add
+    nothing); ``parent`` (..., n_channels). The impurity criteria score
+    W(D) - sum_v W(D_v), i.e. w (I(D) - sum_v w_v/w I(D_v)); gain_ratio divides the
+    entropy decrease by the split information -sum_v f_v log2 f_v (seed 002). With two
+    branches this is :func:`weighted_split_score`. The CART measure compares two sides
+    only and has no multiway form.
+    """
+    if criterion == "cart":
+        raise ValueError("the CART measure scores binary splits only; it has no multiway form")
+    children = xp.sum(_weighted_node_impurity(criterion, layout, branches, xp), axis=-1)
+    decrease = _weighted_node_impurity(criterion, layout, parent, xp) - children
+    if criterion == "gain_ratio":
+        fractions = _safe_divide(
+            layout.weight(branches, xp), layout.weight(parent, xp)[..., None], xp
+        )
+        return _safe_divide(decrease, -xp.sum(_plog2p(fractions, xp), axis=-1), xp)
+    return decrease
+
+
 def multiway_information_gain(branch_class_weights, xp=np):
     """ID3's gain for a split into several branches (seed 001): H(S) - sum_v |S_v|/|S| H(S_v).
 
     ``branch_class_weights`` has shape (..., n_branches, n_classes).
     """
+    n_classes = branch_class_weights.shape[-1]
+    layout = StatsLayout(True, n_classes, has_count_channel=False)
     parent = xp.sum(branch_class_weights, axis=-2)
-    w = _channel_sum(parent, xp)
-    children = xp.sum(weighted_entropy(branch_class_weights, xp), axis=-1)
-    return _safe_divide(weighted_entropy(parent, xp) - children, w, xp)
+    weighted = weighted_multiway_split_score("entropy", layout, branch_class_weights, parent, xp)
+    return _safe_divide(weighted, layout.weight(parent, xp), xp)
 
 
 def check_criterion(criterion, is_classification: bool) -> str:

@@ -146,14 +146,33 @@ class CUDAHistogramBackend:
         xp.take(hist, xp.asarray(parent_rows), axis=0, out=out)
         out -= child_hist
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
-                  right_nodes):  # fmt: skip
-        """Route the rows of ``nodes`` to their children; rows sent left, per node."""
+    def _grow_node_tables(self, n_nodes):
+        if n_nodes > self._rows_of_node.size:
+            grown = np.zeros(n_nodes, dtype=np.int64)
+            grown[: self._rows_of_node.size] = self._rows_of_node
+            self._rows_of_node = grown
+
+    def _count_rows(self, nodes, children):
+        """Rows of each child after a partition (one launch), recorded per node id."""
         xp = self.xp
-        n_nodes = int(max(np.max(left_nodes), np.max(right_nodes))) + 1
-        grown = np.zeros(n_nodes, dtype=np.int64)
-        grown[: self._rows_of_node.size] = self._rows_of_node
-        self._rows_of_node = grown
+        counts = xp.zeros(self._rows_of_node.size, dtype=np.int64)
+        blocks, threads = self.kernels.launch_config(self.n_samples)
+        self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
+        counts = to_host(counts)
+        self._rows_of_node[children] = counts[children]
+        self._rows_of_node[np.asarray(nodes)] = 0
+        return counts
+
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
+                  right_nodes, category_sets=None):  # fmt: skip
+        """Route the rows of ``nodes`` to their children; rows sent left, per node."""
+        from ._cpu_backend import _category_tables
+
+        xp = self.xp
+        self._grow_node_tables(int(max(np.max(left_nodes), np.max(right_nodes))) + 1)
+        offsets, words = _category_tables(category_sets, len(nodes))
+        category_offset = self._node_table(-1, np.int64)
+        category_offset[nodes] = offsets
         split_feature = self._node_table(-1, np.int32)
         split_bin = self._node_table(0, np.int32)
         goes_left = self._node_table(0, np.uint8)
@@ -172,16 +191,35 @@ class CUDAHistogramBackend:
             xp.asarray(split_bin),
             xp.asarray(goes_left),
             self.missing_bin,
+            xp.asarray(category_offset),
+            xp.asarray(words),
             xp.asarray(left_child),
             xp.asarray(right_child),
         )
-        counts = xp.zeros(n_nodes, dtype=np.int64)
-        self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
-        counts = to_host(counts)
-        children = np.concatenate([left_nodes, right_nodes])
-        self._rows_of_node[children] = counts[children]
-        self._rows_of_node[np.asarray(nodes)] = 0
+        counts = self._count_rows(nodes, np.concatenate([left_nodes, right_nodes]))
         return counts[np.asarray(left_nodes)]
+
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+        """Route the rows of multiway ``nodes`` to their children (see the CPU backend's);
+        returns rows per child, per node."""
+        xp = self.xp
+        self._grow_node_tables(int(max(c.max() for c in children)) + 1)
+        table = np.empty((len(nodes), self.n_bins), dtype=np.int32)
+        for k in range(len(nodes)):
+            n_codes = min(child_of_code.shape[1], self.n_bins)
+            table[k] = default_child[k]  # the missing bin and unseen codes
+            table[k, :n_codes] = child_of_code[k, :n_codes]
+            if self.missing_bin >= 0:
+                table[k, self.missing_bin] = default_child[k]
+        slot_of_node = self._node_table(-1, np.int32)
+        slot_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
+        blocks, threads = self.kernels.launch_config(self.n_samples)
+        self.kernels.partition_rows_multiway[blocks, threads](
+            self.X_binned, self.node_of_row, xp.asarray(slot_of_node),
+            xp.asarray(np.asarray(feature, dtype=np.int32)), xp.asarray(table),
+        )  # fmt: skip
+        counts = self._count_rows(nodes, np.concatenate(children))
+        return [counts[c] for c in children]
 
 
 def required_device_bytes(
@@ -229,10 +267,9 @@ def apply_on_device(tree, X, xp):
     from .kernels import cuda as cuda_kernels
 
     leaves = xp.empty(X.shape[0], dtype=np.int64)
-    arrays = (tree.children_left, tree.children_right, tree.feature, tree.threshold)
-    arrays += (tree.missing_go_to_left,)
+    arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
     blocks, threads = cuda_kernels.launch_config(X.shape[0])
-    cuda_kernels.predict_leaves[blocks, threads](X, *(xp.asarray(a) for a in arrays), leaves)
+    cuda_kernels.predict_leaves[blocks, threads](X, *arrays, leaves)
     return leaves
 
 

@@ -15,9 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._categorical import bitset
 from ._criteria import StatsLayout, node_impurity
-from ._splitting import ChosenSplits, SplitConstraints, midpoint, select_splits
-from ._tree import Tree
+from ._splitting import (
+    CategoricalSearch,
+    ChosenSplits,
+    SplitConstraints,
+    midpoint,
+    select_splits,
+)
+from ._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
 
 # Slots (nodes x features x width) per chunk of compact histograms: bounds their memory.
 _COMPACT_SLOTS_PER_CHUNK = 1 << 21
@@ -39,6 +46,8 @@ class GrowthParams:
     max_leaf_nodes: int | None = None
     max_features: int | None = None  # features drawn per node; None: all
     rng: np.random.Generator | None = None
+    categorical: CategoricalSearch | None = None
+    n_category_words: int = 1  # int64 words of a category bitset (64 categories each)
 
 
 @dataclass
@@ -78,6 +87,11 @@ class _Evaluated:
     right_stats: np.ndarray
     priority: np.ndarray  # weighted score, for best-first growth
     missing_left: np.ndarray  # bool: where missing values go
+    kind: np.ndarray  # uint8 split kind: NUMERIC, CATEGORICAL_SUBSET or MULTIWAY
+    left_codes: np.ndarray  # object: category codes sent left (subset splits)
+    present_codes: np.ndarray  # object: category codes the node holds (categorical splits)
+    branch_stats: np.ndarray  # object: multiway, statistics per present code
+    default_branch: np.ndarray  # multiway: branch of missing values and unseen codes
 
 
 class Grower:
@@ -89,7 +103,11 @@ class Grower:
         self.n_features = n_features
         self.constraints = SplitConstraints(params.min_samples_leaf, params.min_weight_leaf)
         n_outputs = layout.n_classes if layout.is_classification else 1
-        self.tree = Tree(n_features, n_outputs)
+        self.tree = Tree(n_features, n_outputs, n_category_words=params.n_category_words)
+        # ID3: a feature split multiway is not tested again below (per node, the features
+        # its multiway ancestors used).
+        self.multiway = params.categorical is not None and params.categorical.multiway
+        self._used_multiway = np.zeros((64, n_features), dtype=bool) if self.multiway else None
 
     # -- node bookkeeping -------------------------------------------------------------
     def _node_values(self, stats):
@@ -144,22 +162,26 @@ class Grower:
         xp = self.xp
         rows = batch.open_rows[np.argsort(batch.nodes[batch.open_rows], kind="stable")]
         nodes = batch.nodes[rows]
-        mask = self._feature_mask(rows.size)
+        drawn = self._feature_mask(rows.size)
+        usable = None if not self.multiway else ~self._used_multiway[nodes]
+        mask = usable if drawn is None else drawn if usable is None else drawn & usable
         compact = not batch.dense
         hist, missing = batch.hist, batch.missing
         missing_bin = self.backend.missing_bin
         if batch.dense and missing_bin >= 0:
             hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         chosen = select_splits(
-            hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact, missing
-        )
-        if mask is not None and not chosen.has_split.all():
+            hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact, missing,
+            p.categorical,
+        )  # fmt: skip
+        if drawn is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
-            # searching, here over all features.
+            # searching, here over all (usable) features.
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
-                hist, p.criterion, self.layout, self.constraints, None, xp, rows[retry],
-                compact, missing,
+                hist, p.criterion, self.layout, self.constraints,
+                None if usable is None else usable[retry], xp, rows[retry], compact, missing,
+                p.categorical,
             )  # fmt: skip
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)
@@ -178,6 +200,27 @@ class Grower:
         chosen_bin = chosen.bin[k]
         if batch.bin_code is not None:
             chosen_bin = batch.bin_code[rows[k], chosen.feature[k], chosen_bin]
+        kind = chosen.kind[k]
+        categorical = kind != NUMERIC
+        threshold = np.where(categorical, TREE_UNDEFINED, threshold)
+        chosen_bin = np.where(categorical, -1, chosen_bin)
+
+        def codes(slots, j):
+            """Category codes of node k[j]'s slots of its chosen feature."""
+            if slots is None:
+                return None
+            row, feature = rows[k[j]], chosen.feature[k[j]]
+            if batch.bin_code is not None:  # compact histograms of bin codes
+                return batch.bin_code[row, feature, slots].astype(np.int64)
+            if not batch.dense:  # exact mode: the slots' values are the codes
+                return batch.bin_lower[row, feature, slots].astype(np.int64)
+            return np.asarray(slots, dtype=np.int64)  # dense: a bin is a code
+
+        left_codes = np.full(k.size, None, dtype=object)
+        present_codes = np.full(k.size, None, dtype=object)
+        for j in np.flatnonzero(categorical):
+            left_codes[j] = codes(chosen.left_slots[k[j]], j)
+            present_codes[j] = codes(chosen.present_slots[k[j]], j)
         return _Evaluated(
             nodes=nodes[k],
             hist=batch.hist if batch.dense else None,
@@ -189,6 +232,11 @@ class Grower:
             right_stats=chosen.right_stats[k],
             priority=priority[k],
             missing_left=chosen.missing_left[k],
+            kind=kind,
+            left_codes=left_codes,
+            present_codes=present_codes,
+            branch_stats=chosen.branch_stats[k],
+            default_branch=chosen.default_branch[k],
         )
 
     def _evaluate_compact(self, nodes) -> list[_Evaluated]:
@@ -220,12 +268,18 @@ class Grower:
             start = stop
         return evaluated
 
-    @staticmethod
-    def _merge(evaluated: list[_Evaluated]) -> _Evaluated:
-        """One evaluation in node-id order (at most one of the parts is dense)."""
+    def _merge(self, evaluated: list[_Evaluated]) -> _Evaluated:
+        """One evaluation in node-id order (dense parts' histograms are concatenated)."""
         if len(evaluated) == 1:
             return evaluated[0]
-        hist = next((ev.hist for ev in evaluated if ev.hist is not None), None)
+        dense = [ev for ev in evaluated if ev.hist is not None]
+        hist = dense[0].hist if dense else None
+        if len(dense) > 1:  # several dense batches (multiway children): one array
+            offset = 0
+            for ev in dense:
+                ev.hist_rows = np.where(ev.hist_rows >= 0, ev.hist_rows + offset, -1)
+                offset += ev.hist.shape[0]
+            hist = self.xp.concatenate([ev.hist for ev in dense])
         fields = {
             name: np.concatenate([getattr(ev, name) for ev in evaluated])
             for name in _Evaluated.__dataclass_fields__
@@ -235,12 +289,55 @@ class Grower:
         return _Evaluated(hist=hist, **{name: value[order] for name, value in fields.items()})
 
     # -- splitting ----------------------------------------------------------------------
-    def _split(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
+    def _split(self, ev: _Evaluated, which: np.ndarray) -> tuple[list[_Batch], np.ndarray]:
         """Split the nodes ``ev.nodes[which]``; return the children that stay open.
 
-        Returns a batch of dense histograms (None if no child needs one) and the ids of
-        the open children to evaluate through compact histograms.
+        Returns batches of dense histograms and the ids of the open children to evaluate
+        through compact histograms.
         """
+        multiway = ev.kind[which] == MULTIWAY
+        batches, compact = [], []
+        for part, split in ((which[~multiway], self._split_binary),
+                            (which[multiway], self._split_multiway)):  # fmt: skip
+            if part.size:
+                batch, compact_children = split(ev, part)
+                batches += [] if batch is None else [batch]
+                compact.append(compact_children)
+        compact = np.sort(np.concatenate(compact)) if compact else np.zeros(0, dtype=np.int64)
+        return batches, compact
+
+    def _inherit_used_features(self, parents, children, feature=None):
+        """Children's multiway-used features: their parents', plus ``feature``."""
+        if not self.multiway:
+            return
+        used = self._used_multiway
+        if self.tree.node_count > used.shape[0]:
+            grown = np.zeros((max(self.tree.node_count, 2 * used.shape[0]), used.shape[1]), bool)
+            grown[: used.shape[0]] = used
+            self._used_multiway = used = grown
+        used[children] = used[parents]
+        if feature is not None:
+            used[children, feature] = True
+
+    def _category_words(self, ev, which):
+        """Bitset of the codes each subset node sends left, as the tree stores it: where
+        missing values go left, so do the categories the node did not see (the set is
+        then the complement of the codes sent right)."""
+        n_words = self.tree.n_category_words
+        words = np.zeros((which.size, n_words), dtype=np.int64)
+        for j, k in enumerate(which):
+            if ev.kind[k] != CATEGORICAL_SUBSET:
+                continue
+            left = ev.left_codes[k]
+            if ev.missing_left[k]:
+                right = np.setdiff1d(ev.present_codes[k], left)
+                words[j] = ~bitset(right, n_words)
+            else:
+                words[j] = bitset(left, n_words)
+        return words
+
+    def _split_binary(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
+        """Split nodes in two (numeric and categorical subset splits); see :meth:`_split`."""
         layout = self.layout
         tree = self.tree
         nodes = ev.nodes[which]
@@ -253,20 +350,32 @@ class Grower:
         child_depth = np.repeat(tree.depth[nodes] + 1, 2)
         children = self._add_nodes(child_depth, child_stats)
         left, right = children[0::2], children[1::2]
+        self._inherit_used_features(np.repeat(nodes, 2), children)
         left_count = layout.count(left_stats)
         right_count = layout.count(right_stats)
+        subset = ev.kind[which] == CATEGORICAL_SUBSET
+        missing_left = ev.missing_left[which].astype(np.uint8)
+        numeric = ~subset
         tree.set_numeric_splits(
-            nodes,
-            ev.feature[which],
-            ev.threshold[which],
-            ev.bin[which] if self.backend.supports_subtraction else -1,
-            left,
-            right,
-            missing_go_to_left=ev.missing_left[which].astype(np.uint8),
+            nodes[numeric],
+            ev.feature[which][numeric],
+            ev.threshold[which][numeric],
+            ev.bin[which][numeric] if self.backend.supports_subtraction else -1,
+            left[numeric],
+            right[numeric],
+            missing_go_to_left=missing_left[numeric],
         )
+        category_sets = None
+        if subset.any():
+            words = self._category_words(ev, which)
+            tree.set_subset_splits(
+                nodes[subset], ev.feature[which][subset], words[subset], left[subset],
+                right[subset], missing_left[subset],
+            )  # fmt: skip
+            category_sets = (subset, words)
         n_left = self.backend.partition(
             nodes, ev.feature[which], ev.bin[which], ev.threshold[which],
-            ev.missing_left[which], left, right,
+            ev.missing_left[which], left, right, category_sets,
         )  # fmt: skip
         if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
@@ -308,6 +417,53 @@ class Grower:
         is_open = open_mask[batch_nodes - children[0]]
         return _Batch(batch_nodes, hist, np.flatnonzero(is_open), lower, upper), compact_children
 
+    def _split_multiway(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
+        """Split nodes into one child per category present (ID3); see :meth:`_split`.
+
+        Missing values and categories the node did not see go to its largest branch.
+        Children get histograms of their own (no subtraction: a parent has many children).
+        """
+        layout = self.layout
+        tree = self.tree
+        nodes = ev.nodes[which]
+        branch_stats = [ev.branch_stats[k] for k in which]
+        n_branches = np.array([len(b) for b in branch_stats])
+        child_depth = np.repeat(tree.depth[nodes] + 1, n_branches)
+        all_children = self._add_nodes(child_depth, np.concatenate(branch_stats))
+        children = np.split(all_children, np.cumsum(n_branches)[:-1])
+        n_codes = 1 + max(int(ev.present_codes[k].max()) for k in which)
+        child_of_code = np.empty((which.size, n_codes), dtype=np.int64)
+        default_child = np.empty(which.size, dtype=np.int64)
+        for j, k in enumerate(which):
+            ids, codes = children[j], ev.present_codes[k]
+            default_child[j] = ids[ev.default_branch[k]]
+            child_of_code[j] = default_child[j]
+            child_of_code[j, codes] = ids
+            tree.set_multiway_split(
+                nodes[j], ev.feature[k], ids, child_of_code[j, : codes.max() + 1], default_child[j]
+            )
+            self._inherit_used_features(np.full(ids.size, nodes[j]), ids, ev.feature[k])
+        rows = self.backend.partition_multiway(
+            nodes, ev.feature[which], child_of_code, default_child, children
+        )
+        expected = [np.rint(layout.count(b)).astype(np.int64) for b in branch_stats]
+        if any(not np.array_equal(a, b) for a, b in zip(rows, expected, strict=True)):
+            raise RuntimeError("internal error: partition disagrees with the histogram counts")
+
+        child_stats = np.concatenate(branch_stats)
+        open_children = all_children[self._splittable(all_children, child_stats)]
+        if open_children.size == 0:
+            return None, open_children
+        small = self.backend.small_node_rows
+        if not self.backend.supports_subtraction:
+            return None, open_children
+        dense = self.backend.node_rows(open_children) >= small
+        if not dense.any():
+            return None, open_children
+        hist, lower, upper = self.backend.candidates(open_children[dense])
+        batch = _Batch(open_children[dense], hist, np.arange(int(dense.sum())), lower, upper)
+        return batch, open_children[~dense]
+
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
         root_stats = np.asarray(self.backend.root_stats(), dtype=np.float64)[None, :]
@@ -329,8 +485,8 @@ class Grower:
         return self.tree
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
-        dense_batch, compact_nodes = children
-        evaluated = [] if dense_batch is None else [self._evaluate(dense_batch)]
+        dense_batches, compact_nodes = children
+        evaluated = [self._evaluate(batch) for batch in dense_batches]
         return evaluated + self._evaluate_compact(compact_nodes)
 
     def _grow_level_wise(self, evaluated):
@@ -352,7 +508,12 @@ class Grower:
         push(self._merge(evaluated))
         while heap and n_leaves < self.params.max_leaf_nodes:
             _, _, k, ev = heapq.heappop(heap)
+            if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 > (
+                self.params.max_leaf_nodes
+            ):
+                continue  # its branches would exceed max_leaf_nodes: it stays a leaf
+            before = self.tree.node_count
             children = self._evaluate_children(self._split(ev, np.array([k])))
-            n_leaves += 1
+            n_leaves += self.tree.node_count - before - 1  # a leaf became n children
             if children:
                 push(self._merge(children))

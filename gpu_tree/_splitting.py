@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._criteria import StatsLayout, weighted_split_score
+from ._criteria import StatsLayout, weighted_multiway_split_score, weighted_split_score
+from ._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 from ._validation import to_host
 from .kernels import cpu as cpu_kernels
 
@@ -39,6 +40,15 @@ class SplitConstraints:
 
 
 @dataclass
+class CategoricalSearch:
+    """How categorical features are split (seed 000's X in V, or ID3's multiway)."""
+
+    features: np.ndarray  # int64 indices of the categorical features
+    multiway: bool = False  # one child per category (ID3) instead of a binary subset split
+    max_subset: int = 2  # multiclass: every subset of at most this many categories is tried
+
+
+@dataclass
 class ChosenSplits:
     """The best split of each node (arrays of shape (n_nodes,) unless stated)."""
 
@@ -53,6 +63,15 @@ class ChosenSplits:
     # scored), else the child with more rows. next_bin is -1 for a split that sends every
     # present value left and the missing ones right (threshold +inf).
     missing_left: np.ndarray  # bool
+    # Categorical splits (None for numeric ones), as slots of the node's histogram row,
+    # in the caller's bin space: the slots sent left (subset splits), every slot present
+    # (the node's categories), and for multiway splits the statistics of each present
+    # slot's branch (missing rows included in the branch ``default_branch``).
+    kind: np.ndarray  # uint8: NUMERIC, CATEGORICAL_SUBSET or MULTIWAY (gpu_tree._tree)
+    left_slots: np.ndarray  # object
+    present_slots: np.ndarray  # object
+    branch_stats: np.ndarray  # object
+    default_branch: np.ndarray  # int64, multiway: branch of missing and unseen categories
 
 
 def select_splits(
@@ -65,6 +84,7 @@ def select_splits(
     rows=None,
     compact_input=False,
     missing=None,
+    categorical: CategoricalSearch | None = None,
 ) -> ChosenSplits:
     """Best split of the nodes ``hist[rows]`` (hist: (n, n_features, n_bins, n_channels)).
 
@@ -73,7 +93,8 @@ def select_splits(
     first, in order (compact histograms), so no compaction is needed. ``missing``
     (n, n_features, n_channels), or None: the statistics of each node's rows that miss
     each feature (not in ``hist``); every candidate is then scored with them on either
-    side, and the better side is kept.
+    side, and the better side is kept. ``categorical`` says which features hold category
+    codes and how they split (see :func:`_score_categorical`).
     ``feature_mask`` (len(rows), n_features) bool restricts the
     features each may use. Only small per-node results leave the device; the
     histograms stay where they are.
@@ -95,9 +116,16 @@ def select_splits(
         left_stats=np.zeros((n_nodes, n_channels)),
         right_stats=np.zeros((n_nodes, n_channels)),
         missing_left=np.zeros(n_nodes, dtype=bool),
+        kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
+        left_slots=np.full(n_nodes, None, dtype=object),
+        present_slots=np.full(n_nodes, None, dtype=object),
+        branch_stats=np.full(n_nodes, None, dtype=object),
+        default_branch=np.zeros(n_nodes, dtype=np.int64),
     )
     if missing is not None and not bool(xp.any(layout.count(missing, xp) > 0)):
         missing = None  # no node misses anything: the usual search, half the work
+    if categorical is not None and categorical.features.size == 0:
+        categorical = None
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
@@ -117,7 +145,7 @@ def select_splits(
     def score_chunk(positions):
         _select_in_chunk(hist, nonempty, rows[positions], positions, int(width[positions].max()),
                          criterion, layout, constraints, feature_mask, xp, chosen,
-                         compact_input, missing)  # fmt: skip
+                         compact_input, missing, categorical)  # fmt: skip
 
     if xp is np and len(chunks) > 1:
         # numpy releases the GIL inside its array loops: chunks score in parallel.
@@ -130,9 +158,10 @@ def select_splits(
 
 
 def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, layout, constraints,
-                     feature_mask, xp, chosen, compact_input, missing):  # fmt: skip
+                     feature_mask, xp, chosen, compact_input, missing, categorical):  # fmt: skip
     """Score ``hist[hist_rows]``; write the best splits into ``chosen`` at ``positions``."""
     n = hist_rows.size
+    n_features = hist.shape[1]
     device_rows = xp.asarray(hist_rows)
     width = max(width, 2)  # at least one candidate position, even if it is never allowed
     if compact_input:
@@ -142,42 +171,72 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
             compact = xp.concatenate([compact, pad], axis=2)
         bin_index = xp.broadcast_to(xp.arange(width), compact.shape[:3])
     elif xp is np:
-        compact = np.zeros((n, hist.shape[1], width, hist.shape[3]))
-        bin_index = np.empty((n, hist.shape[1], width), dtype=np.int64)
+        compact = np.zeros((n, n_features, width, hist.shape[3]))
+        bin_index = np.empty((n, n_features, width), dtype=np.int64)
         cpu_kernels.compact_rows(hist, hist_rows, nonempty, compact, bin_index)
     else:
         compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], width, xp)
-    mask = None if feature_mask is None else feature_mask[positions]
+    mask = None if feature_mask is None else np.asarray(feature_mask[positions])
     n_slots = xp.sum(nonempty[device_rows], axis=2)  # non-empty slots per (node, feature)
     node_missing = None if missing is None else missing[device_rows]
-    score, missing_left = _score_candidates(
-        compact, n_slots, node_missing, criterion, layout, constraints, mask, xp
-    )
-    flat = score.reshape(n, -1)
-    arg = xp.argmax(flat, axis=1)
-    best = to_host(xp.take_along_axis(flat, arg[:, None], axis=1)[:, 0])
-    arg_host = to_host(arg)
-    candidates_per_feature = score.shape[2]
-    feature = arg_host // candidates_per_feature
-    position = arg_host % candidates_per_feature
+
+    # The best candidate of every (node, feature), then the best feature: the lowest
+    # feature wins ties, and within a feature the first candidate (lowest bin).
+    if categorical is None:
+        cat_features = np.zeros(0, dtype=np.int64)
+        numeric_host = numeric = slice(None)
+    else:
+        cat_features = categorical.features
+        numeric_host = np.setdiff1d(np.arange(n_features), cat_features)
+        numeric = xp.asarray(numeric_host)
+    feature_best = xp.full((n, n_features), -xp.inf)
+    best_position = xp.zeros((n, 1), dtype=xp.int64)
+    missing_left = None
+    if n_features > cat_features.size:
+        score, missing_left = _score_candidates(
+            compact[:, numeric], n_slots[:, numeric], _take(node_missing, numeric),
+            criterion, layout, constraints, _take(mask, numeric_host), xp,
+        )  # fmt: skip
+        best_position = xp.argmax(score, axis=2)
+        feature_best[:, numeric] = xp.take_along_axis(score, best_position[..., None], axis=2)[
+            ..., 0
+        ]
+    cat = None
+    if cat_features.size:
+        device_cat = xp.asarray(cat_features)
+        cat = _score_categorical(
+            compact[:, device_cat], n_slots[:, device_cat], _take(node_missing, device_cat),
+            criterion, layout, constraints, _take(mask, cat_features), xp, categorical,
+        )  # fmt: skip
+        feature_best[:, device_cat] = cat.best
+    feature = to_host(xp.argmax(feature_best, axis=1))
     rows = xp.arange(n)
     device_feature = xp.asarray(feature)
+    best = to_host(feature_best[rows, device_feature])
+    has_split = np.isfinite(best)
+
+    # Numeric winners: bins 0..position of the compacted row go left.
+    is_categorical = np.zeros(n_features, dtype=bool)
+    is_categorical[cat_features] = True
+    numeric_index = np.cumsum(~is_categorical) - 1  # feature -> column of the numeric scores
+    column = xp.asarray(np.where(is_categorical[feature], 0, numeric_index[feature]))
+    position = to_host(best_position[rows, column])
     device_position = xp.asarray(position)
     cumulative = xp.cumsum(compact[rows, device_feature], axis=1)  # (n, width, n_channels)
     left = cumulative[rows, device_position]
     total = cumulative[:, -1]
     right = total - left
-    if missing_left is None:
+    if missing_left is None or node_missing is None:
         # Missing values never seen here: at prediction they follow the bigger child.
         goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))
     else:
-        goes_left = to_host(missing_left[rows, device_feature, device_position])
+        goes_left = to_host(missing_left[rows, column, device_position])
         chosen_missing = node_missing[rows, device_feature]
         side = xp.asarray(goes_left)[:, None]
         left = left + xp.where(side, chosen_missing, 0.0)
         right = right + xp.where(side, 0.0, chosen_missing)
-    has_split = np.isfinite(best)
-    node_weight = to_host(layout.weight(left + right, xp))
+    left, right = to_host(left), to_host(right)
+    node_weight = to_host(layout.weight(left + right, np))
     nodes = positions
     chosen.has_split[nodes] = has_split
     chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
@@ -191,8 +250,39 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     next_bin = np.where(position + 1 < slots, to_host(chosen_bins[rows, next_position]), -1)
     chosen.next_bin[nodes] = np.where(has_split, next_bin, 0)
     chosen.missing_left[nodes] = goes_left
-    chosen.left_stats[nodes] = to_host(left)
-    chosen.right_stats[nodes] = to_host(right)
+    chosen.kind[nodes] = NUMERIC
+    chosen.left_slots[nodes] = None
+    chosen.present_slots[nodes] = None
+    chosen.branch_stats[nodes] = None
+    chosen.default_branch[nodes] = 0
+    if cat is not None:
+        winners = np.flatnonzero(has_split & is_categorical[feature])
+        if winners.size:
+            column = np.searchsorted(cat_features, feature[winners])
+            bins = to_host(bin_index[xp.asarray(winners), xp.asarray(feature[winners])])
+            for k, detail in zip(winners, cat.decode(winners, column, bins), strict=True):
+                left[k], right[k] = detail.left, detail.right
+                chosen.missing_left[nodes[k]] = detail.missing_left
+                chosen.kind[nodes[k]] = MULTIWAY if categorical.multiway else CATEGORICAL_SUBSET
+                chosen.left_slots[nodes[k]] = detail.left_slots
+                chosen.present_slots[nodes[k]] = detail.present_slots
+                chosen.branch_stats[nodes[k]] = detail.branch_stats
+                chosen.default_branch[nodes[k]] = detail.default_branch
+                chosen.bin[nodes[k]] = -1
+                chosen.next_bin[nodes[k]] = -1
+            node_weight = layout.weight(left + right, np)
+            chosen.score[nodes] = np.where(
+                has_split, best / np.where(has_split, node_weight, 1.0), -np.inf
+            )
+    chosen.left_stats[nodes] = left
+    chosen.right_stats[nodes] = right
+
+
+def _take(array, index):
+    """``array[:, index]``, or None for None."""
+    if array is None:
+        return None
+    return array[:, index]
 
 
 def _compact(hist, nonempty, width, xp):
@@ -227,26 +317,44 @@ def _score_candidates(compact, n_slots, missing, criterion, layout, constraints,
     """
     cumulative = xp.cumsum(compact, axis=2)
     total = cumulative[:, :, -1:, :]
-    slot = xp.arange(compact.shape[2] - (1 if missing is None else 0))
+    if missing is None:  # the last slot cannot be a split: nothing would go right
+        cumulative = cumulative[:, :, :-1]
+    slot = xp.arange(cumulative.shape[2])
+    present_left = slot[None, None, :] < n_slots[:, :, None]
     values_right = slot[None, None, :] < (n_slots - 1)[:, :, None]
+    return _score_sides(cumulative, total, missing, present_left, values_right, criterion,
+                        layout, constraints, feature_mask, xp)  # fmt: skip
+
+
+def _score_sides(left, total, missing, present_left, values_right, criterion, layout, constraints,
+                 feature_mask, xp):  # fmt: skip
+    """Score candidate splits given by the present rows they send left.
+
+    ``left`` (n, F, P, C): statistics of the present rows each candidate sends left;
+    ``total`` (n, F, 1, C): of all present rows; ``present_left`` / ``values_right``
+    (n, F, P): whether some present row goes left / right. Without missing values a
+    candidate needs both sides non-empty. With ``missing`` (n, F, C) each candidate is
+    also scored with the missing rows on either side (see :func:`_score_candidates`).
+    Returns the scores (-inf where not allowed) and where missing rows go (or None).
+    """
+    right = total - left
     if missing is None:
-        left = cumulative[:, :, :-1, :]
-        right = total - left
         # Ranked by w * score: w is constant within a node, and dropping the division
         # saves passes over every candidate; the winner's score is divided by w afterwards.
         score = weighted_split_score(criterion, layout, left, right, parent=total, xp=xp)
-        allowed = _allowed(values_right, layout, constraints, left, right, feature_mask, xp)
+        allowed = _allowed(
+            present_left & values_right, layout, constraints, left, right, feature_mask, xp
+        )
         return xp.where(allowed, score, -xp.inf), None
 
     m = missing[:, :, None, :]
     parent = total + m
-    left = cumulative
-    right = total - cumulative
     has_missing = (layout.count(missing, xp) > 0)[:, :, None]
-    present_left = slot[None, None, :] < n_slots[:, :, None]
     score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)
     score_right = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)
-    allowed_left = _allowed(values_right, layout, constraints, left + m, right, feature_mask, xp)
+    allowed_left = _allowed(
+        present_left & values_right, layout, constraints, left + m, right, feature_mask, xp
+    )
     allowed_right = _allowed(
         present_left & (values_right | has_missing), layout, constraints, left, right + m,
         feature_mask, xp,
@@ -256,6 +364,223 @@ def _score_candidates(compact, n_slots, missing, criterion, layout, constraints,
     more_rows_left = layout.count(left, xp) >= layout.count(right, xp)
     missing_left = (score_left > score_right) | ((score_left == score_right) & more_rows_left)
     return xp.where(missing_left, score_left, score_right), missing_left
+
+
+# Subsets enumerated per scoring pass for multiclass categorical features: bounds the
+# temporaries (nodes x features x subsets x channels floats).
+_SUBSET_FLOATS_PER_PASS = 1 << 24
+
+
+@dataclass
+class _CategoricalDetail:
+    """The chosen categorical split of one node, on the host."""
+
+    left: np.ndarray  # statistics of the rows sent left (multiway: all rows)
+    right: np.ndarray  # (multiway: zeros)
+    missing_left: bool
+    left_slots: np.ndarray | None  # bins sent left (subset splits)
+    present_slots: np.ndarray  # bins present at the node, ascending
+    branch_stats: np.ndarray | None  # multiway: one row per present bin
+    default_branch: int
+
+
+class _CategoricalScores:
+    """Best categorical candidate per (node, categorical feature) and how to rebuild it.
+
+    Candidates come in families, tried in this order (ties go to the earlier one):
+
+    - prefixes of the node's categories ordered by a statistic: P(class 1) for binary
+      targets and the mean for regression, where the best prefix is the best subset
+      (Breiman et al. 1984; Fisher 1958 for squared error); for multiclass targets one
+      ordering per class, P(c), a heuristic;
+    - multiclass only: every subset of at most ``max_subset`` categories (seed 000's
+      Algorithm 19.3 with l = max_subset): exhaustive when a node holds at most
+      2 * max_subset + 1 categories.
+    - multiway mode instead has a single candidate per feature: one branch per category.
+    """
+
+    def __init__(self, compact, n_slots, missing, layout, xp):
+        self.compact, self.n_slots, self.missing = compact, n_slots, missing
+        self.layout, self.xp = layout, xp
+        n, n_cat = compact.shape[:2]
+        self.best = xp.full((n, n_cat), -xp.inf)
+        self.index = xp.zeros((n, n_cat), dtype=xp.int64)
+        self.family = xp.zeros((n, n_cat), dtype=xp.int64)
+        self.missing_left = xp.zeros((n, n_cat), dtype=bool)
+        self.families = []  # per family: decoder(k, column, index) -> slots sent left
+        self.multiway = False
+
+    def offer(self, score, missing_left, decoder):
+        """Keep, per (node, feature), the family's best candidate if strictly better."""
+        xp = self.xp
+        index = xp.argmax(score, axis=2)
+        best = xp.take_along_axis(score, index[..., None], axis=2)[..., 0]
+        better = best > self.best
+        self.best = xp.where(better, best, self.best)
+        self.index = xp.where(better, index, self.index)
+        self.family = xp.where(better, len(self.families), self.family)
+        if missing_left is not None:
+            chosen = xp.take_along_axis(missing_left, index[..., None], axis=2)[..., 0]
+            self.missing_left = xp.where(better, chosen, self.missing_left)
+        self.families.append(decoder)
+
+    def decode(self, rows, columns, bins):
+        """The split of feature column ``columns[k]`` at node row ``rows[k]``; ``bins[k]``
+        maps the node's compacted slots of that feature to bins."""
+        xp, layout = self.xp, self.layout
+        index = to_host(self.index[xp.asarray(rows), xp.asarray(columns)])
+        family = to_host(self.family[xp.asarray(rows), xp.asarray(columns)])
+        chosen_missing_left = to_host(self.missing_left[xp.asarray(rows), xp.asarray(columns)])
+        details = []
+        for k, (row, column) in enumerate(zip(rows, columns, strict=True)):
+            compact = to_host(self.compact[int(row), int(column)])  # (width, n_channels)
+            n_slots = int(to_host(self.n_slots[int(row), int(column)]))
+            missing = (
+                np.zeros(compact.shape[1]) if self.missing is None
+                else to_host(self.missing[int(row), int(column)])
+            )  # fmt: skip
+            present = compact[:n_slots]
+            total = present.sum(axis=0)
+            if self.multiway:
+                default = int(np.argmax(layout.count(present)))
+                branches = present.copy()
+                branches[default] += missing
+                details.append(_CategoricalDetail(
+                    total + missing, np.zeros_like(total), False, None, bins[k][:n_slots],
+                    branches, default,
+                ))  # fmt: skip
+                continue
+            slots = np.sort(self.families[family[k]](row, column, int(index[k])))
+            left = present[slots].sum(axis=0)
+            right = total - left
+            if self.missing is None:
+                goes_left = bool(layout.count(left) >= layout.count(right))
+            else:
+                goes_left = bool(chosen_missing_left[k])
+            if goes_left:
+                left = left + missing
+            else:
+                right = right + missing
+            details.append(_CategoricalDetail(
+                left, right, goes_left, bins[k][slots], bins[k][:n_slots], None, 0
+            ))  # fmt: skip
+        return details
+
+
+def _category_order_keys(compact, layout, xp):
+    """Per slot, the statistics categories are ordered by: (n, F, n_orderings, width)."""
+    weight = layout.weight(compact, xp)
+    safe = xp.where(weight > 0, weight, 1.0)
+    if not layout.is_classification:
+        return (compact[..., 1] / safe)[:, :, None, :]  # mean target
+    if layout.n_classes == 2:
+        return (compact[..., 1] / safe)[:, :, None, :]  # P(class 1)
+    fractions = layout.class_weights(compact) / safe[..., None]  # P(c), one ordering per c
+    return xp.moveaxis(fractions, -1, 2)
+
+
+def _subset_table(n_categories, max_size):
+    """Every subset of 1..max_size of range(n_categories), padded with n_categories."""
+    from itertools import combinations
+
+    rows = [
+        combo + (n_categories,) * (max_size - size)
+        for size in range(1, min(max_size, n_categories) + 1)
+        for combo in combinations(range(n_categories), size)
+    ]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), max_size)
+
+
+def _score_categorical(compact, n_slots, missing, criterion, layout, constraints, feature_mask,
+                       xp, categorical):  # fmt: skip
+    """Best split of each (node, categorical feature); see :class:`_CategoricalScores`.
+
+    ``compact`` (n, F_cat, width, C) holds each row's ``n_slots`` categories present
+    first (empty categories are no candidates: they send no row anywhere).
+    """
+    n, n_cat, width, _ = compact.shape
+    scores = _CategoricalScores(compact, n_slots, missing, layout, xp)
+    slot = xp.arange(width)
+    present = slot[None, None, :] < n_slots[:, :, None]
+    total = xp.sum(compact, axis=2)
+    if categorical.multiway:
+        scores.multiway = True
+        counts = xp.where(present, layout.count(compact, xp), -1.0)
+        default = xp.argmax(counts, axis=2)  # the largest branch takes missing rows
+        branches = compact
+        parent = total
+        if missing is not None:
+            branches = compact + (slot[None, None, :, None] == default[..., None, None]) * (
+                missing[:, :, None, :]
+            )
+            parent = total + missing
+        score = weighted_multiway_split_score(criterion, layout, branches, parent, xp)
+        allowed = n_slots >= 2
+        branch_count = xp.where(present, layout.count(branches, xp), xp.inf)
+        branch_weight = xp.where(present, layout.weight(branches, xp), xp.inf)
+        if constraints.min_samples_leaf > 1:
+            allowed = allowed & (xp.min(branch_count, axis=2) >= constraints.min_samples_leaf)
+        if constraints.min_weight_leaf > 0:
+            allowed = allowed & (xp.min(branch_weight, axis=2) >= constraints.min_weight_leaf)
+        if feature_mask is not None:
+            allowed = allowed & xp.asarray(feature_mask)
+        scores.offer(xp.where(allowed, score, -xp.inf)[..., None], None, None)
+        return scores
+
+    # Orderings: sort each row's present categories by the key (absent ones last, ties by
+    # code: the sort is stable), then every prefix is a candidate subset.
+    keys = _category_order_keys(compact, layout, xp)
+    keys = xp.where(present[:, :, None, :], keys, xp.inf)
+    order = xp.argsort(keys, axis=-1, **({"kind": "stable"} if xp is np else {}))
+    n_orderings = order.shape[2]
+    shape = (n, n_cat, n_orderings, width, compact.shape[3])
+    ordered = xp.take_along_axis(
+        xp.broadcast_to(compact[:, :, None], shape), xp.broadcast_to(order[..., None], shape), axis=3
+    )
+    left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, n_orderings * width, -1)
+    prefix_end = xp.tile(slot, n_orderings)  # last position of each prefix
+    score, missing_left = _score_sides(
+        left, total[:, :, None, :], missing,
+        prefix_end[None, None, :] < n_slots[:, :, None],
+        prefix_end[None, None, :] < (n_slots - 1)[:, :, None],
+        criterion, layout, constraints, feature_mask, xp,
+    )  # fmt: skip
+
+    def ordering_prefix(row, column, index):
+        ordering, end = divmod(index, width)
+        return to_host(order[row, column, ordering, : end + 1])
+
+    scores.offer(score, missing_left, ordering_prefix)
+
+    multiclass = layout.is_classification and layout.n_classes > 2
+    if multiclass and categorical.max_subset >= 1:
+        most = int(to_host(xp.max(n_slots)))
+        table = _subset_table(most, categorical.max_subset)
+        if table.shape[0]:
+            size = np.sum(table < most, axis=1)
+            largest = np.max(np.where(table < most, table, -1), axis=1)
+            padded = xp.concatenate([compact[:, :, :most], xp.zeros_like(compact[:, :, :1])], axis=2)
+            per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * compact.shape[3]))
+            for first in range(0, table.shape[0], per_pass):
+                part = table[first : first + per_pass]
+                subset_left = padded[:, :, xp.asarray(part[:, 0])]
+                for j in range(1, part.shape[1]):
+                    subset_left = subset_left + padded[:, :, xp.asarray(part[:, j])]
+                device_size = xp.asarray(size[first : first + per_pass])
+                device_largest = xp.asarray(largest[first : first + per_pass])
+                score, missing_left = _score_sides(
+                    subset_left, total[:, :, None, :], missing,
+                    device_largest[None, None, :] < n_slots[:, :, None],
+                    device_size[None, None, :] < n_slots[:, :, None],
+                    criterion, layout, constraints, feature_mask, xp,
+                )  # fmt: skip
+
+                def subset(row, column, index, part=part):
+                    members = part[index]
+                    return members[members < most]
+
+                scores.offer(score, missing_left, subset)
+    return scores
 
 
 def _allowed(base, layout, constraints, left, right, feature_mask, xp):

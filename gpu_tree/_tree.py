@@ -11,11 +11,22 @@ Beyond scikit-learn's arrays, per node:
   <= it went left in training); -1 for leaves and exact-mode splits.
 - ``depth``: distance from the root.
 - ``missing_go_to_left``: where a missing value goes (1 left, 0 right).
-- ``split_kind``: LEAF, NUMERIC (x <= threshold), and, reserved so that later node kinds
-  need no format change, CATEGORICAL_SUBSET (x in a category set) and MULTIWAY (one
-  child per category, ID3). ``category_offset`` indexes a node's category words in
-  ``category_bitsets``; ``branch_offset``/``n_branches`` index a multiway node's
-  children in ``branch_children``. All are -1 / empty for numeric trees.
+- ``split_kind``: LEAF, NUMERIC (x <= threshold goes left), CATEGORICAL_SUBSET (the
+  category code x in a set goes left) or MULTIWAY (one child per category, ID3).
+- ``category_offset``: a subset node's first word in ``category_bitsets``: the set of
+  codes sent left, ``n_category_words`` int64 words per node, category k at bit
+  ``k & 63`` of word ``k >> 6``. Missing values and categories never seen in training
+  (NaN codes) follow ``missing_go_to_left``; so do categories absent from the node's
+  training rows, which the set includes when missing values go left.
+- ``branch_offset``/``n_branches``: a multiway node's child for category code k is
+  ``branch_children[branch_offset + k]`` for k < n_branches; entry
+  ``branch_offset + n_branches`` is the child of missing values and of categories the
+  node did not see (its largest branch). Its children have consecutive ids,
+  ``children_left`` (first) to ``children_right`` (last), so "children_left == -1"
+  still means a leaf.
+
+Subset and multiway nodes have ``threshold`` -2 (undefined). All of these are -1 /
+empty in numeric trees.
 """
 
 from __future__ import annotations
@@ -58,16 +69,19 @@ class Tree:
     mean target for regression.
     """
 
-    def __init__(self, n_features: int, n_classes: int, capacity: int = 64):
+    def __init__(
+        self, n_features: int, n_classes: int, capacity: int = 64, n_category_words: int = 1
+    ):
         self.n_features = int(n_features)
         self.n_classes = int(n_classes)  # 1 for regression
         self.n_outputs = 1
+        self.n_category_words = int(n_category_words)
         self.node_count = 0
         self._capacity = 0
         for name, dtype in _NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
         self._value = np.empty((0, 1, self.n_classes))
-        self.category_bitsets = np.empty(0, dtype=np.uint64)
+        self.category_bitsets = np.empty(0, dtype=np.int64)
         self.branch_children = np.empty(0, dtype=np.int64)
         self._grow(capacity)
 
@@ -121,6 +135,66 @@ class Tree:
         self._children_right[nodes] = right
         self._missing_go_to_left[nodes] = missing_go_to_left
 
+    def set_subset_splits(self, nodes, feature, words, left, right, missing_go_to_left):
+        """Categorical subset splits: ``words`` (len(nodes), n_category_words) int64 sets
+        of the codes sent left."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        self._split_kind[nodes] = CATEGORICAL_SUBSET
+        self._feature[nodes] = feature
+        self._threshold[nodes] = TREE_UNDEFINED
+        self._bin_threshold[nodes] = -1
+        self._children_left[nodes] = left
+        self._children_right[nodes] = right
+        self._missing_go_to_left[nodes] = missing_go_to_left
+        first = self.category_bitsets.size
+        self._category_offset[nodes] = first + self.n_category_words * np.arange(nodes.size)
+        words = np.asarray(words, dtype=np.int64).reshape(nodes.size, self.n_category_words)
+        self.category_bitsets = np.concatenate([self.category_bitsets, words.ravel()])
+
+    def set_multiway_split(self, node, feature, children, child_of_code, default_child):
+        """A multiway node: ``child_of_code[k]`` is the child of category code k; missing
+        values and unseen categories go to ``default_child``."""
+        self._split_kind[node] = MULTIWAY
+        self._feature[node] = feature
+        self._threshold[node] = TREE_UNDEFINED
+        self._bin_threshold[node] = -1
+        self._children_left[node] = children[0]
+        self._children_right[node] = children[-1]
+        self._missing_go_to_left[node] = 0
+        self._branch_offset[node] = self.branch_children.size
+        self._n_branches[node] = len(child_of_code)
+        table = np.append(np.asarray(child_of_code, dtype=np.int64), default_child)
+        self.branch_children = np.concatenate([self.branch_children, table])
+
+    def children_of(self, node) -> np.ndarray:
+        """Child ids of a node, in order (none for a leaf)."""
+        first = self.children_left[node]
+        if first < 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.split_kind[node] == MULTIWAY:
+            return np.arange(first, self.children_right[node] + 1)
+        return np.array([first, self.children_right[node]])
+
+    def parents(self) -> np.ndarray:
+        """Parent id of every node (-1 for the root)."""
+        parent = np.full(self.node_count, -1, dtype=np.int64)
+        internal = np.flatnonzero(self.children_left != TREE_LEAF)
+        first, last = self.children_left[internal], self.children_right[internal]
+        multiway = self.split_kind[internal] == MULTIWAY
+        parent[first] = internal
+        parent[last] = internal
+        for node, a, b in zip(internal[multiway], first[multiway], last[multiway], strict=True):
+            parent[a : b + 1] = node
+        return parent
+
+    def walk_arrays(self):
+        """The arrays the tree walk (CPU and CUDA kernels) reads, in its argument order."""
+        return (
+            self.children_left, self.children_right, self.feature, self.threshold,
+            self.missing_go_to_left, self.category_offset, self.category_bitsets,
+            self.n_category_words, self.branch_offset, self.n_branches, self.branch_children,
+        )  # fmt: skip
+
     # -- scikit-learn's array names (views trimmed to node_count) ----------------------
     def __getattr__(self, name):
         # Only reached for names not found normally: the trimmed views of the node arrays.
@@ -142,15 +216,7 @@ class Tree:
     def apply(self, X) -> np.ndarray:
         """Leaf id of each row of X (n_samples, n_features), finite floats."""
         out = np.empty(X.shape[0], dtype=np.int64)
-        cpu_kernels.predict_leaves(
-            X,
-            self.children_left,
-            self.children_right,
-            self.feature,
-            self.threshold,
-            self.missing_go_to_left,
-            out,
-        )
+        cpu_kernels.predict_leaves(X, *self.walk_arrays(), out)
         return out
 
     def predict(self, X) -> np.ndarray:
@@ -160,10 +226,7 @@ class Tree:
     def decision_path_csr(self, X):
         """(indptr, indices) of the nodes each row passes through, root first."""
         leaves = self.apply(X)
-        parent = np.full(self.node_count, -1, dtype=np.int64)
-        internal = np.flatnonzero(self.children_left != TREE_LEAF)
-        parent[self.children_left[internal]] = internal
-        parent[self.children_right[internal]] = internal
+        parent = self.parents()
         path_length = self.depth[leaves] + 1
         indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(path_length, out=indptr[1:])
@@ -181,16 +244,16 @@ class Tree:
         importances = np.zeros(self.n_features)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size:
-            w = self.weighted_n_node_samples
-            left = self.children_left[internal]
-            right = self.children_right[internal]
-            decrease = (
-                w[internal] * self.impurity[internal]
-                - w[left] * self.impurity[left]
-                - w[right] * self.impurity[right]
-            )
-            np.add.at(importances, self.feature[internal], decrease)
-            importances /= w[0]
+            # Every node's weighted impurity leaves its parent's total (any number of
+            # children): decrease(parent) = W(parent) - sum over its children of W(child).
+            weighted = self.weighted_n_node_samples * self.impurity
+            decrease = np.zeros(self.node_count)
+            decrease[internal] = weighted[internal]
+            parent = self.parents()
+            children = np.flatnonzero(parent >= 0)
+            np.subtract.at(decrease, parent[children], weighted[children])
+            np.add.at(importances, self.feature[internal], decrease[internal])
+            importances /= self.weighted_n_node_samples[0]
         if normalize:
             total = importances.sum()
             if total > 0:
@@ -223,6 +286,12 @@ def assert_tree_equal(a: Tree, b: Tree, impurity_rtol: float = 1e-12, value_rtol
         "split_kind",
         "n_node_samples",
         "depth",
+        "missing_go_to_left",
+        "category_offset",
+        "branch_offset",
+        "n_branches",
+        "category_bitsets",
+        "branch_children",
     ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.threshold, b.threshold, err_msg="threshold")

@@ -8,7 +8,14 @@ import warnings
 
 import numpy as np
 
-from ._binning import BinMapper, check_max_bins
+from ._binning import BinMapper, check_category_counts, check_max_bins
+from ._categorical import (
+    CATEGORICAL_SPLITS,
+    CategoryMaps,
+    resolve_categorical_features,
+    with_codes,
+    words_for,
+)
 from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
 from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
 from ._criteria import StatsLayout, check_criterion
@@ -21,6 +28,7 @@ from ._cuda_backend import (
     predict_on_device,
 )
 from ._grower import Grower, GrowthParams
+from ._splitting import CategoricalSearch
 from ._validation import (
     check_classification_labels,
     check_sample_weight,
@@ -144,6 +152,13 @@ class _BaseDecisionTree(BaseEstimator):
         rng = _random_generator(self.random_state)
 
         feature_names = feature_names_of(X)
+        categorical = self._learn_categories(X, feature_names)
+        if categorical is not None and categorical.multiway and criterion == "cart":
+            raise ValueError(
+                "criterion='cart' scores binary splits only; use categorical_split='binary' "
+                "or another criterion with categorical_split='multiway'"
+            )
+        X = with_codes(X, self._category_maps)
         if is_device_array(X):
             # A GPU array is used where it is: checked on the device, never copied back.
             if self.device_ != "cuda":
@@ -186,10 +201,13 @@ class _BaseDecisionTree(BaseEstimator):
         rows = self._row_data(targets, weight)
         min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
 
+        n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
             xp = cuda_status()[2]
-            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
+            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(
+                X, n_categories, feature_names
+            )
             check_device_memory(X, self._bin_mapper, rows.layout, xp)
             # Host data moves to the device once; only its bin codes stay there.
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform_on_device(xp.asarray(X), xp)
@@ -198,12 +216,17 @@ class _BaseDecisionTree(BaseEstimator):
                 X_binned, bin_lower, bin_upper, rows, xp, self._bin_mapper.missing_bin_
             )
         elif self.splitter == "hist":
-            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
+            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(
+                X, n_categories, feature_names
+            )
             X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
             backend = CPUHistogramBackend(
                 X_binned, bin_lower, bin_upper, rows, self._bin_mapper.missing_bin_
             )
         else:
+            if categorical is not None:  # the same limit as in histogram mode
+                has_missing = bool(np.isnan(X[:, categorical.features]).any())
+                check_category_counts(n_categories, max_bins, has_missing, feature_names)
             backend = CPUExactBackend(X, rows)
         params = GrowthParams(
             criterion=criterion,
@@ -216,9 +239,40 @@ class _BaseDecisionTree(BaseEstimator):
             max_leaf_nodes=max_leaf_nodes,
             max_features=max_features,
             rng=rng,
+            categorical=categorical,
+            n_category_words=words_for(max(1, int(n_categories.max(initial=0)))),
         )
         self.tree_ = Grower(backend, rows.layout, params, n_features).grow()
         return self
+
+    def _learn_categories(self, X, feature_names):
+        """Learn the categorical features' categories (``self._category_maps``); return how
+        they are split, or None when there are none."""
+        if self.categorical_split not in CATEGORICAL_SPLITS:
+            raise ValueError(
+                f"Unknown categorical_split={self.categorical_split!r}; choose one of "
+                f"{list(CATEGORICAL_SPLITS)}"
+            )
+        max_subset = _check_int("max_category_subset", self.max_category_subset, 0)
+        shape = getattr(X, "shape", None)
+        if shape is None:
+            shape = np.shape(np.asarray(X, dtype=object))
+        n_features = shape[1] if len(shape) == 2 else 0
+        mask = resolve_categorical_features(
+            self.categorical_features, X, n_features, feature_names
+        )
+        self._category_maps = CategoryMaps(mask, feature_names).fit(X)
+        self.is_categorical_ = mask
+        self.categories_ = [
+            self._category_maps.categories.get(j) for j in range(n_features)
+        ]
+        if not mask.any():
+            return None
+        return CategoricalSearch(
+            features=np.flatnonzero(mask),
+            multiway=self.categorical_split == "multiway",
+            max_subset=max_subset,
+        )
 
     # -- prediction helpers -------------------------------------------------------------
     def _check_fitted(self):
@@ -253,6 +307,14 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         self._check_fitted()
+        maps = getattr(self, "_category_maps", None)
+        if maps is not None and maps.features.size:
+            self._check_feature_names(X)
+            n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
+            if n_features != self.n_features_in_:
+                check_X(X, n_features_expected=self.n_features_in_,
+                        estimator_name=type(self).__name__)  # fmt: skip
+            X = with_codes(X, maps)  # unseen categories become NaN: the missing rule
         if is_device_array(X):
             usable, reason, xp = cuda_status()
             if not usable:
@@ -347,6 +409,22 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         A node whose majority-class fraction reaches this is a leaf (seed 000's pi).
     device : {"auto", "cpu", "cuda"}
         Where to train. ``auto`` picks the GPU when one is usable.
+    categorical_features : "from_dtype", list of indices or names, boolean mask, or None
+        The categorical features. "from_dtype": a DataFrame's pandas ``category``
+        columns. Their values are labels (numbers or strings); missing values and, at
+        prediction, categories not seen in training follow each node's missing rule.
+        A feature may have at most ``max_bins`` categories (one less with missing values).
+    categorical_split : {"binary", "multiway"}
+        ``binary``: splits "x in V" (seed 000), V a subset of the categories; exact for
+        binary targets and regression (categories ordered by P(class 1) or the mean
+        target), searched for multiclass targets as described under
+        ``max_category_subset``. ``multiway``: one child per category (ID3, seed 001),
+        and the feature is not tested again below; missing values and unseen categories
+        go to the largest branch. Numeric features always split in two.
+    max_category_subset : int
+        Multiclass targets, binary splits: every subset of at most this many categories
+        is tried (the seeds' l; exhaustive up to 2 * l + 1 categories at a node), and so
+        is every prefix of the categories ordered by P(c), for each class c. Default 2.
     """
 
     _is_classification = True
@@ -368,6 +446,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         max_bins=256,
         min_purity=1.0,
         device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -383,6 +464,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.max_bins = max_bins
         self.min_purity = min_purity
         self.device = device
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.max_category_subset = max_category_subset
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
@@ -464,6 +548,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         min_impurity_decrease=0.0,
         max_bins=256,
         device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -477,6 +564,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.max_category_subset = max_category_subset
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""

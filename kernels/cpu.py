@@ -36,7 +36,8 @@ LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
 _lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
 _bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 # The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
-_leaf_of_row = njit(cache=True, inline="always")(_walk.leaf_of_row)
+_in_category_set = njit(cache=True, inline="always")(_walk.in_category_set)
+_leaf_of_row = njit(inline="always")(_walk.make_leaf_of_row(_in_category_set))
 
 
 @njit(parallel=True, cache=True)
@@ -179,14 +180,16 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
 @njit(parallel=True, cache=True)
 def partition_rows(
     columns, sample_indices, node_start, node_end, feature, threshold, missing_left, missing_code,
-    scratch,
+    category_offset, category_words, scratch,
 ):  # fmt: skip
     """Stable in-place partition of each node's rows: ``columns[f, i] <= threshold`` goes left.
 
     ``columns`` is either ``X_binned`` with bin thresholds (histogram mode) or the raw
     feature-major values with real thresholds (exact mode). A missing value (NaN, or the
     code ``missing_code``: the missing bin, or NaN for raw values) goes left where
-    ``missing_left[node]``. Returns rows sent left, per node.
+    ``missing_left[node]``. Categorical subset nodes (``category_offset[node]`` >= 0)
+    send the category codes in their bitset, in ``category_words`` from that offset,
+    left. Returns rows sent left, per node.
     """
     n_nodes = node_start.shape[0]
     n_left = np.zeros(n_nodes, dtype=np.int64)
@@ -200,11 +203,14 @@ def partition_rows(
         # Lefts fill scratch from the start, rights from the end (reversed), then are
         # copied back in order: stable on both sides.
         to_left = missing_left[node] != 0
+        offset = category_offset[node]
         for j in range(start, end):
             i = sample_indices[j]
             value = column[i]
             if value != value or value == missing_code:
                 goes_left = to_left
+            elif offset >= 0:
+                goes_left = _in_category_set(category_words, offset, int(value))
             else:
                 goes_left = value <= limit
             if goes_left:
@@ -394,9 +400,62 @@ def compact_code_histograms(
 
 
 @njit(parallel=True, cache=True)
-def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left, out):
-    """Leaf index reached by each row; x <= threshold goes left, NaN follows the node's rule."""
+def partition_rows_multiway(
+    columns, sample_indices, node_start, node_end, feature, branch_of_code, default_branch,
+    missing_code, scratch, branch_rows,
+):  # fmt: skip
+    """Stable in-place partition of each node's rows into its multiway branches.
+
+    Row i of node k goes to branch ``branch_of_code[k, code]`` (code: the row's category
+    code, a bin code or a raw code value), or ``default_branch[k]`` when missing or
+    outside the table. Branch b's rows end up b-th in the node's slice, in their old
+    order; ``branch_rows`` (n_nodes, n_branches) gets the rows of each branch.
+    """
+    n_nodes = node_start.shape[0]
+    n_codes = branch_of_code.shape[1]
+    for node in prange(n_nodes):
+        column = columns[feature[node]]
+        start = node_start[node]
+        end = node_end[node]
+        for j in range(start, end):
+            branch = _branch_of(column[sample_indices[j]], branch_of_code, default_branch, node,
+                                n_codes, missing_code)  # fmt: skip
+            branch_rows[node, branch] += 1
+        position = start
+        for b in range(branch_rows.shape[1]):  # each branch's first slot, in scratch
+            count = branch_rows[node, b]
+            branch_rows[node, b] = position
+            position += count
+        for j in range(start, end):
+            i = sample_indices[j]
+            branch = _branch_of(column[i], branch_of_code, default_branch, node, n_codes,
+                                missing_code)  # fmt: skip
+            scratch[branch_rows[node, branch]] = i
+            branch_rows[node, branch] += 1
+        previous = start
+        for b in range(branch_rows.shape[1]):  # back from each branch's end to its count
+            end_of_branch = branch_rows[node, b]
+            branch_rows[node, b] = end_of_branch - previous
+            previous = end_of_branch
+        for j in range(start, end):
+            sample_indices[j] = scratch[j]
+
+
+@njit(cache=True, inline="always")
+def _branch_of(value, branch_of_code, default_branch, node, n_codes, missing_code):
+    if value != value or value == missing_code or value < 0 or value >= n_codes:
+        return default_branch[node]
+    return branch_of_code[node, int(value)]
+
+
+@njit(parallel=True, cache=True)
+def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left,
+                   category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
+                   branch_children, out):  # fmt: skip
+    """Leaf index reached by each row (the node rules: :func:`_tree_walk.leaf_of_row`)."""
     for i in prange(X.shape[0]):
         out[i] = _leaf_of_row(
-            X, i, children_left, children_right, feature, threshold, missing_go_to_left
-        )
+            X, i, children_left, children_right, feature, threshold, missing_go_to_left,
+            category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
+            branch_children,
+        )  # fmt: skip

@@ -30,7 +30,8 @@ from . import _tree_walk as _walk
 _lookup_cell = cuda.jit(device=True)(_search.lookup_cell)
 _bin_code = cuda.jit(device=True)(_search.make_bin_code(_lookup_cell))
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
-_leaf_of_row = cuda.jit(device=True)(_walk.leaf_of_row)
+_in_category_set = cuda.jit(device=True)(_walk.in_category_set)
+_leaf_of_row = cuda.jit(device=True)(_walk.make_leaf_of_row(_in_category_set))
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: one small grid-striding block
@@ -159,9 +160,10 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
 
 @cuda.jit
 def partition_rows(X_binned, node_of_row, split_feature, split_bin, missing_left, missing_bin,
-                   left_child, right_child):  # fmt: skip
+                   category_offset, category_words, left_child, right_child):  # fmt: skip
     """Move every row of a split node to its child: bin <= split_bin goes left, and the
-    missing bin goes where ``missing_left[node]`` says.
+    missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
+    (``category_offset[node]`` >= 0) send the codes in their bitset left.
 
     ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
     """
@@ -174,11 +176,32 @@ def partition_rows(X_binned, node_of_row, split_feature, split_bin, missing_left
         if f < 0:
             continue
         code = X_binned[f, i]
-        goes_left = missing_left[node] != 0 if code == missing_bin else code <= split_bin[node]
+        offset = category_offset[node]
+        if code == missing_bin:
+            goes_left = missing_left[node] != 0
+        elif offset >= 0:
+            goes_left = _in_category_set(category_words, offset, int(code))
+        else:
+            goes_left = code <= split_bin[node]
         if goes_left:
             node_of_row[i] = left_child[node]
         else:
             node_of_row[i] = right_child[node]
+
+
+@cuda.jit
+def partition_rows_multiway(X_binned, node_of_row, slot_of_node, split_feature, child_of_code):
+    """Move every row of a multiway node (``slot_of_node[node]`` >= 0) to the child of its
+    category code: ``child_of_code[slot, code]``, whose entry for the missing bin, like
+    those of codes the node did not see, is the node's default child."""
+    n_samples = node_of_row.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, n_samples, stride):
+        slot = slot_of_node[node_of_row[i]]
+        if slot < 0:
+            continue
+        node_of_row[i] = child_of_code[slot, X_binned[split_feature[slot], i]]
 
 
 @cuda.jit
@@ -191,14 +214,19 @@ def count_rows(node_of_row, counts):
 
 
 @cuda.jit
-def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left, out):
-    """Leaf reached by each row, one thread per row; NaN follows the node's missing rule."""
+def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left,
+                   category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
+                   branch_children, out):  # fmt: skip
+    """Leaf reached by each row, one thread per row (the node rules:
+    :func:`_tree_walk.leaf_of_row`)."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, X.shape[0], stride):
         out[i] = _leaf_of_row(
-            X, i, children_left, children_right, feature, threshold, missing_go_to_left
-        )
+            X, i, children_left, children_right, feature, threshold, missing_go_to_left,
+            category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
+            branch_children,
+        )  # fmt: skip
 
 
 def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):

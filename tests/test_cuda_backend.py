@@ -107,15 +107,20 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
     blocks, threads = cuda_kernels.launch_config(60)
     # Code 4 is the missing values' bin: node 1 sends them left, node 2 right.
     missing_left = np.array([0, 1, 0, 0, 0, 0, 0], dtype=np.uint8)
+    # Node 2 is a categorical subset split sending codes {1, 3} left (bits 1 and 3).
+    category_offset = np.array([-1, -1, 0, -1, -1, -1, -1], dtype=np.int64)
+    category_words = np.array([0b1010], dtype=np.int64)
     cuda_kernels.partition_rows[blocks, threads](
         xp.asarray(X_binned), device_rows, xp.asarray(split_feature), xp.asarray(split_bin),
-        xp.asarray(missing_left), 4, xp.asarray(left), xp.asarray(right),
+        xp.asarray(missing_left), 4, xp.asarray(category_offset), xp.asarray(category_words),
+        xp.asarray(left), xp.asarray(right),
     )  # fmt: skip
     expected = before.copy()
     for node in (1, 2):
         rows = before == node
         codes = X_binned[split_feature[node], rows]
-        goes_left = np.where(codes == 4, missing_left[node] == 1, codes <= split_bin[node])
+        present_rule = codes <= split_bin[node] if node == 1 else np.isin(codes, [1, 3])
+        goes_left = np.where(codes == 4, missing_left[node] == 1, present_rule)
         expected[rows] = np.where(goes_left, left[node], right[node])
     np.testing.assert_array_equal(_to_host(device_rows), expected)
     counts = xp.zeros(7, dtype=np.int64)
@@ -123,20 +128,24 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
     np.testing.assert_array_equal(_to_host(counts), np.bincount(expected, minlength=7))
 
 
-def test_prediction_kernel_matches_cpu_traversal():
+@pytest.mark.parametrize("categorical_split", [None, "binary", "multiway"])
+def test_prediction_kernel_matches_cpu_traversal(categorical_split):
     X, y = _classification_data(120, 3, 2, 6, seed=3)
-    tree = DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y).tree_
-    X_test = np.random.default_rng(4).uniform(-1, 7, size=(50, 3))
+    params = {} if categorical_split is None else {
+        "categorical_features": [0, 2], "categorical_split": categorical_split
+    }  # fmt: skip
+    tree = DecisionTreeClassifier(max_depth=4, device="cpu", **params).fit(X, y).tree_
+    if categorical_split is not None:
+        assert (tree.split_kind >= 2).any()  # the walk meets categorical nodes
+    X_test = np.random.default_rng(4).integers(-1, 8, size=(50, 3)).astype(float)
     X_test[::7, 1] = np.nan  # missing values follow each node's rule
+    X_test[::5, 0] = np.nan
     expected = np.empty(50, dtype=np.int64)
-    arrays = (tree.children_left, tree.children_right, tree.feature, tree.threshold)
-    arrays += (tree.missing_go_to_left,)
-    cpu_kernels.predict_leaves(X_test, *arrays, expected)
+    cpu_kernels.predict_leaves(X_test, *tree.walk_arrays(), expected)
     out = xp.zeros(50, dtype=np.int64)
     blocks, threads = cuda_kernels.launch_config(50)
-    cuda_kernels.predict_leaves[blocks, threads](
-        xp.asarray(X_test), *(xp.asarray(a) for a in arrays), out
-    )
+    arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
+    cuda_kernels.predict_leaves[blocks, threads](xp.asarray(X_test), *arrays, out)
     np.testing.assert_array_equal(_to_host(out), expected)
 
 

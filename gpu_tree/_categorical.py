@@ -1,0 +1,279 @@
+"""Categorical features: which columns they are, and their categories as codes.
+
+A categorical column's categories (the distinct values seen in training, missing
+values excluded) are numbered 0..K-1 in sorted order (a pandas ``category`` column keeps
+its own category order); the tree is learned and walked on those codes. A value never
+seen in training, like a missing one, becomes NaN at prediction time, so it follows the
+node's missing-value rule instead of raising.
+
+Categories are labels: numbers in a numeric column (codes, years, zip codes) or strings
+and other objects in an object, string or pandas ``category`` column.
+
+Category sets of subset splits are stored as bitsets, 64 categories per int64 word:
+category k is bit ``k & 63`` of word ``k >> 6``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+CATEGORICAL_SPLITS = ("binary", "multiway")
+# Default of max_category_subset (the seeds' l): every subset of at most 2 categories is
+# tried for multiclass targets. That is exhaustive up to 5 categories at a node (a
+# subset and its complement make the same split) for a cost of about K^2/2 candidates;
+# larger sets are reached through the per-class orderings.
+DEFAULT_MAX_CATEGORY_SUBSET = 2
+CATEGORIES_PER_WORD = 64
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _is_pandas_categorical(dtype) -> bool:
+    return str(dtype) == "category"
+
+
+def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.ndarray:
+    """Boolean mask of the categorical features from ``categorical_features``.
+
+    ``spec``: None (no categorical features), "from_dtype" (the pandas ``category``
+    columns of a DataFrame), a boolean mask of length n_features, or feature indices or
+    names.
+    """
+    mask = np.zeros(n_features, dtype=bool)
+    if spec is None:
+        return mask
+    if isinstance(spec, str):
+        if spec != "from_dtype":
+            raise ValueError(
+                f"categorical_features={spec!r} is not understood: pass 'from_dtype', a "
+                "boolean mask, or a list of feature indices or names"
+            )
+        if _is_dataframe(X):
+            mask[:] = [_is_pandas_categorical(dtype) for dtype in X.dtypes]
+        return mask
+    items = list(np.asarray(spec, dtype=object).ravel()) if not np.isscalar(spec) else [spec]
+    if len(items) and all(isinstance(v, (bool, np.bool_)) for v in items):
+        if len(items) != n_features:
+            raise ValueError(
+                f"categorical_features is a boolean mask of length {len(items)}, but X has "
+                f"{n_features} features"
+            )
+        return np.asarray(items, dtype=bool)
+    for item in items:
+        if isinstance(item, str):
+            if feature_names is None:
+                raise ValueError(
+                    f"categorical_features names the feature {item!r}, but X has no feature "
+                    "names (pass a DataFrame, or give column indices)"
+                )
+            matches = np.flatnonzero(np.asarray(feature_names) == item)
+            if matches.size == 0:
+                raise ValueError(
+                    f"categorical_features names the feature {item!r}, which is not a column of "
+                    f"X; its columns are {list(feature_names)}"
+                )
+            mask[matches[0]] = True
+        elif isinstance(item, numbers.Integral) and not isinstance(item, (bool, np.bool_)):
+            if not -n_features <= item < n_features:
+                raise ValueError(
+                    f"categorical_features holds the index {item}, but X has {n_features} "
+                    "features"
+                )
+            mask[int(item)] = True
+        else:
+            raise ValueError(
+                f"categorical_features holds {item!r}: expected feature indices, names or a "
+                "boolean mask"
+            )
+    return mask
+
+
+def _is_missing_object(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and value != value:
+        return True
+    # pandas.NA and pandas.NaT are missing too, without importing pandas.
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _column(X, j):
+    """Column j of X as a 1-D array (object for DataFrame columns that are not numeric)."""
+    if _is_dataframe(X):
+        series = X.iloc[:, j]
+        if _is_pandas_categorical(series.dtype):
+            return series
+        kind = getattr(series.dtype, "kind", "O")
+        if kind in "biuf":
+            return series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return series.to_numpy(dtype=object)
+    return np.asarray(X)[:, j]
+
+
+def _column_label(j, feature_names):
+    return f"feature {j} ({feature_names[j]!r})" if feature_names is not None else f"feature {j}"
+
+
+def _sorted_categories(values: np.ndarray, label: str) -> np.ndarray:
+    """The distinct non-missing values of an object column, sorted."""
+    distinct = list(set(values.tolist()))
+    try:
+        distinct.sort()
+    except TypeError:  # mixed kinds (numbers and strings): order by kind, then value
+        distinct.sort(key=lambda v: (type(v).__name__, repr(v)))
+    for value in distinct:
+        if isinstance(value, float) and not np.isfinite(value):
+            raise ValueError(f"{label} holds the category {value!r}: categories must be finite")
+    return np.asarray(distinct, dtype=object) if distinct else np.empty(0, dtype=object)
+
+
+class CategoryMaps:
+    """The categories of each categorical feature, learned on training X."""
+
+    def __init__(self, mask: np.ndarray, feature_names=None):
+        self.mask = np.asarray(mask, dtype=bool)
+        self.feature_names = feature_names
+        self.categories: dict[int, np.ndarray] = {}
+
+    @property
+    def features(self) -> np.ndarray:
+        return np.flatnonzero(self.mask)
+
+    def n_categories(self) -> np.ndarray:
+        """Categories per feature (0 for numeric features)."""
+        counts = np.zeros(self.mask.size, dtype=np.int64)
+        for j, categories in self.categories.items():
+            counts[j] = len(categories)
+        return counts
+
+    def fit(self, X):
+        for j in self.features:
+            label = _column_label(j, self.feature_names)
+            column = _column(X, j)
+            if hasattr(column, "cat"):  # pandas category column: its own order, seen ones
+                codes = column.cat.codes.to_numpy()
+                seen = np.unique(codes[codes >= 0])
+                categories = np.asarray(column.cat.categories, dtype=object)[seen]
+            elif column.dtype.kind in "biuf":
+                values = column.astype(np.float64)
+                values = values[~np.isnan(values)]
+                if np.isinf(values).any():
+                    raise ValueError(f"{label} holds the category inf: categories must be finite")
+                categories = np.unique(values)
+            else:
+                present = np.array([not _is_missing_object(v) for v in column], dtype=bool)
+                categories = _sorted_categories(column[present], label)
+            self.categories[int(j)] = categories
+        return self
+
+    def encode(self, X) -> np.ndarray:
+        """The categorical columns of X as float codes (n_samples, n_categorical); NaN for
+        missing values and for categories not seen in training."""
+        features = self.features
+        n_samples = len(X) if _is_dataframe(X) else np.asarray(X).shape[0]
+        out = np.full((n_samples, features.size), np.nan)
+        for k, j in enumerate(features):
+            out[:, k] = self._encode_column(_column(X, j), self.categories[int(j)])
+        return out
+
+    @staticmethod
+    def _encode_column(column, categories):
+        if hasattr(column, "cat"):  # map the column's own categories onto ours
+            own = np.asarray(column.cat.categories, dtype=object)
+            table = _lookup(own, categories)
+            codes = column.cat.codes.to_numpy()
+            out = np.full(codes.size, np.nan)
+            present = codes >= 0
+            out[present] = table[codes[present]]
+            return out
+        if column.dtype.kind in "biuf" and categories.dtype.kind == "f":
+            values = column.astype(np.float64)
+            if categories.size == 0:
+                return np.full(values.size, np.nan)
+            position = np.minimum(np.searchsorted(categories, values), categories.size - 1)
+            return np.where(categories[position] == values, position.astype(np.float64), np.nan)
+        column = column.astype(object)
+        present = np.array([not _is_missing_object(v) for v in column], dtype=bool)
+        out = np.full(column.size, np.nan)
+        if present.any():
+            distinct, inverse = np.unique(column[present].astype(str), return_inverse=True)
+            # np.unique on strings: map each distinct string back to a value of the column.
+            first = np.zeros(distinct.size, dtype=np.int64)
+            first[inverse[::-1]] = np.arange(inverse.size)[::-1]
+            table = _lookup(column[present][first], categories)
+            out[present] = table[inverse]
+        return out
+
+
+def _lookup(values, categories) -> np.ndarray:
+    """Code of each value among ``categories`` (NaN for values that are not there)."""
+    index = {_key(v): k for k, v in enumerate(categories.tolist())}
+    return np.array([index.get(_key(v), np.nan) for v in values.tolist()], dtype=np.float64)
+
+
+def _key(value):
+    # 1, 1.0 and numpy scalars of the same number are the same category.
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, str)):
+        return ("number", float(value))
+    return (type(value).__name__, value)
+
+
+def words_for(n_categories: int) -> int:
+    """int64 words of a bitset over ``n_categories`` categories."""
+    return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))
+
+
+def bitset(codes, n_words: int) -> np.ndarray:
+    """The int64 words whose set bits are ``codes``."""
+    words = np.zeros(n_words, dtype=np.uint64)
+    codes = np.asarray(codes, dtype=np.int64)
+    np.bitwise_or.at(
+        words, codes // CATEGORIES_PER_WORD, np.left_shift(np.uint64(1), (codes % 64).astype(np.uint64))
+    )
+    return words.view(np.int64)
+
+
+def bitset_members(words) -> np.ndarray:
+    """The codes whose bits are set in ``words`` (int64 or uint64), ascending."""
+    bits = np.unpackbits(np.asarray(words).view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits)
+
+
+def with_codes(X, maps: CategoryMaps):
+    """X with each categorical column replaced by its float codes (a new object; X is
+    not modified): a DataFrame stays a DataFrame (its names serve later error messages),
+    a GPU array stays on the GPU (only its categorical columns visit the host)."""
+    features = maps.features
+    if features.size == 0:
+        return X
+    if _is_dataframe(X):
+        codes = maps.encode(X)
+        X = X.copy(deep=False)
+        for k, j in enumerate(features):
+            X.isetitem(int(j), codes[:, k])
+        return X
+    if hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray):
+        import cupy
+
+        host_columns = cupy.asnumpy(X[:, cupy.asarray(features)])
+        codes = maps.encode(_spread(host_columns, features, X.shape[1]))
+        X = X.astype(cupy.float64, copy=True)
+        X[:, cupy.asarray(features)] = cupy.asarray(codes)
+        return X
+    array = np.asarray(X)
+    codes = maps.encode(array)
+    kind = array.dtype.kind
+    array = array.astype(object if kind in "OSUV" else np.float64, copy=True)
+    array[:, features] = codes
+    return array
+
+
+def _spread(columns, features, n_features):
+    """An (n, n_features) array holding ``columns`` at ``features`` (what encode reads)."""
+    out = np.empty((columns.shape[0], n_features), dtype=np.float64)
+    out[:, features] = columns
+    return out
