@@ -47,7 +47,7 @@ def _convert_object_columns(array, names, first_column=0):
                     kind = TypeError if isinstance(exc, TypeError) else ValueError
                     raise kind(
                         f"{_column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
-                        f"({exc}); categorical columns are not supported yet"
+                        f"({exc}); declare categorical columns with categorical_features"
                     ) from None
             raise
     return out
