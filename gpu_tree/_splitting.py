@@ -366,8 +366,8 @@ def _score_sides(left, total, missing, present_left, values_right, criterion, la
     return xp.where(missing_left, score_left, score_right), missing_left
 
 
-# Subsets enumerated per scoring pass for multiclass categorical features: bounds the
-# temporaries (nodes x features x subsets x channels floats).
+# Candidates per scoring pass of categorical features (multiclass: per-class orderings
+# and small subsets): bounds the temporaries (nodes x features x candidates x channels).
 _SUBSET_FLOATS_PER_PASS = 1 << 24
 
 
@@ -533,24 +533,29 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
     keys = xp.where(present[:, :, None, :], keys, xp.inf)
     order = xp.argsort(keys, axis=-1, **({"kind": "stable"} if xp is np else {}))
     n_orderings = order.shape[2]
-    shape = (n, n_cat, n_orderings, width, compact.shape[3])
-    ordered = xp.take_along_axis(
-        xp.broadcast_to(compact[:, :, None], shape), xp.broadcast_to(order[..., None], shape), axis=3
-    )
-    left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, n_orderings * width, -1)
-    prefix_end = xp.tile(slot, n_orderings)  # last position of each prefix
-    score, missing_left = _score_sides(
-        left, total[:, :, None, :], missing,
-        prefix_end[None, None, :] < n_slots[:, :, None],
-        prefix_end[None, None, :] < (n_slots - 1)[:, :, None],
-        criterion, layout, constraints, feature_mask, xp,
-    )  # fmt: skip
+    n_channels = compact.shape[3]
+    per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * width * n_channels))
+    for first in range(0, n_orderings, per_pass):
+        part = order[:, :, first : first + per_pass]
+        shape = part.shape + (n_channels,)
+        ordered = xp.take_along_axis(
+            xp.broadcast_to(compact[:, :, None], shape), xp.broadcast_to(part[..., None], shape),
+            axis=3,
+        )  # fmt: skip
+        left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, part.shape[2] * width, n_channels)
+        prefix_end = xp.tile(slot, part.shape[2])  # last position of each prefix
+        score, missing_left = _score_sides(
+            left, total[:, :, None, :], missing,
+            prefix_end[None, None, :] < n_slots[:, :, None],
+            prefix_end[None, None, :] < (n_slots - 1)[:, :, None],
+            criterion, layout, constraints, feature_mask, xp,
+        )  # fmt: skip
 
-    def ordering_prefix(row, column, index):
-        ordering, end = divmod(index, width)
-        return to_host(order[row, column, ordering, : end + 1])
+        def ordering_prefix(row, column, index, first=first):
+            ordering, end = divmod(index, width)
+            return to_host(order[row, column, first + ordering, : end + 1])
 
-    scores.offer(score, missing_left, ordering_prefix)
+        scores.offer(score, missing_left, ordering_prefix)
 
     multiclass = layout.is_classification and layout.n_classes > 2
     if multiclass and categorical.max_subset >= 1:

@@ -40,3 +40,17 @@ def test_extractor_reads_only_the_quick_start_section():
     text = "# T\n## Quick start\n```bash\n# comment\na && b\n```\ntext\n```\nc\n```\n## Other\n```\nd\n```\n"
     assert extract(text) == ["a && b", "c"]
     assert extract("# no section\n") == []
+
+
+def test_python_examples_run():
+    """Every Python block of the README runs (the GPU one needs CuPy and a GPU)."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        if "import cupy" in block:
+            continue
+        namespace = {}
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+        assert "tree" in namespace
