@@ -13,13 +13,14 @@ raises FileNotFoundError when the file is absent (the tests pass a function that
 
 from __future__ import annotations
 
-import csv
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+
+from gpu_tree._arff import read_arff
 
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 TEST_SIZE = 0.3
@@ -71,34 +72,10 @@ def _stratified_split(y: np.ndarray):
     return np.sort(train), np.sort(test)
 
 
-_ATTRIBUTE = re.compile(r"@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(.*)$", re.IGNORECASE)
-
-
-def read_arff_typed(path: Path):
-    """(names, nominal flags, rows of strings or None for '?') of an ARFF file."""
-    names, nominal, rows, in_data = [], [], [], False
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            text = line.strip()
-            if not text or text.startswith("%"):
-                continue
-            if not in_data:
-                match = _ATTRIBUTE.match(text)
-                if match:
-                    names.append(match.group(1).strip("'\""))
-                    nominal.append(match.group(2).lstrip().startswith("{"))
-                elif text.lower().startswith("@data"):
-                    in_data = True
-                continue
-            for row in csv.reader([text], quotechar="'", skipinitialspace=True):
-                rows.append([None if v == "?" else v for v in row])
-    return names, nominal, rows
-
-
 def load_arff(file: str, target: str, path_of: Callable[[str], Path] = shared_path):
     import pandas as pd
 
-    names, nominal, rows = read_arff_typed(path_of(file))
+    names, nominal, rows = read_arff(path_of(file))
     frame = pd.DataFrame(rows, columns=names, dtype=object)
     y = frame.pop(target).to_numpy(dtype=str)
     categorical = []
@@ -162,13 +139,13 @@ def load_penguins(path_of: Callable[[str], Path] = shared_path):
 
 LOADERS: dict[str, Callable] = {
     "adult": load_adult,
-    "mushroom": lambda path_of=shared_path: load_arff("mushroom.arff", "class", path_of),
-    "car_evaluation": lambda path_of=shared_path: load_arff("car_evaluation.arff", "class", path_of),
-    "nursery": lambda path_of=shared_path: load_arff("nursery.arff", "class", path_of),
+    "mushroom": partial(load_arff, "mushroom.arff", "class"),
+    "car_evaluation": partial(load_arff, "car_evaluation.arff", "class"),
+    "nursery": partial(load_arff, "nursery.arff", "class"),
     "titanic": load_titanic,
     "penguins": load_penguins,
     # TBG is missing in every row; it stays, as a numeric column of NaN only.
-    "hypothyroid": lambda path_of=shared_path: load_arff("hypothyroid.arff", "Class", path_of),
+    "hypothyroid": partial(load_arff, "hypothyroid.arff", "Class"),
 }
 DATASETS = tuple(LOADERS)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from gpu_tree._arff import read_arff as _read_arff
 
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
@@ -20,21 +21,8 @@ def dataset_path(name: str) -> Path:
 
 
 def read_arff(name: str):
-    """(attribute names, rows as lists of strings) of an ARFF file; '?' stays '?'."""
-    names, rows, in_data = [], [], False
-    with open(dataset_path(name), encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            text = line.strip()
-            if not text or text.startswith("%"):
-                continue
-            lowered = text.lower()
-            if not in_data:
-                if lowered.startswith("@attribute"):
-                    names.append(text.split()[1].strip("'\""))
-                elif lowered.startswith("@data"):
-                    in_data = True
-                continue
-            rows.extend(csv.reader([text], quotechar="'", skipinitialspace=True))
+    """(attribute names, rows as lists of strings, None for '?') of a shared ARFF file."""
+    names, _, rows = _read_arff(dataset_path(name))
     return names, rows
 
 
@@ -45,3 +33,20 @@ def numeric_arff(name: str, target: str):
     k = names.index(target)
     X = np.delete(table, k, axis=1).astype(np.float64)
     return X, table[:, k].astype(str)
+
+
+def bench_module(name: str):
+    """A helper module of bench/ (its data loaders, shared with the benchmarks), imported
+    by file path; skips the calling test outside a source checkout."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    if not path.is_file():
+        pytest.skip(f"bench/{name}.py not available (not a source checkout)")
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before exec: dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]

@@ -45,3 +45,20 @@ def test_gpu_benchmark_runs_under_the_simulator(tmp_path):
     results = json.loads(out.read_text())
     assert results["simulated"] and results["leaves"] >= 2 and results["histogram_floor_bytes"] > 0
     assert "device tree build alone" in stdout
+
+
+def test_categorical_benchmark_runs_and_writes_markdown(tmp_path):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("pandas")
+    shared = BENCH.parent.parent / "shared" / "datasets"
+    if not (shared / "car_evaluation.arff").is_file() or not (shared / "penguins.csv").is_file():
+        pytest.skip(f"shared datasets not available ({shared} absent)")
+    out = tmp_path / "categorical.md"
+    stdout = _run(
+        "bench_categorical.py", "--datasets", "car_evaluation,penguins", "--depths", "4",
+        "--repeats", "1", "--out", str(out),
+    )  # fmt: skip
+    table = [line for line in stdout.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + 3 + 2  # header; car: native, multiway, one-hot; penguins: 2
+    assert "gpu_tree multiway, gain_ratio" in stdout and "sklearn one-hot" in stdout
+    assert out.read_text() in stdout
