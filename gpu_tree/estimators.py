@@ -352,6 +352,13 @@ class _BaseDecisionTree(BaseEstimator):
         data = np.ones(indices.size, dtype=np.int64)
         return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.tree_.node_count))
 
+    def save(self, path):
+        """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
+        (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
+        from ._model_file import save_model
+
+        save_model(self, path)
+
     def get_depth(self) -> int:
         self._check_fitted()
         return self.tree_.max_depth
