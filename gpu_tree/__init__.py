@@ -1,5 +1,6 @@
 """gpu_tree: decision trees for large tabular data, on NVIDIA GPUs and on the CPU."""
 
+from ._export import export_text
 from ._model_file import load_model as load
 from ._tree import Tree, assert_tree_equal
 from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
@@ -11,6 +12,7 @@ __all__ = [
     "DecisionTreeRegressor",
     "Tree",
     "assert_tree_equal",
+    "export_text",
     "load",
     "__version__",
 ]

@@ -1,0 +1,79 @@
+"""export_text: scikit-learn's layout, and every node kind (numeric, subset, multiway)."""
+
+import numpy as np
+import pytest
+
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text
+
+pd = pytest.importorskip("pandas")
+sklearn_tree = pytest.importorskip("sklearn.tree")
+datasets = pytest.importorskip("sklearn.datasets")
+
+
+def test_numeric_tree_prints_as_scikit_learn_prints_it():
+    # Exact mode builds scikit-learn's tree here (no ties in the criterion on this data).
+    X, y = datasets.load_diabetes(return_X_y=True)
+    ours = DecisionTreeRegressor(max_depth=3, splitter="exact", device="cpu").fit(X, y)
+    theirs = sklearn_tree.DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    assert export_text(ours, show_missing=False) == sklearn_tree.export_text(
+        theirs, feature_names=names
+    )
+
+
+def test_multiway_tree_prints_one_line_per_branch():
+    days = [
+        ("sunny", "high", "no"), ("sunny", "normal", "yes"), ("overcast", "high", "yes"),
+        ("rain", "high", "yes"), ("rain", "normal", "no"), ("overcast", "normal", "yes"),
+    ]  # fmt: skip
+    frame = pd.DataFrame(days, columns=["outlook", "humidity", "play"])
+    model = DecisionTreeClassifier(
+        criterion="entropy", categorical_features=["outlook", "humidity"],
+        categorical_split="multiway", device="cpu",
+    ).fit(frame[["outlook", "humidity"]], frame["play"])  # fmt: skip
+    # Missing values and other categories take the largest branch (ties: the first).
+    assert export_text(model) == (
+        "|--- outlook = overcast (or missing, or another category)\n"
+        "|   |--- class: yes\n"
+        "|--- outlook = rain\n"
+        "|   |--- humidity = high (or missing, or another category)\n"
+        "|   |   |--- class: yes\n"
+        "|   |--- humidity = normal\n"
+        "|   |   |--- class: no\n"
+        "|--- outlook = sunny\n"
+        "|   |--- humidity = high (or missing, or another category)\n"
+        "|   |   |--- class: no\n"
+        "|   |--- humidity = normal\n"
+        "|   |   |--- class: yes\n"
+    )
+
+
+def test_subset_split_names_its_categories_and_the_missing_side():
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["blue", "green", "red", "teal"], size=200).astype(object)
+    colour[::9] = None
+    y = np.isin(colour, ["blue", "teal"]).astype(int)
+    frame = pd.DataFrame({"colour": colour, "size": rng.normal(size=200)})
+    model = DecisionTreeClassifier(
+        max_depth=1, categorical_features=["colour"], device="cpu"
+    ).fit(frame, y)
+    lines = export_text(model, class_names=["other", "blue or teal"]).splitlines()
+    conditions = {lines[0][5:], lines[2][5:]}
+    sets = {"colour in {blue, teal}", "colour not in {blue, teal}",
+            "colour in {green, red}", "colour not in {green, red}"}  # fmt: skip
+    assert len({c.removesuffix(" or missing") for c in conditions} & sets) == 2
+    assert sum(c.endswith(" or missing") for c in conditions) == 1
+    assert {lines[1], lines[3]} == {"|   |--- class: other", "|   |--- class: blue or teal"}
+
+
+def test_truncation_and_bad_names():
+    X, y = datasets.load_iris(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y)
+    text = export_text(model, max_depth=1, feature_names=["a", "b", "c", "d"])
+    assert "truncated branch" in text and "x0" not in text
+    with pytest.raises(ValueError, match="feature_names has 2 names, but the tree has 4"):
+        export_text(model, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="class_names has 1 names"):
+        export_text(model, class_names=["a"])
+    with pytest.raises(ValueError, match="fitted"):
+        export_text(DecisionTreeClassifier())
