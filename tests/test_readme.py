@@ -42,15 +42,17 @@ def test_extractor_reads_only_the_quick_start_section():
     assert extract("# no section\n") == []
 
 
-def test_python_examples_run():
-    """Every Python block of the README runs (the GPU one needs CuPy and a GPU)."""
+def test_python_examples_run(tmp_path, monkeypatch):
+    """The README's Python blocks run in order, as one session (the GPU one needs CuPy and
+    a GPU); files they write land in a temporary folder."""
     import re
 
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert len(blocks) >= 2
+    assert len(blocks) >= 3
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
     for block in blocks:
         if "import cupy" in block:
             continue
-        namespace = {}
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
         assert "tree" in namespace
