@@ -308,8 +308,11 @@ class _BaseDecisionTree(BaseEstimator):
     def _validate_X_predict(self, X):
         self._check_fitted()
         maps = getattr(self, "_category_maps", None)
-        if maps is not None and maps.features.size:
+        categorical = maps is not None and maps.features.size > 0
+        if categorical or not is_device_array(X):
+            # Before any coding: categorical columns are read by position.
             self._check_feature_names(X)
+        if categorical:
             n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
             if n_features != self.n_features_in_:
                 check_X(X, n_features_expected=self.n_features_in_,
@@ -322,7 +325,6 @@ class _BaseDecisionTree(BaseEstimator):
             return check_X_on_device(
                 X, xp, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
             )
-        self._check_feature_names(X)
         return check_X(
             X,
             n_features_expected=self.n_features_in_,
