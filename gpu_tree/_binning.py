@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._categorical import _column_label
 from ._validation import to_host
 from .kernels import cpu as cpu_kernels
 
@@ -40,12 +41,11 @@ def check_category_counts(n_categories, max_bins, has_missing, feature_names=Non
     too_many = np.flatnonzero(np.asarray(n_categories) > value_bins)
     if too_many.size:
         f = too_many[0]
-        name = f" ({feature_names[f]!r})" if feature_names is not None else ""
         reason = " (one bin is kept for missing values)" if has_missing else ""
         raise ValueError(
-            f"categorical feature {f}{name} has {n_categories[f]} categories, more than the "
-            f"{value_bins} bins max_bins={max_bins} allows{reason}; raise max_bins (up to "
-            f"{MAX_BINS_LIMIT}) or merge rare categories"
+            f"categorical {_column_label(f, feature_names)} has {n_categories[f]} categories, "
+            f"more than the {value_bins} bins max_bins={max_bins} allows{reason}; raise "
+            f"max_bins (up to {MAX_BINS_LIMIT}) or merge rare categories"
         )
 
 

@@ -19,6 +19,8 @@ import numbers
 
 import numpy as np
 
+from ._validation import _is_dataframe
+
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the seeds' l): every subset of at most 2 categories is
 # tried for multiclass targets. That is exhaustive up to 5 categories at a node (a
@@ -26,10 +28,6 @@ CATEGORICAL_SPLITS = ("binary", "multiway")
 # larger sets are reached through the per-class orderings.
 DEFAULT_MAX_CATEGORY_SUBSET = 2
 CATEGORIES_PER_WORD = 64
-
-
-def _is_dataframe(X) -> bool:
-    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
 def _is_pandas_categorical(dtype) -> bool:
@@ -101,6 +99,11 @@ def _is_missing_object(value) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")
 
 
+def _present(column) -> np.ndarray:
+    """Which values of an object column are not missing."""
+    return np.array([not _is_missing_object(v) for v in column], dtype=bool)
+
+
 def _column(X, j):
     """Column j of X as a 1-D array (object for DataFrame columns that are not numeric)."""
     if _is_dataframe(X):
@@ -165,7 +168,7 @@ class CategoryMaps:
                     raise ValueError(f"{label} holds the category inf: categories must be finite")
                 categories = np.unique(values)
             else:
-                present = np.array([not _is_missing_object(v) for v in column], dtype=bool)
+                present = _present(column)
                 categories = _sorted_categories(column[present], label)
             self.categories[int(j)] = categories
         return self
@@ -197,7 +200,7 @@ class CategoryMaps:
             position = np.minimum(np.searchsorted(categories, values), categories.size - 1)
             return np.where(categories[position] == values, position.astype(np.float64), np.nan)
         column = column.astype(object)
-        present = np.array([not _is_missing_object(v) for v in column], dtype=bool)
+        present = _present(column)
         out = np.full(column.size, np.nan)
         if present.any():
             distinct, inverse = np.unique(column[present].astype(str), return_inverse=True)

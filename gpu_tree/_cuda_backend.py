@@ -205,8 +205,8 @@ class CUDAHistogramBackend:
         xp = self.xp
         self._grow_node_tables(int(max(c.max() for c in children)) + 1)
         table = np.empty((len(nodes), self.n_bins), dtype=np.int32)
+        n_codes = min(child_of_code.shape[1], self.n_bins)
         for k in range(len(nodes)):
-            n_codes = min(child_of_code.shape[1], self.n_bins)
             table[k] = default_child[k]  # the missing bin and unseen codes
             table[k, :n_codes] = child_of_code[k, :n_codes]
             if self.missing_bin >= 0:

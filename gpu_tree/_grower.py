@@ -454,10 +454,9 @@ class Grower:
         open_children = all_children[self._splittable(all_children, child_stats)]
         if open_children.size == 0:
             return None, open_children
-        small = self.backend.small_node_rows
-        if not self.backend.supports_subtraction:
+        if not self.backend.supports_subtraction:  # exact mode: compact histograms only
             return None, open_children
-        dense = self.backend.node_rows(open_children) >= small
+        dense = self.backend.node_rows(open_children) >= self.backend.small_node_rows
         if not dense.any():
             return None, open_children
         hist, lower, upper = self.backend.candidates(open_children[dense])

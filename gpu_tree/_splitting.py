@@ -236,10 +236,8 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
         left = left + xp.where(side, chosen_missing, 0.0)
         right = right + xp.where(side, 0.0, chosen_missing)
     left, right = to_host(left), to_host(right)
-    node_weight = to_host(layout.weight(left + right, np))
     nodes = positions
     chosen.has_split[nodes] = has_split
-    chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.feature[nodes] = np.where(has_split, feature, 0)
     chosen_bins = bin_index[rows, device_feature]
     chosen.bin[nodes] = np.where(has_split, to_host(chosen_bins[rows, device_position]), 0)
@@ -270,10 +268,8 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
                 chosen.default_branch[nodes[k]] = detail.default_branch
                 chosen.bin[nodes[k]] = -1
                 chosen.next_bin[nodes[k]] = -1
-            node_weight = layout.weight(left + right, np)
-            chosen.score[nodes] = np.where(
-                has_split, best / np.where(has_split, node_weight, 1.0), -np.inf
-            )
+    node_weight = layout.weight(left + right, np)
+    chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[nodes] = left
     chosen.right_stats[nodes] = right
 
@@ -408,7 +404,7 @@ class _CategoricalScores:
         self.family = xp.zeros((n, n_cat), dtype=xp.int64)
         self.missing_left = xp.zeros((n, n_cat), dtype=bool)
         self.families = []  # per family: decoder(k, column, index) -> slots sent left
-        self.multiway = False
+        self.default = None  # multiway: (n, F_cat) slot of the branch taking missing rows
 
     def offer(self, score, missing_left, decoder):
         """Keep, per (node, feature), the family's best candidate if strictly better."""
@@ -431,6 +427,8 @@ class _CategoricalScores:
         index = to_host(self.index[xp.asarray(rows), xp.asarray(columns)])
         family = to_host(self.family[xp.asarray(rows), xp.asarray(columns)])
         chosen_missing_left = to_host(self.missing_left[xp.asarray(rows), xp.asarray(columns)])
+        if self.default is not None:
+            defaults = to_host(self.default[xp.asarray(rows), xp.asarray(columns)])
         details = []
         for k, (row, column) in enumerate(zip(rows, columns, strict=True)):
             compact = to_host(self.compact[int(row), int(column)])  # (width, n_channels)
@@ -441,8 +439,8 @@ class _CategoricalScores:
             )  # fmt: skip
             present = compact[:n_slots]
             total = present.sum(axis=0)
-            if self.multiway:
-                default = int(np.argmax(layout.count(present)))
+            if self.default is not None:  # multiway
+                default = int(defaults[k])
                 branches = present.copy()
                 branches[default] += missing
                 details.append(_CategoricalDetail(
@@ -471,10 +469,10 @@ def _category_order_keys(compact, layout, xp):
     """Per slot, the statistics categories are ordered by: (n, F, n_orderings, width)."""
     weight = layout.weight(compact, xp)
     safe = xp.where(weight > 0, weight, 1.0)
-    if not layout.is_classification:
-        return (compact[..., 1] / safe)[:, :, None, :]  # mean target
-    if layout.n_classes == 2:
-        return (compact[..., 1] / safe)[:, :, None, :]  # P(class 1)
+    if not layout.is_classification or layout.n_classes == 2:
+        # Channel 1 holds sum(w y) (regression: key = the mean target) or the weight of
+        # class 1 (binary: key = P(class 1)).
+        return (compact[..., 1] / safe)[:, :, None, :]
     fractions = layout.class_weights(compact) / safe[..., None]  # P(c), one ordering per c
     return xp.moveaxis(fractions, -1, 2)
 
@@ -504,9 +502,9 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
     present = slot[None, None, :] < n_slots[:, :, None]
     total = xp.sum(compact, axis=2)
     if categorical.multiway:
-        scores.multiway = True
         counts = xp.where(present, layout.count(compact, xp), -1.0)
         default = xp.argmax(counts, axis=2)  # the largest branch takes missing rows
+        scores.default = default
         branches = compact
         parent = total
         if missing is not None:
