@@ -1,18 +1,48 @@
-"""Human-readable views of a fitted tree.
+"""Human-readable views of a fitted tree: text, Graphviz DOT and a matplotlib drawing.
 
 ``export_text`` follows scikit-learn's layout (one line per branch, ``|---`` indents),
 extended to every node kind: numeric thresholds, categorical subsets ("colour in {red,
 blue}"), one line per branch of a multiway (ID3) node, and where missing values go.
+``export_graphviz`` and ``plot_tree`` draw the same tree as boxes and labelled edges;
+all three word the split conditions through ``_branches``.
 """
 
 from __future__ import annotations
 
+import colorsys
+import functools
+import os
+import tempfile
+from typing import NamedTuple
+
 import numpy as np
 
 from ._categorical import bitset_members
+from ._criteria import _NODE_IMPURITY
 from ._tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
 
+_MULTIWAY_DEFAULT = "(or missing, or another category)"
+_MISSING = "or missing"
 
+
+class _Branch(NamedTuple):
+    """One branch of an internal node: "<subject> <relation> [<note>]"."""
+
+    child: int
+    subject: str  # the feature's name
+    relation: str  # "<= 0.50", ">  0.50", "in {a, b}", "not in {a, b}", "= a", "is missing"
+    note: str  # where else rows go: "or missing", the multiway default's note, or ""
+
+    @property
+    def condition(self) -> str:
+        return f"{self.subject} {self.relation}"
+
+    @property
+    def text(self) -> str:
+        return f"{self.condition} {self.note}" if self.note else self.condition
+
+
+# -- names and wording, shared by every view --------------------------------------------
 def _labels(estimator, feature_names):
     n_features = estimator.tree_.n_features
     if feature_names is None:
@@ -26,6 +56,19 @@ def _labels(estimator, feature_names):
     return feature_names
 
 
+def _check_fitted_and_names(estimator, feature_names, class_names, caller):
+    """The feature names to print; raises for an unfitted estimator or wrong name counts."""
+    if not hasattr(estimator, "tree_"):
+        raise ValueError(f"{caller} needs a fitted estimator")
+    names = _labels(estimator, feature_names)
+    if class_names is not None and len(class_names) != estimator.tree_.n_classes:
+        raise ValueError(
+            f"class_names has {len(class_names)} names, but the tree has "
+            f"{estimator.tree_.n_classes} classes"
+        )
+    return names
+
+
 def _category_label(estimator, feature, code):
     categories = getattr(estimator, "categories_", None)
     values = None if categories is None else categories[feature]
@@ -37,8 +80,12 @@ def _category_label(estimator, feature, code):
     return str(value)
 
 
-def _branches(estimator, node, name, decimals, show_missing=True):
-    """(child, condition text) of each branch of an internal node, in order."""
+def _branches(estimator, node, name, number, show_missing=True):
+    """The branches (``_Branch``) of an internal node, in child order.
+
+    ``number`` formats a threshold (each view rounds its own way); the wording is the
+    same everywhere.
+    """
     tree = estimator.tree_
     feature = tree.feature[node]
     kind = tree.split_kind[node]
@@ -51,11 +98,11 @@ def _branches(estimator, node, name, decimals, show_missing=True):
         for child in range(tree.children_left[node], tree.children_right[node] + 1):
             codes = np.flatnonzero(table[:-1] == child)
             labels = ", ".join(_category_label(estimator, feature, c) for c in codes)
-            text = f"{name} = {labels}" if codes.size == 1 else f"{name} in {{{labels}}}"
-            if child == default:
-                text += " (or missing, or another category)"
-            branches.append((child, text))
+            relation = f"= {labels}" if codes.size == 1 else f"in {{{labels}}}"
+            note = _MULTIWAY_DEFAULT if child == default else ""
+            branches.append(_Branch(int(child), name, relation, note))
         return branches
+    left, right = int(tree.children_left[node]), int(tree.children_right[node])
     if kind == CATEGORICAL_SUBSET:
         offset = tree.category_offset[node]
         words = tree.category_bitsets[offset : offset + tree.n_category_words]
@@ -63,27 +110,30 @@ def _branches(estimator, node, name, decimals, show_missing=True):
         known = 64 * tree.n_category_words if categories is None else len(categories)
         members = [int(c) for c in bitset_members(words) if c < known]
         labels = ", ".join(_category_label(estimator, feature, c) for c in members)
-        left_text, right_text = f"{name} in {{{labels}}}", f"{name} not in {{{labels}}}"
+        left_relation, right_relation = f"in {{{labels}}}", f"not in {{{labels}}}"
     else:
         threshold = tree.threshold[node]
-        if np.isposinf(threshold):
-            left_text, right_text = f"{name} is present", f"{name} is missing"
-            return [(tree.children_left[node], left_text), (tree.children_right[node], right_text)]
-        left_text = f"{name} <= {threshold:.{decimals}f}"
-        right_text = f"{name} >  {threshold:.{decimals}f}"
-    if show_missing and missing_left:
-        left_text += " or missing"
-    elif show_missing:
-        right_text += " or missing"
-    return [(tree.children_left[node], left_text), (tree.children_right[node], right_text)]
+        if np.isposinf(threshold):  # a split of the missing values from the rest
+            return [_Branch(left, name, "is present", ""), _Branch(right, name, "is missing", "")]
+        left_relation, right_relation = f"<= {number(threshold)}", f">  {number(threshold)}"
+    left_note = _MISSING if show_missing and missing_left else ""
+    right_note = _MISSING if show_missing and not missing_left else ""
+    return [
+        _Branch(left, name, left_relation, left_note),
+        _Branch(right, name, right_relation, right_note),
+    ]
+
+
+def _class_label(estimator, node, class_names):
+    names = class_names if class_names is not None else [str(c) for c in estimator.classes_]
+    return str(names[int(np.argmax(estimator.tree_.value[node, 0]))])
 
 
 def _leaf_text(estimator, node, class_names, decimals, show_weights):
     tree = estimator.tree_
     value = tree.value[node, 0]
     if hasattr(estimator, "classes_"):
-        names = class_names if class_names is not None else [str(c) for c in estimator.classes_]
-        text = f"class: {names[int(np.argmax(value))]}"
+        text = f"class: {_class_label(estimator, node, class_names)}"
         if show_weights:  # scikit-learn's layout
             weights = value * tree.weighted_n_node_samples[node]
             text = "weights: [" + ", ".join(f"{w:.{decimals}f}" for w in weights) + "] " + text
@@ -101,15 +151,12 @@ def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10
     trained without missing values). Branches below ``max_depth`` are summarised as
     "truncated".
     """
-    if not hasattr(estimator, "tree_"):
-        raise ValueError("export_text needs a fitted estimator")
-    names = _labels(estimator, feature_names)
-    if class_names is not None and len(class_names) != estimator.tree_.n_classes:
-        raise ValueError(
-            f"class_names has {len(class_names)} names, but the tree has "
-            f"{estimator.tree_.n_classes} classes"
-        )
+    names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
     tree = estimator.tree_
+
+    def number(threshold):
+        return f"{threshold:.{decimals}f}"
+
     lines = []
     bar = "|" + " " * spacing
     stack = [(0, 0, None)]
@@ -125,7 +172,379 @@ def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10
         if depth >= max_depth:
             lines.append(prefix + "truncated branch")
             continue
-        branches = _branches(estimator, node, names[tree.feature[node]], decimals, show_missing)
-        for child, text in reversed(branches):
-            stack.append((child, depth + 1, text))
+        branches = _branches(estimator, node, names[tree.feature[node]], number, show_missing)
+        for branch in reversed(branches):
+            stack.append((branch.child, depth + 1, branch.text))
     return "\n".join(lines) + "\n"
+
+
+# -- the tree as boxes and labelled edges (export_graphviz, plot_tree) -------------------
+_TRUNCATED_COLOR = "#c0c0c0"
+
+
+class _GraphNode(NamedTuple):
+    node: int  # the tree's node id (a truncated subtree keeps its root's id)
+    parent: int  # -1 for the root
+    depth: int
+    lines: list  # the box's text, one entry per line
+    color: str | None  # fill colour (filled=True), "#rrggbb"
+    truncated: bool  # a "(...)" box standing for a subtree below max_depth
+
+
+class _GraphEdge(NamedTuple):
+    parent: int
+    child: int
+    lines: list  # the edge's label, one entry per line
+
+
+def _number(x, precision):
+    """x rounded to ``precision`` decimals, as scikit-learn's graphs print numbers
+    ("0.5", "784.0")."""
+    return str(round(float(x), precision) + 0.0)  # + 0.0: no "-0.0"
+
+
+def _numbers(values, precision):
+    """A list of numbers: whole numbers without decimals ("[50, 0]"), else rounded."""
+    rounded = np.round(values, precision)  # weight x fraction: 31.000000000000004
+    if np.all(np.mod(rounded, 1) == 0):
+        return "[" + ", ".join(str(int(v)) for v in rounded) + "]"
+    return "[" + ", ".join(_number(v, precision) for v in values) + "]"
+
+
+def _palette(n_colors):
+    """n evenly spaced hues (deterministic), as RGB triples in 0..255."""
+    hues = [(0.07 + k / max(n_colors, 1)) % 1.0 for k in range(n_colors)]
+    return [tuple(round(255 * c) for c in colorsys.hsv_to_rgb(h, 0.7, 0.92)) for h in hues]
+
+
+def _tint(rgb, strength):
+    """rgb mixed with white: strength 0 is white, 1 the full colour."""
+    strength = min(max(float(strength), 0.0), 1.0)
+    return "#" + "".join(f"{round(255 - strength * (255 - c)):02x}" for c in rgb)
+
+
+def _node_colors(estimator):
+    """Fill colour of every node: its majority class's hue (classifiers), as strong as the
+    majority's lead over the runner-up; for regressors one hue, as strong as the node's
+    value is high among the tree's values."""
+    tree = estimator.tree_
+    value = tree.value[:, 0, :]
+    if hasattr(estimator, "classes_"):
+        palette = _palette(tree.n_classes)
+        if tree.n_classes == 1:
+            return [_tint(palette[0], 1.0)] * tree.node_count
+        top_two = -np.sort(-value, axis=1)[:, :2]
+        lead = top_two[:, 0] - top_two[:, 1]
+        winner = np.argmax(value, axis=1)
+        return [_tint(palette[w], s) for w, s in zip(winner, lead, strict=True)]
+    (rgb,) = _palette(1)
+    low, high = float(value.min()), float(value.max())
+    span = high - low
+    strength = (value[:, 0] - low) / span if span > 0 else np.zeros(tree.node_count)
+    return [_tint(rgb, s) for s in strength]
+
+
+def _check_graph_options(label, precision, max_depth):
+    if label not in ("all", "root", "none"):
+        raise ValueError(f"label must be 'all', 'root' or 'none', got {label!r}")
+    if isinstance(precision, bool) or not isinstance(precision, (int, np.integer)) or precision < 0:
+        raise ValueError(f"precision must be a non-negative int, got {precision!r}")
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0
+    ):
+        raise ValueError(f"max_depth must be None or a non-negative int, got {max_depth!r}")
+
+
+def _node_lines(estimator, node, names, class_names, *, show_names, impurity, node_ids,
+                proportion, precision, show_missing):  # fmt: skip
+    """The text of one box: id, split, impurity, samples, value, class."""
+    tree = estimator.tree_
+
+    def named(key, text):
+        return f"{key} = {text}" if show_names else text
+
+    lines = []
+    if node_ids:
+        lines.append(f"node #{node}" if show_names else f"#{node}")
+    if tree.children_left[node] != TREE_LEAF:
+        name = names[tree.feature[node]]
+        if tree.split_kind[node] == MULTIWAY:
+            lines.append(name)  # each edge names its categories
+        else:
+            number = functools.partial(_number, precision=precision)
+            lines.append(_branches(estimator, node, name, number, show_missing)[0].condition)
+    if impurity:
+        criterion = str(getattr(estimator, "criterion", "impurity"))
+        key = _NODE_IMPURITY.get(criterion, criterion)
+        lines.append(named(key, _number(tree.impurity[node], precision)))
+    if proportion:
+        share = 100.0 * tree.n_node_samples[node] / tree.n_node_samples[0]
+        lines.append(named("samples", _number(share, precision) + "%"))
+    else:
+        lines.append(named("samples", str(int(tree.n_node_samples[node]))))
+    value = tree.value[node, 0]
+    if hasattr(estimator, "classes_"):
+        if not proportion:
+            value = value * tree.weighted_n_node_samples[node]
+        lines.append(named("value", _numbers(value, precision)))
+        lines.append(named("class", _class_label(estimator, node, class_names)))
+    else:
+        lines.append(named("value", _number(value[0], precision)))
+    return lines
+
+
+def _graph(estimator, caller, *, max_depth, feature_names, class_names, label, filled,
+           impurity, node_ids, proportion, precision, show_missing):  # fmt: skip
+    """The boxes (preorder, root first) and edges that export_graphviz and plot_tree draw."""
+    names = _check_fitted_and_names(estimator, feature_names, class_names, caller)
+    _check_graph_options(label, precision, max_depth)
+    tree = estimator.tree_
+    colors = _node_colors(estimator) if filled else None
+    number = functools.partial(_number, precision=precision)
+    nodes, edges = [], []  # both in preorder (an edge where its child is)
+    stack = [(0, -1, 0, None)]
+    while stack:
+        node, parent, depth, edge_lines = stack.pop()
+        if parent >= 0:
+            edges.append(_GraphEdge(parent, node, edge_lines))
+        if max_depth is not None and depth > max_depth:
+            color = _TRUNCATED_COLOR if filled else None
+            nodes.append(_GraphNode(node, parent, depth, ["(...)"], color, True))
+            continue
+        lines = _node_lines(
+            estimator, node, names, class_names, show_names=label == "all" or
+            (label == "root" and node == 0), impurity=impurity, node_ids=node_ids,
+            proportion=proportion, precision=precision, show_missing=show_missing,
+        )  # fmt: skip
+        nodes.append(_GraphNode(node, parent, depth, lines, colors and colors[node], False))
+        if tree.children_left[node] == TREE_LEAF:
+            continue
+        multiway = tree.split_kind[node] == MULTIWAY
+        branches = _branches(estimator, node, names[tree.feature[node]], number, show_missing)
+        for i in reversed(range(len(branches))):
+            # A binary node's box holds its left condition: its edges read True / False.
+            head = branches[i].relation if multiway else ("True" if i == 0 else "False")
+            note = branches[i].note
+            stack.append((branches[i].child, node, depth + 1, [head, note] if note else [head]))
+    return nodes, edges
+
+
+def _dot_quote(lines):
+    """A DOT double-quoted string showing ``lines`` one per line: backslashes and quotes
+    escaped, line breaks inside a name shown as line breaks."""
+    escaped = []
+    for line in lines:
+        text = str(line).replace("\\", "\\\\").replace('"', '\\"')
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+        escaped.append(text)
+    return '"' + "\\n".join(escaped) + '"'
+
+
+def _write_atomically(path, text):
+    """Write text to path through a temporary file in the same folder and os.replace."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(prefix=".export-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it what a new or the old file has.
+        mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o644
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def export_graphviz(estimator, out_file=None, *, max_depth=None, feature_names=None,
+                    class_names=None, label="all", filled=False, impurity=True, node_ids=False,
+                    proportion=False, rounded=False, precision=3, show_missing=True):  # fmt: skip
+    """The tree in Graphviz's DOT language (render it with ``dot -Tpng tree.dot``).
+
+    Each box shows the split (a binary node's left condition: "x <= t", "x in {...}";
+    a multiway node's feature), the impurity, the samples, the value and, for a
+    classifier, the majority class. Edges under a binary node read "True" (left) and
+    "False"; edges under a multiway node name their categories. "or missing" marks the
+    edge missing values take (``show_missing=False`` leaves it out); a multiway node's
+    default edge takes missing values and unseen categories.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    out_file : None, path or file-like object
+        None returns the DOT source; a path is written atomically (a temporary file in
+        the same folder, then renamed); a file-like object is written to.
+    max_depth : int or None
+        Nodes deeper than this are drawn as one "(...)" box per cut subtree.
+    feature_names, class_names : sequences of str, optional
+        Default: the DataFrame's column names (else x0, x1, ...) and ``classes_``.
+    label : {"all", "root", "none"}
+        Which boxes name their numbers ("samples = 10" or "10").
+    filled : bool
+        Colour boxes by majority class (regression: by value); the palette is fixed.
+    impurity, node_ids, proportion : bool
+        Show the impurity; show node ids; show samples and class values as fractions.
+    rounded : bool
+        Rounded boxes.
+    precision : int
+        Decimals of thresholds, impurities and values (trailing zeros dropped).
+    show_missing : bool
+        Mark the edge missing values take.
+
+    Returns
+    -------
+    str or None
+        The DOT source when ``out_file`` is None.
+    """
+    nodes, edges = _graph(
+        estimator, "export_graphviz", max_depth=max_depth, feature_names=feature_names,
+        class_names=class_names, label=label, filled=filled, impurity=impurity,
+        node_ids=node_ids, proportion=proportion, precision=precision,
+        show_missing=show_missing,
+    )  # fmt: skip
+    styles = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
+    node_style = f', style="{", ".join(styles)}"' if styles else ""
+    out = [
+        "digraph Tree {",
+        f'node [shape=box{node_style}, color="black", fontname="helvetica"] ;',
+        'edge [fontname="helvetica"] ;',
+    ]
+    edge_of = {edge.child: edge for edge in edges}
+    for box in nodes:
+        fill = f', fillcolor="{box.color}"' if box.color else ""
+        out.append(f"{box.node} [label={_dot_quote(box.lines)}{fill}] ;")
+        if box.parent >= 0:
+            edge = _dot_quote(edge_of[box.node].lines)
+            out.append(f"{box.parent} -> {box.node} [label={edge}] ;")
+    out.append("}")
+    source = "\n".join(out) + "\n"
+    if out_file is None:
+        return source
+    if hasattr(out_file, "write"):
+        out_file.write(source)
+    else:
+        _write_atomically(out_file, source)
+    return None
+
+
+def _tidy_positions(nodes):
+    """(x, y) in axes fractions: leaves spread evenly left to right, each parent centred
+    over its first and last child, one level per depth (any number of children)."""
+    children = {}
+    for box in nodes:
+        if box.parent >= 0:
+            children.setdefault(box.parent, []).append(box.node)
+    x = {}
+    leaves = [box.node for box in nodes if box.node not in children]  # preorder: left to right
+    for slot, node in enumerate(leaves):
+        x[node] = (slot + 0.5) / len(leaves)
+    for box in reversed(nodes):  # children before their parent
+        kids = children.get(box.node)
+        if kids:
+            x[box.node] = (x[kids[0]] + x[kids[-1]]) / 2
+    n_levels = max(box.depth for box in nodes) + 1
+    positions = {box.node: (x[box.node], 1.0 - (box.depth + 0.5) / n_levels) for box in nodes}
+    return positions, len(leaves), n_levels
+
+
+def _auto_fontsize(ax, nodes, n_slots, n_levels):
+    """The largest font (<= 12 pt) at which the widest box fits its leaf slot and the
+    tallest box about half its level."""
+    extent = ax.get_window_extent()
+    widest = max(len(line) for box in nodes for line in box.lines)
+    tallest = max(len(box.lines) for box in nodes)
+    by_width = extent.width / n_slots * 0.9 / (0.58 * max(widest, 1))
+    by_height = extent.height / n_levels * 0.55 / (1.3 * tallest)
+    return float(np.clip(min(by_width, by_height) * 72.0 / ax.figure.dpi, 1.0, 12.0))
+
+
+def plot_tree(estimator, *, max_depth=None, feature_names=None, class_names=None, label="all",
+              filled=False, impurity=True, node_ids=False, proportion=False, rounded=False,
+              precision=3, ax=None, fontsize=None, show_missing=True):  # fmt: skip
+    """Draw the tree with matplotlib (``pip install "gpu-tree[plot]"``).
+
+    The boxes and edge labels read as ``export_graphviz``'s (see there for the options).
+    The layout spreads the leaves evenly and centres each parent over its children, so
+    multiway nodes draw as well as binary ones.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes, optional
+        Where to draw (default: the current axes).
+    fontsize : float, optional
+        Box text size in points; default: as large as fits (at most 12).
+
+    Returns
+    -------
+    list of matplotlib artists
+        One ``Annotation`` per box (preorder, root first), then one ``Text`` per edge
+        label.
+    """
+    nodes, edges = _graph(
+        estimator, "plot_tree", max_depth=max_depth, feature_names=feature_names,
+        class_names=class_names, label=label, filled=filled, impurity=impurity,
+        node_ids=node_ids, proportion=proportion, precision=precision,
+        show_missing=show_missing,
+    )  # fmt: skip
+    try:
+        import matplotlib  # noqa: F401
+
+        if ax is None:
+            from matplotlib import pyplot as plt
+
+            ax = plt.gca()
+    except ImportError as error:
+        raise ImportError(
+            'plot_tree needs matplotlib: pip install matplotlib (or pip install "gpu-tree[plot]")'
+        ) from error
+    positions, n_slots, n_levels = _tidy_positions(nodes)
+    if fontsize is None:
+        fontsize = _auto_fontsize(ax, nodes, n_slots, n_levels)
+    ax.set_axis_off()
+    boxes, artists = {}, []
+    for box in nodes:  # parents first: an edge's arrow stops at its parent's drawn box
+        style = "round,pad=0.3" if rounded else "square,pad=0.3"
+        common = dict(
+            xycoords="axes fraction", textcoords="axes fraction", ha="center", va="center",
+            fontsize=fontsize, zorder=3, parse_math=False,  # names are plain text, no mathtext
+            bbox=dict(boxstyle=style, facecolor=box.color or "white", edgecolor="black"),
+        )  # fmt: skip
+        text = "\n".join(box.lines)
+        if box.parent < 0:
+            artist = ax.annotate(text, xy=positions[box.node], **common)
+        else:
+            arrow = dict(
+                arrowstyle="<-", color="black", shrinkA=0, shrinkB=0,
+                patchB=boxes[box.parent].get_bbox_patch(),
+            )  # fmt: skip
+            artist = ax.annotate(
+                text, xy=positions[box.parent], xytext=positions[box.node],
+                arrowprops=arrow, **common,
+            )  # fmt: skip
+        boxes[box.node] = artist
+        artists.append(artist)
+    for edge in edges:
+        (x0, y0), (x1, y1) = positions[edge.parent], positions[edge.child]
+        artists.append(
+            ax.text(
+                (x0 + x1) / 2,
+                (y0 + y1) / 2,
+                "\n".join(edge.lines),
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=0.85 * fontsize,
+                zorder=4,
+                parse_math=False,
+                bbox=dict(
+                    boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85
+                ),
+            )
+        )
+    return artists
