@@ -15,6 +15,7 @@ import numpy as np
 try:  # pragma: no cover - exercised whichever way the environment is
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.exceptions import DataConversionWarning, NotFittedError
+    from sklearn.utils import Bunch
 
     HAVE_SKLEARN = True
 except ImportError:  # pragma: no cover
@@ -25,6 +26,18 @@ except ImportError:  # pragma: no cover
 
     class DataConversionWarning(UserWarning):
         """Raised when input data was converted (e.g. a column-vector y)."""
+
+    class Bunch(dict):
+        """A dict whose keys are also attributes."""
+
+        def __getattr__(self, key):
+            try:
+                return self[key]
+            except KeyError:
+                raise AttributeError(key) from None
+
+        def __setattr__(self, key, value):
+            self[key] = value
 
     class BaseEstimator:
         @classmethod
@@ -77,6 +90,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "HAVE_SKLEARN",
+    "Bunch",
     "BaseEstimator",
     "ClassifierMixin",
     "RegressorMixin",

@@ -187,6 +187,76 @@ class Tree:
             parent[a : b + 1] = node
         return parent
 
+    def pruned(self, collapse) -> Tree:
+        """A compact copy of this tree in which every node marked in ``collapse`` (bool,
+        node_count) is a leaf: its descendants are dropped, it keeps its own ``value``,
+        ``impurity`` and sample counts (so it predicts what its training rows held).
+
+        The surviving nodes are renumbered breadth first, each node's children
+        consecutively (so a multiway node's children stay contiguous and every child's id
+        is above its parent's); category sets and branch tables of surviving nodes are
+        carried over, those of dropped or collapsed nodes removed.
+        """
+        collapse = np.asarray(collapse, dtype=bool)
+        if collapse.shape != (self.node_count,):
+            raise ValueError(f"collapse must have one entry per node ({self.node_count})")
+        left, right, kind = self.children_left, self.children_right, self.split_kind
+        opened = (left != TREE_LEAF) & ~collapse  # internal nodes that stay internal
+        levels, frontier = [], np.zeros(1, dtype=np.int64)
+        while frontier.size:
+            levels.append(frontier)
+            parents = frontier[opened[frontier]]
+            first = left[parents]
+            n_children = np.where(kind[parents] == MULTIWAY, right[parents] - first + 1, 2)
+            # Child k of a node: first + k for multiway nodes, first or right for binary.
+            step = np.where(kind[parents] == MULTIWAY, 1, right[parents] - first)
+            starts = np.cumsum(n_children) - n_children
+            k = np.arange(int(n_children.sum())) - np.repeat(starts, n_children)
+            frontier = np.repeat(first, n_children) + k * np.repeat(step, n_children)
+        old = np.concatenate(levels)  # old id of each new node
+        new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
+        new_id[old] = np.arange(old.size)
+
+        out = Tree(self.n_features, self.n_classes, capacity=old.size,
+                   n_category_words=self.n_category_words)  # fmt: skip
+        out.node_count = old.size
+        for name in _NODE_ARRAYS:
+            getattr(out, "_" + name)[: old.size] = getattr(self, name)[old]
+        out._value[: old.size] = self.value[old]
+
+        leaf = ~opened[old]
+        out._children_left[: old.size][leaf] = TREE_LEAF
+        out._children_right[: old.size][leaf] = TREE_LEAF
+        out._feature[: old.size][leaf] = TREE_UNDEFINED
+        out._threshold[: old.size][leaf] = TREE_UNDEFINED
+        out._bin_threshold[: old.size][leaf] = -1
+        out._missing_go_to_left[: old.size][leaf] = 0
+        out._split_kind[: old.size][leaf] = LEAF
+        out._n_branches[: old.size][leaf] = 0
+        inner = np.flatnonzero(~leaf)
+        out._children_left[inner] = new_id[left[old[inner]]]
+        out._children_right[inner] = new_id[right[old[inner]]]
+
+        # Category sets: one block of n_category_words per surviving subset node.
+        out._category_offset[: old.size] = -1
+        subset = inner[kind[old[inner]] == CATEGORICAL_SUBSET]
+        words = self.n_category_words
+        out._category_offset[subset] = words * np.arange(subset.size)
+        word_index = self.category_offset[old[subset]][:, None] + np.arange(words)
+        out.category_bitsets = self.category_bitsets[word_index.ravel()].astype(np.int64)
+
+        # Branch tables of surviving multiway nodes, pointing at the new ids.
+        out._branch_offset[: old.size] = -1
+        tables, offset = [], 0
+        for node in inner[kind[old[inner]] == MULTIWAY]:
+            start = self.branch_offset[old[node]]
+            table = self.branch_children[start : start + self.n_branches[old[node]] + 1]
+            tables.append(new_id[table])
+            out._branch_offset[node] = offset
+            offset += table.size
+        out.branch_children = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int64)
+        return out
+
     def walk_arrays(self):
         """The arrays the tree walk (CPU and CUDA kernels) reads, in its argument order."""
         return (

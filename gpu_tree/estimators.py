@@ -16,7 +16,7 @@ from ._categorical import (
     with_codes,
     words_for,
 )
-from ._compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
+from ._compat import BaseEstimator, Bunch, ClassifierMixin, NotFittedError, RegressorMixin
 from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
 from ._criteria import StatsLayout, check_criterion
 from ._cuda_backend import (
@@ -28,6 +28,12 @@ from ._cuda_backend import (
     predict_on_device,
 )
 from ._grower import Grower, GrowthParams
+from ._pruning import (
+    cost_complexity_path,
+    cost_complexity_prune,
+    reduced_error_prune,
+    validation_errors,
+)
 from ._splitting import CategoricalSearch
 from ._validation import (
     check_classification_labels,
@@ -149,6 +155,7 @@ class _BaseDecisionTree(BaseEstimator):
         min_purity = _check_float(
             "min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True
         )
+        ccp_alpha = _check_float("ccp_alpha", self.ccp_alpha, 0.0, math.inf)
         rng = _random_generator(self.random_state)
 
         feature_names = feature_names_of(X)
@@ -243,6 +250,77 @@ class _BaseDecisionTree(BaseEstimator):
             n_category_words=words_for(max(1, int(n_categories.max(initial=0)))),
         )
         self.tree_ = Grower(backend, rows.layout, params, n_features).grow()
+        if ccp_alpha > 0.0:
+            self.tree_ = cost_complexity_prune(self.tree_, ccp_alpha)
+        return self
+
+    # -- pruning ------------------------------------------------------------------------
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """The minimal cost-complexity pruning path of the tree this estimator grows on
+        (X, y) with ``ccp_alpha=0`` (this estimator is not changed).
+
+        Pruning collapses weakest links one at a time: the internal node t with the
+        smallest effective alpha ``(R(t) - R(T_t)) / (|leaves(T_t)| - 1)``, where R is the
+        impurity weighted by the fraction of the training weight (seed 002's
+        ``alpha * size + sum of leaf impurities``, size counted in leaves). Equal alphas
+        are collapsed one node per step, the node met first depth first going first, so
+        an alpha may repeat, exactly as in scikit-learn.
+
+        Returns
+        -------
+        Bunch with ``ccp_alphas`` (the effective alpha of each step, 0 for the full tree
+        first, non-decreasing up to rounding) and ``impurities`` (the total leaf impurity
+        R of the tree after each step, the root alone last). ``ccp_alpha=ccp_alphas[i]``
+        in ``fit`` gives the tree after step i (and after any later steps of the same
+        alpha).
+        """
+        params = {**self.get_params(deep=False), "ccp_alpha": 0.0}
+        full = type(self)(**params).fit(X, y, sample_weight=sample_weight)
+        alphas, impurities = cost_complexity_path(full.tree_)
+        return Bunch(ccp_alphas=alphas, impurities=impurities)
+
+    def reduced_error_prune(self, X_val, y_val, sample_weight=None):
+        """Reduced-error pruning (seed 001) on a validation set; returns self.
+
+        Repeatedly replaces by a leaf the internal node whose removal raises the
+        validation score (accuracy for a classifier, R^2 for a regressor) the most; a
+        collapsed node predicts from its own training ``value``. Removals that leave the
+        score unchanged are made too (a smaller tree scoring the same; in particular a
+        subtree no validation row reaches is always removed); pruning stops when every
+        removal would lower the score, so the validation score never gets worse. Among
+        removals changing the score equally, the one removing the most leaves goes first,
+        then the lowest node id. R^2 is compared through the weighted squared error (the
+        same order); ``sample_weight`` weights the validation rows.
+
+        Each validation row is routed through the tree once; each candidate's change is
+        then read from per-node error sums, so the cost is that of one ``decision_path``
+        plus O(depth log n) per removal. A classifier's validation labels never seen in
+        training count as errors under any pruning (they cannot be predicted); if none of
+        them was seen in training, a ``ValueError`` is raised.
+        """
+        self._check_fitted()
+        X_val = to_host(self._validate_X_predict(X_val))
+        name = type(self).__name__
+        y_val = check_y(to_host(y_val), X_val.shape[0], estimator_name=name,
+                        is_classification=self._is_classification)  # fmt: skip
+        if X_val.shape[0] == 0:
+            raise ValueError("reduced_error_prune needs at least one validation row")
+        weight = check_sample_weight(to_host(sample_weight), X_val.shape[0])
+        if self._is_classification:
+            # Each distinct label looked up once; -1 for labels never seen in training.
+            labels, inverse = np.unique(y_val, return_inverse=True)
+            lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
+            codes = np.array([lookup.get(label, -1) for label in labels.tolist()], np.int64)
+            if not (codes >= 0).any():
+                raise ValueError(
+                    f"none of the labels in y_val ({labels.tolist()[:5]}...) was seen in "
+                    f"training; classes_ is {self.classes_.tolist()[:10]}"
+                )
+            target = codes[inverse.ravel()]
+        else:
+            target = y_val
+        errors = validation_errors(self.tree_, X_val, target, weight, self._is_classification)
+        self.tree_ = reduced_error_prune(self.tree_, errors)
         return self
 
     def _learn_categories(self, X, feature_names):
@@ -434,6 +512,12 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         Multiclass targets, binary splits: every subset of at most this many categories
         is tried (the seeds' l; exhaustive up to 2 * l + 1 categories at a node), and so
         is every prefix of the categories ordered by P(c), for each class c. Default 2.
+    ccp_alpha : float >= 0
+        Minimal cost-complexity pruning after growth (seed 002's ``alpha * size + sum of
+        leaf impurities``, size counted in leaves, as in CART and scikit-learn): weakest
+        links are collapsed while their effective alpha is <= ``ccp_alpha``. 0 (default)
+        prunes nothing. See :meth:`cost_complexity_pruning_path` for useful values, and
+        :meth:`reduced_error_prune` for pruning on a validation set instead.
     """
 
     _is_classification = True
@@ -458,6 +542,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        ccp_alpha=0.0,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -476,6 +561,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
+        self.ccp_alpha = ccp_alpha
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
@@ -560,6 +646,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        ccp_alpha=0.0,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -576,6 +663,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
+        self.ccp_alpha = ccp_alpha
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""
