@@ -62,3 +62,149 @@ def test_categorical_benchmark_runs_and_writes_markdown(tmp_path):
     assert len(table) == 1 + 3 + 2  # header; car: native, multiway, one-hot; penguins: 2
     assert "gpu_tree multiway, gain_ratio" in stdout and "sklearn one-hot" in stdout
     assert out.read_text() in stdout
+
+
+# -- issue 7: the GPU matrix, the bytes model, the kernel resource report ----------------------
+def _bench_module(name):
+    """Import bench/<name>.py (bench/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _markdown_tables(text):
+    """Each markdown table of ``text`` as a list of rows of cells; checks they are regular."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif current:
+            tables.append(current)
+            current = []
+    for table in tables:
+        assert len(table) >= 3, table  # header, separator, rows
+        assert set("".join(table[1])) <= set("-:"), table[1]
+        assert {len(row) for row in table} == {len(table[0])}, table
+    return tables
+
+
+def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
+    import csv
+
+    out = tmp_path / "matrix"
+    stdout = _run(
+        "bench_gpu_matrix.py", "--smoke", "--out", str(out), "--datasets", "higgs",
+        "--peers", "sklearn_tree,xgboost_cuda,selftest_crash",
+        env={"NUMBA_ENABLE_CUDASIM": "1"},
+    )  # fmt: skip
+    text = (out / "matrix.md").read_text()
+    assert text in stdout
+    tables = _markdown_tables(text)
+    assert len(tables) == 1 + 1 + 2 + 1 + 1  # bandwidth, gpu_tree, 2 level tables, peers, goals
+    assert tables[-1][0] == ["goal", "measured", "goal", "met?"] and len(tables[-1]) == 2 + 7
+    results = json.loads((out / "matrix.json").read_text())
+    assert results["meta"]["simulated"]
+    for name in ("higgs", "covertype"):
+        entry = results["gpu_tree"][name]["3"]
+        assert "error" not in entry, entry
+        assert entry["leaves"] >= 2 and entry["device_build_s"] > 0 and entry["predict_s"] > 0
+        assert entry["model_bytes"]["one_pass_floor"] > 0
+    peers = results["peers"]["higgs"]
+    assert "simulator" in peers["xgboost_cuda"]["skipped"]
+    assert "exit 3" in peers["selftest_crash"]["failed"]  # a dying peer is recorded
+    assert "covertype" not in results["peers"]
+    with open(out / "levels.csv", newline="") as handle:
+        levels = list(csv.DictReader(handle))
+    for name in ("higgs", "covertype"):
+        rows = [r for r in levels if r["dataset"] == name]
+        assert [int(r["level"]) for r in rows] == [0, 1, 2]
+        assert int(rows[0]["built_rows"]) == int(rows[0]["split_rows"]) > 0
+        assert all(float(r["hist_kernel_s"]) > 0 for r in rows)
+        assert int(rows[1]["derived"]) >= 1  # the subtraction trick was used
+    # --merge joins runs into one set of tables (no device needed).
+    merged = tmp_path / "merged"
+    _run("bench_gpu_matrix.py", "--merge", str(out / "matrix.json"), str(out / "matrix.json"),
+         "--out", str(merged))  # fmt: skip
+    assert _markdown_tables((merged / "matrix.md").read_text())[-1] == tables[-1]
+
+
+def test_bytes_model_matches_a_hand_computed_case():
+    model = _bench_module("bytes_model")
+    shape = model.Shape(n_rows=1000, n_features=4, n_bins=16, n_classes=2)
+    assert shape.node_hist_bytes == 4 * 16 * 2 * 8 == 1024
+    root = model.level_bytes(shape, model.LevelWork(0, 1, 1, 1000, 1, 1000, 1))
+    # Shared kernel, one feature group: node ids 4000 + codes 4000 + labels 4000, zero fill
+    # and result 1024 each, scoring 1024; partition: node ids read + written 8000, one code
+    # per row 1000, count_rows 4000.
+    assert root.path == "shared"
+    assert root.as_implemented_total == 4000 + 4000 + 4000 + 1024 + 1024 + 1024 + 8000 + 1000 + 4000
+    assert root.one_pass_floor == 1000 * (4 + 4 + 4) + 1024 + 1024 + 1000 * (1 + 8)
+    assert root.ideal_floor == 1000 * (4 + 4) + 1024 + 1024 + 1000 * (1 + 8)
+    assert root.histogram_atomics == 1 * 4 * 16 * 2 and root.count_atomics == 1000
+    # Level 1: 400 rows in the built child (40%), the sibling by subtraction, two split
+    # features. Labels: 8 per sector, 1 - 0.6**8 of the sectors; codes: 32 per sector.
+    level = model.level_bytes(shape, model.LevelWork(1, 2, 1, 400, 2, 1000, 2))
+    labels = round(1000 * 4 * (1 - 0.6**8))
+    assert labels == 3933
+    assert level.as_implemented["hist: labels"] == labels
+    assert level.as_implemented["subtraction"] == 5 * 1024
+    assert level.as_implemented_total == (4000 + 4000 + labels + 1024 + 1024 + 5 * 1024
+                                          + 2 * 1024 + 8000 + 2000 + 4000)  # fmt: skip
+    hist_terms = 1024 + 3 * 1024 + 2 * 1024
+    assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000
+    assert level.ideal_floor == 400 * 8 + hist_terms + 9000
+    # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory.
+    wide = model.Shape(n_rows=1000, n_features=4, n_bins=256, n_classes=7)
+    deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 500, 8, 1000))
+    assert deep.path == "global" and deep.as_implemented["hist: node ids"] == 4 * 1000 * 4
+    assert deep.histogram_atomics == 500 * 4
+    assert model.seconds(4.8e12, 4800.0) == pytest.approx(1.0)
+    levels = model.assumed_levels(shape, 3, smaller_fraction=0.25)
+    assert [(w.n_nodes, w.n_built, w.built_rows) for w in levels] == [
+        (1, 1, 1000), (2, 1, 250), (4, 2, 250)]  # fmt: skip
+    assert "| level |" in model.predictions_markdown(depths=(3,), shapes={"tiny": shape})
+
+
+def test_bytes_model_constants_follow_the_kernels():
+    from gpu_tree.kernels import cuda as kernels
+
+    model = _bench_module("bytes_model")
+    assert model.SHARED_HISTOGRAM_FLOATS == kernels.SHARED_HISTOGRAM_FLOATS
+    assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
+    for slots, bins, classes, features in ((1, 256, 2, 28), (8, 256, 2, 28), (16, 256, 2, 28),
+                                           (2, 256, 7, 54), (1, 16, 3, 5)):  # fmt: skip
+        shape = model.Shape(10, features, bins, classes)
+        assert model.shared_features_per_block(slots, shape) == kernels.shared_features_per_block(
+            slots, bins, classes, features
+        )
+
+
+def test_kernel_resources_occupancy_and_ptxas_parsing():
+    report = _bench_module("kernel_resources")
+    # Hopper: 62 registers -> 2048 per warp -> 32 warps; 48 KiB + 1 KiB reserved -> 4 blocks.
+    shared = report.occupancy(62, 49152, 256)
+    assert shared["blocks_per_sm"] == 4 and shared["occupancy"] == 0.5
+    assert shared["limiter"] == "registers/shared memory"
+    assert report.occupancy(30, 0, 256)["occupancy"] == 1.0
+    assert report.occupancy(128, 0, 256)["blocks_per_sm"] == 2  # 4096 regs/warp, 16 warps
+    text = (
+        "ptxas info    : Used 62 registers, used 1 barriers, 49152 bytes smem, 400 bytes "
+        "cmem[0]\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads"
+    )
+    assert report.parse_ptxas(text) == {"registers": 62, "shared_bytes": 49152, "stack_bytes": 16,
+                                        "spill_store_bytes": 8, "spill_load_bytes": 4,
+                                        "cmem_bytes": 400}  # fmt: skip
+
+
+def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
+    stdout = _run("kernel_resources.py", "--record-only", env={"NUMBA_ENABLE_CUDASIM": "1"})
+    signatures = json.loads(stdout.strip().splitlines()[-1])
+    report = _bench_module("kernel_resources")
+    assert set(signatures) == set(report.KERNELS) and all(signatures.values())
+    assert signatures["histograms_shared"][0][0] == ["array", "uint8", 2, "C"]
+    assert len(signatures["histograms_shared"][0]) == 14
+    assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}

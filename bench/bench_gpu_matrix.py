@@ -1,0 +1,1052 @@
+"""Issue 7's whole GPU matrix in one script: bandwidth, gpu_tree per level, peers, goals.
+
+What one invocation measures (each part optional, see --only):
+
+* ``bandwidth``: device-to-device copy of a large buffer (bytes read + written, median
+  of repeats), and host-to-device / device-to-host copies from pageable numpy memory;
+* ``higgs`` / ``covertype``: gpu_tree on a Higgs-shaped binary set (10,500,000 x 28,
+  ``gpu_tree.datasets.make_higgs_like``) and a Covertype-shaped 7-class set (581,012 x
+  54: 10 numeric and 44 one-hot columns, Covertype's class shares; generated here), at
+  each of --depths (8, 10, 12) with --bins (256):
+  - end-to-end fit from host numpy (binning on the device included) and from a CuPy
+    array already on the device;
+  - the device tree build alone (the grower on codes binned on the device beforehand);
+  - one more build with every backend phase wrapped, from the outside, in
+    device-synchronised timers: per level the histogram step (of which the histogram
+    kernel launch), the subtraction, split scoring, partition (with ``count_rows``), the
+    host work left over, and the host<->device transfers (count, bytes, time, counted in
+    the phase they belong to). Those syncs add a little time: the plain build is the
+    figure to quote, the per-level split is for where time goes;
+  - the bytes each level moves according to ``bench/bytes_model.py``, with the rows and
+    nodes this build really had, against the floors, at the copy bandwidth measured;
+  - prediction of --predict-rows rows already on the device;
+* ``peers``: in a child process per (data set, tool), so that a crash, a hang (timeout)
+  or a missing package is recorded and the run goes on: scikit-learn's
+  DecisionTreeClassifier (exact; on at most --sklearn-tree-max-rows rows) and
+  HistGradientBoostingClassifier(max_iter=1), LightGBM and XGBoost hist on the CPU's
+  --threads cores, XGBoost with device="cuda", cuML's RandomForestClassifier with one
+  tree and no bootstrap if cuML is installed. All with the same depth and bins (255 for
+  HistGradientBoosting, its most); the boosters grow one tree per class per round on the
+  7-class set. For the boosters two times: the fit from numpy (binning included) and one
+  round on bins already built (XGBoost's QuantileDMatrix, on the device for
+  device="cuda"; LightGBM's Dataset), the latter set against gpu_tree's device build.
+
+Outputs in --out: ``matrix.md`` (markdown tables for bench/RESULTS.md, ending with the
+issue's goals: measured, goal, met?), ``matrix.json`` (every raw number; times are medians
+of --repeats, the single runs kept too) and ``levels.csv`` (one row per level). Progress
+goes to stderr.
+
+On the H200, in calls of at most 10 minutes (about 2, 5 and 3 minutes expected):
+
+    python bench/bench_gpu_matrix.py --only bandwidth,higgs --out $OUT/a
+    python bench/bench_gpu_matrix.py --only peers --datasets higgs --out $OUT/b
+    python bench/bench_gpu_matrix.py --only covertype,peers --datasets covertype --out $OUT/c
+    python bench/bench_gpu_matrix.py --merge A/matrix.json B/matrix.json C/matrix.json \\
+        --out bench/out/matrix                      # anywhere: renders the joined tables
+
+--quick runs smaller sizes (1M and 100k rows); --smoke tiny ones, which run under
+NUMBA_ENABLE_CUDASIM=1 in seconds (the times then mean nothing: a check that every path
+runs and every table renders).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bytes_model  # noqa: E402  (bench/ is not a package)
+
+START = time.perf_counter()
+DATASETS = ("higgs", "covertype")
+PARTS = ("bandwidth", "higgs", "covertype", "peers")
+PEERS = ("sklearn_tree", "hist_gb", "lightgbm", "xgboost_cpu", "xgboost_cuda", "cuml")
+GOAL_DEPTH = 10
+
+SIZES = {
+    "full": dict(
+        higgs=(10_500_000, 28),
+        covertype=(581_012, 54),
+        predict_rows=10_000_000,
+        depths=(8, 10, 12),
+        bins=256,
+        repeats=5,
+        peer_repeats=1,
+        bandwidth_bytes=2 << 30,
+        host_bandwidth_bytes=1 << 30,
+        sklearn_tree_max_rows=1_000_000,
+        warmup_rows=20_000,
+    ),  # fmt: skip
+    "quick": dict(
+        higgs=(1_000_000, 28),
+        covertype=(100_000, 54),
+        predict_rows=1_000_000,
+        depths=(8, 10),
+        bins=256,
+        repeats=3,
+        peer_repeats=1,
+        bandwidth_bytes=512 << 20,
+        host_bandwidth_bytes=256 << 20,
+        sklearn_tree_max_rows=200_000,
+        warmup_rows=5_000,
+    ),  # fmt: skip
+    "smoke": dict(
+        higgs=(600, 5),
+        covertype=(500, 10),
+        predict_rows=700,
+        depths=(3,),
+        bins=16,
+        repeats=1,
+        peer_repeats=1,
+        bandwidth_bytes=1 << 20,
+        host_bandwidth_bytes=1 << 20,
+        sklearn_tree_max_rows=400,
+        warmup_rows=200,
+    ),  # fmt: skip
+}
+
+
+def log(message):
+    print(f"[matrix {time.perf_counter() - START:7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+# -- data ---------------------------------------------------------------------------------
+# Covertype's classes, in the order of the elevations where they mostly grow (low to
+# high: cottonwood/willow, ponderosa pine, Douglas-fir, aspen, lodgepole pine,
+# spruce/fir, krummholz), with their shares of the 581,012 rows; labels 0..6 as
+# Covertype's 1..7.
+_COVER_ORDER = (3, 2, 5, 4, 1, 0, 6)
+_COVER_SHARE = {0: 0.3646, 1: 0.4876, 2: 0.0615, 3: 0.0047, 4: 0.0163, 5: 0.0299, 6: 0.0353}
+
+
+def make_covertype_like(n_samples=581_012, n_features=54, random_state=0):
+    """A 7-class set shaped like Covertype: 10 numeric columns (elevation, aspect, slope,
+    distances, hillshades), 4 one-hot wilderness areas and 40 one-hot soil types (fewer
+    of each when ``n_features`` < 54), float64; the class follows elevation bands moved
+    by area, soil, slope and noise, with Covertype's class shares."""
+    rng = np.random.default_rng(random_state)
+    n_numeric = max(2, min(10, n_features - 6))
+    n_binary = n_features - n_numeric
+    n_area = min(4, max(1, n_binary // 4))
+    n_soil = n_binary - n_area
+    X = np.zeros((n_samples, n_features))
+    elevation = rng.normal(2960, 280, n_samples)
+    numeric = [elevation, rng.uniform(0, 360, n_samples), rng.gamma(3.0, 4.7, n_samples),
+               rng.exponential(270, n_samples), rng.normal(46, 58, n_samples),
+               rng.exponential(2350, n_samples), np.clip(rng.normal(212, 27, n_samples), 0, 254),
+               np.clip(rng.normal(223, 20, n_samples), 0, 254),
+               np.clip(rng.normal(142, 38, n_samples), 0, 254),
+               rng.exponential(1980, n_samples)]  # fmt: skip
+    for j in range(n_numeric):
+        X[:, j] = np.round(numeric[j])
+    area = rng.choice(
+        n_area, n_samples, p=np.arange(n_area, 0, -1) / np.arange(n_area, 0, -1).sum()
+    )
+    X[np.arange(n_samples), n_numeric + area] = 1.0
+    if n_soil:
+        soil = np.minimum(rng.zipf(1.6, n_samples) - 1, n_soil - 1)
+        X[np.arange(n_samples), n_numeric + n_area + soil] = 1.0
+        soil_shift = rng.normal(0, 90, n_soil)[soil]
+    else:
+        soil_shift = 0.0
+    score = (elevation + 120 * (area - n_area / 2) + soil_shift
+             + 2.0 * (X[:, 2] - 14 if n_numeric > 2 else 0) + rng.normal(0, 110, n_samples))  # fmt: skip
+    shares = np.array([_COVER_SHARE[c] for c in _COVER_ORDER])
+    cuts = np.quantile(score, np.cumsum(shares)[:-1])
+    y = np.asarray(_COVER_ORDER)[np.searchsorted(cuts, score)].astype(np.int64)
+    if n_samples >= len(_COVER_ORDER):  # tiny sets: every class present (peers need it)
+        for k, c in enumerate(np.setdiff1d(_COVER_ORDER, y)):
+            y[k] = c
+    return X, y
+
+
+def make_data(name, n_rows, n_features):
+    from gpu_tree.datasets import make_higgs_like
+
+    if name == "higgs":
+        return make_higgs_like(n_rows, n_features, random_state=0)
+    return make_covertype_like(n_rows, n_features, random_state=0)
+
+
+# -- device helpers ---------------------------------------------------------------------
+def synchronize(xp):
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+
+
+def timed(xp, function, *args, **kwargs):
+    synchronize(xp)
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    synchronize(xp)
+    return result, time.perf_counter() - start
+
+
+def median_time(xp, repeats, function, *args, **kwargs):
+    times = [timed(xp, function, *args, **kwargs)[1] for _ in range(repeats)]
+    return statistics.median(times), times
+
+
+def measure_bandwidth(xp, n_bytes, host_bytes, repeats):
+    """Copy bandwidths in GB/s (1e9 bytes/s): device-to-device counts read + write."""
+    source = xp.ones(max(1, n_bytes // 8))
+    target = xp.empty_like(source)
+    d2d, d2d_runs = median_time(xp, max(5, repeats), xp.copyto, target, source)
+    host = np.ones(max(1, host_bytes // 8))
+    simulated = xp is np  # numpy stands in: copies in host memory
+    h2d, _ = median_time(xp, max(3, repeats), np.array if simulated else xp.asarray, host)
+    device = xp.asarray(host)
+    d2h, _ = median_time(xp, max(3, repeats), device.copy if simulated else device.get)
+    d2d, h2d, d2h = (max(t, 1e-9) for t in (d2d, h2d, d2h))
+    return {
+        "device_to_device_gb_s": 2 * source.nbytes / d2d / 1e9,
+        "device_to_device_bytes": int(source.nbytes),
+        "device_to_device_runs_s": d2d_runs,
+        "host_to_device_pageable_gb_s": host.nbytes / h2d / 1e9,
+        "device_to_host_pageable_gb_s": host.nbytes / d2h / 1e9,
+        "host_bytes": int(host.nbytes),
+    }
+
+
+# -- per-level instrumentation -----------------------------------------------------------
+class LevelRecorder:
+    """Wraps a backend's methods and the grower's module functions with synchronised
+    timers, attributing each call to a tree level (see the module's docstring)."""
+
+    PHASES = ("hist", "hist_kernel", "subtract", "scoring", "partition")
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.levels = {}
+        self.level = 0
+        self.grower = None
+        self._restore = []
+
+    def entry(self, level):
+        if level not in self.levels:
+            self.levels[level] = {"level": level, "start": time.perf_counter(), "nodes": 0,
+                                  "built": 0, "derived": 0, "built_rows": 0, "split_nodes": 0,
+                                  "split_rows": 0, "split_features": 0,
+                                  **{f"{p}_s": 0.0 for p in self.PHASES},
+                                  "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
+                                  "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0}  # fmt: skip
+        return self.levels[level]
+
+    def _timed(self, phase, level, function, *args, **kwargs):
+        synchronize(self.xp)
+        entry = self.entry(level)
+        start = time.perf_counter()
+        result = function(*args, **kwargs)
+        synchronize(self.xp)
+        entry[f"{phase}_s"] += time.perf_counter() - start
+        return result
+
+    def _depth(self, nodes):
+        return int(self.grower.tree.depth[int(np.asarray(nodes).ravel()[0])])
+
+    def _patch(self, owner, name, replacement):
+        self._restore.append((owner, name, owner.__dict__.get(name, None), name in owner.__dict__))
+        setattr(owner, name, replacement)
+
+    def install(self, backend, grower):
+        import gpu_tree._cuda_backend as cuda_backend_module
+        import gpu_tree._grower as grower_module
+        import gpu_tree._splitting as splitting_module
+
+        self.grower = grower
+        rec = self
+        candidates, launch = backend.candidates, backend._launch_histograms
+        subtract, partition = backend.subtract, backend.partition
+
+        def wrapped_candidates(nodes, out=None):
+            rec.level = rec._depth(nodes)
+            entry = rec.entry(rec.level)
+            entry["built"] += len(nodes)
+            entry["built_rows"] += int(np.sum(backend.node_rows(nodes)))
+            return rec._timed("hist", rec.level, candidates, nodes, out=out)
+
+        def wrapped_launch(*args):
+            return rec._timed("hist_kernel", rec.level, launch, *args)
+
+        def wrapped_subtract(hist, parent_rows, child_hist, out):
+            rec.entry(rec.level)["derived"] += len(parent_rows)
+            return rec._timed("subtract", rec.level, subtract, hist, parent_rows, child_hist, out)
+
+        def wrapped_partition(nodes, feature, *args):
+            rec.level = rec._depth(nodes)
+            entry = rec.entry(rec.level)
+            entry["split_nodes"] += len(nodes)
+            entry["split_rows"] += int(np.sum(backend.node_rows(nodes)))
+            entry["split_features"] = len(np.unique(np.asarray(feature)))
+            return rec._timed("partition", rec.level, partition, nodes, feature, *args)
+
+        select = grower_module.select_splits
+
+        def wrapped_select(hist, criterion, layout, constraints, mask, xp, rows, *args):
+            rec.entry(rec.level)["nodes"] += len(rows)
+            return rec._timed("scoring", rec.level, select, hist, criterion, layout,
+                              constraints, mask, xp, rows, *args)  # fmt: skip
+
+        to_host = splitting_module.to_host
+
+        def counting_to_host(array):
+            if rec.xp is np or isinstance(array, np.ndarray):
+                return to_host(array)
+            synchronize(rec.xp)  # pending kernels belong to the phase, not the copy
+            start = time.perf_counter()
+            result = to_host(array)
+            entry = rec.entry(rec.level)
+            entry["d2h_s"] += time.perf_counter() - start
+            entry["d2h_count"] += 1
+            entry["d2h_bytes"] += int(getattr(result, "nbytes", 0))
+            return result
+
+        backend.candidates = wrapped_candidates
+        backend._launch_histograms = wrapped_launch
+        backend.subtract = wrapped_subtract
+        backend.partition = wrapped_partition
+        self._patch(grower_module, "select_splits", wrapped_select)
+        self._patch(splitting_module, "to_host", counting_to_host)
+        self._patch(cuda_backend_module, "to_host", counting_to_host)
+        if self.xp is not np:  # host-to-device copies: xp.asarray of host data
+            asarray = self.xp.asarray
+
+            def counting_asarray(a, *args, **kwargs):
+                if not isinstance(a, (np.ndarray, np.generic, list, tuple)):
+                    return asarray(a, *args, **kwargs)
+                synchronize(rec.xp)
+                start = time.perf_counter()
+                result = asarray(a, *args, **kwargs)
+                synchronize(rec.xp)
+                entry = rec.entry(rec.level)
+                entry["h2d_s"] += time.perf_counter() - start
+                entry["h2d_count"] += 1
+                entry["h2d_bytes"] += int(result.nbytes)
+                return result
+
+            self._patch(self.xp, "asarray", counting_asarray)
+
+    def uninstall(self):
+        for owner, name, original, had in reversed(self._restore):
+            if had:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)
+        self._restore = []
+
+    def rows(self, end_time):
+        """Per-level rows, with the level's wall time and the host work left over."""
+        levels = [self.levels[k] for k in sorted(self.levels)]
+        out = []
+        for k, entry in enumerate(levels):
+            stop = levels[k + 1]["start"] if k + 1 < len(levels) else end_time
+            row = {key: value for key, value in entry.items() if key != "start"}
+            row["level_s"] = stop - entry["start"]
+            phases = row["hist_s"] + row["subtract_s"] + row["scoring_s"] + row["partition_s"]
+            row["other_s"] = row["level_s"] - phases
+            out.append(row)
+        return out
+
+
+def model_level_bytes(shape, row):
+    """bytes_model for a measured level row."""
+    work = bytes_model.LevelWork(
+        level=row["level"], n_nodes=row["nodes"], n_built=row["built"],
+        built_rows=row["built_rows"], split_nodes=row["split_nodes"],
+        split_rows=row["split_rows"], n_split_features=row["split_features"],
+    )  # fmt: skip
+    return bytes_model.level_bytes(shape, work)
+
+
+# -- gpu_tree -----------------------------------------------------------------------------
+def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s,
+                 on_depth=None):  # fmt: skip
+    from gpu_tree import DecisionTreeClassifier
+    from gpu_tree._binning import BinMapper
+    from gpu_tree._cuda_backend import CUDAHistogramBackend
+    from gpu_tree._grower import Grower, GrowthParams
+
+    simulated = xp is np
+    n_classes = int(y.max()) + 1
+    shape = bytes_model.Shape(X.shape[0], X.shape[1], bins, n_classes)
+    results, level_rows = {}, []
+    log(f"{name}: moving {X.nbytes / 1e9:.2f} GB to the device")
+    X_device = xp.asarray(X)
+    mapper = BinMapper(max_bins=bins, random_state=0).fit(X)
+    X_binned, lower, upper = mapper.transform_on_device(X_device, xp)
+    model = DecisionTreeClassifier(max_depth=min(depths), max_bins=bins, device="cuda")
+    _, warmup = timed(xp, model.fit, X[:warmup_rows], y[:warmup_rows])
+    log(f"{name}: warm-up fit (kernel compilation) {warmup:.2f} s")
+    for depth in depths:
+        log(f"{name}: depth {depth}")
+        entry = results[str(depth)] = {"depth": depth, "bins": bins, "rows": X.shape[0],
+                                       "features": X.shape[1], "classes": n_classes}  # fmt: skip
+        try:
+            model = DecisionTreeClassifier(max_depth=depth, max_bins=bins, device="cuda")
+            entry["fit_host_s"], entry["fit_host_runs_s"] = median_time(
+                xp, repeats, model.fit, X, y)  # fmt: skip
+            if not simulated:
+                entry["fit_device_s"], entry["fit_device_runs_s"] = median_time(
+                    xp, repeats, model.fit, X_device, y)  # fmt: skip
+            tree = model.tree_
+            entry["leaves"] = int(model.get_n_leaves())
+            entry["depth_reached"] = int(tree.max_depth)
+            sample = slice(0, min(200_000, X.shape[0]))
+            entry["train_accuracy"] = float(np.mean(
+                np.asarray(model.predict(X[sample])) == y[sample]))  # fmt: skip
+
+            rows = model._row_data(*model._encode_targets(y, np.ones(len(y))))
+            params = GrowthParams(criterion="gini", max_depth=depth)
+
+            def build(recorder=None, rows=rows, params=params):
+                backend = CUDAHistogramBackend(X_binned, lower, upper, rows, xp,
+                                               mapper.missing_bin_)  # fmt: skip
+                grower = Grower(backend, rows.layout, params, X.shape[1])
+                if recorder is not None:
+                    recorder.install(backend, grower)
+                try:
+                    return grower.grow()
+                finally:
+                    if recorder is not None:
+                        recorder.uninstall()
+
+            if not simulated:
+                build()  # CuPy's kernels for this depth's shapes
+            entry["device_build_s"], entry["device_build_runs_s"] = median_time(
+                xp, repeats, build)  # fmt: skip
+            recorder = LevelRecorder(xp)
+            start = time.perf_counter()
+            timed(xp, build, recorder)
+            end = time.perf_counter()
+            entry["instrumented_build_s"] = end - start
+            totals = {"as_implemented": 0, "one_pass_floor": 0, "ideal_floor": 0}
+            for row in recorder.rows(end):
+                lv = model_level_bytes(shape, row)
+                row.update(dataset=name, depth=depth, kernel=lv.path,
+                           model_as_implemented_bytes=lv.as_implemented_total,
+                           model_one_pass_floor_bytes=lv.one_pass_floor,
+                           model_ideal_floor_bytes=lv.ideal_floor,
+                           model_histogram_kernel_bytes=sum(
+                               v for k, v in lv.as_implemented.items()
+                               if k.startswith("hist:") and "fill" not in k and "result" not in k),
+                           floor_s_at_copy=lv.one_pass_floor / (copy_gb_s * 1e9)
+                           if copy_gb_s else None)  # fmt: skip
+                totals["as_implemented"] += lv.as_implemented_total
+                totals["one_pass_floor"] += lv.one_pass_floor
+                totals["ideal_floor"] += lv.ideal_floor
+                level_rows.append(row)
+            entry["model_bytes"] = totals
+            if copy_gb_s:
+                entry["one_pass_floor_s"] = totals["one_pass_floor"] / (copy_gb_s * 1e9)
+                entry["ideal_floor_s"] = totals["ideal_floor"] / (copy_gb_s * 1e9)
+            root = [r for r in level_rows if r["depth"] == depth and r["dataset"] == name]
+            if root and root[0]["hist_kernel_s"] > 0:
+                # Bytes the root histogram must read (codes, labels, node ids of all rows).
+                root_bytes = X.shape[0] * (
+                    X.shape[1] * shape.code_bytes
+                    + bytes_model.LABEL_BYTES
+                    + bytes_model.NODE_ID_BYTES
+                )
+                entry["root_hist_kernel_s"] = root[0]["hist_kernel_s"]
+                entry["root_hist_gb_s"] = root_bytes / root[0]["hist_kernel_s"] / 1e9
+
+            n_predict = min(predict_rows, X.shape[0])
+            X_predict = X_device[:n_predict]
+            model.predict(X_predict[:1000])
+            entry["predict_rows"] = int(n_predict)
+            entry["predict_s"], entry["predict_runs_s"] = median_time(
+                xp, repeats, model.predict, X_predict)  # fmt: skip
+            log(f"{name} depth {depth}: fit {entry['fit_host_s']:.3f} s, device build "
+                f"{entry['device_build_s'] * 1e3:.1f} ms, predict {entry['predict_s'] * 1e3:.1f} "
+                f"ms, {entry['leaves']} leaves")  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - record, go on with the matrix
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            log(f"{name} depth {depth} failed: {entry['error']}\n{traceback.format_exc()}")
+        if on_depth is not None:  # outputs so far, in case a later depth is cut off
+            on_depth(results, level_rows)
+    return results, level_rows
+
+
+# -- peers (child processes) ----------------------------------------------------------------
+def _versions(names):
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def peer_worker(args):
+    """One peer on one data set, every depth: prints one JSON object (child process)."""
+    X = np.load(Path(args.data) / "X.npy")
+    y = np.load(Path(args.data) / "y.npy")
+    name, bins, threads = args.peer_worker, args.bins, args.threads
+    depths = [int(d) for d in args.depths.split(",")]
+    n_classes = int(y.max()) + 1
+    out = {"peer": name, "by_depth": {}}
+    if name == "selftest_crash":  # tests that a dying peer is recorded
+        os._exit(3)
+    if (
+        name == "sklearn_tree"
+        and args.sklearn_tree_max_rows
+        and X.shape[0] > args.sklearn_tree_max_rows
+    ):
+        X, y = X[: args.sklearn_tree_max_rows], y[: args.sklearn_tree_max_rows]
+        out["rows_used"] = int(X.shape[0])
+    # The warm-up slice holds every class (the boosters want them all).
+    warm = np.union1d(np.arange(min(args.warmup_rows, X.shape[0])),
+                      np.unique(y, return_index=True)[1])  # fmt: skip
+    sample = slice(0, min(200_000, X.shape[0]))
+    for depth in depths:
+        make_fit, one_round, leaves = _peer_setup(name, depth, bins, threads, n_classes)
+        make_fit().fit(X[warm], y[warm])
+        runs, model = [], None
+        for _ in range(args.repeats):
+            model = make_fit()
+            start = time.perf_counter()
+            model.fit(X, y)
+            runs.append(time.perf_counter() - start)
+        row = {"fit_s": statistics.median(runs), "fit_runs_s": runs,
+               "train_accuracy": float(np.mean(np.asarray(model.predict(X[sample])) == y[sample])),
+               "leaves": leaves(model)}  # fmt: skip
+        if one_round is not None:
+            row.update(one_round(X, y, args.repeats))
+        out["by_depth"][str(depth)] = row
+        print(f"{name} depth {depth}: {row}", file=sys.stderr, flush=True)
+    out["versions"] = _versions(["scikit-learn", "lightgbm", "xgboost", "cuml", "cupy",
+                                 "cupy-cuda12x", "cupy-cuda13x"])  # fmt: skip
+    print(json.dumps(out))
+
+
+def _peer_setup(name, depth, bins, threads, n_classes):
+    """(factory of a fresh estimator, one-round timer or None, leaf counter) for a peer."""
+    if name == "sklearn_tree":
+        from sklearn.tree import DecisionTreeClassifier
+
+        return (lambda: DecisionTreeClassifier(max_depth=depth, random_state=0), None,
+                lambda m: int(m.get_n_leaves()))  # fmt: skip
+    if name == "hist_gb":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        def leaves(m):
+            return int(sum(p.get_n_leaf_nodes() for p in m._predictors[0]))
+
+        return (lambda: HistGradientBoostingClassifier(
+            max_iter=1, learning_rate=1.0, max_depth=depth, max_leaf_nodes=None,
+            max_bins=min(255, bins - 1) if bins > 255 else bins, min_samples_leaf=1,
+            l2_regularization=0.0, early_stopping=False, random_state=0), None, leaves)  # fmt: skip
+    if name == "lightgbm":
+        import lightgbm
+
+        params = dict(n_estimators=1, learning_rate=1.0, max_depth=depth,
+                      num_leaves=min(2**depth, 131072), max_bin=bins, min_child_samples=1,
+                      min_split_gain=0.0, reg_lambda=0.0, n_jobs=threads, verbose=-1)  # fmt: skip
+
+        def one_round(X, y, repeats):
+            objective = "binary" if n_classes == 2 else "multiclass"
+            train = {"objective": objective, "learning_rate": 1.0, "max_depth": depth,
+                     "num_leaves": params["num_leaves"], "min_data_in_leaf": 1,
+                     "min_gain_to_split": 0.0, "lambda_l2": 0.0, "num_threads": threads,
+                     "verbose": -1, **({"num_class": n_classes} if n_classes > 2 else {})}  # fmt: skip
+            data = lightgbm.Dataset(
+                X,
+                y,
+                params={
+                    "max_bin": bins,
+                    "verbose": -1,
+                    "min_data_in_leaf": 1,
+                    "feature_pre_filter": False,
+                },
+            ).construct()
+            runs = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                lightgbm.train(train, data, num_boost_round=1)
+                runs.append(time.perf_counter() - start)
+            return {"one_round_s": statistics.median(runs), "one_round_runs_s": runs}
+
+        def leaves(m):
+            return int(sum(t["num_leaves"] for t in m.booster_.dump_model()["tree_info"]))
+
+        return lambda: lightgbm.LGBMClassifier(**params), one_round, leaves
+    if name in ("xgboost_cpu", "xgboost_cuda"):
+        import xgboost
+
+        device = "cuda" if name == "xgboost_cuda" else "cpu"
+        params = dict(n_estimators=1, tree_method="hist", grow_policy="depthwise",
+                      learning_rate=1.0, max_depth=depth, max_bin=bins, min_child_weight=0,
+                      reg_lambda=0.0, device=device, n_jobs=threads)  # fmt: skip
+
+        def one_round(X, y, repeats):
+            result = {}
+            data_X = X
+            if device == "cuda":
+                import cupy
+
+                data_X = cupy.asarray(X)
+            dtrain = xgboost.QuantileDMatrix(data_X, y, max_bin=bins)
+            objective = ({"objective": "binary:logistic"} if n_classes == 2 else
+                         {"objective": "multi:softprob", "num_class": n_classes})  # fmt: skip
+            train = {"tree_method": "hist", "grow_policy": "depthwise", "learning_rate": 1.0,
+                     "max_depth": depth, "max_bin": bins, "min_child_weight": 0,
+                     "reg_lambda": 0.0, "device": device, "nthread": threads, **objective}  # fmt: skip
+            xgboost.train(train, dtrain, num_boost_round=1)
+            runs = []
+            for _ in range(repeats):
+                start = time.perf_counter()  # train returns with the tree on the host
+                booster = xgboost.train(train, dtrain, num_boost_round=1)
+                runs.append(time.perf_counter() - start)
+            try:
+                config = json.loads(booster.save_config())
+                result["device_used"] = config["learner"]["generic_param"].get("device", "?")
+            except (KeyError, ValueError):
+                result["device_used"] = "?"
+            result.update(one_round_s=statistics.median(runs), one_round_runs_s=runs)
+            return result
+
+        def leaves(m):
+            return sum(tree.count("leaf=") for tree in m.get_booster().get_dump())
+
+        return lambda: xgboost.XGBClassifier(**params), one_round, leaves
+    if name == "cuml":
+        from cuml.ensemble import RandomForestClassifier
+
+        return (lambda: RandomForestClassifier(n_estimators=1, max_depth=depth, n_bins=bins,
+                                               bootstrap=False, max_features=1.0, n_streams=1,
+                                               random_state=0), None, lambda m: None)  # fmt: skip
+    raise ValueError(f"unknown peer {name!r}")
+
+
+def run_peers(name, X, y, peers, args, simulated, cfg):
+    """Each peer in its own child process; failures become recorded reasons."""
+    results = {}
+    tmp_root = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    folder = tempfile.mkdtemp(prefix="gpu_tree_matrix_", dir=tmp_root)
+    try:
+        np.save(Path(folder) / "X.npy", X)
+        np.save(Path(folder) / "y.npy", y)
+        for peer in peers:
+            if peer in ("xgboost_cuda", "cuml") and simulated:
+                results[peer] = {"skipped": "no GPU here (CUDA simulator run)"}
+                log(f"{name}: {peer} skipped (simulator)")
+                continue
+            command = [sys.executable, str(Path(__file__).resolve()), "--peer-worker", peer,
+                       "--data", folder, "--depths", ",".join(map(str, cfg["depths"])),
+                       "--bins", str(cfg["bins"]), "--repeats", str(cfg["peer_repeats"]),
+                       "--threads", str(args.threads),
+                       "--sklearn-tree-max-rows", str(cfg["sklearn_tree_max_rows"]),
+                       "--warmup-rows", str(cfg["warmup_rows"])]  # fmt: skip
+            env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+            env.pop("NUMBA_ENABLE_CUDASIM", None)
+            log(f"{name}: {peer} (child process, timeout {args.peer_timeout} s)")
+            start = time.perf_counter()
+            try:
+                child = subprocess.run(command, capture_output=True, text=True, env=env,
+                                       timeout=args.peer_timeout)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                results[peer] = {"failed": f"timed out after {args.peer_timeout} s"}
+                log(f"{name}: {peer} timed out")
+                continue
+            lines = child.stdout.strip().splitlines()
+            if child.returncode != 0 or not lines:
+                tail = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
+                if "ModuleNotFoundError" in child.stderr or "ImportError" in child.stderr:
+                    results[peer] = {"skipped": f"not installed: {tail[:200]}"}
+                else:
+                    results[peer] = {"failed": f"exit {child.returncode}: {tail[:300]}"}
+                log(f"{name}: {peer}: {next(iter(results[peer].values()))}")
+                continue
+            results[peer] = json.loads(lines[-1])
+            results[peer]["wall_s"] = time.perf_counter() - start
+            device_used = [r.get("device_used") for r in results[peer]["by_depth"].values()]
+            if peer == "xgboost_cuda" and any(d and "cuda" not in d for d in device_used):
+                results[peer]["failed"] = f"XGBoost ran on {device_used[0]}, not the GPU"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return results
+
+
+# -- rendering ------------------------------------------------------------------------------
+def _table_row(cells, n_columns):
+    """A markdown table row of exactly ``n_columns`` cells (missing ones empty)."""
+    cells = [str(c).replace("|", "/") for c in cells] + [""] * (n_columns - len(cells))
+    return "| " + " | ".join(cells) + " |"
+
+
+def _ms(value):
+    return "–" if value is None else f"{value * 1e3:.2f}"
+
+
+def _s(value):
+    return "–" if value is None else f"{value:.3f}"
+
+
+def render(results):
+    """matrix.md text from the results dict (also used by --merge)."""
+    meta = results.get("meta", {})
+    lines = [f"### Issue 7 GPU matrix · {meta.get('date', '?')} · {meta.get('device', '?')}", ""]
+    for key in ("commands", "versions", "sizes"):
+        if meta.get(key):
+            value = meta[key]
+            text = "; ".join(f"`{c}`" for c in value) if key == "commands" else (
+                ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict)
+                else str(value))  # fmt: skip
+            lines.append(f"{key.capitalize()}: {text}.")
+    if meta.get("simulated"):
+        lines += ["", "**CUDA simulator run (smoke test): the times mean nothing.**"]
+    bw = results.get("bandwidth")
+    if bw:
+        lines += ["", "| copy | GB/s | bytes |", "|---|---:|---:|",
+                  f"| device → device (read + write) | {bw['device_to_device_gb_s']:.1f} | "
+                  f"{bw['device_to_device_bytes']:,} |",
+                  f"| host → device (pageable numpy) | {bw['host_to_device_pageable_gb_s']:.1f} | "
+                  f"{bw['host_bytes']:,} |",
+                  f"| device → host (pageable numpy) | {bw['device_to_host_pageable_gb_s']:.1f} | "
+                  f"{bw['host_bytes']:,} |"]  # fmt: skip
+    gpu = results.get("gpu_tree", {})
+    if gpu:
+        lines += ["", "gpu_tree (medians; build = the grower on codes already on the device; "
+                  "floor = the bytes model's one-pass floor at the measured copy bandwidth):", "",
+                  "| data | depth | fit from numpy s | fit from device s | device build ms | "
+                  "instrumented ms | floor ms | build / floor | predict rows | predict ms | "
+                  "leaves | train acc. |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for name, by_depth in gpu.items():
+            for depth, e in sorted(by_depth.items(), key=lambda kv: int(kv[0])):
+                if "error" in e:
+                    lines.append(_table_row([name, depth, f"failed: {e['error'][:120]}"], 12))
+                    continue
+                floor = e.get("one_pass_floor_s")
+                ratio = f"{e['device_build_s'] / floor:.0f}×" if floor else "–"
+                lines.append(
+                    f"| {name} | {depth} | {_s(e.get('fit_host_s'))} | {_s(e.get('fit_device_s'))} "
+                    f"| {_ms(e.get('device_build_s'))} | {_ms(e.get('instrumented_build_s'))} | "
+                    f"{_ms(floor)} | {ratio} | {e.get('predict_rows', 0):,} | "
+                    f"{_ms(e.get('predict_s'))} | {e.get('leaves', '–')} | "
+                    f"{e.get('train_accuracy', float('nan')):.4f} |"
+                )
+    levels = results.get("levels", [])
+    groups = {}
+    for row in levels:
+        groups.setdefault((row["dataset"], row["depth"]), []).append(row)
+    for (name, depth), rows in groups.items():
+        lines += ["", f"Per level, {name}, depth {depth} (ms; transfers are inside the phases; "
+                  "model MB: as implemented / one-pass floor):", "",
+                  "| level | nodes | built | kernel | hist | of which kernel | subtract | scoring "
+                  "| partition | host other | level | H2D n / KB / ms | D2H n / KB / ms | "
+                  "model MB | floor ms | level / floor |",
+                  "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|"]  # fmt: skip
+        for r in rows:
+            floor = r.get("floor_s_at_copy")
+            lines.append(
+                f"| {r['level']} | {r['nodes']} | {r['built']} | {r['kernel']} | {_ms(r['hist_s'])} "
+                f"| {_ms(r['hist_kernel_s'])} | {_ms(r['subtract_s'])} | {_ms(r['scoring_s'])} | "
+                f"{_ms(r['partition_s'])} | {_ms(r['other_s'])} | {_ms(r['level_s'])} | "
+                f"{r['h2d_count']} / {r['h2d_bytes'] / 1e3:.1f} / {_ms(r['h2d_s'])} | "
+                f"{r['d2h_count']} / {r['d2h_bytes'] / 1e3:.1f} / {_ms(r['d2h_s'])} | "
+                f"{r['model_as_implemented_bytes'] / 1e6:.1f} / "
+                f"{r['model_one_pass_floor_bytes'] / 1e6:.1f} | {_ms(floor)} | "
+                + (f"{r['level_s'] / floor:.0f}× |" if floor else "– |")
+            )
+    peers = results.get("peers", {})
+    if peers:
+        lines += ["", "Peers (fit from numpy; one round = on bins already built; boosters grow "
+                  "one tree per class per round on 7 classes):", "",
+                  "| data | tool | depth | fit s | one round s | train acc. | leaves | note |",
+                  "|---|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+        for name, by_peer in peers.items():
+            for peer, r in by_peer.items():
+                note = r.get("failed") or r.get("skipped") or ""
+                if r.get("rows_used"):
+                    note = (note + "; " if note else "") + f"on the first {r['rows_used']:,} rows"
+                if "by_depth" not in r:
+                    lines.append(_table_row([name, peer, "–", "–", "–", "–", "–", note], 8))
+                    continue
+                for depth, d in sorted(r["by_depth"].items(), key=lambda kv: int(kv[0])):
+                    extra = f" (ran on {d['device_used']})" if d.get("device_used") else ""
+                    lines.append(
+                        f"| {name} | {peer} | {depth} | {_s(d.get('fit_s'))} | "
+                        f"{_s(d.get('one_round_s'))} | {d.get('train_accuracy', float('nan')):.4f} "
+                        f"| {d.get('leaves', '–')} | {note}{extra} |"
+                    )
+    lines += [
+        "",
+        "Goals (issue 7, one H200; Higgs shape, depth 10, 256 bins unless said):",
+        "",
+        "| goal | measured | goal | met? |",
+        "|---|---:|---:|---|",
+    ]
+    for goal, measured, target, met in goals(results):
+        lines.append(f"| {goal} | {measured} | {target} | {met} |")
+    return "\n".join(lines) + "\n"
+
+
+def goals(results):
+    """(goal, measured, target, met) rows from whatever the results hold."""
+    gpu = results.get("gpu_tree", {})
+    peers = results.get("peers", {})
+    bw = results.get("bandwidth", {})
+    rows = []
+
+    def entry(name, depth=GOAL_DEPTH):
+        e = gpu.get(name, {}).get(str(depth))
+        return None if e is None or "error" in e else e
+
+    def xgb_round(name, depth=GOAL_DEPTH):
+        r = peers.get(name, {}).get("xgboost_cuda", {})
+        if "failed" in r or "by_depth" not in r:
+            return None, r.get("failed") or r.get("skipped") or "not measured"
+        d = r["by_depth"].get(str(depth))
+        return (d.get("one_round_s"), None) if d else (None, "not measured at this depth")
+
+    def verdict(value, ok):
+        return "not measured" if value is None else ("yes" if ok else "**no**")
+
+    higgs = entry("higgs")
+    build = higgs and higgs.get("device_build_s")
+    rows.append(("device tree build, Higgs depth 10", _ms(build) + " ms" if build else "–",
+                 "≤ 20 ms", verdict(build, build is not None and build <= 0.020)))  # fmt: skip
+    for name, label in (("higgs", "Higgs"), ("covertype", "7-class")):
+        e = entry(name)
+        mine = e and e.get("device_build_s")
+        theirs, why = xgb_round(name)
+        ratio = theirs / mine if mine and theirs else None
+        rows.append((f"build vs XGBoost device='cuda' one round, {label} depth 10",
+                     f"{ratio:.2f}×" if ratio else f"– ({why or 'gpu_tree not measured'})",
+                     "≥ 2×" + (" (more)" if name == "covertype" else ""),
+                     verdict(ratio, ratio is not None and ratio >= 2)))  # fmt: skip
+    fit = higgs and higgs.get("fit_host_s")
+    rows.append(("end-to-end fit from host numpy, Higgs depth 10", _s(fit) + " s" if fit else "–",
+                 "≤ 0.5 s", verdict(fit, fit is not None and fit <= 0.5)))  # fmt: skip
+    fit_device = higgs and higgs.get("fit_device_s")
+    rows.append(("end-to-end fit from a device array, Higgs depth 10",
+                 _s(fit_device) + " s" if fit_device else "–", "≤ 0.5 s",
+                 verdict(fit_device, fit_device is not None and fit_device <= 0.5)))  # fmt: skip
+    predict = higgs and higgs.get("predict_s")
+    n = higgs.get("predict_rows", 0) if higgs else 10_000_000
+    rows.append(
+        (
+            f"predict {n:,} rows on the device",
+            _ms(predict) + " ms" if predict else "–",
+            "≤ 5 ms (10M rows)",
+            verdict(predict, predict is not None and predict <= 0.005 and n >= 10_000_000),
+        )
+    )
+    root = higgs and higgs.get("root_hist_gb_s")
+    copy = bw.get("device_to_device_gb_s")
+    share = root / copy if root and copy else None
+    rows.append(("root histogram kernel / copy bandwidth",
+                 f"{share:.0%} ({root:.0f} of {copy:.0f} GB/s)" if share else "–", "≥ 30%",
+                 verdict(share, share is not None and share >= 0.30)))  # fmt: skip
+    return rows
+
+
+LEVEL_COLUMNS = (
+    "dataset", "depth", "level", "nodes", "built", "derived", "built_rows", "split_nodes",
+    "split_rows", "split_features", "kernel", "hist_s", "hist_kernel_s", "subtract_s",
+    "scoring_s", "partition_s", "other_s", "level_s", "h2d_count", "h2d_bytes", "h2d_s",
+    "d2h_count", "d2h_bytes", "d2h_s", "model_as_implemented_bytes",
+    "model_one_pass_floor_bytes", "model_ideal_floor_bytes", "model_histogram_kernel_bytes",
+    "floor_s_at_copy",
+)  # fmt: skip
+
+
+def write_outputs(results, out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "matrix.json").write_text(json.dumps(results, indent=1, default=float))
+    with open(out / "levels.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=LEVEL_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(results.get("levels", []))
+    text = render(results)
+    (out / "matrix.md").write_text(text)
+    log(f"wrote {out / 'matrix.md'}, matrix.json, levels.csv")
+    return text
+
+
+def merge(paths):
+    """Join several matrix.json files (later ones win where they overlap)."""
+    joined = {"meta": {"commands": []}, "gpu_tree": {}, "peers": {}, "levels": []}
+    for path in paths:
+        part = json.loads(Path(path).read_text())
+        meta = part.get("meta", {})
+        for key, value in meta.items():
+            if key == "commands":
+                joined["meta"]["commands"] += value
+            elif key == "versions":
+                joined["meta"].setdefault("versions", {}).update(value)
+            else:
+                joined["meta"][key] = value
+        if part.get("bandwidth"):
+            joined["bandwidth"] = part["bandwidth"]
+        for key in ("gpu_tree", "peers"):
+            for name, value in part.get(key, {}).items():
+                joined[key].setdefault(name, {}).update(value)
+        done = {(r["dataset"], r["depth"]) for r in part.get("levels", [])}
+        joined["levels"] = [r for r in joined["levels"] if (r["dataset"], r["depth"]) not in done]
+        joined["levels"] += part.get("levels", [])
+    return joined
+
+
+# -- main ------------------------------------------------------------------------------------
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--out", default="bench/out/matrix", help="folder for the outputs")
+    parser.add_argument(
+        "--only",
+        default="bandwidth,higgs,covertype,peers",
+        help=f"parts to run, comma-separated: {', '.join(PARTS)}",
+    )
+    parser.add_argument(
+        "--datasets",
+        default=None,
+        help="data sets for the peers (default: those named in --only, or both)",
+    )
+    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated peers")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="smaller sizes (1M / 100k rows)")
+    size.add_argument("--smoke", action="store_true", help="tiny sizes (CUDA simulator)")
+    parser.add_argument("--depths", default=None, help="comma-separated (default 8,10,12)")
+    parser.add_argument("--bins", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--peer-repeats", type=int, default=None)
+    parser.add_argument("--predict-rows", type=int, default=None)
+    parser.add_argument(
+        "--sklearn-tree-max-rows",
+        type=int,
+        default=None,
+        help="rows for scikit-learn's exact tree (0: all)",
+    )
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--peer-timeout", type=int, default=420, help="seconds per peer and set")
+    parser.add_argument("--merge", nargs="+", metavar="JSON", help="join matrix.json files")
+    # The peer child process.
+    parser.add_argument("--peer-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--warmup-rows", type=int, default=None, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.peer_worker:
+        peer_worker(args)
+        return 0
+    out = Path(args.out)
+    if args.merge:
+        print(write_outputs(merge(args.merge), out), end="")
+        return 0
+
+    cfg = dict(SIZES["smoke" if args.smoke else "quick" if args.quick else "full"])
+    for key in ("bins", "repeats", "peer_repeats", "predict_rows", "sklearn_tree_max_rows"):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    if args.depths:
+        cfg["depths"] = tuple(int(d) for d in args.depths.split(","))
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    bad_peers = sorted(set(peers) - set(PEERS) - {"selftest_crash"})
+    if unknown or bad_peers:
+        raise SystemExit(f"unknown parts {unknown} or peers {bad_peers}")
+    named = [d for d in DATASETS if d in parts]
+    peer_sets = ([d.strip() for d in args.datasets.split(",")] if args.datasets
+                 else named or list(DATASETS))  # fmt: skip
+
+    from gpu_tree import __version__
+    from gpu_tree._cuda_backend import cuda_status
+
+    usable, reason, xp = cuda_status()
+    need_device = any(p in parts for p in ("bandwidth", "higgs", "covertype"))
+    if need_device and not usable:
+        raise SystemExit(f"bench_gpu_matrix: the CUDA backend is not usable here: {reason}")
+    simulated = xp is np
+    device = reason
+    if usable and not simulated:
+        props = xp.cuda.runtime.getDeviceProperties(0)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        device = (f"{name}, {props['multiProcessorCount']} SMs, "
+                  f"{props['totalGlobalMem'] / 2**30:.0f} GiB; CUDA runtime "
+                  f"{xp.cuda.runtime.runtimeGetVersion()}, driver "
+                  f"{xp.cuda.runtime.driverGetVersion()}")  # fmt: skip
+    command = "python bench/bench_gpu_matrix.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    results = {
+        "meta": {
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "device": device, "simulated": simulated, "commands": [command],
+            "host": f"{platform.node()}, {os.cpu_count()} CPUs, threads {args.threads}",
+            "versions": {"gpu_tree": __version__, "python": platform.python_version(),
+                         **_versions(["numpy", "numba", "numba-cuda", "cupy-cuda12x",
+                                      "cupy-cuda13x", "cupy"])},
+            "sizes": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
+        },
+        "gpu_tree": {}, "peers": {}, "levels": [],
+    }  # fmt: skip
+    copy_gb_s = None
+    if "bandwidth" in parts:
+        log("copy bandwidth")
+        results["bandwidth"] = measure_bandwidth(
+            xp, cfg["bandwidth_bytes"], cfg["host_bandwidth_bytes"], cfg["repeats"]
+        )
+        copy_gb_s = results["bandwidth"]["device_to_device_gb_s"]
+        log(f"device-to-device copy {copy_gb_s:.1f} GB/s")
+    for name in DATASETS:
+        if name not in named and name not in peer_sets:
+            continue
+        if name not in named and "peers" not in parts:
+            continue
+        n_rows, n_features = cfg[name]
+        log(f"{name}: generating {n_rows:,} x {n_features}")
+        X, y = make_data(name, n_rows, n_features)
+        if name in named:
+            earlier = list(results["levels"])
+
+            def on_depth(by_depth, levels, name=name, earlier=earlier):
+                results["gpu_tree"][name] = by_depth
+                results["levels"] = earlier + levels
+                write_outputs(results, out)
+
+            by_depth, levels = run_gpu_tree(
+                name, X, y, cfg["depths"], cfg["bins"], cfg["repeats"], cfg["predict_rows"],
+                cfg["warmup_rows"], xp, copy_gb_s or bytes_model.ASSUMED_COPY_GB_S, on_depth,
+            )  # fmt: skip
+            results["levels"] = earlier
+            if copy_gb_s is None:
+                results["meta"]["floor_bandwidth"] = (
+                    f"{bytes_model.ASSUMED_COPY_GB_S:g} GB/s assumed (bandwidth not measured)"
+                )
+            results["gpu_tree"][name] = by_depth
+            results["levels"] += levels
+        if "peers" in parts and name in peer_sets:
+            results["peers"][name] = run_peers(name, X, y, peers, args, simulated, cfg)
+            for r in results["peers"][name].values():
+                results["meta"]["versions"].update(r.get("versions", {}))
+        del X, y
+        write_outputs(results, out)  # after each data set: a cut-off run keeps its part
+    text = write_outputs(results, out)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
