@@ -13,11 +13,13 @@ between the largest value left of the split and the smallest value right of it
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ._categorical import _column_label
+from ._progress import binning_logger as logger
 from ._validation import to_host
 from .kernels import cpu as cpu_kernels
 
@@ -111,6 +113,7 @@ class BinMapper:
         ``n_categories`` (per feature, 0 for numeric ones): categorical features hold codes
         0..K-1, and code k gets bin k, so a bin code is a category code.
         """
+        start = time.perf_counter()
         n_samples, n_features = X.shape
         rows = None
         if n_samples > self.subsample:
@@ -155,6 +158,8 @@ class BinMapper:
         # The missing values' bin (-1: the training data had none).
         self.missing_bin_ = self.n_bins_ - 1 if self.has_missing_ else -1
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
+        logger.debug("bin edges of %d features from %d rows (%.2f s)", n_features,
+                     sample.shape[0], time.perf_counter() - start)  # fmt: skip
         return self
 
     def transform(self, X, row_major: bool = False):
@@ -173,6 +178,7 @@ class BinMapper:
             quantile-binned features: its edges, edges[b-1] < x <= edges[b] (-inf / +inf
             past the first / last edge).
         """
+        start = time.perf_counter()
         n_samples, n_features = X.shape
         edges, offsets, lookup, cells_per_unit = self._search_tables()
         if row_major:
@@ -186,6 +192,8 @@ class BinMapper:
             self.missing_bin_, X_binned, bin_lower, bin_upper,
         )  # fmt: skip
         self._bounds_from_edges(bin_lower, bin_upper)
+        logger.info("binned %d rows x %d features, at most %d bins (%.2f s)", n_samples,
+                    n_features, self.n_bins_, time.perf_counter() - start)  # fmt: skip
         return X_binned, bin_lower, bin_upper
 
     def transform_on_device(self, X, xp):
@@ -197,6 +205,7 @@ class BinMapper:
         """
         from .kernels import cuda as cuda_kernels
 
+        start = time.perf_counter()
         n_samples, n_features = X.shape
         tables = [xp.asarray(table) for table in self._search_tables()]
         X_binned = xp.empty((n_features, n_samples), dtype=self.bin_dtype_)
@@ -209,6 +218,8 @@ class BinMapper:
         )  # fmt: skip
         bin_lower, bin_upper = to_host(bin_lower), to_host(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)
+        logger.info("binned %d rows x %d features on the GPU, at most %d bins (%.2f s)",
+                    n_samples, n_features, self.n_bins_, time.perf_counter() - start)  # fmt: skip
         return X_binned, bin_lower, bin_upper
 
     def _search_tables(self):

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import colorsys
 import functools
-import os
-import tempfile
 from typing import NamedTuple
 
 import numpy as np
 
+from ._atomic import atomic_text
 from ._categorical import bitset_members
 from ._criteria import _NODE_IMPURITY
 from ._tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
@@ -340,28 +339,6 @@ def _dot_quote(lines):
     return '"' + "\\n".join(escaped) + '"'
 
 
-def _write_atomically(path, text):
-    """Write text to path through a temporary file in the same folder and os.replace."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=".export-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private (0600); give it what a new or the old file has.
-        mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o644
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
 def export_graphviz(estimator, out_file=None, *, max_depth=None, feature_names=None,
                     class_names=None, label="all", filled=False, impurity=True, node_ids=False,
                     proportion=False, rounded=False, precision=3, show_missing=True):  # fmt: skip
@@ -429,7 +406,8 @@ def export_graphviz(estimator, out_file=None, *, max_depth=None, feature_names=N
     if hasattr(out_file, "write"):
         out_file.write(source)
     else:
-        _write_atomically(out_file, source)
+        with atomic_text(out_file, newline="\n") as out:
+            out.write(source)
     return None
 
 

@@ -11,12 +11,14 @@ backend holds numpy or cupy arrays.
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._categorical import bitset
 from ._criteria import StatsLayout, node_impurity
+from ._progress import grower_logger as logger
 from ._splitting import (
     CategoricalSearch,
     ChosenSplits,
@@ -465,6 +467,7 @@ class Grower:
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
+        self._start = time.perf_counter()
         root_stats = np.asarray(self.backend.root_stats(), dtype=np.float64)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         if not self._splittable(root, root_stats).any():
@@ -481,7 +484,10 @@ class Grower:
             self._grow_level_wise(evaluated)
         else:
             self._grow_best_first(evaluated)
-        return self.tree
+        tree = self.tree
+        logger.info("tree grown: depth %d, %d leaves, %d nodes (%.2f s)", tree.max_depth,
+                    tree.n_leaves, tree.node_count, time.perf_counter() - self._start)  # fmt: skip
+        return tree
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
         dense_batches, compact_nodes = children
@@ -494,6 +500,9 @@ class Grower:
             if ev.nodes.size == 0:
                 break
             evaluated = self._evaluate_children(self._split(ev, np.arange(ev.nodes.size)))
+            logger.info("level %d: %d nodes split, %d nodes in the tree (%.2f s)",
+                        int(self.tree.depth[ev.nodes[0]]), ev.nodes.size, self.tree.node_count,
+                        time.perf_counter() - self._start)  # fmt: skip
 
     def _grow_best_first(self, evaluated):
         heap = []

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 import numbers
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ._atomic import atomic_text
 from ._tree import _NODE_ARRAYS, CATEGORICAL_SUBSET, LEAF, MULTIWAY, NUMERIC, TREE_LEAF, Tree
 
 FORMAT_NAME = "gpu_tree.model"
@@ -145,18 +144,8 @@ def save_model(estimator, path) -> None:
     """Write ``estimator`` to ``path`` as JSON, atomically (temporary file, then rename)."""
     estimator._check_fitted()
     text = json.dumps(model_document(estimator), allow_nan=False, separators=(",", ":"))
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_text(path) as out:
+        out.write(text)
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -1,130 +1,984 @@
-"""The ``gputree`` command line."""
+"""The ``gputree`` command line: train, predict, evaluate, export, info and bench.
+
+Every expected failure (a missing or malformed file, an unknown column, a bad value, a
+damaged model file, a missing optional dependency, a bad option) ends the command with
+one line on standard error, ``gputree: error: ...``, and exit status 2; an unexpected one
+with one line and status 1 (its traceback with ``--verbose``). Outputs are written
+atomically (a temporary file in the same folder, then a rename): a failed command leaves
+no output file behind and an existing one untouched.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import json
+import logging
+import os
 import sys
 import time
+import traceback
+import warnings
+from pathlib import Path
 
 import click
 import numpy as np
 
 from . import __version__
-from .datasets import make_higgs_like
-from .estimators import DecisionTreeClassifier, resolve_device
+from ._atomic import atomic_path, atomic_text, check_writable
+from ._data_io import (
+    CATEGORY,
+    NUMBER,
+    SKIP,
+    TEXT,
+    extension,
+    feature_matrix,
+    read_table,
+    resolve_column,
+    split_specs,
+)
+from ._progress import binning_logger, grower_logger, install_handler, quieter
+
+logger = logging.getLogger("gpu_tree.cli")
+
+# Task "auto": a numeric target is a classification target when its values are whole
+# numbers with at most this many distinct values, and (beyond 2 of them) at least
+# MIN_ROWS_PER_CLASS rows per value on average; text or categorical targets always are.
+MAX_AUTO_CLASSES = 20
+MIN_ROWS_PER_CLASS = 5
+PLOT_HINT = 'pip install "gpu-tree[plot]" (or pip install matplotlib)'
+_EXPECTED = (ValueError, OSError, ImportError, MemoryError)
 
 
-def _timed(function, *args):
+# -- errors ------------------------------------------------------------------------------------
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and len(exc.args) >= 2:
+        where = exc.filename if exc.filename is not None else ""
+        return f"{where}: {exc.strerror}" if where else exc.strerror
+    if isinstance(exc, MemoryError):
+        return f"not enough memory ({exc})" if str(exc) else "not enough memory"
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        return f"{exc.format_message()} (see '{exc.ctx.command_path} --help')"
+    if isinstance(exc, click.ClickException):
+        return exc.format_message()
+    return str(exc) or type(exc).__name__
+
+
+def _fail(message, code):
+    click.echo(f"gputree: error: {_one_line(message)}", err=True)
+    return code
+
+
+class _Main(click.Group):
+    """A group whose ``main`` turns every failure into one line and an exit status."""
+
+    verbose = False
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = sys.argv[1:] if args is None else list(args)
+        if not args:
+            args = ["--help"]
+        _Main.verbose = False
+        with warnings.catch_warnings():
+            try:
+                value = super().main(
+                    args=args,
+                    prog_name=prog_name,
+                    complete_var=complete_var,
+                    standalone_mode=False,
+                    **extra,
+                )
+                code = value if isinstance(value, int) else 0
+            except click.exceptions.Abort:
+                code = _fail("aborted", 1)
+            except KeyboardInterrupt:
+                code = _fail("interrupted", 130)
+            except BrokenPipeError:
+                # The reader went away (gputree export ... | head): stop quietly.
+                with contextlib.suppress(Exception):
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                code = 1
+            except click.ClickException as exc:
+                code = _fail(_describe(exc), 2)
+            except _EXPECTED as exc:
+                code = _fail(_describe(exc), 2)
+            except Exception as exc:
+                if _Main.verbose:
+                    traceback.print_exc()
+                    hint = "this is a bug in gputree"
+                else:
+                    hint = "rerun with --verbose for the traceback"
+                code = _fail(f"internal error: {type(exc).__name__}: {exc} ({hint})", 1)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="gputree")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Progress and details on stderr, even when piped; tracebacks of internal errors.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress messages, even on a terminal.")
+@click.pass_context
+def main(ctx, verbose, quiet):
+    """Decision trees for large tabular data, on NVIDIA GPUs and on the CPU.
+
+    Progress goes to stderr when it is a terminal; results to stdout. Every error is one
+    line, "gputree: error: ...", with exit status 2.
+    """
+    if verbose and quiet:
+        raise click.UsageError("--verbose and --quiet exclude each other")
+    _Main.verbose = verbose
+    if not verbose:
+        warnings.simplefilter("ignore")
+    ctx.call_on_close(install_handler(sys.stderr, verbose=verbose, quiet=quiet))
+
+
+# -- shared helpers ----------------------------------------------------------------------------
+_DATA = click.Path(exists=True, dir_okay=False)
+
+
+def _load(path):
+    from ._model_file import load_model
+
     start = time.perf_counter()
-    result = function(*args)
-    return result, time.perf_counter() - start
+    model = load_model(path)
+    logger.info("loaded %s (%.2f s)", path, time.perf_counter() - start)
+    return model
 
 
-def _peer_factories(depth: int, bins: int):
-    """Installed peers that grow one comparable tree: name -> (factory, note)."""
-    peers = {}
-    try:
-        from sklearn.tree import DecisionTreeClassifier as SklearnTree
+def _read(path, plan, hint=None):
+    start = time.perf_counter()
+    table = read_table(path, plan, hint)
+    logger.info(
+        "read %s: %d rows, %d of %d columns used (%.2f s)",
+        path,
+        table.n_rows,
+        len(table.columns),
+        len(table.names),
+        time.perf_counter() - start,
+    )
+    return table
 
-        peers["scikit-learn DecisionTreeClassifier"] = lambda: SklearnTree(
-            max_depth=depth, random_state=0
+
+def _shown(values, limit=10) -> str:
+    values = [str(v) for v in values]
+    return ", ".join(values[:limit]) + (
+        f", ... ({len(values)} in all)" if len(values) > limit else ""
+    )
+
+
+def _is_classifier(model) -> bool:
+    return hasattr(model, "classes_")
+
+
+def _check_target_present(table, column):
+    missing = column.missing()
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"{table.source}: the target column {column.name!r} has {int(missing.sum())} "
+            f"missing value(s), the first at {table.where(first)}; remove those rows"
         )
-    except ImportError:
-        pass
+
+
+def _as_numbers(column, table, why):
+    """A text column's values as float64, or a ValueError naming the first bad value."""
+    values = column.values
+    if not column.is_text:
+        return values
+    out = np.empty(values.shape[0])
+    for i, value in enumerate(values.tolist()):
+        try:
+            out[i] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{table.source}, {table.where(i)}: the target column {column.name!r} holds "
+                f"{value!r}; {why}"
+            ) from None
+    return out
+
+
+def _numeric_or_none(column):
+    if not column.is_text:
+        return column.values
     try:
-        import lightgbm
+        values = np.array(column.values.tolist(), dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return values if np.isfinite(values).all() else None
 
-        peers["LightGBM (1 round)"] = lambda: lightgbm.LGBMClassifier(
-            n_estimators=1,
-            max_depth=depth,
-            num_leaves=2**depth,
-            max_bin=bins,
-            learning_rate=1.0,
-            min_child_samples=1,
-            min_child_weight=0.0,
-            verbose=-1,
+
+def auto_task(numeric, categorical: bool) -> str:
+    """The task "auto" picks for a target (see MAX_AUTO_CLASSES)."""
+    if numeric is None or categorical:
+        return "classification"
+    if not np.all(numeric == np.round(numeric)):
+        return "regression"
+    k = np.unique(numeric).size
+    if k <= 2 or (k <= MAX_AUTO_CLASSES and numeric.size >= MIN_ROWS_PER_CLASS * k):
+        return "classification"
+    return "regression"
+
+
+def _target_values(table, column, task):
+    """(y, task) for training."""
+    _check_target_present(table, column)
+    numeric = _numeric_or_none(column)
+    if task == "auto":
+        task = auto_task(numeric, column.categorical)
+    if task == "regression":
+        return _as_numbers(column, table, "--task regression needs numbers"), task
+    if numeric is None or column.categorical and column.is_text:
+        return np.asarray(column.values.tolist()), task  # string labels
+    if np.all(numeric == np.round(numeric)) and np.abs(numeric).max() < 2**53:
+        return numeric.astype(np.int64), task
+    return numeric, task
+
+
+def _model_plan(model, target=None, target_kind=TEXT):
+    """A read plan for a model's features (by name; by position for files with no names
+    or a model without them), plus ``target``. Fills ``chosen`` with the feature columns'
+    names in the model's order, once the file's columns are known."""
+    names_in = getattr(model, "feature_names_in_", None)
+    names_in = None if names_in is None else [str(n) for n in names_in]
+    n_features = model.n_features_in_
+    categories = getattr(model, "categories_", None) or [None] * n_features
+    feature_kinds = [
+        NUMBER if c is None or np.asarray(c).dtype != object else CATEGORY for c in categories
+    ]
+    chosen = {}
+
+    def plan(names, generated):
+        kinds = [SKIP] * len(names)
+        target_index = None
+        if target is not None:
+            target_index = resolve_column(target, names, "target column")
+            kinds[target_index] = target_kind
+            chosen["target"] = names[target_index]
+        if names_in is not None and all(name in names for name in names_in):
+            columns = [names.index(name) for name in names_in]
+            if target_index in columns:
+                raise ValueError(
+                    f"the target column {names[target_index]!r} is a feature of the model"
+                )
+        elif names_in is None or generated:
+            columns = [j for j in range(len(names)) if j != target_index]
+            if len(columns) == n_features + 1 and names[columns[-1]] == "y" and generated:
+                columns = columns[:-1]  # an .npz file's y
+            if len(columns) != n_features:
+                raise ValueError(
+                    f"the data has {len(columns)} feature columns, but the model expects "
+                    f"{n_features}" + (f" ({_shown(names_in)})" if names_in else "")
+                )
+        else:
+            missing = next(name for name in names_in if name not in names)
+            raise ValueError(
+                f"no column {missing!r}, which the model needs (its features: {_shown(names_in)})"
+            )
+        for k, j in enumerate(columns):
+            kinds[j] = feature_kinds[k]
+        chosen["features"] = [names[j] for j in columns]
+        return kinds
+
+    return plan, chosen
+
+
+def _read_for_model(model, data, target=None, target_kind=TEXT):
+    plan, chosen = _model_plan(model, target, target_kind)
+
+    def plan_with_names(names):
+        return plan(names, _generated_names(data, names))
+
+    hint = "the model was trained with this column numeric"
+    table = _read(data, plan_with_names, hint)
+    X = feature_matrix([table.column(name) for name in chosen["features"]])
+    return table, X, chosen
+
+
+def _generated_names(data, names) -> bool:
+    """Whether a file's column names are made up (x0, x1, ...): .npy, .npz without names."""
+    ext = extension(data)
+    if ext == ".npy":
+        return True
+    if ext == ".npz":
+        features = [n for n in names if n != "y"]
+        return features == [f"x{j}" for j in range(len(features))]
+    return False
+
+
+def _predict(model, X, proba=False):
+    with warnings.catch_warnings():
+        # The command line matched the columns by name itself.
+        warnings.filterwarnings("ignore", message=".*feature names.*", category=UserWarning)
+        start = time.perf_counter()
+        out = model.predict_proba(X) if proba else model.predict(X)
+        logger.info("predicted %d rows (%.2f s)", X.shape[0], time.perf_counter() - start)
+        return np.asarray(out)
+
+
+def _estimator_classes():
+    from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
+
+    return DecisionTreeClassifier, DecisionTreeRegressor
+
+
+# -- train -------------------------------------------------------------------------------------
+@main.command(short_help="Train a tree on a data file and save the model.")
+@click.argument("data", type=_DATA)
+@click.option(
+    "-t",
+    "--target",
+    metavar="COL",
+    help="The target column: a name, or an index. Default for .npz files: y.",
+)
+@click.option(
+    "-c",
+    "--categorical",
+    metavar="COLS",
+    multiple=True,
+    help="Categorical columns, comma-separated names or indices (their values are "
+    "kept as strings). ARFF nominal and Parquet string columns are categorical "
+    "anyway.",
+)
+@click.option(
+    "--ignore",
+    metavar="COLS",
+    multiple=True,
+    help="Columns not to use, comma-separated names or indices (ids, free text).",
+)
+@click.option(
+    "--task",
+    type=click.Choice(["auto", "classification", "regression"]),
+    default="auto",
+    show_default=True,
+    help="auto: classification for a text or categorical target, or for whole "
+    f"numbers with at most {MAX_AUTO_CLASSES} distinct values (and "
+    f"{MIN_ROWS_PER_CLASS}+ rows per value beyond 2); else regression.",
+)
+@click.option(
+    "--criterion",
+    default=None,
+    help="gini, entropy, gain_ratio, cart, misclassification (classification; "
+    "default gini) or squared_error (regression).",
+)
+@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Default: no limit.")
+@click.option("--max-bins", type=click.IntRange(2, 65535), default=256, show_default=True)
+@click.option("--min-samples-leaf", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--min-samples-split", type=click.IntRange(min=2), default=2, show_default=True)
+@click.option(
+    "--max-leaf-nodes",
+    type=click.IntRange(min=2),
+    default=None,
+    help="Grow best-first up to this many leaves.",
+)
+@click.option(
+    "--categorical-split",
+    type=click.Choice(["binary", "multiway"]),
+    default="binary",
+    show_default=True,
+    help="multiway: one branch per category (ID3).",
+)
+@click.option(
+    "--ccp-alpha",
+    type=click.FloatRange(min=0.0),
+    default=None,
+    help="Cost-complexity pruning strength (when this gpu_tree has pruning).",
+)
+@click.option(
+    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
+)
+@click.option("--random-state", type=int, default=0, show_default=True)
+@click.option(
+    "-o", "--output", required=True, metavar="MODEL.json", help="Where to save the model (JSON)."
+)
+def train(
+    data,
+    target,
+    categorical,
+    ignore,
+    task,
+    criterion,
+    max_depth,
+    max_bins,
+    min_samples_leaf,
+    min_samples_split,
+    max_leaf_nodes,
+    categorical_split,
+    ccp_alpha,
+    device,
+    random_state,
+    output,
+):
+    """Train a tree on DATA (.csv, .tsv, .parquet, .arff, .npz, .npy) and save it.
+
+    CSV: the header names the columns; empty fields and ?, NA, N/A, nan are missing
+    values. .npz: arrays X, y and optionally feature_names. .npy: a 2-D array with
+    --target a column index.
+    """
+    check_writable(output)
+    if target is None:
+        if extension(data) != ".npz":
+            raise click.UsageError("Missing option '--target' (the column to predict).")
+        target = "y"
+    categorical_specs, ignore_specs = split_specs(categorical), split_specs(ignore)
+    found = {}
+
+    def plan(names):
+        kinds = [NUMBER] * len(names)
+        for spec in ignore_specs:
+            kinds[resolve_column(spec, names, "column in --ignore")] = SKIP
+        for spec in categorical_specs:
+            kinds[resolve_column(spec, names, "column in --categorical")] = CATEGORY
+        t = resolve_column(target, names, "target column")
+        if kinds[t] == SKIP:
+            raise ValueError(f"the target column {names[t]!r} is also in --ignore")
+        if kinds[t] != CATEGORY:
+            kinds[t] = TEXT
+        found["target"] = names[t]
+        return kinds
+
+    table = _read(data, plan)
+    target_column = table.column(found["target"])
+    features = [c for c in table.columns if c.name != found["target"]]
+    if not features:
+        raise ValueError(f"{data}: no feature columns besides the target {found['target']!r}")
+    y, task = _target_values(table, target_column, task)
+
+    classifier_class, regressor_class = _estimator_classes()
+    estimator_class = classifier_class if task == "classification" else regressor_class
+    params = {
+        "max_depth": max_depth,
+        "max_bins": max_bins,
+        "min_samples_leaf": min_samples_leaf,
+        "min_samples_split": min_samples_split,
+        "max_leaf_nodes": max_leaf_nodes,
+        "categorical_split": categorical_split,
+        "device": device,
+        "random_state": random_state,
+    }
+    if criterion is not None:
+        params["criterion"] = criterion
+    if ccp_alpha is not None:
+        if "ccp_alpha" not in estimator_class().get_params():
+            raise click.UsageError("--ccp-alpha: this version of gpu_tree has no pruning")
+        params["ccp_alpha"] = ccp_alpha
+    categorical_features = [j for j, c in enumerate(features) if c.categorical]
+    if categorical_features:
+        params["categorical_features"] = categorical_features
+    X = feature_matrix(features)
+    estimator = estimator_class(**params)
+    logger.info("fitting %s on %d rows x %d features", estimator_class.__name__, *X.shape)
+    start = time.perf_counter()
+    estimator.fit(X, y)
+    fit_seconds = time.perf_counter() - start
+    # The command line knows the column names; the model file keeps them.
+    estimator.feature_names_in_ = np.asarray([c.name for c in features], dtype=object)
+    estimator.save(output)
+
+    n_categorical = len(categorical_features)
+    what = f"{task}"
+    if task == "classification":
+        what += f", {len(estimator.classes_)} classes ({_shown(estimator.classes_.tolist())})"
+    click.echo(
+        f"trained {estimator_class.__name__} on {data}: {table.n_rows:,} rows, {len(features)} "
+        f"features ({n_categorical} categorical), target {found['target']!r}: {what}"
+    )
+    click.echo(
+        f"tree: depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
+        f"{estimator.tree_.node_count} nodes; fit {fit_seconds:.3f} s on {estimator.device_}"
+    )
+    click.echo(f"model saved to {output}")
+
+
+# -- predict -----------------------------------------------------------------------------------
+@main.command(short_help="Predict a data file's rows with a model.")
+@click.argument("model", type=_DATA)
+@click.argument("data", type=_DATA)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="PREDICTIONS.csv",
+    help="Where to write the predictions (CSV); - for standard output.",
+)
+@click.option("--proba", is_flag=True, help="Also write each class's probability (proba_CLASS).")
+def predict(model, data, output, proba):
+    """Predict DATA's rows with MODEL (a model file from gputree train).
+
+    Columns are matched to the model's features by name (files without names, by
+    position); other columns, the target among them, are ignored.
+    """
+    if output != "-":
+        check_writable(output)
+    estimator = _load(model)
+    if proba and not _is_classifier(estimator):
+        raise click.UsageError("--proba needs a classification model; this one is a regressor")
+    table, X, _ = _read_for_model(estimator, data)
+    predicted = _predict(estimator, X)
+    header = ["prediction"]
+    columns = [predicted.tolist()]
+    if proba:
+        probabilities = _predict(estimator, X, proba=True)
+        header += [f"proba_{label}" for label in estimator.classes_.tolist()]
+        columns += [probabilities[:, k].tolist() for k in range(probabilities.shape[1])]
+    rows = zip(*columns, strict=True)
+    if output == "-":
+        writer = csv.writer(click.get_text_stream("stdout"), lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+        return
+    with atomic_text(output) as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+    click.echo(f"{table.n_rows:,} predictions written to {output}")
+
+
+# -- evaluate ----------------------------------------------------------------------------------
+def _rate(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _print_classification(metrics):
+    labels = [str(label) for label in metrics["labels"]]
+    matrix = metrics["confusion_matrix"]
+    click.echo(
+        f"accuracy: {_rate(metrics['accuracy'])} ({metrics['n_correct']:,} of "
+        f"{metrics['n_rows']:,} rows)"
+    )
+    click.echo("")
+    click.echo("confusion matrix (rows: true class, columns: predicted class)")
+    corner = "true \\ predicted"
+    first = max(len(corner), *(len(label) for label in labels))
+    widths = [
+        max(len(label), *(len(str(row[k])) for row in matrix)) for k, label in enumerate(labels)
+    ]
+    click.echo(
+        corner.ljust(first)
+        + "".join(f"  {label:>{w}}" for label, w in zip(labels, widths, strict=True))
+    )
+    for label, row in zip(labels, matrix, strict=True):
+        click.echo(
+            label.ljust(first) + "".join(f"  {v:>{w}}" for v, w in zip(row, widths, strict=True))
         )
-    except ImportError:
-        pass
+    click.echo("")
+    click.echo("per class, against the rest:")
+    first = max(len("class"), *(len(label) for label in labels))
+    click.echo(
+        f"{'class':<{first}}  {'support':>8}  {'sensitivity':>11}  {'specificity':>11}  "
+        f"{'PPV':>7}  {'NPV':>7}"
+    )
+    for label, rates in zip(labels, metrics["per_class"], strict=True):
+        click.echo(
+            f"{label:<{first}}  {rates['support']:>8}  {_rate(rates['sensitivity']):>11}  "
+            f"{_rate(rates['specificity']):>11}  {_rate(rates['ppv']):>7}  {_rate(rates['npv']):>7}"
+        )
+
+
+def _write_json(path, document):
+    text = json.dumps(document, indent=2, allow_nan=False)
+    with atomic_text(path) as out:
+        out.write(text + "\n")
+
+
+@main.command(short_help="Score a model on data with true values.")
+@click.argument("model", type=_DATA)
+@click.argument("data", type=_DATA)
+@click.option(
+    "-t",
+    "--target",
+    metavar="COL",
+    help="The column of true values: a name or an index (.npz default: y).",
+)
+@click.option("--json", "json_path", metavar="PATH", help="Also save the metrics as JSON.")
+def evaluate(model, data, target, json_path):
+    """Score MODEL on DATA, whose TARGET column holds the true values.
+
+    Classification: accuracy, confusion matrix, and per class (against the rest)
+    sensitivity TP/(TP+FN), specificity TN/(TN+FP), PPV TP/(TP+FP) and NPV TN/(TN+FN),
+    "n/a" where a ratio is 0/0. Regression: R^2, MAE and RMSE.
+    """
+    from ._metrics import classification_metrics, regression_metrics
+
+    if json_path:
+        check_writable(json_path)
+    if target is None:
+        if extension(data) != ".npz":
+            raise click.UsageError("Missing option '--target' (the column of true values).")
+        target = "y"
+    estimator = _load(model)
+    classifier = _is_classifier(estimator)
+    numeric_target = not classifier or estimator.classes_.dtype.kind in "biuf"
+    table, X, chosen = _read_for_model(estimator, data, target, TEXT)
+    column = table.column(chosen["target"])
+    _check_target_present(table, column)
+    predicted = _predict(estimator, X)
+    if not classifier:
+        y_true = _as_numbers(column, table, "a regression model needs numbers")
+        metrics = regression_metrics(y_true, predicted)
+    else:
+        if numeric_target:
+            y_true = _as_numbers(column, table, "the model's classes are numbers")
+            whole = np.all(y_true == np.round(y_true)) and estimator.classes_.dtype.kind in "biu"
+            y_true = y_true.astype(np.int64) if whole else y_true
+        else:
+            y_true = np.asarray([str(v) for v in column.values.tolist()], dtype=object)
+        labels = estimator.classes_.tolist()
+        known = {str(label) for label in labels} if not numeric_target else set(labels)
+        extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
+        metrics = classification_metrics(y_true, predicted, labels + extra)
+    shown = f"{metrics['task']}"
+    if classifier:
+        shown += f", {len(estimator.classes_)} classes"
+    click.echo(
+        f"evaluated {model} on {data}: {table.n_rows:,} rows, target {chosen['target']!r}, {shown}"
+    )
+    if classifier:
+        _print_classification(metrics)
+    else:
+        click.echo(f"R^2:  {_rate(metrics['r2'])}")
+        click.echo(f"MAE:  {metrics['mae']:.6g}")
+        click.echo(f"RMSE: {metrics['rmse']:.6g}")
+    if json_path:
+        document = {"model": str(model), "data": str(data), "target": chosen["target"], **metrics}
+        if classifier:
+            for label, rates in zip(metrics["labels"], document["per_class"], strict=True):
+                rates["label"] = label
+        _write_json(json_path, document)
+        click.echo(f"metrics saved to {json_path}")
+
+
+# -- export ------------------------------------------------------------------------------------
+def _names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    feature_names = None if names is None else [str(n) for n in names]
+    class_names = [str(c) for c in estimator.classes_] if _is_classifier(estimator) else None
+    return feature_names, class_names
+
+
+def _library_function(name):
+    import gpu_tree
+
+    function = getattr(gpu_tree, name, None)
+    if function is None:
+        raise ValueError(f"this version of gpu_tree has no {name}")
+    return function
+
+
+@main.command(short_help="Show a model's tree as text, DOT or PNG.")
+@click.argument("model", type=_DATA)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "dot", "png"]),
+    default="text",
+    show_default=True,
+    help="text: indented rules; dot: Graphviz source; png: a drawing (needs matplotlib).",
+)
+@click.option("-o", "--output", metavar="PATH", help="Output file (text and dot: default stdout).")
+@click.option(
+    "--max-depth",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Deepest level shown (default: the whole tree).",
+)
+@click.option("--decimals", type=click.IntRange(0, 17), default=2, show_default=True)
+@click.option(
+    "--filled/--no-filled",
+    default=True,
+    show_default=True,
+    help="dot and png: colour nodes by their class or value.",
+)
+def export(model, fmt, output, max_depth, decimals, filled):
+    """Show MODEL's tree as text, Graphviz DOT or a PNG drawing."""
+    if fmt == "png" and not output:
+        raise click.UsageError("--format png needs -o PATH.png")
+    if output:
+        check_writable(output)
+    if fmt == "png":
+        try:
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise ImportError(f"--format png needs matplotlib: {PLOT_HINT}") from None
+    estimator = _load(model)
+    feature_names, class_names = _names(estimator)
+    depth_shown = max_depth if max_depth is not None else max(estimator.get_depth(), 1)
+    if fmt == "text":
+        from ._export import export_text
+
+        text = export_text(estimator, max_depth=depth_shown, decimals=decimals)
+    elif fmt == "dot":
+        text = _call_tree_function(
+            "export_graphviz",
+            estimator,
+            out_file=None,
+            feature_names=feature_names,
+            class_names=class_names,
+            filled=filled,
+            max_depth=max_depth,
+            precision=decimals,
+        )
+        if not isinstance(text, str):
+            raise RuntimeError("export_graphviz(out_file=None) did not return the DOT text")
+    else:
+        depth = min(estimator.get_depth(), max_depth if max_depth is not None else 10**9)
+        leaves = min(estimator.get_n_leaves(), 2**depth)
+        fig = Figure(
+            figsize=(min(max(8.0, 1.4 * leaves), 200.0), min(max(5.0, 1.6 * (depth + 1)), 100.0))
+        )
+        ax = fig.add_subplot()
+        _call_tree_function(
+            "plot_tree",
+            estimator,
+            ax=ax,
+            feature_names=feature_names,
+            class_names=class_names,
+            filled=filled,
+            max_depth=max_depth,
+            precision=decimals,
+        )
+        with atomic_path(output) as temporary:
+            fig.savefig(temporary, format="png", dpi=100, bbox_inches="tight", pad_inches=0.2)
+        click.echo(f"tree drawn to {output}")
+        return
+    if output:
+        with atomic_text(output) as out:
+            out.write(text)
+        click.echo(f"{fmt} written to {output}")
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+def _call_tree_function(name, estimator, **kwargs):
+    """gpu_tree.<name>(estimator, **kwargs); ``max_depth`` and ``precision`` are passed
+    only when given and when the function takes them."""
+    import inspect
+
+    function = _library_function(name)
+    optional = {k: kwargs.pop(k) for k in ("max_depth", "precision")}
     try:
-        import xgboost
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    kwargs.update(
+        {k: v for k, v in optional.items() if v is not None and (any_keyword or k in parameters)}
+    )
+    return function(estimator, **kwargs)
 
-        peers["XGBoost hist (1 round)"] = lambda: xgboost.XGBClassifier(
-            n_estimators=1, max_depth=depth, max_bin=bins, learning_rate=1.0, tree_method="hist"
+
+# -- info --------------------------------------------------------------------------------------
+@main.command(short_help="Describe a model file.")
+@click.argument("model", type=_DATA)
+def info(model):
+    """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
+    estimator = _load(model)  # validates the whole file first
+    document = json.loads(Path(model).read_text(encoding="utf-8"))
+    tree = estimator.tree_
+    rows = [
+        ("model file", str(model)),
+        ("format", f"{document.get('format')} version {document.get('format_version')}"),
+        ("written by", f"gpu_tree {document.get('library_version')}"),
+        ("estimator", type(estimator).__name__),
+        ("trained on", estimator.device_),
+        (
+            "tree",
+            f"depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
+            f"{tree.node_count} nodes",
+        ),
+    ]
+    if _is_classifier(estimator):
+        rows.append(
+            ("classes", f"{len(estimator.classes_)}: {_shown(estimator.classes_.tolist(), 30)}")
         )
-    except ImportError:
-        pass
-    return peers
+    width = max(len(key) for key, _ in rows) + 1
+    for key, value in rows:
+        click.echo(f"{key + ':':<{width}} {value}")
+    click.echo("parameters:")
+    for key, value in sorted(estimator.get_params().items()):
+        click.echo(f"  {key} = {value!r}")
+    names = getattr(estimator, "feature_names_in_", None)
+    names = [f"x{j}" for j in range(estimator.n_features_in_)] if names is None else list(names)
+    categories = getattr(estimator, "categories_", None) or [None] * len(names)
+    n_categorical = sum(c is not None for c in categories)
+    click.echo(f"features: {len(names)} ({n_categorical} categorical)")
+    name_width = max(len(str(n)) for n in names)
+    for name, values in zip(names, categories, strict=True):
+        if values is None:
+            click.echo(f"  {str(name):<{name_width}}  numeric")
+        else:
+            click.echo(
+                f"  {str(name):<{name_width}}  categorical, {len(values)} categories "
+                f"({_shown(list(values), 8)})"
+            )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gputree")
-def main():
-    """Decision trees for large tabular data, on NVIDIA GPUs and on the CPU."""
-
-
-@main.command()
+# -- bench -------------------------------------------------------------------------------------
+@main.command(short_help="Time gpu_tree and the installed peers.")
 @click.option(
     "--rows",
-    default=1_000_000,
-    show_default=True,
     type=click.IntRange(min=100),
-    help="Rows of the built-in Higgs-shaped dataset (80% train, 20% test).",
+    default=None,
+    help="Rows of the built-in Higgs-shaped dataset (80% train, 20% test). Default: "
+    "sized for this machine: 100,000 per CPU core within 100,000..1,000,000 "
+    "on the CPU, 2,000,000 on a GPU, less when memory is short.",
 )
 @click.option("--features", default=28, show_default=True, type=click.IntRange(min=2))
-@click.option("--depth", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option("--classes", default=2, show_default=True, type=click.IntRange(2, 1000))
+@click.option("--depth", default=10, show_default=True, type=click.IntRange(1, 30))
 @click.option("--bins", default=256, show_default=True, type=click.IntRange(2, 65535))
 @click.option("--criterion", default="gini", show_default=True)
 @click.option(
     "--device", default="auto", show_default=True, type=click.Choice(["auto", "cpu", "cuda"])
 )
 @click.option(
-    "--peers/--no-peers",
-    default=False,
+    "--repeats",
+    default=3,
     show_default=True,
-    help="Also time the installed peers (scikit-learn, LightGBM, XGBoost) on the same data.",
+    type=click.IntRange(1, 100),
+    help="Fits per model, the median reported (a model is fitted again only while its "
+    "fits so far took under 5 s in all).",
 )
-def bench(rows, features, depth, bins, criterion, device, peers):
-    """Train on a built-in dataset and report time and accuracy."""
-    try:
-        backend = resolve_device(device)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    X, y = make_higgs_like(rows, features, random_state=0)
+@click.option(
+    "--peers/--no-peers",
+    default=True,
+    show_default=True,
+    help="Also time every installed peer: scikit-learn's DecisionTreeClassifier and "
+    "HistGradientBoosting (1 iteration), LightGBM and XGBoost (1 round), cuML.",
+)
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the dataset.")
+@click.option("--json", "json_path", metavar="PATH", help="Save every number as JSON.")
+@click.option(
+    "--plot",
+    "plot_path",
+    metavar="PATH.png",
+    help="Draw the peers' time ratios (needs matplotlib).",
+)
+def bench(
+    rows,
+    features,
+    classes,
+    depth,
+    bins,
+    criterion,
+    device,
+    repeats,
+    peers,
+    seed,
+    json_path,
+    plot_path,
+):
+    """Time gpu_tree, and the installed peers, on a built-in Higgs-shaped dataset."""
+    from . import _bench
+    from .datasets import make_higgs_like
+    from .estimators import DecisionTreeClassifier, resolve_device
+
+    for path in (json_path, plot_path):
+        if path:
+            check_writable(path)
+    if plot_path:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ImportError(f"--plot needs matplotlib: {PLOT_HINT}") from None
+    backend = resolve_device(device)
+    if rows is None:
+        rows, rows_rule = _bench.default_rows(backend, features)
+    else:
+        rows_rule = "--rows"
+    X, y = make_higgs_like(rows, features, random_state=seed, n_classes=classes)
     n_train = int(0.8 * rows)
-    X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    data = (X[:n_train], y[:n_train], X[n_train:], y[n_train:])
     click.echo(
         f"gputree {__version__}: {n_train:,} train / {rows - n_train:,} test rows x {features} "
-        f"features, depth {depth}, {bins} bins, criterion {criterion}, device {backend}"
+        f"features, {classes} classes, depth {depth}, {bins} bins, criterion {criterion}, "
+        f"device {backend}, median of {repeats} fit(s) ({rows_rule})"
     )
 
-    model = DecisionTreeClassifier(
-        criterion=criterion, max_depth=depth, max_bins=bins, device=device
-    )
-    try:
-        _, warmup = _timed(model.fit, X_train[:2000], y_train[:2000])
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    _, fit_seconds = _timed(model.fit, X_train, y_train)
-    predictions, predict_seconds = _timed(model.predict, X_test)
-    accuracy = float(np.mean(predictions == y_test))
-    results = [("gpu_tree", fit_seconds, predict_seconds, accuracy)]
-    click.echo(f"compile/cache warm-up: {warmup:.2f} s (excluded)")
-    if peers:
-        for name, factory in _peer_factories(depth, bins).items():
-            peer = factory()
-            _, peer_fit = _timed(peer.fit, X_train, y_train)
-            peer_pred, peer_predict = _timed(peer.predict, X_test)
-            results.append((name, peer_fit, peer_predict, float(np.mean(peer_pred == y_test))))
-
-    click.echo(
-        f"{'model':38s} {'fit s':>8s} {'predict s':>10s} {'accuracy':>9s} {'fit time / gpu_tree':>20s}"
-    )
-    for name, fit_s, predict_s, acc in results:
-        click.echo(
-            f"{name:38s} {fit_s:8.3f} {predict_s:10.4f} {acc:9.4f} {fit_s / fit_seconds:20.2f}"
+    def ours():
+        return DecisionTreeClassifier(
+            criterion=criterion, max_depth=depth, max_bins=bins, device=device
         )
-    click.echo(f"tree: depth {model.get_depth()}, {model.get_n_leaves()} leaves")
+
+    missing = []
+    # Each fit's per-level progress only with --verbose: here the fits are the progress.
+    levels = (grower_logger, binning_logger) if not _Main.verbose else ()
+    with quieter(*levels):
+        # Option errors (an unknown criterion, say) surface here, before any timing.
+        ours().fit(data[0][:200], data[1][:200])
+        results = [_bench.time_model("gpu_tree", backend, ours, data, repeats)]
+        if results[0].status != "ok":
+            raise click.ClickException(f"gpu_tree failed: {results[0].error}")
+        for name, peer_device, factory, _why in _bench.peers(depth, bins, backend) if peers else []:
+            if factory is None:
+                missing.append(name)
+                continue
+            results.append(_bench.time_model(name, peer_device, factory, data, repeats))
+
+    reference = results[0]
+    click.echo(
+        f"{'model':<48} {'device':>6} {'fit s':>9} {'predict s':>10} {'accuracy':>9} "
+        f"{'fit vs gpu_tree':>16} {'predict vs gpu_tree':>20}"
+    )
+    for result in results:
+        if result.status != "ok":
+            continue
+        row = result.as_dict(reference)
+        click.echo(
+            f"{result.name:<48} {result.device:>6} {row['fit_s']:9.3f} {row['predict_s']:10.4f} "
+            f"{row['accuracy']:9.4f} {row['fit_ratio']:15.2f}x {row['predict_ratio']:19.2f}x"
+        )
+    for result in results:
+        if result.status != "ok":
+            click.echo(f"{result.name}: failed: {result.error}")
+    if missing:
+        click.echo(f"not installed: {', '.join(missing)}")
+    model = reference.model
+    click.echo(
+        f"gpu_tree tree: depth {model.get_depth()}, {model.get_n_leaves()} leaves; "
+        "ratios are peer time / gpu_tree time (> 1: gpu_tree faster)"
+    )
+
+    report = {
+        "gpu_tree_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": _bench.machine(),
+        "settings": {
+            "rows": rows,
+            "rows_rule": rows_rule,
+            "train_rows": n_train,
+            "test_rows": rows - n_train,
+            "features": features,
+            "classes": classes,
+            "depth": depth,
+            "bins": bins,
+            "criterion": criterion,
+            "device": backend,
+            "repeats": repeats,
+            "seed": seed,
+            "fit_budget_seconds": _bench.FIT_BUDGET_SECONDS,
+        },
+        "tree": {"depth": model.get_depth(), "leaves": model.get_n_leaves()},
+        "results": [r.as_dict(reference) for r in results],
+        "not_installed": missing,
+    }
+    if json_path:
+        _write_json(json_path, report)
+        click.echo(f"results saved to {json_path}")
+    if plot_path:
+        _bench.plot_ratios(report, plot_path)
+        click.echo(f"ratios drawn to {plot_path}")
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

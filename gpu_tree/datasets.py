@@ -6,7 +6,11 @@ import numpy as np
 
 
 def make_higgs_like(
-    n_samples: int = 1_000_000, n_features: int = 28, random_state=0, dtype=np.float64
+    n_samples: int = 1_000_000,
+    n_features: int = 28,
+    random_state=0,
+    dtype=np.float64,
+    n_classes: int = 2,
 ):
     """A binary problem shaped like HIGGS: 28 dense real features, about 53% positives.
 
@@ -15,15 +19,20 @@ def make_higgs_like(
     low-level ones, like invariant masses); the label depends on a few of them through
     interactions plus noise, so a depth-10 tree reaches roughly 70% accuracy.
 
+    ``n_classes`` > 2 makes it multiclass: the same score cut at its quantiles into
+    ``n_classes`` classes of about equal size (ordered classes, like binned energies).
+
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,), int64 in {0, 1}
+    y : ndarray of shape (n_samples,), int64 in {0, 1} (in 0..n_classes-1)
     """
     if n_samples < 1 or n_features < 2:
         raise ValueError(
             f"need n_samples >= 1 and n_features >= 2, got {n_samples} and {n_features}"
         )
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
     rng = np.random.default_rng(random_state)
     n_high = min(7, n_features // 4)
     n_low = n_features - n_high
@@ -45,5 +54,9 @@ def make_higgs_like(
         + 0.4 * X[:, min(n_low + 1, n_features - 1)] * (X[:, 2] < 0.8)
         + 0.9 * rng.normal(size=n_samples)
     )
-    y = (score > np.quantile(score, 0.47)).astype(np.int64)
+    if n_classes == 2:
+        y = (score > np.quantile(score, 0.47)).astype(np.int64)
+    else:
+        cuts = np.quantile(score, np.arange(1, n_classes) / n_classes)
+        y = np.searchsorted(cuts, score, side="right").astype(np.int64)
     return X, y

@@ -1,46 +1,648 @@
-"""The gputree command line."""
+"""The gputree command line: train, predict, evaluate, export, info, bench; its errors,
+atomic outputs and progress messages."""
 
-import re
+from __future__ import annotations
 
+import csv
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
 from click.testing import CliRunner
 
+import gpu_tree
 from gpu_tree import __version__
-from gpu_tree.cli import main
+from gpu_tree._atomic import atomic_text
+from gpu_tree._metrics import classification_metrics, regression_metrics
+from gpu_tree.cli import auto_task, main
+
+SHARED_TENNIS = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "datasets"
+    / "play_tennis_weather_nominal.arff"
+)
+
+# outlook is a string category; humidity has missing values written three ways; the
+# target is text.
+DAYS_CSV = """outlook,humidity,wind,temp,play
+sunny,85,weak,30,no
+sunny,90,strong,,no
+overcast,?,weak,28,yes
+rain,96,weak,NA,yes
+rain,80,weak,20,yes
+rain,70,strong,18,no
+overcast,65,strong,17,yes
+sunny,95,weak,25,no
+sunny,70,weak,21,yes
+rain,80,weak,24,yes
+
+sunny,70,strong,24,yes
+overcast,90,strong,nan,yes
+overcast,75,,29,yes
+rain,91,strong,22,no
+"""
+
+TENNIS_ARFF = """@relation weather.symbolic
+@attribute outlook {sunny, overcast, rainy}
+@attribute temperature {hot, mild, cool}
+@attribute humidity {high, normal}
+@attribute windy {TRUE, FALSE}
+@attribute play {no, yes}
+@data
+sunny,hot,high,FALSE,no
+sunny,hot,high,TRUE,no
+overcast,hot,high,FALSE,yes
+rainy,mild,high,FALSE,yes
+rainy,cool,normal,FALSE,yes
+rainy,cool,normal,TRUE,no
+overcast,cool,normal,TRUE,yes
+sunny,mild,high,FALSE,no
+sunny,cool,normal,FALSE,yes
+rainy,mild,normal,FALSE,yes
+sunny,mild,normal,TRUE,yes
+overcast,mild,high,TRUE,yes
+overcast,hot,normal,FALSE,yes
+rainy,mild,high,TRUE,no
+"""
 
 
-def test_bench_trains_and_reports():
-    result = CliRunner().invoke(main, ["bench", "--rows", "3000", "--depth", "4", "--bins", "32"])
-    assert result.exit_code == 0, result.output
-    assert "2,400 train / 600 test rows x 28 features, depth 4, 32 bins" in result.output
-    line = next(row for row in result.output.splitlines() if row.startswith("gpu_tree "))
-    fit_seconds, predict_seconds, accuracy, ratio = map(float, line.split()[1:])
-    assert fit_seconds > 0 and predict_seconds > 0 and ratio == 1.0
-    assert 0.55 < accuracy <= 1.0
-    depth, leaves = map(int, re.search(r"depth (\d+), (\d+) leaves", result.output).groups())
-    assert depth <= 4 and 2 <= leaves <= 16
+def _runner():
+    try:
+        return CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        return CliRunner()
 
 
-def test_bench_with_peers_reports_ratios():
-    result = CliRunner().invoke(main, ["bench", "--rows", "2000", "--depth", "3", "--peers"])
-    assert result.exit_code == 0, result.output
-    assert "scikit-learn DecisionTreeClassifier" in result.output
+def run(*args):
+    return _runner().invoke(main, [str(a) for a in args])
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def assert_one_line_error(result, *phrases, code=2):
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gputree: error: "), lines[0]
+    for phrase in phrases:
+        assert phrase in lines[0], (phrase, lines[0])
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+def read_csv(path):
+    with open(path, newline="") as handle:
+        return list(csv.reader(handle))
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("days")
+    data = folder / "days.csv"
+    data.write_text(DAYS_CSV)
+    model = folder / "model.json"
+    ok(run("train", data, "--target", "play", "--categorical", "outlook,wind", "-o", model))
+    return data, model
+
+
+# -- round trips -------------------------------------------------------------------------------
+def test_csv_round_trip_train_info_predict_evaluate_export(days, tmp_path):
+    from sklearn.metrics import accuracy_score, confusion_matrix
+
+    data, model = days
+    info = flat(ok(run("info", model)).stdout)
+    assert "gpu_tree.model version 1" in info and f"gpu_tree {__version__}" in info
+    assert "DecisionTreeClassifier" in info and "trained on: cpu" in info
+    assert "features: 4 (2 categorical)" in info
+    assert "outlook categorical, 3 categories (overcast, rain, sunny)" in info
+    assert "wind categorical, 2 categories (strong, weak)" in info
+    assert "humidity numeric" in info and "temp numeric" in info
+    assert "classes: 2: no, yes" in info
+
+    predictions = tmp_path / "p.csv"
+    ok(run("predict", model, data, "-o", predictions, "--proba"))
+    rows = read_csv(predictions)
+    assert rows[0] == ["prediction", "proba_no", "proba_yes"]
+    assert len(rows) == 15
+    for label, p_no, p_yes in rows[1:]:
+        assert label in ("no", "yes") and abs(float(p_no) + float(p_yes) - 1) < 1e-12
+    predicted = [r[0] for r in rows[1:]]
+    # The same model in Python gives the same predictions.
+    truth = [line.split(",")[-1] for line in DAYS_CSV.splitlines()[1:] if line]
+    assert accuracy_score(truth, predicted) > 0.9
+
+    metrics_path = tmp_path / "metrics.json"
+    shown = ok(run("evaluate", model, data, "--target", "play", "--json", metrics_path)).stdout
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["labels"] == ["no", "yes"]
+    assert metrics["confusion_matrix"] == confusion_matrix(truth, predicted).tolist()
+    assert metrics["accuracy"] == pytest.approx(accuracy_score(truth, predicted))
+    assert "confusion matrix (rows: true class, columns: predicted class)" in shown
+    assert "sensitivity" in shown and "specificity" in shown and "PPV" in shown
+
+    text = ok(run("export", model)).stdout
+    assert text.startswith("|--- ") and "class: " in text
+    assert text == gpu_tree.export_text(gpu_tree.load(model), max_depth=10**6)
+
+
+def test_predict_to_stdout_ignores_extra_columns_in_any_order(days, tmp_path):
+    data, model = days
+    lines = DAYS_CSV.strip().splitlines()
+    header = lines[0].split(",")
+    shuffled = tmp_path / "shuffled.csv"
+    order = [4, 3, 0, 2, 1]  # the target first, columns in another order, plus an extra
+    with open(shuffled, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow([header[k] for k in order] + ["comment"])
+        for line in lines[1:]:
+            if line:
+                fields = line.split(",")
+                writer.writerow([fields[k] for k in order] + ["free text"])
+    result = ok(run("predict", model, shuffled, "-o", "-"))
+    baseline = tmp_path / "baseline.csv"
+    ok(run("predict", model, data, "-o", baseline))
+    assert result.stdout.splitlines() == baseline.read_text().splitlines()
+
+
+def test_arff_round_trip_builds_the_id3_tennis_tree(tmp_path):
+    data = SHARED_TENNIS if SHARED_TENNIS.is_file() else tmp_path / "tennis.arff"
+    if not SHARED_TENNIS.is_file():
+        data.write_text(TENNIS_ARFF)
+    model = tmp_path / "tennis.json"
+    trained = ok(
+        run(
+            "train",
+            data,
+            "-t",
+            "play",
+            "--criterion",
+            "entropy",
+            "--categorical-split",
+            "multiway",
+            "-o",
+            model,
+        )
+    ).stdout
+    assert "14 rows, 4 features (4 categorical)" in trained and "2 classes (no, yes)" in trained
+    text = ok(run("export", model)).stdout
+    assert text.splitlines()[0].startswith("|--- outlook")  # ID3's root (seed 001)
+    result = ok(run("evaluate", model, data, "-t", "play")).stdout
+    assert "accuracy: 1.0000 (14 of 14 rows)" in result
+    assert "outlook categorical, 3 categories" in flat(ok(run("info", model)).stdout)
+
+
+def test_npz_regression_round_trip_matches_sklearn_metrics(tmp_path):
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] * 2.0 + np.sin(X[:, 1]) + rng.normal(scale=0.1, size=300)
+    data = tmp_path / "data.npz"
+    np.savez(data, X=X, y=y, feature_names=np.array(["a", "b", "c"]))
+    model = tmp_path / "reg.json"
+    trained = ok(run("train", data, "--max-depth", "4", "-o", model)).stdout  # target: y
+    assert "DecisionTreeRegressor" in trained and "regression" in trained
+    predictions = tmp_path / "p.csv"
+    ok(run("predict", model, data, "-o", predictions))
+    predicted = np.array([float(r[0]) for r in read_csv(predictions)[1:]])
+    metrics_path = tmp_path / "m.json"
+    shown = ok(run("evaluate", model, data, "--json", metrics_path)).stdout
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["r2"] == pytest.approx(r2_score(y, predicted), rel=1e-12)
+    assert metrics["mae"] == pytest.approx(mean_absolute_error(y, predicted), rel=1e-12)
+    assert metrics["rmse"] == pytest.approx(np.sqrt(mean_squared_error(y, predicted)), rel=1e-12)
+    assert "R^2:" in shown and "MAE:" in shown and "RMSE:" in shown
+    assert "a numeric" in flat(ok(run("info", model)).stdout)
+
+
+def test_npy_with_target_index(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    table = np.column_stack([X[:, :2], (X[:, 0] > 0).astype(float), X[:, 2:]])
+    data = tmp_path / "data.npy"
+    np.save(data, table)
+    model = tmp_path / "m.json"
+    trained = ok(run("train", data, "--target", "2", "-o", model)).stdout
+    assert "DecisionTreeClassifier" in trained and "target 'x2'" in trained
+    assert "2 classes (0, 1)" in trained
+    result = ok(run("evaluate", model, data, "--target", "2")).stdout
+    assert "accuracy: 1.0000" in result
+    # The features alone (no target column), by position:
+    features_only = tmp_path / "features.npy"
+    np.save(features_only, np.delete(table, 2, axis=1))
+    predictions = tmp_path / "p.csv"
+    ok(run("predict", model, features_only, "-o", predictions))
+    assert [int(r[0]) for r in read_csv(predictions)[1:]] == (X[:, 0] > 0).astype(int).tolist()
+
+
+def test_parquet_round_trip(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    colour = ["red", "blue", None, "green"] * 25
+    size = [1.0, None, 3.0, 4.0] * 25
+    label = ["a" if c == "red" else "b" for c in colour]
+    table = pa.table({"colour": pa.array(colour).dictionary_encode(), "size": size, "label": label})
+    data = tmp_path / "data.parquet"
+    pq.write_table(table, data)
+    model = tmp_path / "m.json"
+    trained = ok(run("train", data, "-t", "label", "-o", model)).stdout
+    assert "2 features (1 categorical)" in trained  # string columns: categorical by themselves
+    assert "accuracy: 1.0000" in ok(run("evaluate", model, data, "-t", "label")).stdout
+    info = flat(ok(run("info", model)).stdout)
+    assert "colour categorical, 3 categories (blue, green, red)" in info
+
+
+def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
+    data = tmp_path / "data.parquet"
+    data.write_bytes(b"PAR1 not really")
+    for name in ("pyarrow", "pyarrow.parquet", "pyarrow.compute"):
+        monkeypatch.setitem(sys.modules, name, None)
+    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    assert_one_line_error(result, 'pip install "gpu-tree[parquet]"')
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_ccp_alpha_is_passed_through_when_the_estimator_has_it(days, tmp_path):
+    data, _ = days
+    model = tmp_path / "pruned.json"
+    result = run(
+        "train", data, "-t", "play", "-c", "outlook,wind", "--ccp-alpha", "0.05", "-o", model
+    )
+    if "ccp_alpha" in gpu_tree.DecisionTreeClassifier().get_params():
+        ok(result)
+        assert "ccp_alpha = 0.05" in ok(run("info", model)).stdout
+    else:
+        assert_one_line_error(result, "--ccp-alpha")
+        assert not model.exists()
+
+
+# -- metrics -----------------------------------------------------------------------------------
+def test_metrics_equal_sklearn_and_undefined_ratios_are_none():
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(3)
+    labels = ["a", "b", "c", "d"]
+    y_true = rng.choice(["a", "b", "c"], size=200)  # "d" never occurs
+    y_pred = rng.choice(["a", "b", "d"], size=200)  # "c" never predicted
+    ours = classification_metrics(y_true, y_pred, labels)
+    assert ours["confusion_matrix"] == skm.confusion_matrix(y_true, y_pred, labels=labels).tolist()
+    assert ours["accuracy"] == pytest.approx(skm.accuracy_score(y_true, y_pred))
+    recall = skm.recall_score(y_true, y_pred, labels=labels, average=None, zero_division=np.nan)
+    precision = skm.precision_score(
+        y_true, y_pred, labels=labels, average=None, zero_division=np.nan
+    )
+    one_vs_rest = skm.multilabel_confusion_matrix(y_true, y_pred, labels=labels)
+    for k, rates in enumerate(ours["per_class"]):
+        (tn, fp), (fn, tp) = one_vs_rest[k]
+        expected = {
+            "sensitivity": recall[k],
+            "ppv": precision[k],
+            "specificity": tn / (tn + fp) if tn + fp else np.nan,
+            "npv": tn / (tn + fn) if tn + fn else np.nan,
+        }
+        for name, value in expected.items():
+            if np.isnan(value):
+                assert rates[name] is None, (labels[k], name)
+            else:
+                assert rates[name] == pytest.approx(value), (labels[k], name)
+    assert ours["per_class"][3]["sensitivity"] is None  # "d": 0/0
+    assert ours["per_class"][2]["ppv"] is None  # "c": never predicted
+
+    y = rng.normal(size=50)
+    p = y + rng.normal(scale=0.3, size=50)
+    reg = regression_metrics(y, p)
+    assert reg["r2"] == pytest.approx(skm.r2_score(y, p))
+    assert reg["mae"] == pytest.approx(skm.mean_absolute_error(y, p))
+    assert reg["rmse"] == pytest.approx(np.sqrt(skm.mean_squared_error(y, p)))
+    assert regression_metrics(np.ones(3), np.ones(3))["r2"] is None
+
+
+def test_evaluate_shows_na_for_a_class_never_predicted(days, tmp_path):
+    _, model = days
+    data = tmp_path / "all_sunny.csv"
+    data.write_text("outlook,humidity,wind,temp,play\nsunny,90,weak,30,no\nsunny,85,weak,28,no\n")
+    metrics_path = tmp_path / "m.json"
+    shown = ok(run("evaluate", model, data, "-t", "play", "--json", metrics_path)).stdout
+    assert "n/a" in shown
+    metrics = json.loads(metrics_path.read_text())
+    yes = metrics["per_class"][metrics["labels"].index("yes")]
+    assert yes["label"] == "yes" and yes["sensitivity"] is None and yes["ppv"] is None
+
+
+def test_auto_task_rule():
+    assert auto_task(None, False) == "classification"  # text
+    assert auto_task(np.array([1.0, 2.0, 3.0]), True) == "classification"  # declared
+    assert auto_task(np.array([0.0, 1.0, 1.0]), False) == "classification"
+    assert auto_task(np.arange(100.0) % 10, False) == "classification"
+    assert auto_task(np.arange(15.0), False) == "regression"  # 15 values, 1 row each
+    assert auto_task(np.arange(1000.0) % 30, False) == "regression"  # > 20 values
+    assert auto_task(np.array([0.5, 1.0, 1.0, 0.5]), False) == "regression"
+
+
+def test_task_can_be_forced(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    result = ok(run("train", data, "-t", "y", "--task", "regression", "-o", tmp_path / "m.json"))
+    assert "DecisionTreeRegressor" in result.stdout
+
+
+# -- errors ------------------------------------------------------------------------------------
+def _write(folder, name, text):
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+ERROR_CASES = {
+    "missing file": (["train", "{d}/nope.csv", "-t", "y"], ["nope.csv", "does not exist"]),
+    "unknown target": (["train", "{ok}", "-t", "nope"], ["unknown target column 'nope'"]),
+    "unknown categorical": (
+        ["train", "{ok}", "-t", "y", "-c", "zz"],
+        ["column in --categorical 'zz'"],
+    ),
+    "malformed row": (
+        ["train", "{short}", "-t", "y"],
+        ["short.csv, line 3", "2 fields", "3 columns"],
+    ),
+    "non-numeric": (["train", "{text}", "-t", "y"], ["line 3", "'b'", "'red'", "--categorical b"]),
+    "empty file": (["train", "{empty}", "-t", "y"], ["empty.csv", "empty"]),
+    "header only": (["train", "{header}", "-t", "y"], ["no data rows"]),
+    "unknown extension": (["train", "{xlsx}", "-t", "y"], ["unknown file extension '.xlsx'"]),
+    "target missing values": (["train", "{ymiss}", "-t", "y"], ["'y'", "missing", "line 3"]),
+    "no target option": (["train", "{ok}"], ["--target"]),
+    "missing output folder": (
+        ["train", "{ok}", "-t", "y", "-o", "{d}/no/where.json"],
+        ["does not exist"],
+    ),
+    "bad option": (["train", "{ok}", "-t", "y", "--max-depth", "0"], ["--max-depth"]),
+    "bad criterion": (["train", "{ok}", "-t", "y", "--criterion", "nope"], ["criterion='nope'"]),
+    "model fails validation": (["predict", "{badmodel}", "{ok}"], ["format_version 9"]),
+    "model not JSON": (["evaluate", "{ok}", "{ok}", "-t", "y"], ["not a gpu_tree model file"]),
+    "predict: missing column": (["predict", "{model}", "{other}"], ["no column 'a'"]),
+    "evaluate: target missing": (["evaluate", "{model}", "{ymiss}", "-t", "y"], ["missing value"]),
+}
+
+
+@pytest.fixture(scope="module")
+def error_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("errors")
+    files = {
+        "d": d,
+        "ok": _write(d, "ok.csv", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n"),
+        "short": _write(d, "short.csv", "a,b,y\n1,2,0\n3,4\n"),
+        "text": _write(d, "text.csv", "a,b,y\n1,2,0\n3,red,1\n"),
+        "empty": _write(d, "empty.csv", ""),
+        "header": _write(d, "header.csv", "a,b,y\n\n"),
+        "xlsx": _write(d, "data.xlsx", "a,b,y\n"),
+        "ymiss": _write(d, "ymiss.csv", "a,b,y\n1,2,0\n3,4,\n"),
+        "other": _write(d, "other.csv", "c,b,y\n1,2,0\n"),
+        "badmodel": _write(d, "bad.json", '{"format": "gpu_tree.model", "format_version": 9}'),
+    }
+    files["model"] = d / "model.json"
+    ok(run("train", files["ok"], "-t", "y", "-o", files["model"]))
+    return files
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES))
+def test_errors_are_one_line_exit_2_and_leave_outputs_alone(case, error_files, tmp_path):
+    args, phrases = ERROR_CASES[case]
+    args = [a.format(**error_files) for a in args]
+    output = tmp_path / "out.file"
+    option = "--json" if args[0] == "evaluate" else "-o"
+    if option not in args:
+        args += [option, output]
+    result = run(*args)
+    assert_one_line_error(result, *phrases)
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary file
+    # A file already there stays as it was.
+    output.write_text("OLD")
+    assert_one_line_error(run(*args), *phrases)
+    assert output.read_text() == "OLD" and sorted(tmp_path.iterdir()) == [output]
+
+
+def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("OLD")
+    with pytest.raises(RuntimeError), atomic_text(target) as out:
+        out.write("half a file")
+        raise RuntimeError("disk full")
+    assert target.read_text() == "OLD" and sorted(tmp_path.iterdir()) == [target]
+    with atomic_text(target) as out:
+        out.write("NEW")
+    assert target.read_text() == "NEW" and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_unexpected_errors_one_line_then_traceback_with_verbose(error_files, monkeypatch):
+    import gpu_tree.cli as cli
+
+    def broken(*args, **kwargs):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(cli, "feature_matrix", broken)
+    args = ["train", error_files["ok"], "-t", "y", "-o", error_files["d"] / "never.json"]
+    result = run(*args)
+    assert_one_line_error(result, "internal error: KeyError", "--verbose", code=1)
+    verbose = run("--verbose", *args)
+    assert verbose.exit_code == 1 and "Traceback" in verbose.stderr
+    assert not (error_files["d"] / "never.json").exists()
+
+
+def test_export_png_without_matplotlib_is_a_clear_error(days, tmp_path, monkeypatch):
+    _, model = days
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    result = run("export", model, "--format", "png", "-o", tmp_path / "t.png")
+    assert_one_line_error(result, "matplotlib", "pip install")
+    assert list(tmp_path.iterdir()) == []
+    result = run("bench", "--rows", "1000", "--no-peers", "--plot", tmp_path / "b.png")
+    assert_one_line_error(result, "matplotlib")
+
+
+# -- progress ----------------------------------------------------------------------------------
+def test_progress_silent_when_piped_verbose_shows_levels_quiet_nothing(days, tmp_path):
+    data, _ = days
+    args = ["train", data, "-t", "play", "-c", "outlook,wind", "-o", tmp_path / "m.json"]
+    assert ok(run(*args)).stderr == ""
+    verbose = ok(run("--verbose", *args)).stderr
+    assert "level 0:" in verbose and "binned 14 rows" in verbose and "tree grown" in verbose
+    assert ok(run("--quiet", *args)).stderr == ""
+    assert logging.getLogger("gpu_tree").handlers == [
+        h for h in logging.getLogger("gpu_tree").handlers if isinstance(h, logging.NullHandler)
+    ]  # the command removed what it installed
+
+
+def test_progress_on_a_terminal_shows_levels_unless_quiet():
+    import io
+
+    from gpu_tree import DecisionTreeClassifier
+    from gpu_tree._progress import install_handler
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    X, y = gpu_tree.datasets.make_higgs_like(500, 6)
+    shown, silent = Terminal(), Terminal()
+    for stream, quiet in ((shown, False), (silent, True)):
+        remove = install_handler(stream, verbose=False, quiet=quiet)
+        try:
+            DecisionTreeClassifier(max_depth=2).fit(X, y)
+        finally:
+            remove()
+    assert "level 0:" in shown.getvalue() and "level 1:" in shown.getvalue()
+    assert "bin edges" not in shown.getvalue()  # details only with --verbose
+    assert silent.getvalue() == ""
+
+
+def test_library_prints_nothing(capsys):
+    from gpu_tree import DecisionTreeClassifier
+
+    assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("gpu_tree").handlers)
+    X, y = gpu_tree.datasets.make_higgs_like(500, 6)
+    DecisionTreeClassifier(max_depth=3).fit(X, y).predict(X)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_real_process_entry_point(days, tmp_path):
+    data, model = days
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    scripts = Path(sys.executable).parent
+    command = (
+        [str(scripts / "gputree")]
+        if (scripts / "gputree").exists()
+        else [sys.executable, "-m", "gpu_tree.cli"]
+    )
+    done = subprocess.run(
+        [*command, "predict", str(model), str(data), "-o", str(tmp_path / "p.csv")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # stderr is a pipe: no progress
+    assert len(read_csv(tmp_path / "p.csv")) == 15
+    failed = subprocess.run(
+        [sys.executable, "-m", "gpu_tree.cli", "info", str(data)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("gputree: error: ") and failed.stderr.count("\n") == 1
+    assert "not a gpu_tree model file" in failed.stderr
+
+
+# -- bench -------------------------------------------------------------------------------------
+def test_bench_no_peers_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = ok(run("bench", "--rows", "2000", "--no-peers", "--depth", "4", "--json", out))
+    assert "1,600 train / 400 test rows x 28 features, 2 classes, depth 4" in result.stdout
+    report = json.loads(out.read_text())
+    (ours,) = report["results"]
+    assert ours["name"] == "gpu_tree" and ours["status"] == "ok" and ours["fit_ratio"] == 1.0
+    assert len(ours["fit_s_all"]) == 3 and ours["fit_s"] == sorted(ours["fit_s_all"])[1]
+    assert 0.55 < ours["accuracy"] <= 1.0 and report["tree"]["depth"] <= 4
+    assert report["settings"]["rows"] == 2000 and report["machine"]["cpus"] >= 1
+
+
+def test_bench_multiclass(tmp_path):
+    result = ok(
+        run(
+            "bench",
+            "--rows",
+            "1500",
+            "--classes",
+            "3",
+            "--depth",
+            "3",
+            "--no-peers",
+            "--repeats",
+            "1",
+        )
+    )
+    assert "3 classes" in result.stdout
+
+
+def test_bench_with_peers_reports_ratios_and_failures(tmp_path, monkeypatch):
+    pytest.importorskip("sklearn")
+    import gpu_tree._bench as bench
+
+    real_peers = bench.peers
+
+    class Broken:
+        def fit(self, X, y):
+            raise RuntimeError("no luck")
+
+    monkeypatch.setattr(
+        bench, "peers", lambda *a: [*real_peers(*a), ("broken peer", "cpu", Broken, None)]
+    )
+    out = tmp_path / "b.json"
+    args = ["bench", "--rows", "2000", "--depth", "3", "--repeats", "1", "--json", out]
+    has_plot = True
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        has_plot = False
+    if has_plot:
+        args += ["--plot", tmp_path / "b.png"]
+    result = ok(run(*args))
+    assert "scikit-learn DecisionTreeClassifier" in result.stdout
+    assert "broken peer: failed: RuntimeError: no luck" in result.stdout
+    report = json.loads(out.read_text())
+    sklearn_row = next(r for r in report["results"] if r["name"].startswith("scikit-learn Dec"))
+    assert sklearn_row["fit_ratio"] == pytest.approx(
+        sklearn_row["fit_s"] / report["results"][0]["fit_s"]
+    )
+    if has_plot:
+        assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_bench_rejects_bad_options_in_one_line(monkeypatch):
     import gpu_tree.estimators as estimators
 
     monkeypatch.setattr(estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU", None))
-    runner = CliRunner()
-    cuda = runner.invoke(main, ["bench", "--rows", "1000", "--device", "cuda"])
-    assert cuda.exit_code == 2
-    assert "device='cuda' is not usable here" in cuda.output
-    assert "Traceback" not in cuda.output
-    criterion = runner.invoke(main, ["bench", "--rows", "1000", "--criterion", "nope"])
-    assert criterion.exit_code == 2 and "Unknown criterion='nope'" in criterion.output
-    bins = runner.invoke(main, ["bench", "--bins", "1"])
-    assert bins.exit_code == 2 and "--bins" in bins.output
+    cuda = run("bench", "--rows", "1000", "--device", "cuda")
+    assert_one_line_error(cuda, "device='cuda' is not usable here")
+    criterion = run("bench", "--rows", "1000", "--criterion", "nope", "--no-peers")
+    assert_one_line_error(criterion, "Unknown criterion='nope'")
+    assert_one_line_error(run("bench", "--bins", "1"), "--bins")
 
 
-def test_version():
-    result = CliRunner().invoke(main, ["--version"])
-    assert result.exit_code == 0 and __version__ in result.output
+def test_version_and_help():
+    assert __version__ in ok(run("--version")).stdout
+    usage = ok(run()).stdout
+    for command in ("train", "predict", "evaluate", "export", "info", "bench"):
+        assert command in usage
+
+
+# -- export dot and png (gpu_tree.export_graphviz, gpu_tree.plot_tree) ------------------------
+def test_export_dot(days, tmp_path):
+    _, model = days
+    dot = ok(run("export", model, "--format", "dot")).stdout
+    assert dot.lstrip().startswith("digraph") and "outlook" in dot
+    out = tmp_path / "tree.dot"
+    ok(run("export", model, "--format", "dot", "-o", out))
+    assert out.read_text() == dot or out.read_text() + "\n" == dot
+
+
+def test_export_png(days, tmp_path):
+    pytest.importorskip("matplotlib")
+    _, model = days
+    out = tmp_path / "tree.png"
+    ok(run("export", model, "--format", "png", "-o", out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(tmp_path.iterdir()) == [out]

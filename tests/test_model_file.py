@@ -107,6 +107,23 @@ def test_write_is_atomic(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]  # no temporary left
 
 
+def test_saved_file_has_ordinary_permissions(tmp_path):
+    # The temporary file behind the atomic write is private (mkstemp's 0600); the model
+    # must come out as open() would make it, and keep an existing file's mode.
+    model, _ = _fitted()
+    umask = os.umask(0o022)
+    try:
+        model.save(tmp_path / "new.json")
+        existing = tmp_path / "shared.json"
+        existing.write_text("{}")
+        existing.chmod(0o664)
+        model.save(existing)
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644
+    assert existing.stat().st_mode & 0o777 == 0o664
+
+
 def test_unfitted_estimator_cannot_be_saved(tmp_path):
     with pytest.raises(NotFittedError):
         DecisionTreeClassifier().save(tmp_path / "m.json")

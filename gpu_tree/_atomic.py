@@ -1,0 +1,66 @@
+"""Writing files atomically: the one way every output of the package reaches the disk.
+
+A file is written to a temporary file in its own folder (so the rename cannot cross file
+systems), flushed to disk, then renamed over the target: a reader sees the old file or the
+new one, never half of one, and a failure leaves the old file untouched and no temporary
+file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def check_writable(path) -> Path:
+    """Fail early, before any work, when ``path`` cannot be written."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise IsADirectoryError(f"cannot write {path}: it is a folder")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(f"cannot write {path}: the folder {folder} is not writable")
+    return path
+
+
+def _mode_for(path: Path) -> int:
+    """The permissions the new file gets: the old file's, else what open() would give
+    (mkstemp's own 0600 would make every output private)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path in ``path``'s folder for a writer that wants a file name
+    (matplotlib's savefig, say); on success it replaces ``path``, on any failure it is
+    removed and ``path`` is left as it was."""
+    path = check_writable(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    try:
+        yield temporary
+        with open(temporary, "rb+") as written:
+            os.fsync(written.fileno())
+        os.chmod(temporary, _mode_for(path))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_text(path, newline=""):
+    """Write a UTF-8 text file atomically: ``with atomic_text(p) as out: out.write(...)``."""
+    with atomic_path(path) as temporary:
+        with open(temporary, "w", encoding="utf-8", newline=newline) as out:
+            yield out
