@@ -56,3 +56,28 @@ def test_python_examples_run(tmp_path, monkeypatch):
             continue
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
         assert "tree" in namespace
+
+
+def test_command_line_example_runs(tmp_path):
+    """The README's command-line block runs as written, in a temporary folder, with the
+    installed ``gputree``; each command must succeed and leave its output."""
+    import re
+    import shutil
+    import subprocess
+
+    if shutil.which("gputree") is None:
+        pytest.skip("the gputree command is not installed")
+    section = re.search(r"^## Command line\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S)
+    assert section is not None
+    block = re.search(r"```bash\n(.*?)```", section.group(1), re.S).group(1)
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    for output in ("model.json", "predictions.csv", "metrics.json", "bench.json"):
+        assert (tmp_path / output).stat().st_size > 0, output
+    assert "|--- " in result.stdout  # the exported tree
