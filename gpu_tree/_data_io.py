@@ -2,8 +2,11 @@
 
 Formats, chosen by the file's extension:
 
-- ``.csv`` (``.tsv``: tab-separated; either may end in ``.gz``): read with the standard
-  ``csv`` module, no pandas. The first non-blank row is the header and names the columns.
+- ``.csv`` (``.tsv``: tab-separated; either may end in ``.gz``): read as the standard
+  ``csv`` module reads it, no pandas (quote-free stretches of rows through np.loadtxt,
+  with the same result: :func:`_read_rows_fast`). The first non-blank row is the header
+  and names the columns; a header field that is a number is an error (``header=False``,
+  the command line's ``--no-header``: the first row is data, the columns ``x0``, ``x1``...).
   Fields are stripped of surrounding spaces. An empty field and ``?``, ``NA``, ``N/A``,
   ``nan`` (any case) are missing values. Columns are numeric unless declared categorical
   (their values are then kept as strings); a non-numeric value in a numeric column is an
@@ -27,7 +30,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
+import itertools
 import math
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +47,9 @@ MISSING_TOKENS = frozenset({"", "?", "na", "n/a", "nan"})
 EXTENSIONS = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq", ".arff", ".npz", ".npy")
 PARQUET_HINT = 'reading Parquet files needs pyarrow: pip install "gpu-tree[parquet]"'
 _CHUNK_ROWS = 65_536
+# CSV rows without the csv module where that gives the same result (_read_rows_fast);
+# tests turn it off to compare.
+_FAST_CSV = True
 
 
 @dataclass
@@ -111,11 +119,12 @@ def extension(path) -> str:
     return Path(path).suffix.lower()
 
 
-def read_table(path, plan, number_hint=None) -> Table:
+def read_table(path, plan, number_hint=None, header=True) -> Table:
     """Read ``path``; ``plan(names)`` returns each column's kind (:data:`KINDS`).
 
     ``number_hint`` ends the message of a non-numeric value in a numeric column ("{name}"
-    in it becomes the column's name).
+    in it becomes the column's name). ``header=False``: a CSV file's first row is data and
+    its columns are named ``x0``, ``x1``, ... (CSV and TSV files only).
     """
     path = Path(path)
     ext = extension(path)
@@ -132,7 +141,9 @@ def read_table(path, plan, number_hint=None) -> Table:
         raise ValueError(f"{path}: the file is empty")
     hint = number_hint or "if it is categorical, declare it: --categorical {name}"
     if ext in (".csv", ".tsv", ".csv.gz", ".tsv.gz"):
-        return _read_csv(path, "\t" if ext.startswith(".tsv") else ",", plan, hint)
+        return _read_csv(path, "\t" if ext.startswith(".tsv") else ",", plan, hint, header)
+    if not header:
+        raise ValueError(f"{path}: --no-header is for .csv and .tsv files only")
     if ext in (".parquet", ".pq"):
         return _read_parquet(path, plan)
     if ext == ".arff":
@@ -184,17 +195,19 @@ def _parse_numbers(values, lines, name, source, hint):
 
 
 def _parse_text(values):
+    # Each distinct string once: categorical columns have few.
+    kept = {v: None if _is_missing(t := v.strip()) else t for v in set(values)}
     out = np.empty(len(values), dtype=object)
-    out[:] = [None if _is_missing(t := v.strip()) else t for v in values]
+    out[:] = [kept[v] for v in values]
     return out
 
 
-def _read_csv(path, delimiter, plan, hint) -> Table:
+def _read_csv(path, delimiter, plan, hint, header=True) -> Table:
     source = str(path)
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
-            return _parse_csv(handle, delimiter, plan, hint, source)
+            return _parse_csv(handle, delimiter, plan, hint, source, header)
     except csv.Error as exc:
         raise ValueError(f"{source}: malformed CSV: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -203,65 +216,258 @@ def _read_csv(path, delimiter, plan, hint) -> Table:
         raise ValueError(f"{source}: damaged gzip file ({exc})") from None
 
 
-def _parse_csv(handle, delimiter, plan, hint, source) -> Table:
-    reader = csv.reader(handle, delimiter=delimiter)
-    header = None
-    for row in reader:
-        if any(f.strip() for f in row):
-            header = row
-            break
-    if header is None:
-        raise ValueError(f"{source}: the file is empty (no header row)")
-    names = [f.strip() for f in header]
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _header_names(row, line, source) -> list[str]:
+    names = [f.strip() for f in row]
+    number = next((name for name in names if _is_number(name)), None)
+    if number is not None:
+        raise ValueError(
+            f"{source}, line {line}: the header row has the number {number!r} as a column "
+            "name; if the file has no header row, pass --no-header (columns x0, x1, ...)"
+        )
     for j, name in enumerate(names):
         if not name:
-            raise ValueError(f"{source}, line {reader.line_num}: column {j + 1} has no name")
+            raise ValueError(f"{source}, line {line}: column {j + 1} has no name")
         if name in names[:j]:
-            raise ValueError(
-                f"{source}, line {reader.line_num}: the column name {name!r} appears twice"
-            )
+            raise ValueError(f"{source}, line {line}: the column name {name!r} appears twice")
+    return names
+
+
+def _parse_csv(handle, delimiter, plan, hint, source, header=True) -> Table:
+    # The first non-blank row, through the csv module (it may be quoted); ``taken`` keeps
+    # its physical lines so that, without a header, they are read again as data.
+    taken = []
+
+    def lines_of_handle():
+        for text in handle:
+            taken.append(text)
+            yield text
+
+    reader = csv.reader(lines_of_handle(), delimiter=delimiter)
+    first = None
+    blank_lines = 0
+    for row in reader:
+        if any(f.strip() for f in row):
+            first = row
+            break
+        blank_lines = reader.line_num
+    if first is None:
+        what = "no header row" if header else "no rows"
+        raise ValueError(f"{source}: the file is empty ({what})")
+    if header:
+        names = _header_names(first, reader.line_num, source)
+        pending, done = [], reader.line_num
+    else:
+        names = [f"x{j}" for j in range(len(first))]
+        pending, done = taken[blank_lines:], blank_lines
     kinds = _checked_plan(plan, names, source)
-    keep = [j for j, kind in enumerate(kinds) if kind != SKIP]
-    parts = {j: [] for j in keep}
-    line_parts = []
-    chunk, chunk_lines = [], []
+    out = _CsvColumns(names, kinds, source, hint, generated=not header)
+    if _FAST_CSV and len(names) > 1:
+        _read_rows_fast(handle, pending, delimiter, out, done)
+    else:
+        _read_rows_slow(itertools.chain(pending, handle), delimiter, out, done)
+    return out.table()
 
-    def flush():
-        if not chunk:
+
+class _CsvColumns:
+    """The columns read so far, in chunks of rows."""
+
+    def __init__(self, names, kinds, source, hint, generated=False):
+        self.names, self.kinds, self.source, self.hint = names, kinds, source, hint
+        self.generated = generated
+        self.keep = [j for j, kind in enumerate(kinds) if kind != SKIP]
+        self.parts = {j: [] for j in self.keep}
+        self.line_parts = []
+
+    def add_rows(self, rows, lines):
+        """Rows of strings (each with every column) from ``lines``."""
+        if not rows:
             return
-        lines = np.array(chunk_lines, dtype=np.int64)
-        transposed = list(zip(*chunk, strict=True))
-        for j in keep:
-            values = transposed[j]
-            if kinds[j] == NUMBER:
-                parts[j].append(_parse_numbers(values, lines, names[j], source, hint))
-            else:
-                parts[j].append(_parse_text(values))
-        line_parts.append(lines)
-        chunk.clear()
-        chunk_lines.clear()
+        lines = np.array(lines, dtype=np.int64)
+        transposed = list(zip(*rows, strict=True))
+        self.add_fields({j: transposed[j] for j in self.keep}, lines)
 
-    n_columns = len(names)
+    def add_fields(self, fields, lines, numbers=None):
+        """Each kept column's strings (``fields``) or, for numeric columns, floats
+        already parsed (``numbers``)."""
+        numbers = numbers or {}
+        for j in self.keep:
+            if j in numbers:
+                self.parts[j].append(numbers[j])
+            elif self.kinds[j] == NUMBER:
+                self.parts[j].append(
+                    _parse_numbers(fields[j], lines, self.names[j], self.source, self.hint)
+                )
+            else:
+                self.parts[j].append(_parse_text(fields[j]))
+        self.line_parts.append(lines)
+
+    def table(self) -> Table:
+        if not self.line_parts:
+            raise ValueError(f"{self.source}: no data rows after the header")
+        columns = [
+            Column(self.names[j], np.concatenate(self.parts[j]), self.kinds[j] == CATEGORY)
+            for j in self.keep
+        ]
+        lines = np.concatenate(self.line_parts)
+        return Table(
+            self.source,
+            self.names,
+            columns,
+            int(lines.size),
+            lines=lines,
+            generated_names=self.generated,
+        )
+
+
+def _read_rows_slow(lines, delimiter, out, done):
+    """The csv module's rows of ``lines`` (physical lines after line ``done``), checked and
+    parsed in chunks of _CHUNK_ROWS rows."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    n_columns = len(out.names)
+    chunk, chunk_lines = [], []
     for row in reader:
         if len(row) != n_columns:
             if not any(f.strip() for f in row):
                 continue  # a blank line
             raise ValueError(
-                f"{source}, line {reader.line_num}: {len(row)} fields, but the header has "
-                f"{n_columns} columns"
+                f"{out.source}, line {done + reader.line_num}: {len(row)} fields, but the "
+                f"header has {n_columns} columns"
             )
         chunk.append(row)
-        chunk_lines.append(reader.line_num)
+        chunk_lines.append(done + reader.line_num)
         if len(chunk) >= _CHUNK_ROWS:
-            flush()
-    flush()
-    if not line_parts:
-        raise ValueError(f"{source}: no data rows after the header")
-    columns = [
-        Column(names[j], np.concatenate(parts[j]), categorical=kinds[j] == CATEGORY) for j in keep
-    ]
-    lines = np.concatenate(line_parts)
-    return Table(source, names, columns, int(lines.size), lines=lines)
+            out.add_rows(chunk, chunk_lines)
+            chunk.clear()
+            chunk_lines.clear()
+    out.add_rows(chunk, chunk_lines)
+
+
+def _read_rows_fast(handle, pending, delimiter, out, done):
+    """The data rows, _CHUNK_ROWS at a time, as the csv module would read them.
+
+    A chunk of lines is parsed without the csv module when it holds no double quote and
+    no NUL character, and each of its lines has the header's number of fields or is blank
+    (blank lines are skipped): then each line is one row and its fields are the text
+    between delimiters. Numeric columns are parsed by numpy's C parser (np.loadtxt), first
+    as they are, then with every missing-value field that is exactly "", "?", "NA" or
+    "N/A" (any case) replaced by "nan". Any other chunk, one where either attempt fails,
+    and one holding an infinite value is read by the csv module path instead, which gives
+    the same values or the same error (chunks hold the same rows on both paths, so the
+    first error found is the same). From the first chunk holding a double quote on, the
+    rest of the file goes through the csv module (a quoted field may span lines).
+    """
+    expected = len(out.names) - 1  # delimiters in a row
+    lines = list(pending)
+    while True:
+        chunk, data, complete = [], [], True
+        while len(data) < _CHUNK_ROWS:
+            new = lines if lines else list(itertools.islice(handle, _CHUNK_ROWS - len(data)))
+            lines = []
+            if not new:
+                break
+            counts = [text.count(delimiter) for text in new]
+            if counts.count(expected) == len(new):
+                data.extend(range(len(chunk), len(chunk) + len(new)))
+            else:
+                for i, count in enumerate(counts):
+                    if count == expected:
+                        data.append(len(chunk) + i)
+                    elif new[i].replace(delimiter, "").strip():
+                        complete = False  # a row of another length: the csv path says which
+            chunk.extend(new)
+        if not chunk:
+            return
+        joined = "".join(chunk)
+        if '"' in joined:
+            _read_rows_slow(itertools.chain(chunk, handle), delimiter, out, done)
+            return
+        rows = chunk if len(data) == len(chunk) else [chunk[i] for i in data]
+        line_numbers = done + 1 + np.asarray(data, dtype=np.int64)
+        if not (
+            complete and "\0" not in joined and _fast_chunk(rows, line_numbers, delimiter, out)
+        ):
+            _read_rows_slow(chunk, delimiter, out, done)
+        done += len(chunk)
+
+
+def _fast_chunk(data, line_numbers, delimiter, out) -> bool:
+    """Add the rows of ``data`` (lines of quote-free text, each with every column) to
+    ``out``; False, having added nothing, when np.loadtxt cannot parse a numeric column
+    or finds an infinite value."""
+    if not data:
+        return True
+    n_columns = len(out.names)
+    numeric = [j for j in out.keep if out.kinds[j] == NUMBER]
+    numbers = {}
+    if numeric:
+        parsed = _loadtxt(data, delimiter, numeric, 0)
+        if parsed is None:
+            wrapped = _missing_as_nan("".join(data), delimiter)
+            parsed = None if wrapped is None else _loadtxt(wrapped, delimiter, numeric, 1)
+        if parsed is None or parsed.shape[0] != len(data) or np.isinf(parsed).any():
+            return False
+        numbers = {j: np.ascontiguousarray(parsed[:, k]) for k, j in enumerate(numeric)}
+    texts = [j for j in out.keep if out.kinds[j] != NUMBER]
+    fields = {}
+    # Each column on its own splits only up to it, from the nearer end; many at once, all.
+    if sum(min(j + 1, n_columns - j) for j in texts) > n_columns:
+        rows = [text.split(delimiter) for text in data]
+        fields = {j: [row[j] for row in rows] for j in texts}
+    else:
+        for j in texts:
+            if j <= (n_columns - 1) // 2:
+                fields[j] = [text.split(delimiter, j + 1)[j] for text in data]
+            else:
+                fields[j] = [text.rsplit(delimiter, n_columns - j)[1] for text in data]
+    out.add_fields(fields, line_numbers, numbers)
+    return True
+
+
+def _loadtxt(lines, delimiter, columns, shift):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.loadtxt(
+                lines,
+                delimiter=delimiter,
+                dtype=np.float64,
+                usecols=[j + shift for j in columns],
+                comments=None,
+                quotechar=None,
+                ndmin=2,
+            )
+    except (ValueError, IndexError, TypeError):
+        return None
+
+
+# Missing-value fields np.loadtxt does not read as NaN by itself ("nan" it does).
+_MISSING_SPELLINGS = ("", "?", "NA", "na", "Na", "nA", "N/A", "n/a", "N/a", "n/A")
+
+
+def _missing_as_nan(text, delimiter):
+    """The lines of ``text``, each framed by a delimiter at both ends (so every field is
+    between two), with each field that is exactly a missing-value token made "nan"; None
+    when ``text`` has a lone carriage return."""
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        return None
+    if text.endswith("\n"):
+        text = text[:-1]
+    text = delimiter + text.replace("\n", delimiter + "\n" + delimiter) + delimiter
+    nan = delimiter + "nan" + delimiter
+    for token in _MISSING_SPELLINGS:
+        field = delimiter + token + delimiter
+        if field in text:
+            # Twice: neighbouring fields share a delimiter, so one pass misses every other.
+            text = text.replace(field, nan).replace(field, nan)
+    return text.split("\n")
 
 
 # -- ARFF --------------------------------------------------------------------------------------

@@ -44,13 +44,22 @@ def confusion_matrix(y_true, y_pred, labels) -> np.ndarray:
     n = len(labels)
 
     def codes(values, what):
-        out = np.empty(len(values), dtype=np.int64)
-        for i, value in enumerate(np.asarray(values, dtype=object).tolist()):
+        # Each distinct label is looked up once (np.unique), not each row: evaluation
+        # sets run to millions of rows.
+        values = np.asarray(values)
+        try:
+            distinct, inverse = np.unique(values, return_inverse=True)
+        except TypeError:  # labels of mixed types that do not sort: one row at a time
+            distinct = values.astype(object)
+            inverse = np.arange(values.size)
+        lookup = np.empty(len(distinct), dtype=np.int64)
+        for u, value in enumerate(distinct.tolist()):
             k = index.get(_label_key(value))
             if k is None:
-                raise ValueError(f"{what} label {value!r} (row {i}) is not among {list(labels)}")
-            out[i] = k
-        return out
+                row = int(np.flatnonzero(inverse.ravel() == u)[0])
+                raise ValueError(f"{what} label {value!r} (row {row}) is not among {list(labels)}")
+            lookup[u] = k
+        return lookup[inverse.ravel()]
 
     true_codes, pred_codes = codes(y_true, "true"), codes(y_pred, "predicted")
     if true_codes.size != pred_codes.size:

@@ -31,12 +31,14 @@ from ._data_io import (
     NUMBER,
     SKIP,
     TEXT,
+    Column,
     extension,
     feature_matrix,
     read_table,
     resolve_column,
     split_specs,
 )
+from ._export import export_graphviz, export_text, plot_tree
 from ._progress import binning_logger, grower_logger, install_handler, quieter
 
 logger = logging.getLogger("gpu_tree.cli")
@@ -144,6 +146,12 @@ def main(ctx, verbose, quiet):
 
 # -- shared helpers ----------------------------------------------------------------------------
 _DATA = click.Path(exists=True, dir_okay=False)
+_NO_HEADER = click.option(
+    "--no-header",
+    is_flag=True,
+    help="CSV/TSV: the first row is data, not column names; the columns are x0, x1, ... "
+    "and options name them by index (--target 0) or as x0.",
+)
 
 
 def _load(path):
@@ -155,9 +163,9 @@ def _load(path):
     return model
 
 
-def _read(path, plan, hint=None):
+def _read(path, plan, hint=None, no_header=False):
     start = time.perf_counter()
-    table = read_table(path, plan, hint)
+    table = read_table(path, plan, hint, header=not no_header)
     logger.info(
         "read %s: %d rows, %d of %d columns used (%.2f s)",
         path,
@@ -292,20 +300,107 @@ def _model_plan(model, target=None, target_kind=TEXT):
     return plan, chosen
 
 
-def _read_for_model(model, data, target=None, target_kind=TEXT):
+def _read_for_model(model, data, target=None, target_kind=TEXT, no_header=False):
     plan, chosen = _model_plan(model, target, target_kind)
 
     def plan_with_names(names):
-        return plan(names, _generated_names(data, names))
+        return plan(names, no_header or _generated_names(data, names))
 
     hint = "the model was trained with this column numeric"
-    table = _read(data, plan_with_names, hint)
-    X = feature_matrix([table.column(name) for name in chosen["features"]])
+    table = _read(data, plan_with_names, hint, no_header)
+    columns = [table.column(name) for name in chosen["features"]]
+    categories = getattr(model, "categories_", None) or [None] * len(columns)
+    columns = [
+        column if known is None else _matched_categories(column, known, table.source)
+        for column, known in zip(columns, categories, strict=True)
+    ]
+    X = feature_matrix(columns)
     return table, X, chosen
 
 
+def _number_or_none(value):
+    """The number a category label stands for: a number's value, or a text's that reads as
+    a finite number ("1", "1.0", " 2e3"); None otherwise."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if np.isfinite(number) else None
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _label_kind(values) -> str:
+    kinds = {"text" if isinstance(v, str) else "numbers" for v in values}
+    return kinds.pop() if len(kinds) == 1 else "numbers and text"
+
+
+def _matched_categories(column, known, source):
+    """``column`` (a categorical feature of the model) ready to predict with.
+
+    A value the model knows is kept. A value it does not know is matched across text and
+    numbers by its numeric value: the text "1" is the model's number category 1.0, and the
+    number 1.0 is the model's text category "1" (when exactly one of its text categories
+    reads as 1.0; "1" and "1.0" stay distinct between texts). Other values are unseen
+    categories (they follow the missing-value rule), unless none of the column's
+    non-missing values matches a known category: that is an error (a column whose type
+    changed since training, say), not a column to predict as if it were all missing.
+    """
+    from ._categorical import _key
+
+    present = column.values[~column.missing()]
+    if present.size == 0:
+        return column
+    known_values = known.tolist()
+    known_keys = {_key(v) for v in known_values}
+    distinct = np.unique(present).tolist() if not column.is_text else list(set(present.tolist()))
+    unknown = [v for v in distinct if _key(v) not in known_keys]
+    if not unknown:
+        return column
+    texts_of = {}
+    for label in known_values:
+        number = _number_or_none(label) if isinstance(label, str) else None
+        if number is not None:
+            texts_of.setdefault(number, []).append(label)
+    translation = {}
+    for value in unknown:
+        number = _number_or_none(value)
+        if number is None:
+            continue
+        if isinstance(value, str):
+            if ("number", number) in known_keys:
+                translation[value] = number
+        elif len(texts_of.get(number, ())) == 1:
+            translation[value] = texts_of[number][0]
+    if len(unknown) == len(distinct) and not translation:
+        first = present[0].item() if isinstance(present[0], np.generic) else present[0]
+        have, want = _label_kind([first]), _label_kind(known_values)
+        message = (
+            f"{source}: the categorical column {column.name!r} shares no value with the "
+            f"model's categories: it holds {first!r}, the model knows "
+            f"{_shown([repr(v) for v in known_values], 5) or 'no category'}"
+        )
+        if known_values and have not in want:
+            message += f" (a type mismatch: {have} here, {want} in training)"
+        raise ValueError(message)
+    if not translation:
+        return column
+    values = [
+        None if v is None or v != v else translation.get(v, v) for v in column.values.tolist()
+    ]
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return Column(column.name, out, categorical=True)
+
+
 def _generated_names(data, names) -> bool:
-    """Whether a file's column names are made up (x0, x1, ...): .npy, .npz without names."""
+    """Whether a file's column names are made up (x0, x1, ...): .npy, .npz without names
+    (CSV files read with --no-header too)."""
     ext = extension(data)
     if ext == ".npy":
         return True
@@ -391,12 +486,13 @@ def _estimator_classes():
     "--ccp-alpha",
     type=click.FloatRange(min=0.0),
     default=None,
-    help="Cost-complexity pruning strength (when this gpu_tree has pruning).",
+    help="Minimal cost-complexity pruning: collapse every weakest link whose effective alpha is at most A.",
 )
 @click.option(
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
 @click.option("--random-state", type=int, default=0, show_default=True)
+@_NO_HEADER
 @click.option(
     "-o", "--output", required=True, metavar="MODEL.json", help="Where to save the model (JSON)."
 )
@@ -416,13 +512,14 @@ def train(
     ccp_alpha,
     device,
     random_state,
+    no_header,
     output,
 ):
     """Train a tree on DATA (.csv, .tsv, .parquet, .arff, .npz, .npy) and save it.
 
-    CSV: the header names the columns; empty fields and ?, NA, N/A, nan are missing
-    values. .npz: arrays X, y and optionally feature_names. .npy: a 2-D array with
-    --target a column index.
+    CSV: the header names the columns (with --no-header they are x0, x1, ...); empty
+    fields and ?, NA, N/A, nan are missing values. .npz: arrays X, y and optionally
+    feature_names. .npy: a 2-D array with --target a column index.
     """
     check_writable(output)
     if target is None:
@@ -446,7 +543,7 @@ def train(
         found["target"] = names[t]
         return kinds
 
-    table = _read(data, plan)
+    table = _read(data, plan, no_header=no_header)
     target_column = table.column(found["target"])
     features = [c for c in table.columns if c.name != found["target"]]
     if not features:
@@ -468,8 +565,6 @@ def train(
     if criterion is not None:
         params["criterion"] = criterion
     if ccp_alpha is not None:
-        if "ccp_alpha" not in estimator_class().get_params():
-            raise click.UsageError("--ccp-alpha: this version of gpu_tree has no pruning")
         params["ccp_alpha"] = ccp_alpha
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
@@ -511,7 +606,8 @@ def train(
     help="Where to write the predictions (CSV); - for standard output.",
 )
 @click.option("--proba", is_flag=True, help="Also write each class's probability (proba_CLASS).")
-def predict(model, data, output, proba):
+@_NO_HEADER
+def predict(model, data, output, proba, no_header):
     """Predict DATA's rows with MODEL (a model file from gputree train).
 
     Columns are matched to the model's features by name (files without names, by
@@ -522,7 +618,7 @@ def predict(model, data, output, proba):
     estimator = _load(model)
     if proba and not _is_classifier(estimator):
         raise click.UsageError("--proba needs a classification model; this one is a regressor")
-    table, X, _ = _read_for_model(estimator, data)
+    table, X, _ = _read_for_model(estimator, data, no_header=no_header)
     predicted = _predict(estimator, X)
     header = ["prediction"]
     columns = [predicted.tolist()]
@@ -600,7 +696,8 @@ def _write_json(path, document):
     help="The column of true values: a name or an index (.npz default: y).",
 )
 @click.option("--json", "json_path", metavar="PATH", help="Also save the metrics as JSON.")
-def evaluate(model, data, target, json_path):
+@_NO_HEADER
+def evaluate(model, data, target, json_path, no_header):
     """Score MODEL on DATA, whose TARGET column holds the true values.
 
     Classification: accuracy, confusion matrix, and per class (against the rest)
@@ -618,7 +715,7 @@ def evaluate(model, data, target, json_path):
     estimator = _load(model)
     classifier = _is_classifier(estimator)
     numeric_target = not classifier or estimator.classes_.dtype.kind in "biuf"
-    table, X, chosen = _read_for_model(estimator, data, target, TEXT)
+    table, X, chosen = _read_for_model(estimator, data, target, TEXT, no_header)
     column = table.column(chosen["target"])
     _check_target_present(table, column)
     predicted = _predict(estimator, X)
@@ -665,15 +762,6 @@ def _names(estimator):
     return feature_names, class_names
 
 
-def _library_function(name):
-    import gpu_tree
-
-    function = getattr(gpu_tree, name, None)
-    if function is None:
-        raise ValueError(f"this version of gpu_tree has no {name}")
-    return function
-
-
 @main.command(short_help="Show a model's tree as text, DOT or PNG.")
 @click.argument("model", type=_DATA)
 @click.option(
@@ -714,22 +802,16 @@ def export(model, fmt, output, max_depth, decimals, filled):
     feature_names, class_names = _names(estimator)
     depth_shown = max_depth if max_depth is not None else max(estimator.get_depth(), 1)
     if fmt == "text":
-        from ._export import export_text
-
         text = export_text(estimator, max_depth=depth_shown, decimals=decimals)
     elif fmt == "dot":
-        text = _call_tree_function(
-            "export_graphviz",
+        text = export_graphviz(
             estimator,
-            out_file=None,
             feature_names=feature_names,
             class_names=class_names,
             filled=filled,
             max_depth=max_depth,
             precision=decimals,
         )
-        if not isinstance(text, str):
-            raise RuntimeError("export_graphviz(out_file=None) did not return the DOT text")
     else:
         depth = min(estimator.get_depth(), max_depth if max_depth is not None else 10**9)
         leaves = min(estimator.get_n_leaves(), 2**depth)
@@ -737,8 +819,7 @@ def export(model, fmt, output, max_depth, decimals, filled):
             figsize=(min(max(8.0, 1.4 * leaves), 200.0), min(max(5.0, 1.6 * (depth + 1)), 100.0))
         )
         ax = fig.add_subplot()
-        _call_tree_function(
-            "plot_tree",
+        plot_tree(
             estimator,
             ax=ax,
             feature_names=feature_names,
@@ -757,24 +838,6 @@ def export(model, fmt, output, max_depth, decimals, filled):
         click.echo(f"{fmt} written to {output}")
     else:
         click.echo(text, nl=not text.endswith("\n"))
-
-
-def _call_tree_function(name, estimator, **kwargs):
-    """gpu_tree.<name>(estimator, **kwargs); ``max_depth`` and ``precision`` are passed
-    only when given and when the function takes them."""
-    import inspect
-
-    function = _library_function(name)
-    optional = {k: kwargs.pop(k) for k in ("max_depth", "precision")}
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        parameters = {}
-    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    kwargs.update(
-        {k: v for k, v in optional.items() if v is not None and (any_keyword or k in parameters)}
-    )
-    return function(estimator, **kwargs)
 
 
 # -- info --------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ atomic outputs and progress messages."""
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import logging
 import os
@@ -646,3 +647,326 @@ def test_export_png(days, tmp_path):
     ok(run("export", model, "--format", "png", "-o", out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(tmp_path.iterdir()) == [out]
+
+
+# -- CSV fast path (np.loadtxt) against the csv-module path ------------------------------------
+def _read_both(path, kinds, monkeypatch, chunk_rows=None, **options):
+    """read_table through the fast path and the csv-module path: (table, table) or the two
+    error messages."""
+    import gpu_tree._data_io as data_io
+
+    if chunk_rows is not None:
+        monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
+
+    def plan(names):
+        return [kinds.get(name, kinds.get(j, data_io.NUMBER)) for j, name in enumerate(names)]
+
+    results = []
+    for fast in (True, False):
+        monkeypatch.setattr(data_io, "_FAST_CSV", fast)
+        try:
+            results.append(data_io.read_table(path, plan, **options))
+        except ValueError as exc:
+            results.append(str(exc))
+    monkeypatch.setattr(data_io, "_FAST_CSV", True)
+    return results
+
+
+def _assert_same(fast, slow):
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+        return
+    assert fast.names == slow.names and fast.n_rows == slow.n_rows
+    assert fast.generated_names == slow.generated_names
+    assert np.array_equal(fast.lines, slow.lines)
+    assert [c.name for c in fast.columns] == [c.name for c in slow.columns]
+    for a, b in zip(fast.columns, slow.columns, strict=True):
+        assert a.categorical == b.categorical and a.values.dtype == b.values.dtype, a.name
+        if a.is_text:
+            assert a.values.tolist() == b.values.tolist(), a.name
+        else:
+            assert np.array_equal(a.values, b.values, equal_nan=True), a.name
+            assert np.array_equal(np.signbit(a.values), np.signbit(b.values)), a.name
+
+
+MISSING_AND_ODD = """a,b,c,label
+1,,x,0
+2,?,y,1
+3,NA,,0
+4,n/a,N/A,1
+5,N/a,?,0
+6,nan,z,1
+7,NaN,x,0
+8, ? ,y,1
+9, ,z,0
+-0,+1,x,1
+.5,5.,y,0
+1e5,1_000,z,1
+1E-3,\uff11,x,0
+-1.25,  2  ,y,1
+"""
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 1, 3])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_csv_fast_path_reads_exactly_what_the_csv_module_path_reads(
+    tmp_path, monkeypatch, chunk_rows, newline
+):
+    kinds = {"c": "category", "label": "text"}
+    path = tmp_path / "odd.csv"
+    path.write_bytes(MISSING_AND_ODD.replace("\n", newline).encode())
+    fast, slow = _read_both(path, kinds, monkeypatch, chunk_rows)
+    _assert_same(fast, slow)
+    assert np.isnan(fast.column("b").values[:9]).all() and fast.column("b").values[9] == 1.0
+    assert fast.column("c").values.tolist()[2:5] == [None, None, None]
+    # Blank lines (also ones of delimiters only) in the middle and at the end, a BOM, gzip.
+    body = MISSING_AND_ODD.replace("7,NaN,x,0\n", "7,NaN,x,0\n\n  \n,,\n") + "\n\n"
+    path.write_bytes(("\ufeff" + body).replace("\n", newline).encode())
+    fast, slow = _read_both(path, kinds, monkeypatch, chunk_rows)
+    _assert_same(fast, slow)
+    assert fast.n_rows == 14 and fast.lines[-1] == 18
+    packed = tmp_path / "odd.csv.gz"
+    with gzip.open(packed, "wb") as out:
+        out.write(path.read_bytes())
+    _assert_same(*_read_both(packed, kinds, monkeypatch, chunk_rows))
+    # Tab-separated.
+    tsv = tmp_path / "odd.tsv"
+    tsv.write_bytes(body.replace(",", "\t").replace("\n", newline).encode())
+    _assert_same(*_read_both(tsv, kinds, monkeypatch, chunk_rows))
+
+
+def test_csv_fast_path_random_tables_with_quotes_and_chunks(tmp_path, monkeypatch):
+    rng = np.random.default_rng(7)
+    n = 500
+    digits = rng.integers(0, 8, size=(n, 4)).tolist()
+    values = [
+        [round(v, k) for v, k in zip(row, places, strict=True)]
+        for row, places in zip((rng.normal(size=(n, 4)) * 100).tolist(), digits, strict=True)
+    ]
+    text = np.array(["red", "green", "", "NA", "blue sky"])[rng.integers(0, 5, n)]
+    lines = ["x,y,colour,z,w,t"]
+    for i in range(n):
+        a, b, c, d = (f"{v!r}" if rng.random() > 0.05 else "" for v in values[i])
+        lines.append(f"{a},{b},{text[i]},{c},{d},{i % 3}")
+    kinds = {"colour": "category", "t": "text", "w": "skip"}
+    path = tmp_path / "random.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for chunk_rows in (None, 64, 7):
+        _assert_same(*_read_both(path, kinds, monkeypatch, chunk_rows))
+    # Quoted fields from line 300 on (one with a delimiter, one across two lines).
+    lines[300] = lines[300].replace("red", '"red, really"').replace("green", '"gre\nen"')
+    lines[301] = '"1.5",' + lines[301].split(",", 1)[1]
+    path.write_text("\n".join(lines) + "\n")
+    for chunk_rows in (None, 64, 7):
+        fast, slow = _read_both(path, kinds, monkeypatch, chunk_rows)
+        _assert_same(fast, slow)
+    assert fast.column("x").values[300] == 1.5
+    # A quoted header.
+    path.write_text('"x","y","colour","z","w","t"\n' + "\n".join(lines[1:100]) + "\n")
+    _assert_same(*_read_both(path, kinds, monkeypatch, 7))
+
+
+BAD_FILES = {
+    "inf": ("a,b\n1,2\n3,4\n5,inf\n", "line 4: column 'b' holds 'inf': infinite values"),
+    "-Infinity": ("a,b\n1,2\n3,-Infinity\n", "holds '-Infinity': infinite"),
+    "overflow": ("a,b\n1,2\n3,1e400\n", "holds '1e400': infinite"),
+    "text": ("a,b\n1,2\n3,4\nx,5\n", "line 4: column 'a' holds the non-numeric value 'x'"),
+    "short row": ("a,b\n1,2\n3\n4,5\n", "line 3: 1 fields, but the header has 2 columns"),
+    "long row": ("a,b\n1,2\n3,4,5\n", "line 3: 3 fields, but the header has 2 columns"),
+    # Which one depends on the chunks of rows (the first column with a bad value in a
+    # chunk, then its first bad row); both paths agree.
+    "two errors": ("a,b\n1,2\n3,x\ny,4\n", "holds the non-numeric value"),
+    "header only": ("a,b\n\n\n", "no data rows after the header"),
+    "header only, no newline": ("a,b", "no data rows after the header"),
+    "blank": ("\n \n", "the file is empty (no header row)"),
+    "quoted text": ('a,b\n1,2\n"3",x\n', "line 3: column 'b' holds the non-numeric value 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+@pytest.mark.parametrize("chunk_rows", [None, 1, 2])
+def test_csv_fast_path_errors_are_the_csv_module_path_errors(
+    case, chunk_rows, tmp_path, monkeypatch
+):
+    text, phrase = BAD_FILES[case]
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    fast, slow = _read_both(path, {}, monkeypatch, chunk_rows)
+    assert isinstance(fast, str) and fast == slow and phrase in fast
+
+
+def test_csv_fast_path_reports_the_same_first_of_many_errors(tmp_path, monkeypatch):
+    rows = [f"{i},{i}" for i in range(40)]
+    rows[25] = "25,inf"
+    rows[12] = "twelve,12"
+    path = tmp_path / "errors.csv"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    for chunk_rows in (None, 5, 13, 30):
+        fast, slow = _read_both(path, {}, monkeypatch, chunk_rows)
+        assert fast == slow and "line 14" in fast
+
+
+def test_no_header_reading_matches_on_both_paths(tmp_path, monkeypatch):
+    path = tmp_path / "plain.csv"
+    path.write_text("\n1,a,2.5\n2,b,\n3,,4\n")
+    for chunk_rows in (None, 1, 2):
+        fast, slow = _read_both(path, {1: "category"}, monkeypatch, chunk_rows, header=False)
+        _assert_same(fast, slow)
+        assert fast.names == ["x0", "x1", "x2"] and fast.generated_names
+        assert fast.lines.tolist() == [2, 3, 4]
+        assert fast.column("x1").values.tolist() == ["a", "b", None]
+
+
+# -- --no-header, numbers as column names ------------------------------------------------------
+def _headerless(folder, rows=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, 4)).round(3)
+    colour = rng.choice(["red", "blue"], size=rows)
+    y = ((X[:, 0] > 0) ^ (colour == "red")).astype(int)
+    path = folder / "plain.csv"
+    with open(path, "w") as out:
+        for i in range(rows):
+            out.write(f"{y[i]},{X[i, 0]},{X[i, 1]},{colour[i]},{X[i, 2]},{X[i, 3]}\n")
+    return path, y
+
+
+def test_no_header_train_predict_evaluate_by_index(tmp_path):
+    data, y = _headerless(tmp_path)
+    model = tmp_path / "m.json"
+    refused = run("train", data, "-t", "0", "-c", "3", "-o", model)
+    assert_one_line_error(refused, "line 1", "as a column name", "--no-header")
+    trained = ok(run("train", data, "--no-header", "-t", "0", "-c", "3", "-o", model)).stdout
+    assert "120 rows, 5 features (1 categorical), target 'x0'" in trained
+    assert "x3 categorical, 2 categories (blue, red)" in flat(ok(run("info", model)).stdout)
+    shown = ok(run("evaluate", model, data, "--no-header", "-t", "x0")).stdout
+    assert "accuracy: 1.0000 (120 of 120 rows)" in shown
+    # Without the target column: matched by position.
+    features = tmp_path / "features.csv"
+    features.write_text("".join(line.split(",", 1)[1] for line in data.open()))
+    predictions = tmp_path / "p.csv"
+    ok(run("predict", model, features, "--no-header", "-o", predictions))
+    assert [int(r[0]) for r in read_csv(predictions)[1:]] == y.tolist()
+    refused = run("predict", model, features, "-o", predictions)
+    assert_one_line_error(refused, "--no-header")
+    npz = tmp_path / "d.npz"
+    np.savez(npz, X=np.ones((3, 2)), y=np.zeros(3))
+    assert_one_line_error(
+        run("train", npz, "--no-header", "-o", model), "--no-header is for .csv and .tsv"
+    )
+
+
+def test_header_of_numbers_names_the_first_one(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("a,2019,2020,y\n1,2,3,0\n")
+    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    assert_one_line_error(result, "line 1", "'2019'", "--no-header")
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.skipif(
+    not (SHARED_TENNIS.parent / "higgs_subset_lightgbm_train.tsv").is_file(),
+    reason="the shared datasets folder is not here",
+)
+def test_shared_higgs_file_reads_with_no_header(tmp_path):
+    train = SHARED_TENNIS.parent / "higgs_subset_lightgbm_train.tsv"
+    test = SHARED_TENNIS.parent / "higgs_subset_lightgbm_test.tsv"
+    model = tmp_path / "higgs.json"
+    assert_one_line_error(run("train", train, "-t", "0", "-o", model), "--no-header")
+    trained = ok(run("train", train, "--no-header", "-t", "0", "--max-depth", "4", "-o", model))
+    assert "7,000 rows, 28 features" in trained.stdout and "2 classes (0, 1)" in trained.stdout
+    shown = ok(run("evaluate", model, test, "--no-header", "-t", "0")).stdout
+    assert "500 rows, target 'x0'" in shown
+    accuracy = float(shown.split("accuracy: ")[1].split()[0])
+    assert 0.6 < accuracy <= 1.0
+
+
+# -- categories whose type changed since training ----------------------------------------------
+@pytest.fixture(scope="module")
+def coloured(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("coloured")
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 3, size=90)
+    size = rng.normal(size=90).round(2)
+    y = (codes == 1).astype(int)
+    letters = folder / "letters.csv"
+    letters.write_text(
+        "colour,size,y\n"
+        + "".join(f"{'rgb'[c]},{s},{t}\n" for c, s, t in zip(codes, size, y, strict=True))
+    )
+    digits = folder / "digits.csv"
+    digits.write_text(
+        "colour,size,y\n"
+        + "".join(f"{c},{s},{t}\n" for c, s, t in zip(codes, size, y, strict=True))
+    )
+    npz = folder / "numbers.npz"
+    np.savez(
+        npz,
+        X=np.column_stack([codes.astype(float), size]),
+        y=y,
+        feature_names=np.array(["colour", "size"]),
+    )
+    models = {}
+    for name, data in (("letters", letters), ("digits", digits), ("numbers", npz)):
+        models[name] = folder / f"{name}.json"
+        target = [] if name == "numbers" else ["-t", "y"]
+        ok(run("train", data, *target, "-c", "colour", "-o", models[name]))
+    return folder, models, y
+
+
+def test_category_type_mismatch_is_an_error(coloured, tmp_path):
+    folder, models, _ = coloured
+    for command in (
+        ["predict", models["letters"], folder / "numbers.npz", "-o", "-"],
+        ["evaluate", models["letters"], folder / "numbers.npz"],
+    ):
+        result = run(*command)
+        assert_one_line_error(
+            result,
+            "categorical column 'colour' shares no value",
+            "the model knows 'b', 'g', 'r'",
+            "type mismatch: numbers here, text in training",
+        )
+    # Text that is not a number, into a model with number categories (ARFF: nominal).
+    arff = tmp_path / "letters.arff"
+    arff.write_text(
+        "@relation c\n@attribute colour {r,g,b}\n@attribute size numeric\n"
+        "@attribute y {0,1}\n@data\nr,0.5,0\ng,1.5,1\n"
+    )
+    result = run("predict", models["numbers"], arff, "-o", "-")
+    assert_one_line_error(
+        result, "'colour'", "holds 'r'", "0.0, 1.0, 2.0", "text here, numbers in training"
+    )
+
+
+def test_numerically_equal_labels_are_the_same_category(coloured, tmp_path):
+    folder, models, y = coloured
+    # Text categories "0", "1", "2" at training; the numbers 0.0, 1.0, 2.0 now.
+    shown = ok(run("evaluate", models["digits"], folder / "numbers.npz")).stdout
+    assert "accuracy: 1.0000 (90 of 90 rows)" in shown
+    # Number categories at training; the text "1", "2" now (ARFF nominal values).
+    arff = tmp_path / "digits.arff"
+    arff.write_text(
+        "@relation c\n@attribute colour {0,1,2,7}\n@attribute size numeric\n@data\n"
+        "1,0.5\n2,0.5\n7,0.5\n"
+    )
+    predictions = ok(run("predict", models["numbers"], arff, "-o", "-")).stdout.split()
+    assert predictions[:3] == ["prediction", "1", "0"]  # 7: unseen, no error
+
+
+def test_csv_fast_path_is_taken_for_plain_and_missing_value_chunks(tmp_path, monkeypatch):
+    import gpu_tree._data_io as data_io
+
+    slow_calls = []
+    real_slow = data_io._read_rows_slow
+    monkeypatch.setattr(
+        data_io, "_read_rows_slow", lambda *a: slow_calls.append(1) or real_slow(*a)
+    )
+    monkeypatch.setattr(data_io, "_CHUNK_ROWS", 4)
+    path = tmp_path / "plain.csv"
+    rows = ["1.5,,x,0", "2,?,y,1", "3,NA,,0", "4,n/A,N/A,1", "nan,-7,z,0", ",1e3,x,1"]
+    path.write_text("a,b,c,label\r\n" + "\r\n".join(rows) + "\r\n\r\n")
+    plan = {"c": "category", "label": "text"}
+    fast, slow = _read_both(path, plan, monkeypatch)
+    _assert_same(fast, slow)
+    assert len(slow_calls) == 1  # the csv-module run of _read_both only
+    assert fast.column("b").values[4:].tolist() == [-7.0, 1000.0]
