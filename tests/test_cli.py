@@ -530,16 +530,20 @@ def test_real_process_entry_point(days, tmp_path):
         capture_output=True,
         text=True,
         env=env,
+        # Not the checkout's root, whose gpu_tree/ folder (without kernels/ inside) would
+        # shadow the installed package under "python -m".
+        cwd=tmp_path,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # stderr is a pipe: no progress
     assert len(read_csv(tmp_path / "p.csv")) == 15
     failed = subprocess.run(
-        [sys.executable, "-m", "gpu_tree.cli", "info", str(data)],
+        [*command, "info", str(data)],
         capture_output=True,
         text=True,
         env=env,
+        cwd=tmp_path,
         timeout=120,
     )
     assert failed.returncode == 2
