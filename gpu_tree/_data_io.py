@@ -139,7 +139,7 @@ def read_table(path, plan, number_hint=None, header=True) -> Table:
         )
     if path.stat().st_size == 0:
         raise ValueError(f"{path}: the file is empty")
-    hint = number_hint or "if it is categorical, declare it: --categorical {name}"
+    hint = number_hint or "if text columns are categorical, declare them: --categorical {name}"
     if ext in (".csv", ".tsv", ".csv.gz", ".tsv.gz"):
         return _read_csv(path, "\t" if ext.startswith(".tsv") else ",", plan, hint, header)
     if not header:
@@ -166,7 +166,31 @@ def _is_missing(text: str) -> bool:
     return text.lower() in MISSING_TOKENS
 
 
-def _parse_numbers(values, lines, name, source, hint):
+class _NonNumeric(ValueError):
+    """Text in a numeric column; ``column`` names it (the message ends before the hint)."""
+
+    def __init__(self, message, column):
+        super().__init__(message)
+        self.column = column
+
+
+def _is_number_or_missing(text: str) -> bool:
+    text = text.strip()
+    if _is_missing(text):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _quoted(names) -> str:
+    shown = ", ".join(repr(n) for n in names[:8])
+    return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+
+
+def _parse_numbers(values, lines, name, source):
     """Strings -> float64 (NaN for missing tokens), naming the line of a bad value."""
     try:
         out = np.array(values, dtype=np.float64)
@@ -180,9 +204,10 @@ def _parse_numbers(values, lines, name, source, hint):
             try:
                 out[i] = float(text)
             except ValueError:
-                raise ValueError(
+                raise _NonNumeric(
                     f"{source}, line {lines[i]}: column {name!r} holds the non-numeric value "
-                    f"{text!r}; {hint.format(name=name)}"
+                    f"{text!r}",
+                    name,
                 ) from None
     infinite = np.flatnonzero(np.isinf(out))
     if infinite.size:
@@ -301,12 +326,26 @@ class _CsvColumns:
             if j in numbers:
                 self.parts[j].append(numbers[j])
             elif self.kinds[j] == NUMBER:
-                self.parts[j].append(
-                    _parse_numbers(fields[j], lines, self.names[j], self.source, self.hint)
-                )
+                try:
+                    parsed = _parse_numbers(fields[j], lines, self.names[j], self.source)
+                except _NonNumeric as exc:
+                    raise self._non_numeric(exc, fields, numbers) from None
+                self.parts[j].append(parsed)
             else:
                 self.parts[j].append(_parse_text(fields[j]))
         self.line_parts.append(lines)
+
+    def _non_numeric(self, first, fields, numbers) -> ValueError:
+        """The error for text in a numeric column, naming every such column of the rows
+        at hand, so that one run says all that --categorical needs."""
+        names = [first.column]
+        for j in self.keep:
+            if self.kinds[j] != NUMBER or j in numbers or self.names[j] == first.column:
+                continue
+            if any(not _is_number_or_missing(v) for v in set(fields[j])):
+                names.append(self.names[j])
+        also = f" (so do {_quoted(names[1:])})" if len(names) > 1 else ""
+        return ValueError(f"{first}{also}; {self.hint.format(name=','.join(names))}")
 
     def table(self) -> Table:
         if not self.line_parts:

@@ -733,6 +733,16 @@ def evaluate(model, data, target, json_path, no_header):
         known = {str(label) for label in labels} if not numeric_target else set(labels)
         extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
         metrics = classification_metrics(y_true, predicted, labels + extra)
+        if extra:
+            # Usually a labelling difference between files (adult's test set writes
+            # "<=50K." where its training set has "<=50K"), which no metric would reveal.
+            unseen_rows = sum(rates["support"] for rates in metrics["per_class"][len(labels) :])
+            click.echo(
+                f"gputree: warning: {unseen_rows:,} of {table.n_rows:,} rows have a target "
+                f"label the model never saw in training ({_shown(extra)}; the model's "
+                f"classes: {_shown(labels)}); they count as errors",
+                err=True,
+            )
     shown = f"{metrics['task']}"
     if classifier:
         shown += f", {len(estimator.classes_)} classes"

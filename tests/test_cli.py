@@ -342,6 +342,34 @@ def test_evaluate_shows_na_for_a_class_never_predicted(days, tmp_path):
     assert yes["label"] == "yes" and yes["sensitivity"] is None and yes["ppv"] is None
 
 
+def test_evaluate_warns_of_labels_the_model_never_saw(days, tmp_path):
+    # adult's test file writes "<=50K." where its training file has "<=50K": every row
+    # is then an error, and the warning says why rather than leaving a bare 0% accuracy.
+    _, model = days
+    data = tmp_path / "dotted.csv"
+    data.write_text(
+        "outlook,humidity,wind,temp,play\nsunny,90,weak,30,no.\nrain,80,weak,20,yes\n"
+        "overcast,70,weak,20,yes\n"
+    )
+    result = ok(run("evaluate", model, data, "-t", "play"))
+    warning = flat(result.stderr)
+    assert warning.startswith("gputree: warning: 1 of 3 rows have a target label the model never")
+    assert "(no.;" in warning and "classes: no, yes" in warning
+    assert "accuracy" in result.stdout
+
+
+def test_every_text_column_is_named_at_once(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("a,colour,b,size,y\n1,red,2,big,0\n3,blue,4,small,1\n")
+    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    assert_one_line_error(
+        result, "column 'colour' holds the non-numeric value 'red'", "(so do 'size')",
+        "--categorical colour,size",
+    )  # fmt: skip
+    assert not (tmp_path / "m.json").exists()
+    ok(run("train", data, "-t", "y", "-c", "colour,size", "-o", tmp_path / "m.json"))
+
+
 def test_auto_task_rule():
     assert auto_task(None, False) == "classification"  # text
     assert auto_task(np.array([1.0, 2.0, 3.0]), True) == "classification"  # declared
