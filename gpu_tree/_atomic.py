@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -27,15 +27,18 @@ def check_writable(path) -> Path:
     return path
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions the new file gets: the old file's, else what open() would give
-    (mkstemp's own 0600 would make every output private)."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def _new_temporary(folder: Path, name: str) -> str:
+    """Create an empty file of a fresh name in ``folder``, with the permissions open()
+    would give (0666 less the umask), and return its path. mkstemp would make it 0600,
+    and reading the umask means setting it, which races with other threads."""
+    for _ in range(100):
+        candidate = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        except FileExistsError:
+            continue
+        return str(candidate)
+    raise FileExistsError(f"cannot create a temporary file for {name} in {folder}")
 
 
 @contextlib.contextmanager
@@ -45,13 +48,13 @@ def atomic_path(path):
     removed and ``path`` is left as it was."""
     path = check_writable(path)
     folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(handle)
+    temporary = _new_temporary(folder, path.name)
     try:
         yield temporary
         with open(temporary, "rb+") as written:
             os.fsync(written.fileno())
-        os.chmod(temporary, _mode_for(path))
+        with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

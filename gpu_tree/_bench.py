@@ -182,6 +182,11 @@ def peers(depth: int, bins: int, backend: str):
                     max_bin=bins,
                     learning_rate=1.0,
                     tree_method="hist",
+                    grow_policy="depthwise",
+                    # Its defaults (a hessian sum of 1, about 4 rows, per child; an L2
+                    # penalty of 1) would stop it short of the tree the others grow.
+                    min_child_weight=0.0,
+                    reg_lambda=0.0,
                     device=xgb_device,
                 ),
                 None,

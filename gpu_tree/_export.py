@@ -140,6 +140,18 @@ def _leaf_text(estimator, node, class_names, decimals, show_weights):
     return f"value: [{value[0]:.{decimals}f}]"
 
 
+def _subtree_levels(tree) -> np.ndarray:
+    """Levels of nodes in each node's subtree, itself included (a leaf: 1)."""
+    levels = np.ones(tree.node_count, dtype=np.int64)
+    parents = tree.parents()
+    # Children are numbered after their parents: going down the ids, every child is
+    # complete before it is folded into its parent.
+    for node in range(tree.node_count - 1, 0, -1):
+        parent = parents[node]
+        levels[parent] = max(levels[parent], levels[node] + 1)
+    return levels
+
+
 def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10, decimals=2,
                 show_weights=False, spacing=3, show_missing=True) -> str:  # fmt: skip
     """The tree as text, one line per branch, as scikit-learn's ``export_text`` prints it.
@@ -147,11 +159,12 @@ def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10
     Numeric splits read "x <= t" / "x >  t", categorical subset splits "x in {...}" /
     "x not in {...}", multiway nodes have a line per branch; "or missing" marks the side
     missing values take at prediction (``show_missing=False`` leaves it out, for trees
-    trained without missing values). Branches below ``max_depth`` are summarised as
-    "truncated".
+    trained without missing values). Nodes deeper than ``max_depth`` are summarised as
+    "truncated branch of depth N" (N levels below), as in scikit-learn.
     """
     names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
     tree = estimator.tree_
+    subtree_levels = _subtree_levels(tree)
 
     def number(threshold):
         return f"{threshold:.{decimals}f}"
@@ -168,8 +181,9 @@ def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10
         if tree.children_left[node] == TREE_LEAF:
             lines.append(prefix + _leaf_text(estimator, node, class_names, decimals, show_weights))
             continue
-        if depth >= max_depth:
-            lines.append(prefix + "truncated branch")
+        if depth > max_depth:  # scikit-learn's rule: a node at max_depth still shows its split
+            levels = int(subtree_levels[node])
+            lines.append(prefix + f"truncated branch of depth {levels}")
             continue
         branches = _branches(estimator, node, names[tree.feature[node]], number, show_missing)
         for branch in reversed(branches):

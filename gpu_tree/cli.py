@@ -203,6 +203,10 @@ def _as_numbers(column, table, why):
     values = column.values
     if not column.is_text:
         return values
+    try:  # numpy converts the whole column at C speed; the loop only finds a bad value
+        return np.array(values.tolist(), dtype=np.float64)
+    except (TypeError, ValueError):
+        pass
     out = np.empty(values.shape[0])
     for i, value in enumerate(values.tolist()):
         try:
@@ -244,6 +248,8 @@ def _target_values(table, column, task):
     if task == "auto":
         task = auto_task(numeric, column.categorical)
     if task == "regression":
+        if numeric is not None:
+            return numeric, task
         return _as_numbers(column, table, "--task regression needs numbers"), task
     if numeric is None or column.categorical and column.is_text:
         return np.asarray(column.values.tolist()), task  # string labels
@@ -810,7 +816,7 @@ def export(model, fmt, output, max_depth, decimals, filled):
             raise ImportError(f"--format png needs matplotlib: {PLOT_HINT}") from None
     estimator = _load(model)
     feature_names, class_names = _names(estimator)
-    depth_shown = max_depth if max_depth is not None else max(estimator.get_depth(), 1)
+    depth_shown = max_depth if max_depth is not None else estimator.get_depth()
     if fmt == "text":
         text = export_text(estimator, max_depth=depth_shown, decimals=decimals)
     elif fmt == "dot":

@@ -21,6 +21,20 @@ def test_numeric_tree_prints_as_scikit_learn_prints_it():
     )
 
 
+@pytest.mark.parametrize("max_depth", [0, 1, 2, 3])
+def test_truncation_is_scikit_learns(max_depth):
+    # A node at max_depth still shows its split; deeper ones read "truncated branch of
+    # depth N", N the levels below, as scikit-learn prints them.
+    X, y = datasets.load_diabetes(return_X_y=True)
+    # Depth 3: deeper, the two trees part at tied splits.
+    ours = DecisionTreeRegressor(max_depth=3, splitter="exact", device="cpu").fit(X, y)
+    theirs = sklearn_tree.DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    assert export_text(ours, max_depth=max_depth, show_missing=False) == (
+        sklearn_tree.export_text(theirs, feature_names=names, max_depth=max_depth)
+    )
+
+
 def test_multiway_tree_prints_one_line_per_branch():
     days = [
         ("sunny", "high", "no"), ("sunny", "normal", "yes"), ("overcast", "high", "yes"),
