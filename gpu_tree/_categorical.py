@@ -214,15 +214,45 @@ class CategoryMaps:
 
 def _lookup(values, categories) -> np.ndarray:
     """Code of each value among ``categories`` (NaN for values that are not there)."""
-    index = {_key(v): k for k, v in enumerate(categories.tolist())}
-    return np.array([index.get(_key(v), np.nan) for v in values.tolist()], dtype=np.float64)
+    codes = label_codes(values, categories).astype(np.float64)
+    codes[codes < 0] = np.nan
+    return codes
 
 
 def _key(value):
-    # 1, 1.0 and numpy scalars of the same number are the same category.
-    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, str)):
+    """What makes two categories or class labels the same: 1, 1.0 and numpy scalars of the
+    same number are one label; a numpy bool or string is the Python one. A bool is not a
+    number (True is not the label 1), and a string never equals a number ("1" is not 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, str):  # np.str_ too
+        return ("str", str(value))
+    if isinstance(value, (numbers.Number, np.generic)):
         return ("number", float(value))
     return (type(value).__name__, value)
+
+
+def label_codes(values, labels) -> np.ndarray:
+    """The position (int64) of each of ``values`` (flattened) among ``labels``, labels
+    compared as categories are (``_key``), -1 for a value that is not among them.
+
+    A numeric, bool or string array has each distinct value looked up once (np.unique),
+    not each row: label columns run to millions of rows. An object array is looked up one
+    row at a time: its values may not sort (numbers and strings), and np.unique would
+    merge values that compare equal but are different labels (True and 1)."""
+    labels = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+    index = {_key(label): k for k, label in enumerate(labels)}
+    values = np.asarray(values).ravel()
+    if values.dtype.kind != "O":
+        try:
+            distinct, inverse = np.unique(values, return_inverse=True)
+        except TypeError:
+            pass
+        else:
+            codes = [index.get(_key(v), -1) for v in distinct.tolist()]
+            return np.array(codes, dtype=np.int64)[inverse.ravel()]
+    return np.fromiter((index.get(_key(v), -1) for v in values.tolist()),
+                       dtype=np.int64, count=values.size)  # fmt: skip
 
 
 def words_for(n_categories: int) -> int:

@@ -21,45 +21,30 @@ import math
 
 import numpy as np
 
+from ._categorical import label_codes
+
 
 def ratio(numerator, denominator):
     """numerator / denominator as a float, or None when the denominator is 0."""
     return float(numerator) / float(denominator) if denominator else None
 
 
-def _label_key(value):
-    # 1, 1.0 and numpy scalars of the same number are the same label.
-    if isinstance(value, (bool, np.bool_)):
-        return ("bool", bool(value))
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return ("number", float(value))
-    return ("other", value)
-
-
 def confusion_matrix(y_true, y_pred, labels) -> np.ndarray:
-    """Counts M[i, j] of rows whose true label is labels[i] and predicted label labels[j].
+    """Counts M[i, j] of rows whose true label is labels[i] and predicted label labels[j]
+    (labels compared as ``_categorical.label_codes`` does: 1 and 1.0 are one label, True
+    is not 1).
 
     Rows whose true or predicted label is not in ``labels`` are refused (ValueError)."""
-    index = {_label_key(label): k for k, label in enumerate(labels)}
     n = len(labels)
 
     def codes(values, what):
-        # Each distinct label is looked up once (np.unique), not each row: evaluation
-        # sets run to millions of rows.
-        values = np.asarray(values)
-        try:
-            distinct, inverse = np.unique(values, return_inverse=True)
-        except TypeError:  # labels of mixed types that do not sort: one row at a time
-            distinct = values.astype(object)
-            inverse = np.arange(values.size)
-        lookup = np.empty(len(distinct), dtype=np.int64)
-        for u, value in enumerate(distinct.tolist()):
-            k = index.get(_label_key(value))
-            if k is None:
-                row = int(np.flatnonzero(inverse.ravel() == u)[0])
-                raise ValueError(f"{what} label {value!r} (row {row}) is not among {list(labels)}")
-            lookup[u] = k
-        return lookup[inverse.ravel()]
+        codes = label_codes(values, labels)
+        missing = np.flatnonzero(codes < 0)
+        if missing.size:
+            row = int(missing[0])
+            value = np.asarray(values).ravel()[row : row + 1].tolist()[0]
+            raise ValueError(f"{what} label {value!r} (row {row}) is not among {list(labels)}")
+        return codes
 
     true_codes, pred_codes = codes(y_true, "true"), codes(y_pred, "predicted")
     if true_codes.size != pred_codes.size:

@@ -190,15 +190,51 @@ def cost_complexity_prune(tree, ccp_alpha: float):
 def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
     """Each node's validation error as a leaf: the weight of the validation rows reaching
     it that its value predicts wrongly (classification, ``target`` the class index, -1 for
-    labels never seen in training), or their weighted squared error (regression)."""
-    indptr, nodes = tree.decision_path_csr(X)
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
+    labels never seen in training), or their weighted squared error (regression).
+
+    Each row is routed to its leaf once (``tree.apply``); the leaves' sums are then added
+    into their ancestors, deepest level first, so memory is O(rows + nodes * classes),
+    never rows * depth.
+    - Classification: per node, the weighted count of each class and the weight of unseen
+      labels; the error is the weight of every class but the one the node's training
+      ``value`` predicts (its first largest entry, as ``predict``), plus the unseen weight.
+    - Regression: per node t, W = sum w, S = sum w (y - v_t) and E = sum w (y - v_t)^2,
+      centred on the node's own value v_t. A leaf's E is summed row by row; a child c
+      passes its sums to its parent p shifted by d = v_c - v_p (S + d W and
+      E + 2 d S + d^2 W), which stays accurate where sum w y^2 - 2 v sum w y + v^2 W
+      would cancel.
+    """
+    n = tree.node_count
+    leaves = tree.apply(X)
+    parent = tree.parents()
+    depth = tree.depth
+    # Internal nodes' sums are built level by level, deepest first: when a level is
+    # passed up, every node on it already holds the sums of all its descendants.
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)), 0, -1)]
     if is_classification:
+        n_classes = tree.value.shape[2]
+        seen = target >= 0
+        counts = np.bincount(leaves[seen] * n_classes + target[seen], weights=weight[seen],
+                             minlength=n * n_classes).reshape(n, n_classes)  # fmt: skip
+        unseen = np.bincount(leaves[~seen], weights=weight[~seen], minlength=n)
+        for nodes in levels:
+            np.add.at(counts, parent[nodes], counts[nodes])
+            np.add.at(unseen, parent[nodes], unseen[nodes])
         predicted = np.argmax(tree.value[:, 0, :], axis=1)  # lowest class on ties, as predict
-        error = weight[rows] * (predicted[nodes] != target[rows])
-    else:
-        error = weight[rows] * (target[rows] - tree.value[nodes, 0, 0]) ** 2
-    return np.bincount(nodes, weights=error, minlength=tree.node_count)
+        counts[np.arange(n), predicted] = 0.0  # what remains is predicted wrongly
+        return counts.sum(axis=1) + unseen
+    value = tree.value[:, 0, 0]
+    residual = target - value[leaves]
+    total = np.bincount(leaves, weights=weight, minlength=n)
+    first = np.bincount(leaves, weights=weight * residual, minlength=n)
+    error = np.bincount(leaves, weights=weight * residual**2, minlength=n)
+    for nodes in levels:
+        up = parent[nodes]
+        shift = value[nodes] - value[up]
+        np.add.at(error, up, error[nodes] + 2 * shift * first[nodes] + shift**2 * total[nodes])
+        np.add.at(first, up, first[nodes] + shift * total[nodes])
+        np.add.at(total, up, total[nodes])
+    return error
 
 
 def reduced_error_prune(tree, errors):

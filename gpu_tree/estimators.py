@@ -12,6 +12,7 @@ from ._binning import BinMapper, check_category_counts, check_max_bins
 from ._categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
+    label_codes,
     resolve_categorical_features,
     with_codes,
     words_for,
@@ -292,11 +293,12 @@ class _BaseDecisionTree(BaseEstimator):
         then the lowest node id. R^2 is compared through the weighted squared error (the
         same order); ``sample_weight`` weights the validation rows.
 
-        Each validation row is routed through the tree once; each candidate's change is
-        then read from per-node error sums, so the cost is that of one ``decision_path``
-        plus O(depth log n) per removal. A classifier's validation labels never seen in
-        training count as errors under any pruning (they cannot be predicted); if none of
-        them was seen in training, a ``ValueError`` is raised.
+        Each validation row is routed to its leaf once (``apply``) and the leaves' error
+        sums are added up the tree, so the cost is that of one ``apply`` plus O(nodes *
+        classes) memory and time, then O(depth log n) per removal. A classifier's
+        validation labels never seen in training (compared as the categories are: 1 and
+        1.0 are one label, True is not 1) count as errors under any pruning (they cannot
+        be predicted); if none of them was seen in training, a ``ValueError`` is raised.
         """
         self._check_fitted()
         X_val = to_host(self._validate_X_predict(X_val))
@@ -307,16 +309,14 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError("reduced_error_prune needs at least one validation row")
         weight = check_sample_weight(to_host(sample_weight), X_val.shape[0])
         if self._is_classification:
-            # Each distinct label looked up once; -1 for labels never seen in training.
-            labels, inverse = np.unique(y_val, return_inverse=True)
-            lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
-            codes = np.array([lookup.get(label, -1) for label in labels.tolist()], np.int64)
-            if not (codes >= 0).any():
+            # -1 for labels never seen in training (of any type: [0, "a"] is fine).
+            target = label_codes(y_val, self.classes_)
+            if not (target >= 0).any():
+                distinct = list(dict.fromkeys(y_val.tolist()))
                 raise ValueError(
-                    f"none of the labels in y_val ({labels.tolist()[:5]}...) was seen in "
+                    f"none of the labels in y_val ({distinct[:5]}...) was seen in "
                     f"training; classes_ is {self.classes_.tolist()[:10]}"
                 )
-            target = codes[inverse.ravel()]
         else:
             target = y_val
         errors = validation_errors(self.tree_, X_val, target, weight, self._is_classification)

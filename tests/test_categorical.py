@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
-from gpu_tree._categorical import bitset, bitset_members
+from gpu_tree._categorical import bitset, bitset_members, label_codes
 from gpu_tree._criteria import StatsLayout, split_score
+from gpu_tree._metrics import confusion_matrix
 from gpu_tree._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, assert_tree_equal
 
 pd = pytest.importorskip("pandas")
@@ -474,3 +475,25 @@ def test_multiway_min_samples_leaf_holds_in_every_branch():
     ).fit(X, y)  # fmt: skip
     tree = model.tree_
     assert tree.n_node_samples[tree.children_left == -1].min() >= 20
+
+
+def test_label_codes_one_rule_for_every_kind_of_label():
+    labels = np.array([1, "b", False], dtype=object)
+    # 1, 1.0 and numpy numbers are one label; numpy bools and strings are the Python ones;
+    # True is not 1 and "1" is not 1 (-1: not among the labels).
+    values = np.array([1.0, np.int64(1), "b", np.str_("b"), np.False_, False, True, "1", 0],
+                      dtype=object)  # fmt: skip
+    expected = [0, 0, 1, 1, 2, 2, -1, -1, -1]
+    np.testing.assert_array_equal(label_codes(values, labels), expected)
+    assert label_codes(values, labels).dtype == np.int64
+    # Numeric, bool and string arrays take the np.unique route: same rule.
+    np.testing.assert_array_equal(label_codes(np.array([1, 0, 1]), labels), [0, -1, 0])
+    np.testing.assert_array_equal(label_codes(np.array([True, False]), labels), [-1, 2])
+    np.testing.assert_array_equal(label_codes(np.array(["b", "1"]), labels), [1, -1])
+    np.testing.assert_array_equal(label_codes(np.array([1.0, 2.0]), [2, 1]), [1, 0])
+    # The confusion matrix refuses, naming the first row whose label is unknown.
+    with pytest.raises(ValueError, match=r"true label True \(row 6\) is not among"):
+        confusion_matrix(values, np.ones(values.size), [1, "b", False])
+    pred = np.array([2, 2, "a"], object)
+    matrix = confusion_matrix(np.array(["a", 2, 2], object), pred, [2, "a"])
+    np.testing.assert_array_equal(matrix, [[1, 1], [1, 0]])

@@ -370,6 +370,24 @@ def test_reduced_error_pruning_inputs():
     assert model.score(X[1::2], y[1::2]) >= 0.9
 
 
+def test_reduced_error_pruning_mixed_type_labels():
+    # Validation labels of mixed types (that do not sort) are looked up, not a TypeError:
+    # "a" and True were never seen in training, so they are errors under any tree, as 9
+    # is; 1.0 is the class 1.
+    X, y = datasets.load_iris(return_X_y=True)
+    fit = DecisionTreeClassifier(device="cpu", random_state=0).fit
+    y_int = y.copy()
+    y_int[1:84:6] = 9
+    y_mixed = y.astype(object)
+    y_mixed[::5] = y[::5].astype(float)
+    y_mixed[1:84:6] = ["a", True] * 7
+    expected = fit(X[::2], y[::2]).reduced_error_prune(X[1::2], y_int[1::2])
+    model = fit(X[::2], y[::2]).reduced_error_prune(X[1::2], y_mixed[1::2])
+    assert_tree_equal(model.tree_, expected.tree_)
+    with pytest.raises(ValueError, match="seen in training"):
+        fit(X[::2], y[::2]).reduced_error_prune(X[:4], np.array(["a", 2.5, "b", True], object))
+
+
 # -- compact trees of every node kind, both prunings -------------------------------------------
 def _car_evaluation():
     from _shared_data import read_arff
