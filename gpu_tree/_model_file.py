@@ -196,6 +196,12 @@ def _kind_name(kind):
 
 def load_model(path):
     """The estimator saved in ``path``; a ``ValueError`` says what is wrong with a bad file."""
+    return model_from_document(read_model_document(path), str(path))
+
+
+def read_model_document(path) -> dict:
+    """The parsed JSON of a model file, not yet checked (:func:`model_from_document` does
+    that); a ``ValueError`` for text that is not JSON."""
     path = Path(path)
     source = str(path)
     try:
@@ -209,7 +215,7 @@ def load_model(path):
             f"{source}: not a gpu_tree model file: invalid or truncated JSON at line "
             f"{exc.lineno}, column {exc.colno} ({exc.msg})"
         ) from None
-    return model_from_document(document, source)
+    return document
 
 
 def model_from_document(document, source="model"):

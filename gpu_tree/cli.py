@@ -19,7 +19,6 @@ import sys
 import time
 import traceback
 import warnings
-from pathlib import Path
 
 import click
 import numpy as np
@@ -861,8 +860,10 @@ def export(model, fmt, output, max_depth, decimals, filled):
 @click.argument("model", type=_DATA)
 def info(model):
     """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
-    estimator = _load(model)  # validates the whole file first
-    document = json.loads(Path(model).read_text(encoding="utf-8"))
+    from ._model_file import model_from_document, read_model_document
+
+    document = read_model_document(model)  # read and parsed once
+    estimator = model_from_document(document, str(model))  # validates all of it first
     tree = estimator.tree_
     rows = [
         ("model file", str(model)),
