@@ -14,8 +14,8 @@ Layout conventions shared with :mod:`gpu_tree.kernels.cpu`:
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` the same source runs on the CPU, one Python thread per
 CUDA thread: CI checks these kernels there on small data. The simulator runs the GPU's
-code path, with one difference: launches use one block of 32 threads
-(``SIMULATOR_GRID``), which grid-stride over the same work a full grid would share. No
+code path, with one difference: launches use a small grid (``SIMULATOR_GRID``: three
+blocks of 16 threads), which grid-stride over the same work a full grid would share. No
 warp intrinsics are used (the simulator has none). Arrays from CuPy are passed through
 ``__cuda_array_interface__``; numba synchronises on them around each launch, which is
 harmless here since every launch's result is needed by the next step.
@@ -34,9 +34,12 @@ _in_category_set = cuda.jit(device=True)(_walk.in_category_set)
 _leaf_of_row = cuda.jit(device=True)(_walk.make_leaf_of_row(_in_category_set))
 
 THREADS_PER_BLOCK = 256
-# The simulator runs each CUDA thread as a Python thread: one small grid-striding block
-# does the same work as a full grid, thousands of times faster there.
-SIMULATOR_GRID = (1, 32)
+# The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
+# the same work as a full one, thousands of times faster there. Several blocks, not one,
+# so that the simulator exercises what only a multi-block launch has: block-private shared
+# histograms merged into one global histogram, atomics from different blocks on the same
+# entry, and grid strides larger than a block (tests may set other shapes).
+SIMULATOR_GRID = (3, 16)
 
 
 @cuda.jit
@@ -233,7 +236,8 @@ def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 1
     """(grid, threads) for :func:`histograms_shared`: enough row blocks to fill the GPU,
     each thread summing about ``rows_per_thread`` rows before its block merges."""
     if config.ENABLE_CUDASIM:
-        return (1, n_groups), SIMULATOR_GRID[1]
+        blocks, threads = SIMULATOR_GRID
+        return (blocks, n_groups), threads
     row_blocks = max(1, min(1024, -(-n_samples // (THREADS_PER_BLOCK * rows_per_thread))))
     return (row_blocks, n_groups), THREADS_PER_BLOCK
 

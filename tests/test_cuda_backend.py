@@ -7,6 +7,7 @@ the same kernel source on the CPU; keep the data small there.
 import numpy as np
 import pytest
 from conftest import REAL_GPU
+from numba import cuda
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree._cuda_backend import cuda_status
@@ -363,3 +364,87 @@ def test_device_binning_puts_missing_values_in_the_last_bin():
     np.testing.assert_array_equal(codes.T == mapper.missing_bin_, np.isnan(X))
     np.testing.assert_array_equal(device_lower, lower)
     np.testing.assert_array_equal(device_upper, upper)
+
+
+# -- several blocks, and races that the simulator's one-block-at-a-time order would hide ----
+simulator_only = pytest.mark.skipif(REAL_GPU, reason="checks the simulator's launch shapes")
+
+
+@simulator_only
+def test_simulator_launches_span_several_blocks():
+    blocks, threads = cuda_kernels.launch_config(1000)
+    assert blocks >= 2 and threads < 1000  # grid-striding across blocks
+    grid, threads = cuda_kernels.shared_launch_config(1000, n_groups=2)
+    assert grid[0] >= 2 and grid[1] == 2  # several block-private histograms per group
+
+
+@cuda.jit
+def _plain_sum(values, total):
+    for i in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
+        total[0] += values[i]
+
+
+@cuda.jit
+def _atomic_sum(values, total):
+    for i in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
+        cuda.atomic.add(total, 0, values[i])
+
+
+@simulator_only
+def test_race_detector_flags_a_non_atomic_cross_block_sum(monkeypatch):
+    """The detector itself: the same sum made with ``+=`` from every thread is a race
+    (whether or not the simulator's thread switches happened to lose an update), and
+    with an atomic it is not."""
+    from _simulator_races import watch_global_writes
+
+    values = np.arange(100.0)
+    for kernel, racy in ((_plain_sum, True), (_atomic_sum, False)):
+        total = np.zeros(1)
+        with watch_global_writes(monkeypatch) as record:
+            kernel[3, 8](values, total)
+        assert bool(record.races()) is racy
+        if not racy:
+            assert total[0] == values.sum()
+        assert record.blocks_writing() == {(0, 0, 0), (1, 0, 0), (2, 0, 0)}
+
+
+@simulator_only
+@pytest.mark.parametrize("path", ["global", "shared"])
+@pytest.mark.parametrize("kind", ["unit", "weighted", "regression"])
+def test_histogram_kernels_merge_several_blocks_without_races(path, kind, monkeypatch):
+    """Three blocks add to the same global entries (each its own shared histogram, then
+    the merge): every such write must be atomic, and the sums equal the oracle's."""
+    from _simulator_races import watch_global_writes
+
+    with watch_global_writes(monkeypatch) as record:
+        test_histogram_kernels_match_naive_oracle(path, kind)
+    assert record.n_writes > 0 and not record.races(), record.races()[:5]
+    shared_by_blocks = [
+        writers for writers in record.writers.values() if len({w[0] for w in writers}) > 1
+    ]
+    assert shared_by_blocks, "no entry was merged from several blocks: the test proves nothing"
+
+
+@simulator_only
+@pytest.mark.parametrize("categorical_split", [None, "binary", "multiway"])
+def test_whole_cuda_fit_and_predict_have_no_races(categorical_split, histogram_path, monkeypatch):
+    """Every kernel a fit and a prediction launch (binning, histograms, partition, row
+    counts, tree walk), over several blocks: no global entry written by two threads
+    unless every write is atomic, and the tree is still the CPU's."""
+    from _simulator_races import watch_global_writes
+
+    X, y = _classification_data(150, 3, 3, 5, seed=31)
+    X[::9, 1] = np.nan
+    params = {"max_depth": 4}
+    if categorical_split is not None:
+        params.update(categorical_features=[0], categorical_split=categorical_split)
+    with watch_global_writes(monkeypatch) as record:
+        cuda_model = DecisionTreeClassifier(device="cuda", **params).fit(X, y)
+        from gpu_tree._cuda_backend import predict_on_device
+
+        predicted = _to_host(predict_on_device(cuda_model.tree_, xp.asarray(X), xp))
+    assert not record.races(), record.races()[:5]
+    assert len(record.blocks_writing()) >= 3 and record.n_atomic_writes > 0
+    cpu_model = DecisionTreeClassifier(device="cpu", **params).fit(X, y)
+    assert_tree_equal(cuda_model.tree_, cpu_model.tree_)
+    np.testing.assert_array_equal(predicted, cpu_model.predict_proba(X))
