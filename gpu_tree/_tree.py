@@ -347,7 +347,12 @@ class Tree:
 
 
 def assert_tree_equal(a: Tree, b: Tree, impurity_rtol: float = 1e-12, value_rtol: float = 1e-12):
-    """Node-for-node equality of two fitted trees (test helper, also for users' checks)."""
+    """Node-for-node equality of two fitted trees (test helper, also for users' checks).
+
+    Structure and thresholds must be equal. Impurities and values may differ by the given
+    relative tolerances (plus 1e-12 absolute, for values near zero); a tolerance of 0 asks
+    for bit-identical arrays, as do the weighted node sizes when ``value_rtol`` is 0.
+    """
     assert a.node_count == b.node_count, f"node_count differs: {a.node_count} != {b.node_count}"
     for name in (
         "children_left",
@@ -365,8 +370,14 @@ def assert_tree_equal(a: Tree, b: Tree, impurity_rtol: float = 1e-12, value_rtol
     ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.threshold, b.threshold, err_msg="threshold")
-    np.testing.assert_allclose(a.weighted_n_node_samples, b.weighted_n_node_samples, rtol=1e-12)
-    np.testing.assert_allclose(
-        a.impurity, b.impurity, rtol=impurity_rtol, atol=1e-12, err_msg="impurity"
-    )
-    np.testing.assert_allclose(a.value, b.value, rtol=value_rtol, atol=1e-12, err_msg="value")
+    _assert_close(a.weighted_n_node_samples, b.weighted_n_node_samples, min(value_rtol, 1e-12),
+                  "weighted_n_node_samples")  # fmt: skip
+    _assert_close(a.impurity, b.impurity, impurity_rtol, "impurity")
+    _assert_close(a.value, b.value, value_rtol, "value")
+
+
+def _assert_close(actual, desired, rtol, name):
+    if rtol == 0:
+        np.testing.assert_array_equal(actual, desired, err_msg=name)
+    else:
+        np.testing.assert_allclose(actual, desired, rtol=rtol, atol=1e-12, err_msg=name)

@@ -220,12 +220,52 @@ def test_pickle_and_clone_round_trip():
     assert not hasattr(fresh, "tree_") and fresh.get_params() == model.get_params()
 
 
-@pytest.mark.parametrize("criterion", ["gain_ratio", "cart", "misclassification", "log_loss"])
+@pytest.mark.parametrize(
+    "criterion", ["gini", "entropy", "gain_ratio", "cart", "misclassification", "log_loss"]
+)
 def test_every_classification_criterion_learns(criterion):
+    """A depth-4 tree under each criterion beats a one-split stump by 2 points of
+    cross-validated accuracy (breast cancer: stumps about 0.89, depth-4 trees 0.92-0.94),
+    and is no more than a point behind scikit-learn's depth-4 gini tree: bars that a
+    criterion scoring splits wrongly, or a tree that stops at the root, cannot clear."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+
     X, y = datasets.load_breast_cancer(return_X_y=True)
-    model = DecisionTreeClassifier(criterion=criterion, max_depth=4).fit(X[:400], y[:400])
-    assert model.score(X[400:], y[400:]) > 0.85
+    folds = RepeatedStratifiedKFold(n_splits=5, n_repeats=2, random_state=0)
+
+    def cv_accuracy(model):
+        return cross_val_score(model, X, y, cv=folds).mean()
+
+    stump = max(cv_accuracy(SklearnClassifier(max_depth=1, criterion=c)) for c in ("gini", "entropy"))
+    reference = cv_accuracy(SklearnClassifier(max_depth=4, random_state=0))
+    ours = cv_accuracy(DecisionTreeClassifier(criterion=criterion, max_depth=4))
+    assert ours >= stump + 0.02, (ours, stump)
+    assert ours >= reference - 0.01, (ours, reference)
+    model = DecisionTreeClassifier(criterion=criterion, max_depth=4).fit(X, y)
     assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 14: w*y**2 on the exact-sum grid of its column's total loses the variance "
+    "next to a large outlier; integer statistics fix it (remove this mark then)",
+)
+def test_one_huge_outlier_does_not_flatten_the_regression_tree():
+    """y ~ smooth signal + N(0, 0.1) with one row at 1e8: the outlier gets a leaf of its
+    own and the other rows are fitted as without it (scikit-learn: about 190 leaves, R²
+    0.96 on the other rows; before the fix: 7 leaves, R² 0.06)."""
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = rng.uniform(-2, 2, size=(n, 4))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+    y[123] = 1e8
+    rest = np.arange(n) != 123
+    theirs = SklearnRegressor(max_depth=8, random_state=0).fit(X, y)
+    ours = DecisionTreeRegressor(max_depth=8).fit(X, y)
+    r2_theirs = theirs.score(X[rest], y[rest])
+    assert r2_theirs > 0.9
+    assert ours.score(X[rest], y[rest]) >= r2_theirs - 0.02
+    assert ours.get_n_leaves() >= theirs.get_n_leaves() // 2
 
 
 # -- bad input ---------------------------------------------------------------------------

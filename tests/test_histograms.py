@@ -348,6 +348,70 @@ def test_binmapper_subsample_still_bounds_every_value():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("kind", ["uniform weights", "offset target", "tiny and huge", "signed"])
+def test_exact_sum_grid_makes_every_sum_exact_in_any_order(kind):
+    """After rounding, every partial sum of a column is exactly its rational sum, so
+    forward, backward, shuffled and pairwise sums agree to the bit (the property that
+    makes CPU and GPU histograms identical); each value moves by at most 2**-51 of its
+    column's absolute total; integer columns are untouched."""
+    from fractions import Fraction
+
+    from gpu_tree._cpu_backend import round_to_exact_sum_grid
+
+    rng = np.random.default_rng(5)
+    n = 2000
+    columns = {
+        "uniform weights": rng.uniform(0.1, 3.0, size=n),
+        "offset target": 1e6 + rng.normal(size=n),
+        "tiny and huge": np.concatenate([rng.uniform(size=n - 2) * 1e-9, [1e12, 3.3e11]]),
+        "signed": rng.normal(size=n) * 1e3,
+    }
+    raw = np.column_stack([columns[kind], np.arange(n, dtype=float) % 7])
+    rounded = round_to_exact_sum_grid(raw)
+    np.testing.assert_array_equal(rounded[:, 1], raw[:, 1])  # integers: unchanged
+    values = rounded[:, 0]
+    exact = sum(Fraction(v) for v in values)
+    for order in (np.arange(n), np.arange(n)[::-1], rng.permutation(n), rng.permutation(n)):
+        running = 0.0
+        for v in values[order]:
+            running += v
+        assert Fraction(running) == exact
+    assert Fraction(float(np.sum(values))) == exact  # numpy's pairwise summation too
+    # The raw column's float sum is not exact (otherwise this test could not tell
+    # rounding from no rounding).
+    assert Fraction(float(np.sum(raw[:, 0]))) != sum(Fraction(v) for v in raw[:, 0])
+    bound = np.sum(np.abs(raw[:, 0])) * 2.0**-51
+    assert np.max(np.abs(values - raw[:, 0])) <= bound
+
+
+def test_binning_sample_is_a_seeded_uniform_sample_of_all_rows():
+    """Edges come from a uniform sample of every row, not the first rows: on a column
+    sorted by row the quantile edges must span the whole range, and they are exactly the
+    edges of the sample drawn as documented (without replacement, seeded)."""
+    n, subsample, max_bins = 5000, 400, 9
+    X = np.column_stack([np.arange(n, dtype=float), np.arange(n, dtype=float)[::-1] ** 2])
+    for seed in (0, 7):
+        mapper = BinMapper(max_bins=max_bins, subsample=subsample, random_state=seed).fit(X)
+        rows = np.random.default_rng(seed).choice(n, subsample, replace=False)
+        for f in range(2):
+            np.testing.assert_array_equal(mapper.edges_[f], feature_edges(X[rows, f], max_bins))
+        # Deciles of the sorted column 0 are near 500, 1000, ..., 4500 (a 400-row sample
+        # puts each within about 2.5 standard errors, 2.5 * sqrt(.25 / 400) * 5000 = 312);
+        # the first 400 rows would put every edge below 400.
+        deciles = np.arange(1, max_bins) * n / max_bins
+        assert np.all(np.abs(mapper.edges_[0] - deciles) < 350), mapper.edges_[0]
+    other = BinMapper(max_bins=max_bins, subsample=subsample, random_state=1).fit(X)
+    assert not np.array_equal(other.edges_[0], mapper.edges_[0])  # the seed is used
+
+
+def test_missing_values_beyond_the_binning_sample_still_get_the_missing_bin():
+    X = np.arange(3000, dtype=float)[:, None]
+    X[-1, 0] = np.nan  # one missing value, almost surely outside a 100-row sample
+    mapper = BinMapper(max_bins=8, subsample=100, random_state=0).fit(X)
+    assert mapper.has_missing_ and mapper.missing_bin_ == 7
+    assert mapper.transform(X)[0][0, -1] == 7
+
+
 def test_bin_columns_kernel_matches_searchsorted_on_many_blocks():
     # Enough rows for several parallel blocks (4096 rows each).
     rng = np.random.default_rng(4)
