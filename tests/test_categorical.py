@@ -1,9 +1,9 @@
 """Categorical features: declaration, subset splits, ID3 multiway splits, missing values.
 
 The optimal-subset tests check the learned root split against a brute force over every
-subset of categories (and both sides for the missing rows), scored with the library's
-own criterion formula (one place for each formula); the tennis test checks the whole ID3
-tree of seed 001.
+subset of categories (and both sides for the missing rows), scored by impurities written
+in the tests (``_parity.weighted_child_impurity``), not by the library's criterion code;
+the tennis test checks the whole ID3 tree of seed 001.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pickle
 
 import numpy as np
 import pytest
+from _parity import weighted_child_impurity
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree._categorical import bitset, bitset_members, label_codes
-from gpu_tree._criteria import StatsLayout, split_score
 from gpu_tree._metrics import confusion_matrix
 from gpu_tree._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, assert_tree_equal
 
@@ -43,36 +43,29 @@ def _mixed_data(n=600, n_categories=7, n_classes=2, missing=0.0, seed=0, regress
     return X, y
 
 
-def _stats(y, rows, layout):
-    """Statistics vector of ``rows`` (unit weights) for a layout."""
-    if layout.is_classification:
-        return np.bincount(y[rows], minlength=layout.n_classes).astype(float)
-    values = y[rows]
-    return np.array([values.size, values.sum(), (values * values).sum()])
-
-
-def _best_subset_score(codes, y, criterion, layout, missing_rows):
-    """Brute force: the best score over every split "code in V" of the present
-    categories, the missing rows tried on both sides."""
+def _best_subset_impurity(codes, y, criterion, missing_rows):
+    """Brute force: the lowest n_Y I(D_Y) + n_N I(D_N) over every split "code in V" of
+    the present categories, the missing rows tried on both sides (the best split: the
+    parent's impurity is the same for all)."""
     present = np.unique(codes[~missing_rows]).astype(int)
-    best = -np.inf
+    best = np.inf
     for size in range(1, present.size):
         for subset in itertools.combinations(present, size):
             goes_left = np.isin(codes, subset) & ~missing_rows
-            sides = [(goes_left | missing_rows, ~goes_left & ~missing_rows)]
-            if missing_rows.any():
-                sides.append((goes_left, ~goes_left))
-            for left, right in sides:
-                score = split_score(criterion, layout, _stats(y, left, layout),
-                                    _stats(y, right, layout))  # fmt: skip
-                best = max(best, float(score))
+            lefts = [goes_left | missing_rows, goes_left] if missing_rows.any() else [goes_left]
+            for left in lefts:
+                best = min(best, weighted_child_impurity(y, left, criterion))
     return best
 
 
-def _root_score(model, X, y, criterion, layout):
+def _root_left(model, X):
+    """Rows of X that the root sends left (to any leaf below its left child)."""
     tree = model.tree_
-    left = np.isin(model.apply(X), _subtree(tree, tree.children_left[0]))
-    return float(split_score(criterion, layout, _stats(y, left, layout), _stats(y, ~left, layout)))
+    return np.isin(model.apply(X), _subtree(tree, tree.children_left[0]))
+
+
+def _root_impurity(model, X, y, criterion):
+    return weighted_child_impurity(y, _root_left(model, X), criterion)
 
 
 def _subtree(tree, node):
@@ -201,7 +194,6 @@ def test_root_subset_split_is_the_best_over_every_subset(criterion, n_classes, m
     X, y = _mixed_data(n=300, n_categories=5 if n_classes > 2 else 7, n_classes=max(n_classes, 2),
                        missing=missing, seed=seed, regression=regression)  # fmt: skip
     X = X[:, :1]
-    layout = StatsLayout(not regression, n_classes, has_count_channel=False)
     estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
     for splitter in ("hist", "exact"):
         model = estimator(
@@ -209,8 +201,8 @@ def test_root_subset_split_is_the_best_over_every_subset(criterion, n_classes, m
             device="cpu",
         ).fit(X, y)  # fmt: skip
         assert model.tree_.split_kind[0] == CATEGORICAL_SUBSET
-        best = _best_subset_score(X[:, 0], y, criterion, layout, np.isnan(X[:, 0]))
-        assert _root_score(model, X, y, criterion, layout) == pytest.approx(best, rel=1e-12)
+        best = _best_subset_impurity(X[:, 0], y, criterion, np.isnan(X[:, 0]))
+        assert _root_impurity(model, X, y, criterion) == pytest.approx(best, rel=1e-12)
 
 
 def test_multiclass_beyond_the_exhaustive_size_uses_orderings_and_small_subsets():
@@ -219,16 +211,12 @@ def test_multiclass_beyond_the_exhaustive_size_uses_orderings_and_small_subsets(
     # subsets are always tried) and as the best prefix of each class ordering.
     X, y = _mixed_data(n=900, n_categories=9, n_classes=3, seed=5)
     X = X[:, :1]
-    layout = StatsLayout(True, 3, has_count_channel=False)
     model = DecisionTreeClassifier(max_depth=1, categorical_features=[0], device="cpu").fit(X, y)
-    found = _root_score(model, X, y, "gini", layout)
+    found = _root_impurity(model, X, y, "gini")
     codes = X[:, 0].astype(int)
-    singles = max(
-        split_score("gini", layout, _stats(y, codes == v, layout), _stats(y, codes != v, layout))
-        for v in range(9)
-    )
-    best = _best_subset_score(X[:, 0], y, "gini", layout, np.zeros(900, bool))
-    assert singles <= found <= best
+    singles = min(weighted_child_impurity(y, codes == v, "gini") for v in range(9))
+    best = _best_subset_impurity(X[:, 0], y, "gini", np.zeros(900, bool))
+    assert singles >= found >= best
     # Not guaranteed in general, but measured: the orderings reach the exhaustive
     # optimum on this data (and on seeds 6-9 of it too).
     assert found == pytest.approx(best, rel=1e-12)
@@ -236,7 +224,55 @@ def test_multiclass_beyond_the_exhaustive_size_uses_orderings_and_small_subsets(
     narrow = DecisionTreeClassifier(
         max_depth=1, categorical_features=[0], max_category_subset=0, device="cpu"
     ).fit(X, y)
-    assert _root_score(narrow, X, y, "gini", layout) <= found
+    assert _root_impurity(narrow, X, y, "gini") >= found
+
+
+# Rows per (category, class), 5 categories x 4 classes, found by a search for a table on
+# which no prefix of any P(class) ordering is the best entropy split: only the subset
+# search (every subset of at most two categories, exhaustive for five) finds {2, 4}.
+_SUBSET_ONLY_TABLE = np.array(
+    [[2, 7, 38, 0], [1, 38, 21, 5], [0, 0, 4, 8], [0, 9, 19, 11], [20, 10, 11, 16]]
+)
+
+
+def _ordering_prefixes(codes, y, n_classes):
+    """Left sides of every prefix of the categories sorted by P(class c), each c."""
+    categories = np.unique(codes)
+    for c in range(n_classes):
+        share = [np.mean(y[codes == k] == c) for k in categories]
+        order = categories[np.argsort(share, kind="stable")]
+        for end in range(1, categories.size):
+            yield np.isin(codes, order[:end])
+
+
+@pytest.mark.parametrize(
+    ("device", "splitter"), [("cpu", "hist"), ("cpu", "exact"), ("cuda", "hist")]
+)
+def test_multiclass_subset_search_finds_a_split_no_class_ordering_reaches(device, splitter):
+    table = _SUBSET_ONLY_TABLE
+    codes = np.repeat(np.arange(5), table.sum(axis=1)).astype(float)
+    y = np.concatenate([np.repeat(np.arange(4), row) for row in table])
+    X = codes[:, None]
+    best = _best_subset_impurity(codes, y, "entropy", np.zeros(y.size, bool))
+    via_orderings = min(
+        weighted_child_impurity(y, left, "entropy") for left in _ordering_prefixes(codes, y, 4)
+    )
+    assert via_orderings > best + 1.0  # bits x rows: the orderings cannot get there
+    params = dict(max_depth=1, criterion="entropy", categorical_features=[0], device=device,
+                  splitter=splitter)  # fmt: skip
+    model = DecisionTreeClassifier(**params).fit(X, y)
+    assert model.tree_.split_kind[0] == CATEGORICAL_SUBSET
+    assert _root_impurity(model, X, y, "entropy") == pytest.approx(best, rel=1e-12)
+    left = _root_left(model, X)
+    assert set(np.unique(codes[left])) in ({2.0, 4.0}, {0.0, 1.0, 3.0})
+    # The stored set (bitset) decodes to the same categories the rows were sent by.
+    tree = model.tree_
+    words = tree.category_bitsets[tree.category_offset[0] :][: tree.n_category_words]
+    sent_left = set(bitset_members(words).tolist()) & set(range(5))
+    assert sent_left == set(np.unique(codes[left]).astype(int))
+    # Without the subset search only the orderings' best is found.
+    narrow = DecisionTreeClassifier(**params, max_category_subset=0).fit(X, y)
+    assert _root_impurity(narrow, X, y, "entropy") == pytest.approx(via_orderings, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -278,7 +314,6 @@ def test_bitset_round_trip():
 def test_missing_direction_of_a_categorical_split_is_the_better_side():
     X, y = _mixed_data(n=400, missing=0.2, seed=11)
     X = X[:, :1]
-    layout = StatsLayout(True, 2, has_count_channel=False)
     model = DecisionTreeClassifier(max_depth=1, categorical_features=[0], device="cpu").fit(X, y)
     tree = model.tree_
     missing_rows = np.isnan(X[:, 0])
@@ -286,8 +321,8 @@ def test_missing_direction_of_a_categorical_split_is_the_better_side():
     assert (left[missing_rows] == bool(tree.missing_go_to_left[0])).all()
     # Moving the missing rows to the other side scores no better.
     other = np.where(missing_rows, ~left, left)
-    flipped = split_score("gini", layout, _stats(y, other, layout), _stats(y, ~other, layout))
-    assert _root_score(model, X, y, "gini", layout) >= flipped
+    flipped = weighted_child_impurity(y, other, "gini")
+    assert _root_impurity(model, X, y, "gini") <= flipped
 
 
 def test_categories_absent_from_a_node_follow_its_missing_rule():
