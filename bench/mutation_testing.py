@@ -521,8 +521,10 @@ def _env(worktree: Path) -> dict:
 
 
 # -- mutants ----------------------------------------------------------------------------------
-def check_mutants(worktree: Path, mutants) -> dict:
-    """Line of each mutant's snippet; an error naming every mutant that does not apply."""
+def check_mutants(read, mutants) -> dict:
+    """Line of each mutant's snippet; an error naming every mutant that does not apply.
+
+    ``read(file)``: the text of a source file (the worktree's, or HEAD's for --list)."""
     problems, lines, seen = [], {}, set()
     for m in mutants:
         if m.id in seen:
@@ -532,7 +534,7 @@ def check_mutants(worktree: Path, mutants) -> dict:
             problems.append(f"{m.id}: the mutation changes nothing")
         if m.file not in FILE_TESTS:
             problems.append(f"{m.id}: no tests mapped for {m.file}")
-        text = (worktree / m.file).read_text()
+        text = read(m.file)
         count = text.count(m.original)
         if count != 1:
             problems.append(f"{m.id}: the original snippet occurs {count} times in {m.file} "
@@ -693,8 +695,8 @@ def main(argv=None) -> int:
 
     worktree = args.worktree.resolve()
     if args.list:
-        source = worktree if worktree.exists() else REPO
-        lines = check_mutants(source, MUTANTS)
+        # HEAD's files: the worktree may hold a mutant of a run in progress.
+        lines = check_mutants(lambda file: _git("show", f"HEAD:{file}", cwd=REPO), MUTANTS)
         for m in selected:
             tag = "  [equivalent]" if m.equivalent else ""
             tests = ",".join(Path(t).stem for t in (m.tests or FILE_TESTS[m.file]))
@@ -705,7 +707,7 @@ def main(argv=None) -> int:
         return 0
 
     prepare_worktree(worktree, args.refresh)
-    lines = check_mutants(worktree, MUTANTS)
+    lines = check_mutants(lambda file: (worktree / file).read_text(), MUTANTS)
     out = args.out if args.out.is_absolute() else Path.cwd() / args.out
     results = {}
     if args.resume and out.with_suffix(".json").exists():
