@@ -414,6 +414,33 @@ def test_max_features_hist_equals_exact_with_same_seed():
     assert_tree_equal(hist.tree_, exact.fit(X, y).tree_)
 
 
+@pytest.mark.parametrize(
+    ("categorical_split", "splitter", "device", "n_seeds"),
+    [("binary", "hist", "cpu", 40), ("binary", "exact", "cpu", 40),
+     ("multiway", "hist", "cpu", 40), ("binary", "hist", "cuda", 16)],
+)  # fmt: skip
+def test_max_features_draw_binds_categorical_features_too(categorical_split, splitter, device,
+                                                         n_seeds):  # fmt: skip
+    """A categorical feature that decides y and a numeric feature of noise, one feature
+    drawn per node: the root may split on the categorical feature only when it was drawn,
+    about half the seeds (Binomial(n, 1/2); the bounds are 3.5 standard deviations). A
+    search that ignored the draw for categorical columns would take it every time."""
+    rng = np.random.default_rng(8)
+    category = rng.integers(0, 4, size=400)
+    X = np.column_stack([category, rng.normal(size=400)]).astype(float)
+    y = np.isin(category, [1, 2]).astype(int)
+    params = dict(max_features=1, max_depth=1, categorical_features=[0], splitter=splitter,
+                  categorical_split=categorical_split, device=device)  # fmt: skip
+    on_category = sum(
+        DecisionTreeClassifier(random_state=seed, **params).fit(X, y).tree_.feature[0] == 0
+        for seed in range(n_seeds)
+    )
+    half, spread = n_seeds / 2, 3.5 * np.sqrt(n_seeds) / 2
+    assert half - spread <= on_category <= half + spread, on_category
+    # With every feature available the categorical feature always wins.
+    assert DecisionTreeClassifier(**{**params, "max_features": None}).fit(X, y).tree_.feature[0] == 0
+
+
 @pytest.mark.parametrize("splitter", SPLITTERS)
 def test_pure_node_is_a_leaf(splitter):
     X = np.array([[1.0], [2.0], [3.0]])
