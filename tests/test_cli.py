@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,22 @@ def read_csv(path):
         return list(csv.reader(handle))
 
 
+def _days_in_python():
+    """DAYS_CSV's features (outlook, humidity, wind, temp: strings with None, floats with
+    NaN for a missing value) and targets, read with the csv module, not gputree's reader."""
+    rows = [r for r in csv.reader(DAYS_CSV.splitlines()[1:]) if r]
+    missing = {"", "?", "NA", "nan"}
+    X = np.empty((len(rows), 4), dtype=object)
+    for i, (outlook, humidity, wind, temp, _) in enumerate(rows):
+        X[i] = [
+            outlook,
+            np.nan if humidity in missing else float(humidity),
+            None if wind in missing else wind,
+            np.nan if temp in missing else float(temp),
+        ]
+    return X, [r[-1] for r in rows]
+
+
 @pytest.fixture(scope="module")
 def days(tmp_path_factory):
     folder = tmp_path_factory.mktemp("days")
@@ -141,8 +158,21 @@ def test_csv_round_trip_train_info_predict_evaluate_export(days, tmp_path):
     for label, p_no, p_yes in rows[1:]:
         assert label in ("no", "yes") and abs(float(p_no) + float(p_yes) - 1) < 1e-12
     predicted = [r[0] for r in rows[1:]]
-    # The same model in Python gives the same predictions.
-    truth = [line.split(",")[-1] for line in DAYS_CSV.splitlines()[1:] if line]
+    # The same model in Python gives the same predictions and probabilities, row by row,
+    # on the rows read here with the csv module; and so does a tree fitted in Python on
+    # them with the command line's settings.
+    X, truth = _days_in_python()
+    loaded = gpu_tree.load(model)
+    probabilities = [[float(p) for p in r[1:]] for r in rows[1:]]
+    with warnings.catch_warnings():  # X has no column names; the model file has them
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        assert loaded.predict(X).tolist() == predicted
+        assert loaded.predict_proba(X).tolist() == probabilities
+    fitted = gpu_tree.DecisionTreeClassifier(
+        categorical_features=[0, 2], random_state=0, device="cpu"
+    ).fit(X, truth)
+    assert fitted.predict(X).tolist() == predicted
+    assert fitted.predict_proba(X).tolist() == probabilities
     assert accuracy_score(truth, predicted) > 0.9
 
     metrics_path = tmp_path / "metrics.json"
@@ -566,7 +596,10 @@ def test_real_process_entry_point(days, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # stderr is a pipe: no progress
-    assert len(read_csv(tmp_path / "p.csv")) == 15
+    written = read_csv(tmp_path / "p.csv")
+    assert len(written) == 15
+    in_process = list(csv.reader(ok(run("predict", model, data, "-o", "-")).stdout.splitlines()))
+    assert written == in_process  # the same predictions, row by row
     failed = subprocess.run(
         [*command, "info", str(data)],
         capture_output=True,
