@@ -958,7 +958,12 @@ def bench(
     json_path,
     plot_path,
 ):
-    """Time gpu_tree, and the installed peers, on a built-in Higgs-shaped dataset."""
+    """Time gpu_tree, and the installed peers, on a built-in Higgs-shaped dataset.
+
+    Exits with status 2, after the table, when gpu_tree's test accuracy is more than 1
+    point below the best peer's (more on a test set too small to tell 1 point), or, when
+    no peer ran, below the floor the dataset's known signal guarantees a depth-10 tree.
+    """
     from . import _bench
     from .datasets import make_higgs_like
     from .estimators import DecisionTreeClassifier, resolve_device
@@ -1052,12 +1057,21 @@ def bench(
         "results": [r.as_dict(reference) for r in results],
         "not_installed": missing,
     }
+    # The main job proves something: gpu_tree's accuracy against the best peer's, or the
+    # floor the dataset guarantees (_bench.accuracy_gate); a failure is exit status 2,
+    # after the table, the JSON and the plot.
+    verdict = _bench.accuracy_gate(results, report["settings"], y_test=data[3])
+    report["gate"] = verdict.as_dict()
+    if verdict.passed:
+        click.echo(_bench.gate_line(verdict))
     if json_path:
         _write_json(json_path, report)
         click.echo(f"results saved to {json_path}")
     if plot_path:
         _bench.plot_ratios(report, plot_path)
         click.echo(f"ratios drawn to {plot_path}")
+    if not verdict.passed:
+        raise click.ClickException(_bench.gate_line(verdict))
 
 
 if __name__ == "__main__":  # pragma: no cover
