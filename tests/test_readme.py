@@ -42,20 +42,109 @@ def test_extractor_reads_only_the_quick_start_section():
     assert extract("# no section\n") == []
 
 
-def test_python_examples_run(tmp_path, monkeypatch):
-    """The README's Python blocks run in order, as one session (the GPU one needs CuPy and
-    a GPU); files they write land in a temporary folder."""
+def _python_blocks():
     import re
 
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def _block(blocks, marker):
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"the README's Python example with {marker!r} changed: update this test"
+    return found[0]
+
+
+def _printed_numbers(capsys):
+    """The numbers the block printed on its one line."""
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 1, lines
+    return [float(v) for v in lines[0].split()]
+
+
+def test_python_examples_run(tmp_path, monkeypatch, capsys):
+    """The README's Python blocks run in order, as one session (the GPU one needs CuPy and
+    a GPU); files they write land in a temporary folder. Each does what the README says
+    it does: a tree that beats the majority class, a loaded model that predicts as the
+    saved one, pruned trees smaller than the full one and no worse on validation, and
+    categorical trees (ID3 with a multiway root) that fit the days."""
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+
+    import gpu_tree
+    from gpu_tree import DecisionTreeClassifier
+
+    blocks = _python_blocks()
     assert len(blocks) >= 3
+    fit = _block(blocks, "load_breast_cancer")
+    saved = _block(blocks, "gpu_tree.load(")
+    pruning = _block(blocks, "reduced_error_prune(")
+    categorical = _block(blocks, 'categorical_split="multiway"')
+    assert [b for b in blocks if "import cupy" not in b] == [fit, saved, pruning, categorical]
     monkeypatch.chdir(tmp_path)
     namespace = {}
-    for block in blocks:
-        if "import cupy" in block:
-            continue
+
+    def run(block):
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
-        assert "tree" in namespace
+
+    # Fitting: the breast-cancer tree, as printed.
+    run(fit)
+    tree, X, y = namespace["tree"], namespace["X"], namespace["y"]
+    X_expected, y_expected = load_breast_cancer(return_X_y=True)
+    assert np.array_equal(X, X_expected) and np.array_equal(y, y_expected)
+    score, depth, leaves = _printed_numbers(capsys)
+    assert (score, depth, leaves) == (tree.score(X, y), tree.get_depth(), tree.get_n_leaves())
+    majority = max(y.mean(), 1 - y.mean())  # 0.63: what predicting one class scores
+    assert 0.95 < score <= 1.0 and score > majority + 0.3
+    assert score == np.mean(tree.predict(X) == y)
+    assert 1 <= depth <= 5 and 2 <= leaves <= 2**5
+    assert tree.criterion == "entropy" and 0 <= tree.tree_.feature[0] < X.shape[1]
+    assert np.isfinite(tree.tree_.threshold[0])
+
+    # Saving and loading: the same predictions, bit for bit; text and DOT of the tree.
+    run(saved)
+    printed = capsys.readouterr().out
+    same = namespace["same"]
+    assert (tmp_path / "tree.json").stat().st_size > 0
+    assert np.array_equal(same.predict(X), tree.predict(X))
+    assert np.array_equal(same.predict_proba(X), tree.predict_proba(X))
+    assert printed == gpu_tree.export_text(tree) + "\n"
+    assert printed.count("class: ") == tree.get_n_leaves()
+    dot = (tmp_path / "tree.dot").read_text()
+    assert dot.startswith("digraph Tree {") and dot.count(" -> ") == tree.tree_.node_count - 1
+    assert dot.count("fillcolor=") == tree.tree_.node_count  # filled=True
+    try:
+        from matplotlib import pyplot
+
+        pyplot.close("all")
+    except ImportError:
+        pass
+
+    # Pruning: both pruned trees are smaller than the unpruned one; reduced-error pruning
+    # keeps (or improves) validation accuracy.
+    run(pruning)
+    small_leaves, checked_leaves, checked_score = _printed_numbers(capsys)
+    small, checked = namespace["small"], namespace["checked"]
+    X_train, y_train = namespace["X_train"], namespace["y_train"]
+    X_val, y_val = namespace["X_val"], namespace["y_val"]
+    assert len(X_train) + len(X_val) == len(X) and len(y_val) == len(X_val)
+    full = DecisionTreeClassifier().fit(X_train, y_train)
+    assert small_leaves == small.get_n_leaves() and checked_leaves == checked.get_n_leaves()
+    assert 1 < small_leaves < full.get_n_leaves()
+    assert checked_leaves < full.get_n_leaves()
+    assert checked_score == checked.score(X_val, y_val)
+    assert checked_score >= full.score(X_val, y_val)
+    assert checked_score > max(y_val.mean(), 1 - y_val.mean())
+    assert np.all(np.diff(namespace["path"].ccp_alphas) >= 0)
+
+    # Categorical columns with a missing value: both trees fit the five days; ID3 splits
+    # on outlook at the root, one branch per category.
+    run(categorical)
+    days, tree, id3 = namespace["days"], namespace["tree"], namespace["id3"]
+    labels = ["no", "no", "yes", "yes", "yes"]
+    assert tree.predict(days).tolist() == labels and id3.predict(days).tolist() == labels
+    assert id3.feature_names_in_[id3.tree_.feature[0]] == "outlook"
+    assert len(id3.tree_.children_of(0)) == 3  # sunny, overcast, rain
+    assert id3.get_n_leaves() == 3
 
 
 def test_command_line_example_runs(tmp_path):
@@ -67,7 +156,9 @@ def test_command_line_example_runs(tmp_path):
 
     if shutil.which("gputree") is None:
         pytest.skip("the gputree command is not installed")
-    section = re.search(r"^## Command line\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S)
+    section = re.search(
+        r"^## Command line\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S
+    )
     assert section is not None
     block = re.search(r"```bash\n(.*?)```", section.group(1), re.S).group(1)
     result = subprocess.run(
@@ -81,3 +172,26 @@ def test_command_line_example_runs(tmp_path):
     for output in ("model.json", "predictions.csv", "metrics.json", "bench.json"):
         assert (tmp_path / output).stat().st_size > 0, output
     assert "|--- " in result.stdout  # the exported tree
+    # The outputs agree with the data the block wrote: one prediction per row, the
+    # metrics are those of these predictions, and the tree beats the majority class.
+    import csv
+    import json
+
+    with open(tmp_path / "days.csv", newline="") as handle:
+        truth = [row["play"] for row in csv.DictReader(handle)]
+    with open(tmp_path / "predictions.csv", newline="") as handle:
+        predictions = list(csv.DictReader(handle))
+    assert len(predictions) == len(truth) > 0
+    labels = sorted(set(truth))
+    for row in predictions:
+        assert row["prediction"] in labels
+        probabilities = [float(row[f"proba_{label}"]) for label in labels]
+        assert abs(sum(probabilities) - 1) < 1e-12
+        assert float(row[f"proba_{row['prediction']}"]) == max(probabilities)
+    predicted = [row["prediction"] for row in predictions]
+    correct = sum(p == t for p, t in zip(predicted, truth, strict=True))
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["accuracy"] == pytest.approx(correct / len(truth))
+    assert metrics["accuracy"] > max(truth.count(label) for label in labels) / len(truth)
+    bench = json.loads((tmp_path / "bench.json").read_text())
+    assert bench["results"][0]["name"] == "gpu_tree" and bench["results"][0]["status"] == "ok"
