@@ -208,3 +208,103 @@ def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
     assert signatures["histograms_shared"][0][0] == ["array", "uint8", 2, "C"]
     assert len(signatures["histograms_shared"][0]) == 14
     assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}
+
+
+# -- bench/readme_figures.py: the README's figures come from a script -----------------------------
+README = BENCH.parent / "README.md"
+RESULTS = BENCH / "RESULTS.md"
+
+
+def _split_on_markers(text, names):
+    """The text outside every figures block, in order, and the blocks' contents."""
+    import re
+
+    outside, inside = [], {}
+    rest = text
+    for name in names:
+        begin, end = f"<!-- figures:{name} begin -->\n", f"<!-- figures:{name} end -->"
+        head, found, tail = rest.partition(begin)
+        assert found, name
+        block, found, rest = tail.partition(end)
+        assert found, name
+        outside.append(head)
+        inside[name] = block
+    outside.append(rest)
+    assert not re.search(r"<!-- figures:", "".join(outside).replace("<!-- figures:` markers", ""))
+    return outside, inside
+
+
+def test_readme_figure_blocks_are_replaced_and_nothing_else():
+    figures = _bench_module("readme_figures")
+    text = "intro\n<!-- figures:a begin -->\nold a\n<!-- figures:a end -->\nmiddle\n" \
+           "<!-- figures:b begin -->\n<!-- figures:b end -->\ntail"  # fmt: skip
+    new = figures.replace_blocks(text, {"a": "new a\n", "b": "new b\n"})
+    assert new == text.replace("old a\n", "new a\n").replace(
+        "<!-- figures:b begin -->\n", "<!-- figures:b begin -->\nnew b\n"
+    )
+    with pytest.raises(SystemExit, match="exactly once"):
+        figures.replace_blocks(text, {"c": "x\n"})
+    with pytest.raises(SystemExit, match="found 2"):
+        figures.check_markers(text + "\n" + text, ["a"])
+
+
+def test_readme_figures_take_medians_and_ranges_over_runs():
+    figures = _bench_module("readme_figures")
+    info = {"date": "2026-01-02 03:04 UTC", "commit": "abc123", "modified": False, "cores": 2,
+            "usable_cores": 2, "cpu_model": "Some CPU", "memory_bytes": 8 * 2**30}  # fmt: skip
+    runs = [
+        figures.Run(
+            tools={"gpu_tree": {"fit_s": fit, "ratio": 1.0, "accuracy": 0.88, "leaves": 900},
+                   "peer": {"fit_s": fit * ratio, "ratio": ratio, "accuracy": 0.881,
+                            "leaves": 901}},
+            settings={"depth": 10, "bins": 256, "features": 28, "n_train": 800, "n_test": 200,
+                      "repeats": 5, "sklearn_repeats": 3},
+            not_installed=["XGBoost"],
+        )  # fmt: skip
+        for fit, ratio in ((0.8, 50.0), (0.9, 54.0), (0.85, 52.0))
+    ]
+    text = figures.render_cpu_1m(runs, info, "python bench/bench_cpu.py")
+    assert "| gpu_tree: 0.85 s (0.8–0.9 s) | 1× | 88.00% |" in text
+    assert "| peer | 52× (50–54×) | 88.10% |" in text
+    assert "XGBoost" in text and "2026-01-02 03:04 UTC" in text and "`abc123`" in text
+    assert "2 cores, Some CPU, 8.0 GiB memory" in " ".join(text.split())
+    assert "median of 3 run(s) of `python bench/bench_cpu.py`" in " ".join(text.split())
+
+
+@pytest.mark.slow
+def test_readme_figures_quick_run_rewrites_a_copy_of_the_readme_between_markers(tmp_path):
+    pytest.importorskip("sklearn")
+    readme, results = tmp_path / "README.md", tmp_path / "RESULTS.md"
+    original_readme, original_results = README.read_text(), RESULTS.read_text()
+    readme.write_text(original_readme)
+    results.write_text(original_results)
+    stdout = _run("readme_figures.py", "--quick", "--runs", "1", "--readme", str(readme),
+                  "--results", str(results))  # fmt: skip
+    names = ("cpu-1m", "full-depth", "quick-start")
+    before_outside, before_inside = _split_on_markers(original_readme, names)
+    after_outside, after_inside = _split_on_markers(readme.read_text(), names)
+    assert after_outside == before_outside  # every byte outside the markers is untouched
+    for name in names:
+        block = after_inside[name]
+        assert block != before_inside[name] and block in stdout
+        flat = " ".join(block.split())
+        assert "Measured " in flat and " UTC at commit `" in flat and " cores, " in flat
+        assert "GiB memory" in flat and "| gpu_tree" in flat
+    assert "depth-4 tree on 3,000 × 28 rows" in " ".join(after_inside["cpu-1m"].split())
+    assert "on 1,600 training rows" in " ".join(after_inside["full-depth"].split())
+    assert "Accuracy gate: passed" in " ".join(after_inside["quick-start"].split())
+    history = results.read_text()
+    assert history.startswith(original_results)  # appended, nothing before rewritten
+    appended = history[len(original_results):]
+    assert "README figures (`bench/readme_figures.py`)" in appended
+    assert appended.count("Run by run") == 3
+    # The real files were not touched.
+    assert README.read_text() == original_readme and RESULTS.read_text() == original_results
+
+
+def test_readme_figures_quick_mode_refuses_to_write_the_real_readme():
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "readme_figures.py"), "--quick"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2 and "--readme and --results" in result.stderr
