@@ -19,13 +19,13 @@ def weighted_child_impurity(y, left_mask, criterion):
     return total
 
 
-def divergences_are_ties(ours, theirs, X, y, criterion):
+def tied_nodes(ours, theirs, X, y, criterion):
     """Walk both trees together. Wherever they split a node differently, the two splits
     must score the same: a tie, which scikit-learn breaks by its random feature order and
-    we break by the lowest feature index. Returns whether any tie was met (below a tie the
-    subtrees are not comparable)."""
+    we break by the lowest feature index. Returns the nodes of our tree where a tie was
+    met (below a tie the subtrees are not comparable); above them the trees are equal."""
     a, b = ours.tree_, theirs.tree_
-    met_tie = False
+    ties = []
     stack = [(0, 0, np.arange(len(y)))]
     while stack:
         node_a, node_b, rows = stack.pop()
@@ -39,14 +39,43 @@ def divergences_are_ties(ours, theirs, X, y, criterion):
             score_a = weighted_child_impurity(y[rows], left_a, criterion)
             score_b = weighted_child_impurity(y[rows], left_b, criterion)
             assert score_a == pytest.approx(score_b, rel=1e-9, abs=1e-9), (score_a, score_b)
-            met_tie = True
+            ties.append(node_a)
             continue
         if a.feature[node_a] != b.feature[node_b]:
-            met_tie = True  # two features partition these rows identically: a tie
+            ties.append(node_a)  # two features partition these rows identically: a tie
             continue
         stack.append((a.children_left[node_a], b.children_left[node_b], rows[left_a]))
         stack.append((a.children_right[node_a], b.children_right[node_b], rows[~left_a]))
-    return met_tie
+    return ties
+
+
+def divergences_are_ties(ours, theirs, X, y, criterion):
+    """Whether any tie was met (see :func:`tied_nodes`, which checks every divergence)."""
+    return bool(tied_nodes(ours, theirs, X, y, criterion))
+
+
+def assert_same_predictions_away_from_ties(ours, theirs, X_train, y_train, X_test, criterion,
+                                           min_share=0.0):  # fmt: skip
+    """The tie-invariant comparison: every divergence of the two trees is a tie (checked
+    on the training rows), and every test row whose path in our tree passes no tied node
+    gets the same prediction from both trees. Returns the share of such rows, which must
+    be at least ``min_share`` (so that the comparison is not empty)."""
+    ties = tied_nodes(ours, theirs, X_train, y_train, criterion)
+    untouched = np.ones(len(X_test), dtype=bool)
+    if ties:
+        paths = ours.decision_path(X_test)
+        untouched = np.asarray(paths[:, ties].sum(axis=1)).ravel() == 0
+    share = float(np.mean(untouched))
+    assert share >= min_share, f"only {share:.1%} of the test rows pass no tied node"
+    if not untouched.any():
+        return share
+    predicted_ours = ours.predict(X_test[untouched])
+    predicted_theirs = theirs.predict(X_test[untouched])
+    if predicted_ours.dtype.kind == "f":
+        np.testing.assert_allclose(predicted_ours, predicted_theirs, rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(predicted_ours, predicted_theirs)
+    return share
 
 
 def goes_left(tree, node, X):

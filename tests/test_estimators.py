@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _parity import divergences_are_ties
+from _parity import assert_same_predictions_away_from_ties
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 
@@ -66,21 +66,25 @@ def _sklearn_cv_accuracy(X, y, criterion, random_state):
 def test_exact_mode_matches_sklearn_classifier(criterion):
     """Same criterion, exact search: the same predictions where there are no ties.
 
-    Where a tie is broken differently (each verified to be a tie), accuracies may differ.
+    Where a tie is broken differently (each verified to be a tie), predictions below it
+    may differ; every test row whose path passes no tie is predicted alike.
     Bound: one point over the 3 x 5-fold predictions of all bundled datasets pooled; per
     dataset, one point beyond the spread scikit-learn itself shows across random_state
     (its own tie-breaking), which is about 2 points on wine's 178 rows.
     """
     pooled_gap = pooled_n = 0
+    shares = []  # per fold, the test rows whose paths pass no tie
     for name, loader in sorted(CLASSIFICATION_SETS.items()):
         X, y = loader(return_X_y=True)
+        X = X.astype(np.float32).astype(np.float64)  # scikit-learn's float32 values
         correct_ours = correct_theirs = 0
         for train, test in _cv_folds(len(y)):
             ours = DecisionTreeClassifier(criterion=criterion, splitter="exact")
             theirs = SklearnClassifier(criterion=criterion, random_state=0)
             pred_ours, pred_theirs = _sklearn_parity(ours, theirs, X[train], y[train], X[test])
-            if not divergences_are_ties(ours, theirs, X[train], y[train], criterion):
-                np.testing.assert_array_equal(pred_ours, pred_theirs, err_msg=name)
+            shares.append(assert_same_predictions_away_from_ties(
+                ours, theirs, X[train], y[train], X[test], criterion
+            ))  # fmt: skip
             assert ours.score(X[train], y[train]) == 1.0  # grown to purity
             correct_ours += np.sum(pred_ours == y[test])
             correct_theirs += np.sum(pred_theirs == y[test])
@@ -93,25 +97,28 @@ def test_exact_mode_matches_sklearn_classifier(criterion):
         pooled_gap += correct_ours - correct_theirs
         pooled_n += n
     assert abs(pooled_gap) / pooled_n <= 0.01
+    # Measured 37% (gini) and 50% (entropy) of the test rows compared; digits' roots tie.
+    assert np.mean(shares) >= 0.25, np.round(shares, 2)
 
 
-@pytest.mark.parametrize("max_depth", [3, 6, None])
-def test_exact_mode_matches_sklearn_regressor(max_depth):
+@pytest.mark.parametrize(("max_depth", "min_share"), [(3, 1.0), (6, 0.5), (None, 0.02)])
+def test_exact_mode_matches_sklearn_regressor(max_depth, min_share):
+    """Every divergence from scikit-learn's tree is a verified tie, and every test row
+    whose path passes no tie gets scikit-learn's prediction: all rows at depth 3, over
+    half at depth 6 (measured 54-90% per fold), a few in fully grown trees, whose many
+    two-row leaves tie on every feature. Data on float32 values, as scikit-learn trains."""
     X, y = datasets.load_diabetes(return_X_y=True)
+    X = X.astype(np.float32).astype(np.float64)
     r2_ours = r2_theirs = 0.0
-    any_tie = False
     for train, test in _cv_folds(len(y), n_repeats=1):
         ours = DecisionTreeRegressor(splitter="exact", max_depth=max_depth)
         theirs = SklearnRegressor(max_depth=max_depth, random_state=0)
-        pred_ours, pred_theirs = _sklearn_parity(ours, theirs, X[train], y[train], X[test])
-        tie = divergences_are_ties(ours, theirs, X[train], y[train], "squared_error")
-        if not tie:
-            np.testing.assert_allclose(pred_ours, pred_theirs)
-        any_tie |= tie
+        _sklearn_parity(ours, theirs, X[train], y[train], X[test])
+        assert_same_predictions_away_from_ties(
+            ours, theirs, X[train], y[train], X[test], "squared_error", min_share=min_share
+        )
         r2_ours += ours.score(X[test], y[test]) / 5
         r2_theirs += theirs.score(X[test], y[test]) / 5
-    if max_depth == 3:
-        assert not any_tie  # shallow trees here have no ties: identical predictions
     assert abs(r2_ours - r2_theirs) < 0.05
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _parity import divergences_are_ties
+from _parity import assert_same_predictions_away_from_ties
 from _shared_data import dataset_path, numeric_arff
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
@@ -66,7 +66,6 @@ def test_cal_housing_regression_close_to_sklearn():
     order = np.random.default_rng(0).permutation(len(y))
     train, test = order[:16000], order[16000:]
     ours = DecisionTreeRegressor(max_depth=10).fit(X[train], y[train]).score(X[test], y[test])
-    exact = DecisionTreeRegressor(max_depth=10, splitter="exact").fit(X[train], y[train])
     theirs = (
         sklearn_tree.DecisionTreeRegressor(max_depth=10, random_state=0)
         .fit(X[train], y[train])
@@ -76,11 +75,16 @@ def test_cal_housing_regression_close_to_sklearn():
     assert ours > theirs - 0.02  # quantile bins cost at most two points of R^2 here
     # Exact search is scikit-learn's tree: the same predictions, except below splits that
     # tie (scikit-learn breaks ties by a random feature order, we by the lowest index).
+    # scikit-learn trains on float32, so both see the float32 values; then every test row
+    # whose path passes no tie is predicted alike (91% of them here).
+    X32 = X.astype(np.float32).astype(np.float64)
+    exact = DecisionTreeRegressor(max_depth=10, splitter="exact").fit(X32[train], y[train])
     sklearn_exact = sklearn_tree.DecisionTreeRegressor(max_depth=10, random_state=0).fit(
-        X[train], y[train]
+        X32[train], y[train]
     )
-    if not divergences_are_ties(exact, sklearn_exact, X[train], y[train], "squared_error"):
-        np.testing.assert_allclose(exact.predict(X[test]), sklearn_exact.predict(X[test]))
+    assert_same_predictions_away_from_ties(
+        exact, sklearn_exact, X32[train], y[train], X32[test], "squared_error", min_share=0.85
+    )
 
 
 def _numeric_csv(name, target, columns):
