@@ -452,8 +452,8 @@ def accuracy_gate(results, settings: dict, y_test=None) -> GateVerdict:
         return GateVerdict("not checked", accuracy, reason=f"no peer ran and {why_not}")
     return GateVerdict(
         "passed" if accuracy >= FLOOR else "failed", accuracy, FLOOR, "floor", FLOOR, None,
-        f"no peer ran: the floor {_percent(FLOOR)} every correct depth-10 tree clears on this "
-        "dataset (Bayes-optimal 73.7%, a stump 68.4%)",
+        "no peer ran; the floor every correct depth-10 tree clears on this dataset "
+        "(Bayes-optimal 73.7%, a stump 68.4%)",
     )  # fmt: skip
 
 
@@ -465,5 +465,5 @@ def gate_line(verdict: GateVerdict) -> str:
     relation = ">=" if verdict.status == "passed" else "is below"
     return (
         f"accuracy gate {verdict.status}: gpu_tree's accuracy {ours} {relation} the bar "
-        f"{_percent(verdict.bar)} ({verdict.reason})"
+        f"{_percent(verdict.bar)}: {verdict.reason}"
     )

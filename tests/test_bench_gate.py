@@ -183,7 +183,7 @@ def test_gate_without_peers_uses_the_floor_only_where_it_was_derived():
     ours = [_result("gpu_tree", FLOOR - 0.005), _result("peer", None, status="failed")]
     verdict = accuracy_gate(ours, SETTINGS)
     assert verdict.status == "failed" and verdict.against == "floor" and verdict.bar == FLOOR
-    assert "gpu_tree's accuracy 69.20% is below the bar 69.70% (no peer ran: the floor" in gate_line(
+    assert "gpu_tree's accuracy 69.20% is below the bar 69.70%: no peer ran; the floor" in gate_line(
         verdict
     )
     ours[0].accuracy = FLOOR
