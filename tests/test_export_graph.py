@@ -55,6 +55,18 @@ def _parse_dot(source):
     return labels, colors, edges
 
 
+def _rgb(colour):
+    """ "#rrggbb" -> (r, g, b)."""
+    assert re.fullmatch(r"#[0-9a-f]{6}", colour), colour
+    return tuple(int(colour[k : k + 2], 16) for k in (1, 3, 5))
+
+
+def _field(label, name):
+    """The text after "name = " in a box's label."""
+    (line,) = [line for line in label.splitlines() if line.startswith(f"{name} = ")]
+    return line[len(name) + 3 :]
+
+
 def _check_with_pydot(source, n_nodes, n_edges):
     """Graphviz's grammar, where pydot is installed: the same nodes and edges."""
     try:
@@ -241,18 +253,46 @@ def test_label_impurity_ids_proportion_and_colours():
     assert "samples" not in "".join(labels.values()) and "gini" not in "".join(labels.values())
     labels, _, _ = _parse_dot(export_graphviz(model, proportion=True, precision=2))
     assert "samples = 100.0%" in labels[0] and "value = [0.33, 0.33, 0.33]" in labels[0]
-    labels, colors, _ = _parse_dot(export_graphviz(model, filled=True))
-    assert export_graphviz(model, filled=True) == export_graphviz(model, filled=True)
+    filled = export_graphviz(model, filled=True)
+    labels, colors, edges = _parse_dot(filled)
+    # filled=True adds colours and nothing else: the same boxes and edges.
+    plain_labels, plain_colors, plain_edges = _parse_dot(export_graphviz(model))
+    assert labels == plain_labels and edges == plain_edges
+    assert set(plain_colors.values()) == {None} and None not in colors.values()
     assert colors[0] == "#ffffff"  # a three-way tie: no majority, no colour
+    # Each class's full colour, from the pure leaves of a fully grown tree (one hue per
+    # class); a node's colour is its majority class's, mixed with white as much as the
+    # majority's lead over the runner-up falls short of the whole node.
+    full_tree = DecisionTreeClassifier(device="cpu").fit(X, y)
+    full_labels, full_colors, _ = _parse_dot(export_graphviz(full_tree, filled=True))
     by_class = {}
-    for node in np.flatnonzero(model.tree_.impurity == 0):  # pure nodes: full colour
-        by_class.setdefault(labels[node].splitlines()[-1], set()).add(colors[node])
+    for node in np.flatnonzero(full_tree.tree_.impurity == 0):
+        by_class.setdefault(full_labels[node].splitlines()[-1], set()).add(full_colors[node])
+    assert sorted(by_class) == ["class = 0", "class = 1", "class = 2"]
     assert all(len(c) == 1 for c in by_class.values())
-    assert len(set().union(*by_class.values())) == len(by_class)  # one hue per class
+    full_colour = {name[len("class = ") :]: _rgb(c) for name, (c,) in by_class.items()}
+    assert len(set(full_colour.values())) == 3 and (255, 255, 255) not in full_colour.values()
+    for node, label in labels.items():
+        counts = [float(v) for v in _field(label, "value")[1:-1].split(", ")]
+        top, second = sorted(counts)[-1], sorted(counts)[-2]
+        lead = (top - second) / sum(counts)
+        winner = label.splitlines()[-1][len("class = ") :]
+        expected = [255 - lead * (255 - c) for c in full_colour[winner]]
+        assert np.allclose(_rgb(colors[node]), expected, atol=1), (node, colors[node], expected)
+    # A regressor: one hue, from white (the lowest value among the nodes) to the full
+    # colour (the highest), in proportion to the node's value.
     regressor = DecisionTreeRegressor(max_depth=2, device="cpu").fit(X, y)
     labels, colors, _ = _parse_dot(export_graphviz(regressor, filled=True))
     assert labels[0].startswith("x2 <= 2.45\nsquared_error = 0.667\n")
-    assert len({c for c in colors.values()}) > 1
+    values = {node: float(_field(label, "value")) for node, label in labels.items()}
+    low, high = min(values.values()), max(values.values())
+    assert low < high
+    top = _rgb(colors[max(values, key=values.get)])
+    assert _rgb(colors[min(values, key=values.get)]) == (255, 255, 255) and top != (255, 255, 255)
+    for node, value in values.items():
+        strength = (value - low) / (high - low)
+        expected = [255 - strength * (255 - c) for c in top]
+        assert np.allclose(_rgb(colors[node]), expected, atol=1), (node, colors[node], expected)
 
 
 def test_out_file_path_is_written_atomically_and_file_objects_work(tmp_path, monkeypatch):
