@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _shared_data import dataset_path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="not a source checkout")
@@ -50,9 +51,8 @@ def test_gpu_benchmark_runs_under_the_simulator(tmp_path):
 def test_categorical_benchmark_runs_and_writes_markdown(tmp_path):
     pytest.importorskip("sklearn")
     pytest.importorskip("pandas")
-    shared = BENCH.parent.parent / "shared" / "datasets"
-    if not (shared / "car_evaluation.arff").is_file() or not (shared / "penguins.csv").is_file():
-        pytest.skip(f"shared datasets not available ({shared} absent)")
+    dataset_path("car_evaluation.arff")  # skips (or fails where required) when absent
+    dataset_path("penguins.csv")
     out = tmp_path / "categorical.md"
     stdout = _run(
         "bench_categorical.py", "--datasets", "car_evaluation,penguins", "--depths", "4",
