@@ -27,6 +27,7 @@ A reader is told, once it knows the column names, what to do with each column
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import gzip
@@ -236,9 +237,33 @@ def _read_csv(path, delimiter, plan, hint, header=True) -> Table:
     except csv.Error as exc:
         raise ValueError(f"{source}: malformed CSV: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        # exc.start counts from the start of the decoder's last chunk, not of the file.
+        offset, line = _first_undecodable(path, opener)
+        raise ValueError(
+            f"{source}, line {line}: not UTF-8 text ({exc.reason} at byte {offset})"
+        ) from None
     except (EOFError, gzip.BadGzipFile) as exc:
         raise ValueError(f"{source}: damaged gzip file ({exc})") from None
+
+
+def _first_undecodable(path, opener):
+    """(offset, line) of the first byte of ``path`` (decompressed) that is not UTF-8:
+    its offset from the start of the text, from 0, and its line, from 1."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = newlines = 0
+    with opener(path, "rb") as raw:
+        while True:
+            block = raw.read(1 << 20)
+            pending = decoder.getstate()[0]  # an unfinished character: no line break in it
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                before = (pending + block)[: exc.start]
+                return offset - len(pending) + exc.start, newlines + before.count(b"\n") + 1
+            if not block:
+                return offset, newlines + 1  # not found again: the end of the file
+            offset += len(block)
+            newlines += block.count(b"\n")
 
 
 def _is_number(text: str) -> bool:

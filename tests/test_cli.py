@@ -1169,12 +1169,26 @@ def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path):
         data_io.read_table(packed, _plan_of({}))
     latin = tmp_path / "latin.csv"
     latin.write_bytes("a,b\n1,Z\xfcrich\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin\.csv: not UTF-8 text \(.* at byte 7\)"):
+    with pytest.raises(ValueError, match=r"latin\.csv, line 2: not UTF-8 text \(.* at byte 7\)"):
         data_io.read_table(latin, _plan_of({"b": "category"}))
+    # Far into a file (the decoder works in chunks), plain and gzipped, after a BOM and a
+    # two-byte character split across the readers' blocks: the byte from the start and
+    # its line.
+    head = ("\ufeffa,b\n" + "1,zz\n" * 30_000 + "2,\u00e9\n" * 200_000).encode()
+    bad = head + b"3,Z\xfcrich\n"
+    big = tmp_path / "big.csv"
+    big.write_bytes(bad)
+    with gzip.open(tmp_path / "big.csv.gz", "wb") as out:
+        out.write(bad)
+    where = f"line {1 + 30_000 + 200_000 + 1}: not UTF-8 text (invalid start byte at byte "
+    for path in (big, tmp_path / "big.csv.gz"):
+        with pytest.raises(ValueError) as caught:
+            data_io.read_table(path, _plan_of({"b": "category"}))
+        assert str(caught.value) == f"{path}, {where}{len(head) + 3})"
     # A gzip file without the .gz ending is not silently read as text either.
     disguised = tmp_path / "packed.csv"
     disguised.write_bytes(gzip.compress(b"a,b\n1,2\n"))
-    with pytest.raises(ValueError, match=r"packed\.csv: not UTF-8 text"):
+    with pytest.raises(ValueError, match=r"packed\.csv, line 1: not UTF-8 text"):
         data_io.read_table(disguised, _plan_of({}))
 
 
