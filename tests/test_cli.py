@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _shared_data import SHARED_DATASETS, dataset_path
 from click.testing import CliRunner
 
 import gpu_tree
@@ -24,12 +25,7 @@ from gpu_tree._atomic import atomic_text
 from gpu_tree._metrics import classification_metrics, regression_metrics
 from gpu_tree.cli import auto_task, main
 
-SHARED_TENNIS = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared"
-    / "datasets"
-    / "play_tennis_weather_nominal.arff"
-)
+SHARED_TENNIS = SHARED_DATASETS / "play_tennis_weather_nominal.arff"
 
 # outlook is a string category; humidity has missing values written three ways; the
 # target is text.
@@ -1249,13 +1245,9 @@ def test_header_of_numbers_names_the_first_one(tmp_path):
     assert not (tmp_path / "m.json").exists()
 
 
-@pytest.mark.skipif(
-    not (SHARED_TENNIS.parent / "higgs_subset_lightgbm_train.tsv").is_file(),
-    reason="the shared datasets folder is not here",
-)
 def test_shared_higgs_file_reads_with_no_header(tmp_path):
-    train = SHARED_TENNIS.parent / "higgs_subset_lightgbm_train.tsv"
-    test = SHARED_TENNIS.parent / "higgs_subset_lightgbm_test.tsv"
+    train = dataset_path("higgs_subset_lightgbm_train.tsv")  # skips (or fails) when absent
+    test = dataset_path("higgs_subset_lightgbm_test.tsv")
     model = tmp_path / "higgs.json"
     assert_one_line_error(run("train", train, "-t", "0", "-o", model), "--no-header")
     trained = ok(run("train", train, "--no-header", "-t", "0", "--max-depth", "4", "-o", model))
