@@ -23,12 +23,16 @@ _local = threading.local()
 
 
 class RaceRecord:
-    """Writes seen during a :func:`watch_global_writes` block."""
+    """Writes seen during a :func:`watch_global_writes` block, launch by launch (a kernel
+    boundary orders the writes of two launches: no race between them)."""
 
     def __init__(self):
-        # (id of the array, flat index) -> {(block, thread): written atomically every time}
+        # (launch, id of the array, flat index) -> {(block, thread): atomic every time}
         self.writers = defaultdict(dict)
         self.names = {}
+        self.launch = 0
+        # Every array written stays referenced, so that no id is reused by another array.
+        self._arrays = []
         self.n_writes = 0
         self.n_atomic_writes = 0
         self._lock = threading.Lock()
@@ -37,9 +41,11 @@ class RaceRecord:
         thread = threading.current_thread()
         writer = (tuple(thread.blockIdx), tuple(thread.threadIdx))
         flat = int(np.ravel_multi_index(_index_tuple(index, array.ndim), array.shape))
-        key = (id(array), flat)
+        key = (self.launch, id(array), flat)
         with self._lock:
-            self.names.setdefault(id(array), array.shape)
+            if id(array) not in self.names:
+                self.names[id(array)] = array.shape
+                self._arrays.append(array)
             seen = self.writers[key]
             seen[writer] = seen.get(writer, True) and atomic
             self.n_writes += 1
@@ -49,7 +55,7 @@ class RaceRecord:
         """Entries written by several threads, at least one of them non-atomically."""
         return [
             (self.names[array], flat, sorted(writers))
-            for (array, flat), writers in self.writers.items()
+            for (_, array, flat), writers in self.writers.items()
             if len(writers) > 1 and not all(writers.values())
         ]
 
@@ -69,10 +75,18 @@ def _index_tuple(index, ndim):
 @contextlib.contextmanager
 def watch_global_writes(monkeypatch):
     """Record the global-memory writes of every simulated kernel launched inside."""
-    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator import kernel, kernelapi
     from numba.cuda.simulator.cudadrv import devicearray
 
     record = RaceRecord()
+    plain_call = kernel.FakeCUDAKernel.__call__
+
+    def counted_call(self, *args):
+        if not self._device:
+            record.launch += 1
+        return plain_call(self, *args)
+
+    monkeypatch.setattr(kernel.FakeCUDAKernel, "__call__", counted_call)
     plain_setitem = devicearray.FakeWithinKernelCUDAArray.__setitem__
 
     def watched_setitem(self, index, value):
