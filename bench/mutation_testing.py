@@ -73,9 +73,11 @@ NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
 # so a surviving mutant costs under about two minutes on 2 cores: test_grower.py (a
 # minute) runs for the grower only.
 FILE_TESTS = {
-    SPLITTING: ("tests/test_splitting.py", "tests/test_missing_values.py"),
+    SPLITTING: ("tests/test_splitting.py", "tests/test_missing_values.py",
+                "tests/test_categorical.py"),
     CRITERIA: ("tests/test_criteria.py", "tests/test_splitting.py"),
-    BINNING: ("tests/test_histograms.py", "tests/test_criteria.py"),
+    BINNING: ("tests/test_histograms.py", "tests/test_criteria.py",
+              "tests/test_missing_values.py", "tests/test_categorical.py"),
     SEARCH: ("tests/test_histograms.py", "tests/test_cuda_backend.py"),
     CPU_KERNELS: ("tests/test_histograms.py", "tests/test_missing_values.py"),
     CUDA_KERNELS: ("tests/test_cuda_backend.py",),
