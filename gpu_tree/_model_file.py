@@ -35,6 +35,7 @@ FORMAT_NAME = "gpu_tree.model"
 FORMAT_VERSION = 1
 _ESTIMATORS = ("DecisionTreeClassifier", "DecisionTreeRegressor")
 _NON_FINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -172,6 +173,9 @@ class _Reader:
             self.fail(f"array {name!r} has {len(values)} entries, expected {length}")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             self.fail(f"array {name!r} holds a value that is not an integer")
+        big = next((v for v in values if not _INT64_MIN <= v <= _INT64_MAX), None)
+        if big is not None:
+            self.fail(f"array {name!r} holds {big}, out of the 64-bit integer range")
         return np.array(values, dtype=np.int64)
 
     def floats(self, document, name, length, where="the tree"):
@@ -182,7 +186,9 @@ class _Reader:
         for k, v in enumerate(values):
             if isinstance(v, str) and v in _NON_FINITE:
                 out[k] = _NON_FINITE[v]
-            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            elif isinstance(v, float) or isinstance(v, int) and not isinstance(v, bool) and (
+                _INT64_MIN <= v <= _INT64_MAX
+            ):
                 out[k] = v
             else:
                 self.fail(f"array {name!r} holds {v!r}, which is not a number")
@@ -352,6 +358,8 @@ def _read_tree(read, doc) -> Tree:
     n_words = read.field(doc, "n_category_words", int, "the tree")
     if n < 1 or n_features < 1 or n_classes < 1 or n_words < 1:
         read.fail("node_count, n_features, n_classes and n_category_words must be positive")
+    if max(n, n_features, n_classes, n_words) > _INT64_MAX:
+        read.fail("node_count, n_features, n_classes and n_category_words must fit 64 bits")
     arrays = {}
     for name, dtype in _NODE_ARRAYS.items():
         reader = read.floats if dtype == np.float64 else read.ints
@@ -376,6 +384,10 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
     numbered after their parent (so the walk always ends: no cycle)."""
     left, right = arrays["children_left"], arrays["children_right"]
     kind, feature = arrays["split_kind"], arrays["feature"]
+    go_left = arrays["missing_go_to_left"]
+    bad = np.flatnonzero((go_left != 0) & (go_left != 1))
+    if bad.size:
+        read.fail(f"node {bad[0]} has missing_go_to_left {go_left[bad[0]]}, expected 0 or 1")
     parents = np.zeros(n, dtype=np.int64)
     for node in range(n):
         if left[node] == TREE_LEAF or right[node] == TREE_LEAF:
@@ -392,6 +404,15 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
         if not 0 <= feature[node] < n_features:
             read.fail(f"node {node} splits feature {feature[node]}, out of range "
                       f"({n_features} features)")  # fmt: skip
+        # Prediction picks a node's rule by its offsets, not its split kind: a branch table
+        # (branch_offset >= 0) makes it multiway, else a category set (category_offset >= 0)
+        # a subset split. They must agree with split_kind, or the walk reads unchecked offsets.
+        if kind[node] != MULTIWAY and arrays["branch_offset"][node] >= 0:
+            read.fail(f"node {node} has branch_offset {arrays['branch_offset'][node]} but split "
+                      f"kind {kind[node]}: only a multiway node has a branch table")  # fmt: skip
+        if kind[node] == NUMERIC and arrays["category_offset"][node] >= 0:
+            read.fail(f"node {node} has category_offset {arrays['category_offset'][node]} but "
+                      "is a numeric split: only a subset node has a category set")  # fmt: skip
         if kind[node] == MULTIWAY:
             children = np.arange(left[node], right[node] + 1)
             offset, entries = arrays["branch_offset"][node], arrays["n_branches"][node]

@@ -219,3 +219,308 @@ def test_binary_file_is_refused(tmp_path):
     path.write_bytes(b"\x80\x04\x95 pickle bytes \xff\xfe")
     with pytest.raises(ValueError, match="not a gpu_tree model file"):
         gpu_tree.load(path)
+
+
+# -- one precise defect per file, each named by the loader ------------------------------------
+# Each test starts from a real saved model and changes one thing. The match is on the
+# loader's own message: a file refused only by a later accident (an IndexError, numpy's
+# reshape error, a different check) does not pass.
+_MODELS = {
+    "classifier": ("classifier", {}),
+    "regressor": ("regressor", {}),
+    "subset": ("classifier", {"categorical_features": [0]}),
+    "multiway": ("classifier", {"categorical_features": [0], "categorical_split": "multiway"}),
+}
+_SAVED = {}
+
+
+def _saved(tmp_path, model):
+    """The JSON document of a real saved model (fitted and saved once per session)."""
+    if model not in _SAVED:
+        kind, params = _MODELS[model]
+        estimator, _ = _fitted(kind, **params)
+        estimator.save(tmp_path / "saved.json")
+        _SAVED[model] = (tmp_path / "saved.json").read_text()
+    return json.loads(_SAVED[model])
+
+
+def _nodes(tree, kind):
+    return [k for k, s in enumerate(tree["split_kind"]) if s == kind]
+
+
+def _refused(tmp_path, document, message):
+    with pytest.raises(ValueError, match=message):
+        gpu_tree.load(_write(tmp_path, document))
+
+
+def test_the_unchanged_documents_load(tmp_path):
+    for model in _MODELS:  # so every refusal below is the one change's doing
+        gpu_tree.load(_write(tmp_path, _saved(tmp_path, model)))
+
+
+@pytest.mark.parametrize("model", ["classifier", "multiway"])
+@pytest.mark.parametrize("array", ["depth", "children_left", "n_node_samples", "category_bitsets"])
+def test_true_false_in_an_integer_array_is_refused(tmp_path, model, array):
+    document = _saved(tmp_path, model)
+    values = document["tree"][array]
+    if not values:
+        pytest.skip(f"{array} is empty in this model")
+    values[-1] = bool(values[-1] == 1)  # 1 -> true: the value numpy would read is unchanged
+    _refused(tmp_path, document, f"array '{array}' holds a value that is not an integer")
+
+
+@pytest.mark.parametrize(
+    "where, name",
+    [((), "format_version"), ((), "n_features_in"), (("tree",), "node_count"),
+     (("tree",), "n_features"), (("tree",), "n_category_words")],
+)  # fmt: skip
+def test_true_false_in_an_integer_field_is_refused(tmp_path, where, name):
+    document = _saved(tmp_path, "classifier")
+    holder = document
+    for key in where:
+        holder = holder[key]
+    holder[name] = True  # for format_version and n_category_words, 1: only the type is wrong
+    _refused(tmp_path, document, f"field '{name}' of .* should be an integer, got True")
+
+
+def test_format_version_true_is_not_version_1(tmp_path):
+    document = _saved(tmp_path, "regressor")
+    document["format_version"] = True
+    _refused(tmp_path, document, "field 'format_version' of the model should be an integer, got True")
+
+
+@pytest.mark.parametrize("model", ["classifier", "regressor", "subset"])
+@pytest.mark.parametrize("side", ["children_left", "children_right"])
+def test_a_node_that_is_its_own_child_is_refused(tmp_path, model, side):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    node = [k for k in range(1, tree["node_count"]) if tree["children_left"][k] >= 0][0]
+    tree[side][node] = node  # not the root: the 'root has a parent' check cannot catch it
+    _refused(tmp_path, document, f"node {node} has child {node}, numbered before it: the tree "
+                                 "would have a cycle")  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["classifier", "subset", "multiway"])
+def test_a_child_one_past_the_last_node_is_refused(tmp_path, model):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    n = tree["node_count"]
+    node = _first_internal(tree)
+    tree["children_right"][node] = n
+    _refused(tmp_path, document, f"node {node} has child {n}, out of range \\(the tree has {n} nodes\\)")
+
+
+@pytest.mark.parametrize("model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3),
+                                         ("regressor", 1)])  # fmt: skip
+@pytest.mark.parametrize("shift", [0, 1])
+def test_a_split_feature_past_the_last_is_refused(tmp_path, model, kind, shift):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    node = _nodes(tree, kind)[-1]
+    bad = tree["n_features"] + shift  # == n_features is the off-by-one
+    tree["feature"][node] = bad
+    _refused(tmp_path, document, f"node {node} splits feature {bad}, out of range \\(3 features\\)")
+
+
+@pytest.mark.parametrize("model", ["classifier", "regressor", "subset"])
+def test_orphan_nodes_are_refused(tmp_path, model):
+    # An internal node whose children are both leaves becomes a leaf: its two children
+    # keep their place in the arrays but nothing leads to them any more.
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    left, right = tree["children_left"], tree["children_right"]
+    node = [k for k in range(tree["node_count"])
+            if left[k] >= 0 and left[left[k]] < 0 and left[right[k]] < 0][-1]  # fmt: skip
+    orphan = left[node]
+    left[node] = right[node] = -1
+    tree["split_kind"][node] = 0
+    tree["feature"][node] = -2
+    tree["category_offset"][node] = -1
+    _refused(tmp_path, document, f"node {orphan} has 0 parents; every node but the root needs "
+                                 "exactly one")  # fmt: skip
+
+
+@pytest.mark.parametrize("model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3), ("multiway", 7)])
+def test_a_leaf_with_an_internal_split_kind_is_refused(tmp_path, model, kind):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    leaf = _nodes(tree, 0)[0]
+    tree["split_kind"][leaf] = kind
+    _refused(tmp_path, document, f"node {leaf} is half a leaf: children -1, -1, split kind {kind}")
+
+
+def test_a_multiway_table_without_its_default_slot_is_refused(tmp_path):
+    # The table of the last multiway node loses its last entry (the child of missing values
+    # and unseen categories): the walk would read past branch_children.
+    document = _saved(tmp_path, "multiway")
+    tree = document["tree"]
+    node = max(_nodes(tree, 3), key=lambda k: tree["branch_offset"][k])
+    assert tree["branch_offset"][node] + tree["n_branches"][node] + 1 == len(tree["branch_children"])
+    tree["branch_children"].pop()
+    _refused(tmp_path, document, f"multiway node {node}: its branch table is out of range")
+
+
+@pytest.mark.parametrize("field, value", [("branch_offset", -1), ("branch_offset", -3),
+                                          ("n_branches", 0), ("n_branches", 6)])  # fmt: skip
+def test_a_multiway_table_out_of_range_is_refused(tmp_path, field, value):
+    document = _saved(tmp_path, "multiway")
+    tree = document["tree"]
+    node = _nodes(tree, 3)[0]
+    tree[field][node] = value
+    _refused(tmp_path, document, f"multiway node {node}: its branch table is out of range")
+
+
+@pytest.mark.parametrize("offset", [-1, -2, -64])
+def test_a_negative_category_set_offset_is_refused(tmp_path, offset):
+    document = _saved(tmp_path, "subset")
+    tree = document["tree"]
+    node = _nodes(tree, 2)[-1]
+    tree["category_offset"][node] = offset
+    _refused(tmp_path, document, f"subset node {node}: its category set is out of range")
+
+
+def test_a_category_set_past_the_bitsets_is_refused(tmp_path):
+    document = _saved(tmp_path, "subset")
+    tree = document["tree"]
+    node = _nodes(tree, 2)[-1]
+    tree["category_offset"][node] = len(tree["category_bitsets"])
+    _refused(tmp_path, document, f"subset node {node}: its category set is out of range")
+
+
+@pytest.mark.parametrize("model", ["classifier", "multiway"])
+def test_an_empty_tree_is_refused(tmp_path, model):
+    # A consistent empty tree: node_count 0 and every per-node array empty.
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    tree["node_count"] = 0
+    for values in tree.values():
+        if isinstance(values, list):
+            values.clear()
+    _refused(tmp_path, document, "node_count, n_features, n_classes and n_category_words must "
+                                 "be positive")  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["classifier", "regressor", "subset"])
+@pytest.mark.parametrize("change", [1, -1, "one node"])
+def test_a_value_array_of_the_wrong_length_is_refused(tmp_path, model, change):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    values = tree["value"]
+    expected = tree["node_count"] * tree["n_classes"]
+    assert len(values) == expected
+    if change == 1:
+        values.append(0.5)
+    elif change == -1:
+        values.pop()
+    else:
+        values.extend(values[: tree["n_classes"]])  # one node's worth more: still reshapes
+    _refused(tmp_path, document, f"array 'value' has {len(values)} entries, expected {expected}")
+
+
+@pytest.mark.parametrize("model, feature", [("subset", 1), ("subset", 2), ("multiway", 1),
+                                            ("classifier", 0)])  # fmt: skip
+def test_is_categorical_true_without_categories_is_refused(tmp_path, model, feature):
+    document = _saved(tmp_path, model)
+    document["categorical"]["is_categorical"][feature] = True
+    assert document["categorical"]["categories"][feature] is None
+    _refused(tmp_path, document, f"feature {feature}: is_categorical and its categories disagree")
+
+
+@pytest.mark.parametrize("model", ["subset", "multiway"])
+def test_categories_for_a_feature_marked_numeric_are_refused(tmp_path, model):
+    document = _saved(tmp_path, model)
+    document["categorical"]["is_categorical"][0] = False
+    assert document["categorical"]["categories"][0] is not None
+    _refused(tmp_path, document, "feature 0: is_categorical and its categories disagree")
+
+
+@pytest.mark.parametrize("model", ["classifier", "regressor", "multiway"])
+def test_infinities_and_nan_round_trip_bit_for_bit(tmp_path, model):
+    kind, params = _MODELS[model]
+    estimator, X = _fitted(kind, **params)
+    tree = estimator.tree_
+    numeric = np.flatnonzero(tree.split_kind == 1)
+    leaves = np.flatnonzero(tree.children_left == -1)
+    # -inf, inf and NaN in each float array: a threshold of -inf sends only -inf left.
+    tree.threshold[numeric[0]] = -np.inf
+    tree.threshold[numeric[-1]] = np.inf
+    tree.impurity[leaves[0]] = -np.inf
+    tree.impurity[leaves[1]] = np.inf
+    tree.impurity[leaves[2]] = np.nan
+    tree.weighted_n_node_samples[leaves[0]] = -np.inf
+    tree.weighted_n_node_samples[leaves[1]] = np.inf
+    tree.value[leaves[0], 0, 0] = -np.inf
+    tree.value[leaves[1], 0, -1] = np.inf
+    tree.value[leaves[2], 0, 0] = np.nan
+    tree.value[leaves[3], 0, 0] = -0.0
+    estimator._bin_mapper.edges_[1][0] = -np.inf
+    path = tmp_path / "model.json"
+    estimator.save(path)
+    saved = json.loads(path.read_text())["tree"]
+    assert saved["threshold"][numeric[0]] == "-inf" and saved["threshold"][numeric[-1]] == "inf"
+    assert saved["value"][leaves[0] * tree.n_classes] == "-inf"
+    loaded = gpu_tree.load(path)
+
+    def bits(a):
+        return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+    for name in ("threshold", "impurity", "weighted_n_node_samples", "value"):
+        np.testing.assert_array_equal(bits(getattr(loaded.tree_, name)), bits(getattr(tree, name)),
+                                      err_msg=name)  # fmt: skip
+    for mine, theirs in zip(loaded._bin_mapper.edges_, estimator._bin_mapper.edges_, strict=True):
+        np.testing.assert_array_equal(bits(mine), bits(theirs))
+    np.testing.assert_array_equal(loaded.predict(X), estimator.predict(X))
+
+
+# -- loader gaps: files the walk would misread, refused by name -------------------------------
+@pytest.mark.parametrize("model, kind", [("classifier", 1), ("subset", 2)])
+@pytest.mark.parametrize("offset", [0, 10**9])
+def test_a_branch_table_on_a_non_multiway_node_is_refused(tmp_path, model, kind, offset):
+    # Prediction takes any node with branch_offset >= 0 as multiway, whatever its split
+    # kind says; unchecked, a far offset read past branch_children (a segfault).
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    node = _nodes(tree, kind)[0]
+    tree["branch_offset"][node] = offset
+    _refused(tmp_path, document, f"node {node} has branch_offset {offset} but split kind {kind}")
+
+
+@pytest.mark.parametrize("model", ["classifier", "subset", "multiway"])
+@pytest.mark.parametrize("offset", [0, 10**9])
+def test_a_category_set_on_a_numeric_node_is_refused(tmp_path, model, offset):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    node = _nodes(tree, 1)[0]
+    tree["category_offset"][node] = offset
+    _refused(tmp_path, document, f"node {node} has category_offset {offset} but is a numeric split")
+
+
+@pytest.mark.parametrize("value", [2, 256, -1])
+def test_missing_go_to_left_must_be_0_or_1(tmp_path, value):
+    # Stored as uint8: 256 would wrap to 0 (right) and 2 would read as left.
+    document = _saved(tmp_path, "classifier")
+    tree = document["tree"]
+    node = _nodes(tree, 1)[0]
+    tree["missing_go_to_left"][node] = value
+    _refused(tmp_path, document, f"node {node} has missing_go_to_left {value}, expected 0 or 1")
+
+
+@pytest.mark.parametrize("array", ["depth", "children_left", "category_bitsets"])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+def test_an_integer_beyond_64_bits_is_refused(tmp_path, array, value):
+    # numpy would raise OverflowError, which is not a ValueError.
+    document = _saved(tmp_path, "subset")
+    document["tree"][array][0] = value
+    _refused(tmp_path, document, f"array '{array}' holds {value}, out of the 64-bit integer range")
+
+
+def test_an_integer_beyond_64_bits_in_a_float_array_is_refused(tmp_path):
+    document = _saved(tmp_path, "regressor")
+    document["tree"]["threshold"][0] = 10**400
+    _refused(tmp_path, document, "array 'threshold' holds 1000.*, which is not a number")
+
+
+def test_a_count_beyond_64_bits_is_refused(tmp_path):
+    document = _saved(tmp_path, "classifier")
+    document["tree"]["n_category_words"] = 2**64
+    _refused(tmp_path, document, "n_category_words must fit 64 bits")
