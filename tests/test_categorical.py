@@ -16,7 +16,13 @@ import pytest
 from _parity import weighted_child_impurity
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
-from gpu_tree._categorical import bitset, bitset_members, label_codes
+from gpu_tree._categorical import (
+    CategoryMaps,
+    bitset,
+    bitset_members,
+    label_codes,
+    with_codes,
+)
 from gpu_tree._metrics import confusion_matrix
 from gpu_tree._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, assert_tree_equal
 
@@ -179,6 +185,93 @@ def test_categorical_column_of_strings_needs_declaring():
         DecisionTreeClassifier(device="cpu").fit(frame, np.arange(20) % 2)
 
 
+@pytest.mark.parametrize("index", [3, -4, 4])
+def test_an_index_just_past_the_features_is_refused_naming_it(index):
+    # X has 3 features: valid indices are -3..2; 3 (== n_features) and -4 are one past.
+    X, y = _mixed_data(n=50)
+    with pytest.raises(ValueError, match=rf"holds the index {index}, but X has 3 features"):
+        DecisionTreeClassifier(categorical_features=[index], device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match=rf"holds the index {index}, but X has 3 features"):
+        DecisionTreeClassifier(categorical_features=[0, index], device="cpu").fit(X, y)
+
+
+def _hand_walk(tree, x, categorical):
+    """The leaf of one row, walked here: numeric nodes send x <= threshold left; a node on
+    a categorical feature sends ``categorical[feature]`` rows (an unseen category) where
+    its missing values go, as does NaN anywhere."""
+    node = 0
+    while tree.children_left[node] >= 0:
+        f = tree.feature[node]
+        if categorical[f] or np.isnan(x[f]):
+            if tree.branch_offset[node] >= 0:  # multiway: the missing values' entry
+                node = tree.branch_children[tree.branch_offset[node] + tree.n_branches[node]]
+                continue
+            go_left = bool(tree.missing_go_to_left[node])
+        else:
+            assert tree.category_offset[node] < 0
+            go_left = x[f] <= tree.threshold[node]
+        node = tree.children_left[node] if go_left else tree.children_right[node]
+    return node
+
+
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+@pytest.mark.parametrize("column_kind", ["strings", "pandas category", "numbers"])
+def test_unseen_categories_at_predict_follow_each_nodes_missing_rule(
+    categorical_split, column_kind
+):
+    X, y = _mixed_data(n=600, n_categories=7, missing=0.1, seed=21)
+    names = np.array([f"k{k}" for k in range(7)], dtype=object)
+    unseen_value = {"strings": "never", "pandas category": "never", "numbers": 2.5}
+    if column_kind == "numbers":
+        colour = X[:, 0]
+    else:
+        colour = np.where(np.isnan(X[:, 0]), None, names[np.nan_to_num(X[:, 0]).astype(int)])
+    frame = pd.DataFrame({"colour": colour, "size": X[:, 1], "noise": X[:, 2]})
+    if column_kind == "pandas category":
+        frame["colour"] = frame["colour"].astype("category")
+    model = DecisionTreeClassifier(
+        max_depth=4, categorical_features=[0], categorical_split=categorical_split,
+        criterion="entropy", device="cpu",
+    ).fit(frame, y)  # fmt: skip
+    tree = model.tree_
+    assert (tree.feature[tree.children_left >= 0] == 0).any()  # the colour is used
+    probe = frame.iloc[:60].copy()
+    if column_kind == "pandas category":
+        # A category the training column did not have, in a column of its own categories.
+        probe["colour"] = pd.Categorical(["never"] * 60, categories=["k3", "never"])
+    else:
+        probe["colour"] = pd.Series([unseen_value[column_kind]] * 60, dtype=object)
+    numeric = np.c_[np.zeros(60), probe["size"].to_numpy(), probe["noise"].to_numpy()]
+    expected = [_hand_walk(tree, row, [True, False, False]) for row in numeric]
+    np.testing.assert_array_equal(model.apply(probe), expected)
+    np.testing.assert_array_equal(model.predict_proba(probe), tree.value[expected, 0, :])
+
+
+def test_category_codes_are_nan_for_unseen_categories():
+    # The coded X handed to the tree walk: seen categories get their position among the
+    # sorted training categories, unseen and missing ones NaN (never a negative code).
+    train = pd.DataFrame({
+        "s": ["b", "a", "c", None],
+        "p": pd.Categorical(["y", "x", "y", "x"], categories=["x", "y", "z"]),
+        "o": np.array([3, "t", 3, "t"], dtype=object),
+    })  # fmt: skip
+    maps = CategoryMaps(np.array([True, True, True])).fit(train)
+    probe = pd.DataFrame({
+        "s": ["c", "zz", None, "a"],
+        "p": pd.Categorical(["z", "w", "y", None], categories=["w", "y", "z"]),
+        "o": np.array([4, "t", "u", 3], dtype=object),
+    })  # fmt: skip
+    expected = np.array([
+        [2, np.nan, np.nan],  # "c" -> 2; "z" was a category, never seen in training
+        [np.nan, np.nan, 1],  # "w" was no training category; "t" sorts after 3
+        [np.nan, 1, np.nan],
+        [0, np.nan, 0],
+    ])  # fmt: skip
+    np.testing.assert_array_equal(maps.encode(probe), expected)
+    coded = with_codes(probe, maps)
+    assert not (coded.to_numpy(dtype=float) < 0).any()
+
+
 # -- binary subset splits -------------------------------------------------------------------
 @pytest.mark.parametrize("missing", [0.0, 0.15])
 @pytest.mark.parametrize(
@@ -338,6 +431,33 @@ def test_categories_absent_from_a_node_follow_its_missing_rule():
     model = DecisionTreeClassifier(max_depth=2, categorical_features=[1], device="cpu").fit(X, y)
     probe = np.array([[-1.0, 3.0], [-1.0, np.nan]])
     np.testing.assert_array_equal(model.apply(probe[:1]), model.apply(probe[1:]))
+
+
+def test_words_for_rounds_up_to_whole_words():
+    from gpu_tree._categorical import words_for
+
+    for n_categories, words in [(0, 1), (1, 1), (64, 1), (65, 2), (70, 2), (128, 2), (129, 3)]:
+        assert words_for(n_categories) == words, n_categories
+
+
+@pytest.mark.parametrize("splitter", ["hist", "exact"])
+def test_a_category_past_the_first_bitset_word_is_split_off(splitter):
+    # 70 categories; only category 66 (bit 2 of the second word) is class 1. The stump
+    # must send 66 alone to one side, and predict every row right.
+    codes = np.arange(70 * 12) % 70
+    y = (codes == 66).astype(int)
+    X = codes[:, None].astype(float)
+    model = DecisionTreeClassifier(
+        max_depth=1, categorical_features=[0], splitter=splitter, device="cpu"
+    ).fit(X, y)
+    tree = model.tree_
+    assert tree.split_kind[0] == CATEGORICAL_SUBSET and tree.n_category_words == 2
+    np.testing.assert_array_equal(model.predict(X), y)
+    left = model.apply(X) == tree.children_left[0]
+    assert set(codes[left].tolist()) in ({66}, set(range(70)) - {66})
+    words = tree.category_bitsets[tree.category_offset[0] :][: tree.n_category_words]
+    members = set(bitset_members(words).tolist()) & set(range(70))
+    assert members == set(codes[left].tolist())
 
 
 # -- both backends and both modes build the same tree --------------------------------------

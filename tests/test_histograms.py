@@ -445,6 +445,108 @@ def test_max_bins_in_range(good):
     assert check_max_bins(good) == int(good)
 
 
+def _adjacent_pair_rounding_up(x):
+    """Two adjacent floats a < b from x on whose midpoint a/2 + b/2 rounds to b (a has an
+    odd last mantissa bit, so the tie goes to b's even one)."""
+    a = np.float64(x)
+    for _ in range(4):
+        b = np.nextafter(a, np.inf)
+        if a / 2 + b / 2 == b:
+            return a, b
+        a = b
+    raise AssertionError(f"no rounding-up pair near {x}")
+
+
+def test_adjacent_floats_whose_midpoint_rounds_up_keep_separate_bins():
+    # An edge at the rounded midpoint would equal b, and b (edges[k-1] < x <= edges[k])
+    # would share a's bin. The edge must stay strictly below b, at or above a.
+    pairs = [_adjacent_pair_rounding_up(x) for x in (1.0, 3.0, -7.25, 1e10, 1e-300)]
+    for a, b in pairs:
+        assert b == np.nextafter(a, np.inf) and a / 2 + b / 2 == b  # the case meant
+    values = np.array([v for pair in pairs for v in pair])
+    X = np.repeat(values, 3)[:, None]
+    mapper = BinMapper(max_bins=256).fit(X)
+    X_binned, lower, upper = mapper.transform(X)
+    distinct = np.unique(values)
+    assert mapper.n_bins_per_feature_[0] == distinct.size == 10
+    edges = mapper.edges_[0]
+    assert np.all(distinct[:-1] <= edges) and np.all(edges < distinct[1:])
+    # Each value its own bin, in order: the position among the distinct values.
+    np.testing.assert_array_equal(X_binned[0], np.searchsorted(distinct, X[:, 0]))
+    np.testing.assert_array_equal(lower[0, :10], distinct)
+    np.testing.assert_array_equal(upper[0, :10], distinct)
+    # A tree separates the two values of each pair, as exact search does.
+    y = np.tile(np.repeat([0, 1], 3), len(pairs))
+    for splitter in ("hist", "exact"):
+        model = gpu_tree.DecisionTreeClassifier(splitter=splitter, device="cpu").fit(X, y)
+        np.testing.assert_array_equal(model.predict(X), y)
+
+
+def test_a_heavy_largest_value_leaves_no_empty_last_bin():
+    # 0..9 once and 100 twenty times, 4 bins: the 'midpoint' quantiles of the 30 sorted
+    # values sit at positions 7.25, 14.5 and 21.75, i.e. (7 + 8) / 2 = 7.5, then 100 and
+    # 100. An edge at 100 (the largest value) would open a bin no value can reach.
+    X = np.r_[np.arange(10.0), np.full(20, 100.0)][:, None]
+    mapper = BinMapper(max_bins=4).fit(X)
+    np.testing.assert_array_equal(mapper.edges_[0], [7.5])
+    assert mapper.n_bins_per_feature_[0] == 2 and not mapper.one_value_per_bin_[0]
+    X_binned, _, _ = mapper.transform(X)
+    np.testing.assert_array_equal(X_binned[0], (X[:, 0] > 7.5).astype(int))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_bin_is_non_empty_on_the_data_it_was_fitted_on(seed):
+    # Heavy values (a quarter of the rows at the maximum, a quarter at 0) among spread
+    # ones, more distinct values than bins; with and without missing values.
+    rng = np.random.default_rng(seed)
+    n = 4000
+    column = rng.exponential(size=n)
+    column[rng.random(n) < 0.25] = column.max()
+    column[rng.random(n) < 0.25] = 0.0
+    X = np.c_[column, np.round(rng.normal(size=n), 1), rng.integers(0, 6, n)].astype(float)
+    for missing in (False, True):
+        if missing:
+            X[rng.random(n) < 0.1, :2] = np.nan
+        for max_bins in (4, 16, 64):
+            mapper = BinMapper(max_bins=max_bins).fit(X)
+            X_binned, _, _ = mapper.transform(X)
+            for f in range(X.shape[1]):
+                codes = X_binned[f][~np.isnan(X[:, f])].astype(np.int64)
+                counts = np.bincount(codes, minlength=mapper.n_bins_per_feature_[f])
+                assert counts.size == mapper.n_bins_per_feature_[f], (f, max_bins)
+                assert counts[-1] > 0 and counts[0] > 0, (f, max_bins, counts)
+            if missing:
+                # At most max_bins bins in all, the missing values' code apart from
+                # every value code.
+                assert mapper.n_bins_ <= max_bins
+                assert mapper.missing_bin_ == mapper.n_bins_ - 1
+                assert np.all(mapper.n_bins_per_feature_ <= mapper.missing_bin_)
+                assert np.all(X_binned[np.isnan(X.T)] == mapper.missing_bin_)
+
+
+def test_bin_bounds_are_reduced_over_every_row_block():
+    # Edges fitted on 0, 1, 2, 3 (one value per bin), then 12,288 other rows binned:
+    # three parallel row blocks of 4096, each keeping its own per-bin minima and maxima.
+    # Every bin's smallest and largest value are planted in the first block, so a merge
+    # that kept only one block's tables would get them wrong.
+    mapper = BinMapper(max_bins=256).fit(np.arange(4.0)[:, None].repeat(2, axis=1))
+    np.testing.assert_array_equal(mapper.edges_[0], [0.5, 1.5, 2.5])
+    rng = np.random.default_rng(5)
+    n = 3 * 4096
+    X = rng.integers(0, 4, size=(n, 2)) + rng.uniform(-0.4, 0.4, size=(n, 2))
+    # Each bin b's extremes: b - 0.45 and b + 0.45, beyond every random value b +- 0.4.
+    planted = np.arange(4).repeat(2) + np.tile([-0.45, 0.45], 4)
+    X[10 : 10 + planted.size, 0] = planted  # rows of block 0
+    X[20 : 20 + planted.size, 1] = planted[::-1]
+    X_binned, lower, upper = mapper.transform(X)
+    for f in range(2):
+        codes = np.searchsorted([0.5, 1.5, 2.5], X[:, f], side="left")
+        np.testing.assert_array_equal(X_binned[f], codes)
+        for b in range(4):
+            assert lower[f, b] == X[codes == b, f].min() == planted[2 * b], (f, b)
+            assert upper[f, b] == X[codes == b, f].max() == planted[2 * b + 1], (f, b)
+
+
 @pytest.mark.parametrize("n_classes", [2, 5])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, weighted):
