@@ -151,11 +151,18 @@ def test_prediction_kernel_matches_cpu_traversal(categorical_split):
 
 
 # -- the same tree on both devices -----------------------------------------------------------
-@pytest.fixture(params=["shared", "global"])
+@pytest.fixture(params=["shared", "shared-pairs", "global"])
 def histogram_path(request, monkeypatch):
-    """Run a test with the launcher's shared-memory path, or forced onto global memory."""
+    """Run a test with the launcher's shared-memory path, with at most two features per
+    block (so that a launch has several feature groups, the last one partial, as wide or
+    deep data has on a GPU), or forced onto global memory."""
     if request.param == "global":
         monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 0)
+    elif request.param == "shared-pairs":
+        fitting = cuda_kernels.shared_features_per_block
+        monkeypatch.setattr(
+            cuda_kernels, "shared_features_per_block", lambda *args: min(2, fitting(*args))
+        )
     return request.param
 
 

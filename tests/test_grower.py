@@ -496,3 +496,53 @@ def test_duplicate_rows_with_conflicting_targets_regression_hist_equals_exact():
     exact = DecisionTreeRegressor(splitter="exact").fit(X, y)
     assert hist.tree_.n_leaves == 9  # one leaf per distinct row: nothing left to split
     assert_tree_equal(hist.tree_, exact.tree_)
+
+
+def test_a_split_improving_exactly_min_impurity_decrease_is_made():
+    """scikit-learn's rule: a node stays a leaf when improvement + EPSILON <
+    min_impurity_decrease. Gini improvement of the root split of this data is 1/5 in
+    rational arithmetic; float arithmetic lands a few ulps below 0.2, which the EPSILON
+    slack absorbs, so the split is made at exactly 0.2 and not just above."""
+    from fractions import Fraction
+
+    X = np.arange(7.0)[:, None]
+    y = np.array([0, 2, 1, 1, 1, 2, 1])
+    split = DecisionTreeClassifier(max_depth=1).fit(X, y).tree_
+    left = X[:, 0] <= split.threshold[0]
+
+    def gini(labels):
+        n = len(labels)
+        return 1 - sum(Fraction(int(np.sum(labels == k)), n) ** 2 for k in range(3))
+
+    improvement = gini(y) - Fraction(int(left.sum()), 7) * gini(y[left]) - Fraction(
+        int((~left).sum()), 7
+    ) * gini(y[~left])
+    assert improvement == Fraction(1, 5)
+    at = DecisionTreeClassifier(max_depth=1, min_impurity_decrease=0.2).fit(X, y)
+    assert at.tree_.node_count == 3
+    above = DecisionTreeClassifier(max_depth=1, min_impurity_decrease=0.2 + 1e-9).fit(X, y)
+    assert above.tree_.node_count == 1
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_max_features_keeps_searching_when_the_drawn_features_cannot_split(device):
+    """As in scikit-learn: a node whose drawn features hold no valid split (here the
+    constant feature 0) searches the other features, so every seed splits the root on
+    feature 1."""
+    X = np.column_stack([np.zeros(40), np.arange(40.0)])
+    y = (np.arange(40) >= 20).astype(int)
+    for seed in range(12 if device == "cpu" else 6):
+        tree = DecisionTreeClassifier(max_features=1, max_depth=1, random_state=seed,
+                                      device=device).fit(X, y).tree_  # fmt: skip
+        assert tree.node_count == 3 and tree.feature[0] == 1, seed
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_multiway_split_reaching_exactly_max_leaf_nodes_is_made(device):
+    X = np.repeat([0.0, 1.0, 2.0], 5)[:, None]
+    y = np.repeat([0, 1, 2], 5)
+    params = dict(categorical_features=[0], categorical_split="multiway", device=device)
+    three = DecisionTreeClassifier(max_leaf_nodes=3, **params).fit(X, y)
+    assert three.get_n_leaves() == 3 and three.score(X, y) == 1.0
+    two = DecisionTreeClassifier(max_leaf_nodes=2, **params).fit(X, y)
+    assert two.get_n_leaves() == 1  # three branches would exceed two leaves

@@ -379,11 +379,27 @@ def test_midpoint_rule():
     np.testing.assert_array_equal(midpoint([1.0, 2.0, -3.0], [2.0, 5.0, -1.0]), [1.5, 3.5, -2.0])
     big = np.finfo(np.float64).max
     assert midpoint(big / 2, big) == pytest.approx(0.75 * big)  # no overflow
-    a = 1.0
-    b = np.nextafter(1.0, 2.0)
-    # Neighbouring doubles: the midpoint rounds onto b, so the lower value is used.
+    # Neighbouring doubles 1 + eps and 1 + 2 eps: a/2 + b/2 = 1 + 1.5 eps rounds (to even)
+    # onto b, which would send b left; the lower value is used instead. (For 1 and 1 + eps
+    # the sum rounds down by itself, so that pair cannot show the guard.)
+    a = np.nextafter(1.0, 2.0)
+    b = np.nextafter(a, 2.0)
+    assert a / 2 + b / 2 == b
     assert midpoint(a, b) == a
     assert midpoint(a, b) < b
+
+
+@pytest.mark.parametrize("splitter", ["hist", "exact"])
+def test_neighbouring_doubles_are_split_apart(splitter):
+    """Two classes at neighbouring doubles whose midpoint rounds onto the upper one: the
+    threshold must still separate them, in training and at prediction."""
+    from gpu_tree import DecisionTreeClassifier
+
+    a = np.nextafter(1.0, 2.0)
+    X = np.array([[a], [a], [np.nextafter(a, 2.0)], [np.nextafter(a, 2.0)]])
+    model = DecisionTreeClassifier(splitter=splitter).fit(X, [0, 0, 1, 1])
+    assert model.tree_.threshold[0] == a
+    np.testing.assert_array_equal(model.predict(X), [0, 0, 1, 1])
 
 
 @pytest.mark.parametrize("criterion", ["gini", "squared_error"])
@@ -400,3 +416,104 @@ def test_single_bin_histograms_have_no_split(criterion):
     chosen = select_splits(hist, criterion, layout, SplitConstraints())
     assert not chosen.has_split.any()
     assert np.all(chosen.score == -np.inf)
+
+
+# ---------------------------------------------------------------------------------------
+# Where missing values go, and categorical edge cases, through the estimators
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+def test_missing_rows_tied_between_sides_go_to_the_side_with_more_present_rows(splitter, device):
+    """One present row (y = -7) left, 49 (y = 5) right, one missing row (y = 0). Its two
+    placements have the same squared error exactly (sums of squares of whole numbers:
+    (-7)**2/2 + 245**2/49 = 1249.5 = (-7)**2 + 245**2/50), so the documented tie rule
+    decides: the side with more present rows, the right."""
+    from gpu_tree import DecisionTreeRegressor
+
+    X = np.array([[0.0]] + [[1.0]] * 49 + [[np.nan]])
+    y = np.array([-7.0] + [5.0] * 49 + [0.0])
+    tree = DecisionTreeRegressor(max_depth=1, splitter=splitter, device=device).fit(X, y)
+    assert tree.tree_.feature[0] == 0 and not tree.tree_.missing_go_to_left[0]
+    # The right leaf holds the 49 rows and the missing one: mean 245 / 50.
+    np.testing.assert_array_equal(tree.predict([[np.nan], [0.0], [1.0]]), [4.9, -7.0, 4.9])
+
+
+@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+def test_missing_values_unseen_in_training_follow_the_bigger_child_left_on_ties(splitter, device):
+    from gpu_tree import DecisionTreeClassifier
+
+    equal = DecisionTreeClassifier(splitter=splitter, device=device)
+    equal.fit([[0.0], [0.0], [1.0], [1.0]], [0, 0, 1, 1])
+    assert equal.tree_.missing_go_to_left[0] and equal.predict([[np.nan]])[0] == 0
+    bigger_right = DecisionTreeClassifier(splitter=splitter, device=device)
+    bigger_right.fit([[0.0], [1.0], [1.0], [1.0]], [0, 1, 1, 1])
+    assert not bigger_right.tree_.missing_go_to_left[0] and bigger_right.predict([[np.nan]])[0] == 1
+
+
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_no_split_leaves_a_child_empty(categorical_split, device):
+    """One category present plus missing rows of the same class mix: the only split that
+    moves a row (missing rows apart) gains nothing but is allowed; none may send every row
+    to one side. Then random categorical data with missing values: no node is empty, and
+    every multiway node has at least two branches."""
+    from gpu_tree import DecisionTreeClassifier
+
+    params = dict(categorical_features=[0], categorical_split=categorical_split, device=device)
+    X = np.array([[0.0], [0.0], [np.nan], [np.nan]])
+    tree = DecisionTreeClassifier(**params).fit(X, [0, 1, 0, 1]).tree_
+    assert tree.n_node_samples.min() > 0
+    rng = np.random.default_rng(3)
+    for seed in range(3):
+        X = rng.integers(0, 4, size=(120, 3)).astype(float)
+        X[rng.random(X.shape) < 0.2] = np.nan
+        y = rng.integers(0, 3, size=120)
+        tree = DecisionTreeClassifier(**params, random_state=seed).fit(X, y).tree_
+        assert tree.n_node_samples.min() > 0, seed
+        assert np.all(tree.n_branches[tree.n_branches > 0] >= 2)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_multiway_node_with_one_category_is_a_leaf(device):
+    from gpu_tree import DecisionTreeClassifier
+
+    X = np.zeros((6, 1))  # one category, both classes: no split can separate them
+    tree = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway",
+                                  device=device).fit(X, [0, 1, 0, 1, 0, 1]).tree_  # fmt: skip
+    assert tree.node_count == 1
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_multiway_missing_and_unseen_categories_take_the_largest_branch(device):
+    """The default branch is the category with the most rows at the node (here code 2,
+    neither the first nor the last), in training and at prediction."""
+    from gpu_tree import DecisionTreeClassifier
+
+    rows = {0: 5, 1: 6, 2: 12, 3: 4}
+    X = np.concatenate([np.full(n, float(code)) for code, n in rows.items()] + [[np.nan] * 3])
+    y = np.concatenate([np.full(n, code % 2) for code, n in rows.items()] + [[1, 1, 1]])
+    model = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway",
+                                   device=device).fit(X[:, None], y)  # fmt: skip
+    leaf_of = dict(zip([0.0, 1.0, 2.0, 3.0], model.apply(np.array([[0.0], [1.0], [2.0], [3.0]])), strict=True))
+    assert len(set(leaf_of.values())) == 4
+    assert model.apply([[np.nan]])[0] == leaf_of[2.0]
+    # Code 2's leaf holds its 12 rows and the 3 missing ones: 15.
+    assert model.tree_.n_node_samples[leaf_of[2.0]] == 15
+
+
+def test_categorical_ties_go_to_the_first_candidate_class_orderings_before_subsets():
+    """Three pure categories of three classes: every one-against-the-rest split ties.
+    Candidates are tried class ordering by class ordering (categories sorted by P(class),
+    ties by code), shortest prefix first, then the small subsets; the first wins. Class
+    0's ordering is (1, 2, 0), so its first prefix {1} goes left."""
+    from gpu_tree import DecisionTreeClassifier
+    from gpu_tree._categorical import bitset_members
+
+    X = np.repeat([0.0, 1.0, 2.0], 10)[:, None]
+    y = np.repeat([0, 1, 2], 10)
+    for device in ("cpu", "cuda"):
+        tree = DecisionTreeClassifier(max_depth=1, categorical_features=[0], device=device)
+        tree = tree.fit(X, y).tree_
+        words = tree.category_bitsets[tree.category_offset[0] :][: tree.n_category_words]
+        assert set(bitset_members(words).tolist()) & {0, 1, 2} == {1}, device
