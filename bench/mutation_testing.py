@@ -87,7 +87,7 @@ FILE_TESTS = {
     CATEGORICAL: ("tests/test_categorical.py",),
     MODEL_FILE: ("tests/test_model_file.py",),
 }
-CATEGORICAL_TESTS = ("tests/test_categorical.py",)
+CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ MUTANTS: list[Mutant] = [
     M("G13", GROWER, "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 > (",
       "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 >= (",
       "boundary: a multiway split reaching exactly max_leaf_nodes is refused",
-      tests=CATEGORICAL_TESTS),
+      tests=CATEGORICAL_TESTS + ("tests/test_grower.py",)),
     # -- categorical ------------------------------------------------------------------------
     M("A01", CATEGORICAL, "return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))",
       "return max(1, int(n_categories) // CATEGORIES_PER_WORD)",
