@@ -11,26 +11,18 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from _cli import run_cli
 
 import gpu_tree._splitting as splitting
 import gpu_tree.estimators as estimators
 from gpu_tree import _bench
 from gpu_tree._bench import FLOOR, GateVerdict, Result, accuracy_gate, gate_line
-from gpu_tree.cli import main
 
 FLOOR_ROWS = "100000"  # 80,000 to train: the smallest default size, the floor's own
 
 
-def _runner():
-    try:
-        return CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        return CliRunner()
-
-
 def run(*args):
-    return _runner().invoke(main, ["-q", *map(str, args)])
+    return run_cli("-q", *args)
 
 
 def assert_gate_error(result, *phrases):

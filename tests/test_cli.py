@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli
 from _shared_data import SHARED_DATASETS, dataset_path
-from click.testing import CliRunner
 
 import gpu_tree
 from gpu_tree import __version__
 from gpu_tree._atomic import atomic_text
 from gpu_tree._metrics import classification_metrics, regression_metrics
-from gpu_tree.cli import auto_task, main
+from gpu_tree.cli import auto_task
 
 SHARED_TENNIS = SHARED_DATASETS / "play_tennis_weather_nominal.arff"
 
@@ -71,15 +71,8 @@ rainy,mild,high,TRUE,no
 """
 
 
-def _runner():
-    try:
-        return CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        return CliRunner()
-
-
 def run(*args):
-    return _runner().invoke(main, [str(a) for a in args])
+    return run_cli(*args)
 
 
 def ok(result):
