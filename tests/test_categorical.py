@@ -460,6 +460,33 @@ def test_a_category_past_the_first_bitset_word_is_split_off(splitter):
     assert members == set(codes[left].tolist())
 
 
+@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+def test_training_partition_agrees_with_the_stored_two_word_category_sets(splitter, device):
+    """Several subset nodes of one level on a 70-category feature (two bitset words each):
+    the rows each node received in training are the rows the stored tree routes there, and
+    the categories on each side are the stored set (each node reads its own words)."""
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 70, size=1400)
+    side = rng.random(1400) < 0.5
+    effect = rng.permutation(70)
+    y = (effect[codes] + 35 * side > 52).astype(int)
+    X = np.column_stack([codes, side]).astype(float)
+    model = DecisionTreeClassifier(max_depth=3, categorical_features=[0], splitter=splitter,
+                                   device=device).fit(X, y)  # fmt: skip
+    tree = model.tree_
+    subset_nodes = np.flatnonzero(tree.split_kind == CATEGORICAL_SUBSET)
+    assert np.sum(tree.depth[subset_nodes] == 1) + np.sum(tree.depth[subset_nodes] == 2) >= 2
+    assert tree.n_category_words == 2
+    paths = model.decision_path(X).toarray().astype(bool)
+    np.testing.assert_array_equal(paths.sum(axis=0), tree.n_node_samples)
+    for node in subset_nodes:
+        words = tree.category_bitsets[tree.category_offset[node] :][: tree.n_category_words]
+        members = set(bitset_members(words).tolist())
+        went_left = paths[:, tree.children_left[node]]
+        assert set(codes[went_left].tolist()) <= members
+        assert not set(codes[paths[:, node] & ~went_left].tolist()) & members
+
+
 # -- both backends and both modes build the same tree --------------------------------------
 @pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
 @pytest.mark.parametrize("n_classes", [0, 2, 3])
