@@ -49,7 +49,6 @@ from pathlib import Path
 import numpy as np
 
 BENCH = Path(__file__).resolve().parent
-REPO_ROOT = BENCH.parent
 if str(BENCH) not in sys.path:  # run as a module or imported from elsewhere
     sys.path.insert(0, str(BENCH))
 
@@ -232,8 +231,6 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    if str(REPO_ROOT) not in sys.path:  # a checkout without the editable install
-        sys.path.insert(0, str(REPO_ROOT))
     command = "python " + shlex.join([os.path.relpath(sys.argv[0]), *sys.argv[1:]])
     threads = set_numba_threads(args.n_jobs)
     rows = []

@@ -60,8 +60,6 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
 GOAL_SPEEDUP_VS_SKLEARN = 40.0
 GOAL_MAX_ACCURACY_GAP_PP = 0.3
 SKLEARN_HIST_GB_MAX_BINS = 255  # HistGradientBoosting keeps one more bin for missing values
@@ -660,8 +658,6 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    if str(REPO_ROOT) not in sys.path:  # a checkout without the editable install
-        sys.path.insert(0, str(REPO_ROOT))
     command = "python " + shlex.join([os.path.relpath(sys.argv[0]), *sys.argv[1:]])
     date_utc = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_info()
