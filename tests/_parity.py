@@ -49,11 +49,6 @@ def tied_nodes(ours, theirs, X, y, criterion):
     return ties
 
 
-def divergences_are_ties(ours, theirs, X, y, criterion):
-    """Whether any tie was met (see :func:`tied_nodes`, which checks every divergence)."""
-    return bool(tied_nodes(ours, theirs, X, y, criterion))
-
-
 def assert_same_predictions_away_from_ties(ours, theirs, X_train, y_train, X_test, criterion,
                                            min_share=0.0):  # fmt: skip
     """The tie-invariant comparison: every divergence of the two trees is a tie (checked
