@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_tree._arff import read_arff
+from gpu_tree.app.arff import read_arff
 
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 TEST_SIZE = 0.3

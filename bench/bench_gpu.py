@@ -30,12 +30,12 @@ from datetime import datetime, timezone
 import numpy as np
 
 from gpu_tree import DecisionTreeClassifier, __version__
-from gpu_tree._binning import BinMapper
-from gpu_tree._cpu_backend import RowData
-from gpu_tree._criteria import StatsLayout
-from gpu_tree._cuda_backend import CUDAHistogramBackend, cuda_status
-from gpu_tree._grower import Grower, GrowthParams
+from gpu_tree.backends.cpu import RowData
+from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
+from gpu_tree.data.binning import BinMapper
 from gpu_tree.datasets import make_higgs_like
+from gpu_tree.growing.criteria import StatsLayout
+from gpu_tree.growing.grower import Grower, GrowthParams
 
 
 def synchronize(xp):

@@ -263,9 +263,9 @@ class LevelRecorder:
         setattr(owner, name, replacement)
 
     def install(self, backend, grower):
-        import gpu_tree._cuda_backend as cuda_backend_module
-        import gpu_tree._grower as grower_module
-        import gpu_tree._splitting as splitting_module
+        import gpu_tree.backends.cuda as cuda_backend_module
+        import gpu_tree.growing.grower as grower_module
+        import gpu_tree.growing.splitting as splitting_module
 
         self.grower = grower
         rec = self
@@ -376,9 +376,9 @@ def model_level_bytes(shape, row):
 def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s,
                  on_depth=None):  # fmt: skip
     from gpu_tree import DecisionTreeClassifier
-    from gpu_tree._binning import BinMapper
-    from gpu_tree._cuda_backend import CUDAHistogramBackend
-    from gpu_tree._grower import Grower, GrowthParams
+    from gpu_tree.backends.cuda import CUDAHistogramBackend
+    from gpu_tree.data.binning import BinMapper
+    from gpu_tree.growing.grower import Grower, GrowthParams
 
     simulated = xp is np
     n_classes = int(y.max()) + 1
@@ -974,7 +974,7 @@ def main(argv=None):
                  else named or list(DATASETS))  # fmt: skip
 
     from gpu_tree import __version__
-    from gpu_tree._cuda_backend import cuda_status
+    from gpu_tree.backends.cuda import cuda_status
 
     usable, reason, xp = cuda_status()
     need_device = any(p in parts for p in ("bandwidth", "higgs", "covertype"))

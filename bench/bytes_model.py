@@ -1,7 +1,7 @@
 """Bytes a level of the CUDA tree build moves through device memory, and the time floors.
 
 A model, not a measurement: it counts the DRAM bytes each level of
-``gpu_tree._cuda_backend.CUDAHistogramBackend`` must read and write, under the algorithm
+``gpu_tree.backends.cuda.CUDAHistogramBackend`` must read and write, under the algorithm
 as it stands (kernels/cuda.py), and two lower floors, so that measured level times can be
 set against them (``bench/bench_gpu_matrix.py`` does, with the row counts it measured).
 
@@ -17,7 +17,7 @@ What one level L of the level-wise build does on the device (read from the code)
   feature sweep of the global kernel, reads the node ids again;
 * the histogram buffer is zero-filled first (``hist.fill(0)``);
 * subtraction: ``take`` of the parents' histograms, then ``-=`` the built siblings';
-* split scoring (CuPy, ``gpu_tree._splitting``) reads every histogram of the level at
+* split scoring (CuPy, ``gpu_tree.growing.splitting``) reads every histogram of the level at
   least once; how many passes it really makes is left to the measurement;
 * partition: ``partition_rows`` reads each row's node id and, for rows of split nodes,
   the one code of its node's split feature, and writes the new node id; ``count_rows``

@@ -94,7 +94,7 @@ def record_signatures():
     import numpy as np
 
     import gpu_tree
-    from gpu_tree._cuda_backend import apply_on_device
+    from gpu_tree.backends.cuda import apply_on_device
     from gpu_tree.kernels import cuda as kernels
 
     seen = {name: [] for name in KERNELS}

@@ -25,7 +25,7 @@ Usage (from the repository root)::
     python bench/mutation_testing.py --list                  # the mutants, checked
     python bench/mutation_testing.py                         # run all (tens of minutes)
     python bench/mutation_testing.py --only M05 --only S12   # some of them
-    python bench/mutation_testing.py --file _model_file.py   # those of one source file
+    python bench/mutation_testing.py --file file_format.py   # those of one source file
     python bench/mutation_testing.py --resume                # skip ids already in the JSON
 
 The worktree (``--worktree``, default ``$TMPDIR/gpu_tree-mutation-wt``) is created from
@@ -53,17 +53,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_WORKTREE = Path(tempfile.gettempdir()) / "gpu_tree-mutation-wt"
 
-SPLITTING = "gpu_tree/_splitting.py"
-CRITERIA = "gpu_tree/_criteria.py"
-BINNING = "gpu_tree/_binning.py"
+SPLITTING = "gpu_tree/growing/splitting.py"
+CRITERIA = "gpu_tree/growing/criteria.py"
+BINNING = "gpu_tree/data/binning.py"
 SEARCH = "kernels/_binning_search.py"
 CPU_KERNELS = "kernels/cpu.py"
 CUDA_KERNELS = "kernels/cuda.py"
-CPU_BACKEND = "gpu_tree/_cpu_backend.py"
-CUDA_BACKEND = "gpu_tree/_cuda_backend.py"
-GROWER = "gpu_tree/_grower.py"
-CATEGORICAL = "gpu_tree/_categorical.py"
-MODEL_FILE = "gpu_tree/_model_file.py"
+CPU_BACKEND = "gpu_tree/backends/cpu.py"
+CUDA_BACKEND = "gpu_tree/backends/cuda.py"
+GROWER = "gpu_tree/growing/grower.py"
+CATEGORICAL = "gpu_tree/data/categorical.py"
+MODEL_FILE = "gpu_tree/model/file_format.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
 NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
@@ -248,7 +248,7 @@ MUTANTS: list[Mutant] = [
     M("M19", MODEL_FILE, "if n_features != tree.n_features:", "if False:",
       "n_features_in not checked against the tree"),
     M("M20", MODEL_FILE, "if kind not in _ESTIMATORS:", "if False:",
-      "the estimator name is not checked: any attribute of gpu_tree.estimators is called"),
+      "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called"),
     M("M21", MODEL_FILE, "if mask[j] != (entry is not None):", "if False:",
       "is_categorical and the categories list may disagree"),
     # -- binning ----------------------------------------------------------------------------

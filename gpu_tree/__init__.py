@@ -1,11 +1,11 @@
 """gpu_tree: decision trees for large tabular data, on NVIDIA GPUs and on the CPU."""
 
-from ._export import export_graphviz, export_text, plot_tree
-from ._model_file import load_model as load
-from ._tree import Tree, assert_tree_equal
-from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
-
-__version__ = "0.1.0"
+from gpu_tree._version import __version__
+from gpu_tree.estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from gpu_tree.model.export import export_graphviz, export_text, plot_tree
+from gpu_tree.model.file_format import load_model as load
+from gpu_tree.model.tree import Tree
+from gpu_tree.testing import assert_tree_equal
 
 __all__ = [
     "DecisionTreeClassifier",

@@ -2,7 +2,7 @@
 
 from click.testing import CliRunner
 
-from gpu_tree.cli import main
+from gpu_tree.app.cli import main
 
 
 def run_cli(*args):

@@ -63,7 +63,7 @@ def train_exact(name: str) -> dict:
     from _shared_data import numeric_arff
 
     from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
-    from gpu_tree._model_file import model_document
+    from gpu_tree.model.file_format import model_document
 
     dataset, target, params = EXACT_MODELS[name]
     X, y = numeric_arff(dataset, target)

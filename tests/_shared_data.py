@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_tree._arff import read_arff as _read_arff
+from gpu_tree.app.arff import read_arff as _read_arff
 
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_tree._arff import read_arff
+from gpu_tree.app.arff import read_arff
 
 
 def test_reads_names_types_values_and_missing(tmp_path):

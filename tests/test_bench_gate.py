@@ -1,7 +1,7 @@
 """``gputree bench``'s accuracy gate: the quick start's main job fails when gpu_tree is broken.
 
 The bar is the best peer's accuracy minus 1 point (wider on test sets too small to tell 1
-point), or, with no peer, the floor derived in gpu_tree/_bench.py for the default dataset.
+point), or, with no peer, the floor derived in gpu_tree/app/bench.py for the default dataset.
 Real runs here are small (100,000 rows is the smallest size the floor is derived for).
 """
 
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from _cli import run_cli
 
-import gpu_tree._splitting as splitting
-import gpu_tree.estimators as estimators
-from gpu_tree import _bench
-from gpu_tree._bench import FLOOR, GateVerdict, Result, accuracy_gate, gate_line
+import gpu_tree.estimators.tree as estimators
+import gpu_tree.growing.splitting as splitting
+from gpu_tree.app import bench as _bench
+from gpu_tree.app.bench import FLOOR, GateVerdict, Result, accuracy_gate, gate_line
 
 FLOOR_ROWS = "100000"  # 80,000 to train: the smallest default size, the floor's own
 

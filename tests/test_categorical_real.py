@@ -28,7 +28,7 @@ pytest.importorskip("pandas")
 sklearn_tree = pytest.importorskip("sklearn.tree")
 model_selection = pytest.importorskip("sklearn.model_selection")
 
-MULTIWAY = 3  # Tree.split_kind of an ID3 multiway node (gpu_tree/_tree.py)
+MULTIWAY = 3  # Tree.split_kind of an ID3 multiway node (gpu_tree/model/tree.py)
 DEPTH = 6  # deep enough that no tree here is pure (mushroom's comes closest: 8 leaves)
 FOLDS = 5
 

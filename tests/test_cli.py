@@ -21,9 +21,9 @@ from _shared_data import SHARED_DATASETS, dataset_path
 
 import gpu_tree
 from gpu_tree import __version__
-from gpu_tree._atomic import atomic_text
-from gpu_tree._metrics import classification_metrics, regression_metrics
-from gpu_tree.cli import auto_task
+from gpu_tree.app.cli import auto_task
+from gpu_tree.app.metrics import classification_metrics, regression_metrics
+from gpu_tree.utils.atomic_files import atomic_text
 
 SHARED_TENNIS = SHARED_DATASETS / "play_tennis_weather_nominal.arff"
 
@@ -494,7 +494,7 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 
 
 def test_unexpected_errors_one_line_then_traceback_with_verbose(error_files, monkeypatch):
-    import gpu_tree.cli as cli
+    import gpu_tree.app.cli as cli
 
     def broken(*args, **kwargs):
         raise KeyError("oops")
@@ -536,7 +536,7 @@ def test_progress_on_a_terminal_shows_levels_unless_quiet():
     import io
 
     from gpu_tree import DecisionTreeClassifier
-    from gpu_tree._progress import install_handler
+    from gpu_tree.utils.progress import install_handler
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -571,7 +571,7 @@ def test_real_process_entry_point(days, tmp_path):
     command = (
         [str(scripts / "gputree")]
         if (scripts / "gputree").exists()
-        else [sys.executable, "-m", "gpu_tree.cli"]
+        else [sys.executable, "-m", "gpu_tree.app.cli"]
     )
     done = subprocess.run(
         [*command, "predict", str(model), str(data), "-o", str(tmp_path / "p.csv")],
@@ -635,7 +635,7 @@ def test_bench_multiclass(tmp_path):
 
 def test_bench_with_peers_reports_ratios_and_failures(tmp_path, monkeypatch):
     pytest.importorskip("sklearn")
-    import gpu_tree._bench as bench
+    import gpu_tree.app.bench as bench
 
     real_peers = bench.peers
 
@@ -668,7 +668,7 @@ def test_bench_with_peers_reports_ratios_and_failures(tmp_path, monkeypatch):
 
 
 def test_bench_rejects_bad_options_in_one_line(monkeypatch):
-    import gpu_tree.estimators as estimators
+    import gpu_tree.estimators.tree as estimators
 
     monkeypatch.setattr(estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU", None))
     cuda = run("bench", "--rows", "1000", "--device", "cuda")
@@ -706,7 +706,7 @@ def test_export_png(days, tmp_path):
 
 # -- CSV reading: values against what was written, fast path against the csv-module path --
 def _plan_of(kinds):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     def plan(names):
         return [kinds.get(name, kinds.get(j, data_io.NUMBER)) for j, name in enumerate(names)]
@@ -717,7 +717,7 @@ def _plan_of(kinds):
 def _read_both(path, kinds, monkeypatch, chunk_rows=None, **options):
     """read_table through the fast path and through the csv-module path: (table, table).
     A ValueError on either path fails the test (errors: :func:`_errors_of_both`)."""
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     if chunk_rows is not None:
         monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
@@ -732,7 +732,7 @@ def _read_both(path, kinds, monkeypatch, chunk_rows=None, **options):
 def _errors_of_both(path, kinds, monkeypatch, chunk_rows=None, **options):
     """The ValueError messages of read_table on the fast and the csv-module path; a
     table instead of an error fails the test."""
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     if chunk_rows is not None:
         monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
@@ -913,7 +913,7 @@ def _row_lines(rows, first_line):
 def test_csv_tsv_gzip_with_quoted_fields_read_as_written(
     tmp_path, monkeypatch, name, quoting, chunk_rows, fast
 ):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     monkeypatch.setattr(data_io, "_FAST_CSV", fast)
     if chunk_rows is not None:
@@ -940,7 +940,7 @@ def test_csv_tsv_gzip_with_quoted_fields_read_as_written(
 def test_quote_free_gzip_and_tsv_files_take_the_fast_path_and_read_as_written(
     tmp_path, monkeypatch, name, fast
 ):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     slow_calls = []
     real_slow = data_io._read_rows_slow
@@ -985,7 +985,7 @@ def test_quote_free_gzip_and_tsv_files_take_the_fast_path_and_read_as_written(
 def test_no_header_first_row_is_data_and_leading_blank_lines_are_skipped(
     tmp_path, monkeypatch, name, fast
 ):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     monkeypatch.setattr(data_io, "_FAST_CSV", fast)
     delimiter = "\t" if ".tsv" in name else ","
@@ -1011,7 +1011,7 @@ def test_no_header_first_row_is_data_and_leading_blank_lines_are_skipped(
 
 
 def test_one_column_file_and_a_header_after_blank_lines(tmp_path, monkeypatch):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     path = tmp_path / "one.csv"
     path.write_text('\n\ny\n1\n"2"\n\n?\n3.5\n')
@@ -1149,7 +1149,7 @@ def test_csv_errors_report_the_first_of_many_errors_on_both_paths(tmp_path, monk
 
 
 def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     packed = tmp_path / "cut.csv.gz"
     whole = gzip.compress(("a,b\n" + "".join(f"{i},{i * i}\n" for i in range(5000))).encode())
@@ -1325,7 +1325,7 @@ def test_numerically_equal_labels_are_the_same_category(coloured, tmp_path):
 
 
 def test_csv_fast_path_is_taken_for_plain_and_missing_value_chunks(tmp_path, monkeypatch):
-    import gpu_tree._data_io as data_io
+    import gpu_tree.app.data_io as data_io
 
     slow_calls = []
     real_slow = data_io._read_rows_slow

@@ -14,9 +14,9 @@ import pytest
 from _oracles import python_impurity
 
 import gpu_tree
-from gpu_tree._binning import feature_edges
-from gpu_tree._cpu_backend import CPUExactBackend, RowData
-from gpu_tree._criteria import (
+from gpu_tree.backends.cpu import CPUExactBackend, RowData
+from gpu_tree.data.binning import feature_edges
+from gpu_tree.growing.criteria import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
     StatsLayout,

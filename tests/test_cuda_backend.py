@@ -10,10 +10,10 @@ from conftest import REAL_GPU
 from numba import cuda
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree._cuda_backend import cuda_status
-from gpu_tree._reference import naive_histograms
+from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels import cuda as cuda_kernels
+from gpu_tree.testing import naive_histograms
 
 USABLE, REASON, xp = cuda_status()
 pytestmark = pytest.mark.skipif(not USABLE, reason=f"CUDA backend not usable: {REASON}")
@@ -250,7 +250,7 @@ def test_real_gpu_tree_equals_cpu_tree_on_larger_data():
 def test_device_binning_equals_cpu_binning(max_bins):
     """Same codes and bounds as the CPU kernel, including values exactly at, just above
     and just below every edge, heavy tails and few distinct values."""
-    from gpu_tree._binning import BinMapper
+    from gpu_tree.data.binning import BinMapper
 
     rng = np.random.default_rng(max_bins)
     X = np.column_stack(
@@ -277,9 +277,9 @@ def test_device_binning_equals_cpu_binning(max_bins):
 
 
 def test_fit_that_cannot_fit_fails_first_with_bytes_needed_and_free():
-    from gpu_tree._binning import BinMapper
-    from gpu_tree._criteria import StatsLayout
-    from gpu_tree._cuda_backend import check_device_memory, required_device_bytes
+    from gpu_tree.backends.cuda import check_device_memory, required_device_bytes
+    from gpu_tree.data.binning import BinMapper
+    from gpu_tree.growing.criteria import StatsLayout
 
     X = np.zeros((1000, 10))
     mapper = BinMapper(max_bins=256).fit(np.random.default_rng(0).normal(size=(1000, 10)))
@@ -293,7 +293,7 @@ def test_fit_that_cannot_fit_fails_first_with_bytes_needed_and_free():
 
 
 def test_device_input_checks_name_the_problem():
-    from gpu_tree._validation import check_X_on_device
+    from gpu_tree.data.validation import check_X_on_device
 
     X = xp.asarray(np.arange(12.0).reshape(4, 3))
     assert check_X_on_device(X, xp).shape == (4, 3)
@@ -311,7 +311,7 @@ def test_device_input_checks_name_the_problem():
 
 
 def test_prediction_on_the_device_equals_the_cpu():
-    from gpu_tree._cuda_backend import apply_on_device, predict_on_device
+    from gpu_tree.backends.cuda import apply_on_device, predict_on_device
 
     X, y = _classification_data(200, 3, 3, 6, seed=12)
     model = DecisionTreeClassifier(max_depth=5, device="cuda").fit(X, y)
@@ -358,7 +358,7 @@ def test_cuda_tree_equals_cpu_tree_with_missing_values(histogram_path):
 
 
 def test_device_binning_puts_missing_values_in_the_last_bin():
-    from gpu_tree._binning import BinMapper
+    from gpu_tree.data.binning import BinMapper
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(200, 2))
@@ -447,7 +447,7 @@ def test_whole_cuda_fit_and_predict_have_no_races(categorical_split, histogram_p
         params.update(categorical_features=[0], categorical_split=categorical_split)
     with watch_global_writes(monkeypatch) as record:
         cuda_model = DecisionTreeClassifier(device="cuda", **params).fit(X, y)
-        from gpu_tree._cuda_backend import predict_on_device
+        from gpu_tree.backends.cuda import predict_on_device
 
         predicted = _to_host(predict_on_device(cuda_model.tree_, xp.asarray(X), xp))
     assert not record.races(), record.races()[:5]

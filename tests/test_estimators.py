@@ -381,7 +381,7 @@ def test_column_vector_y_warns_and_fits():
 
 
 def test_device_cuda_says_why_it_cannot_run(monkeypatch):
-    import gpu_tree.estimators as estimators
+    import gpu_tree.estimators.tree as estimators
 
     monkeypatch.setattr(
         estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU was found", None)

@@ -338,7 +338,7 @@ def test_bad_arguments():
 
 def test_cuda_tree_renders_as_the_cpu_tree():
     """One small categorical tree grown by the CUDA backend (the simulator without a GPU)."""
-    from gpu_tree._cuda_backend import cuda_status
+    from gpu_tree.backends.cuda import cuda_status
 
     usable, reason, _ = cuda_status()
     if not usable:

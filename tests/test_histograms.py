@@ -1,4 +1,4 @@
-"""Histogram kernels and binning against naive numpy oracles (gpu_tree._reference)."""
+"""Histogram kernels and binning against naive numpy oracles (gpu_tree.testing)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import gpu_tree
-from gpu_tree._binning import BinMapper, check_max_bins, feature_edges
-from gpu_tree._cpu_backend import CPUHistogramBackend, RowData
-from gpu_tree._criteria import StatsLayout
-from gpu_tree._reference import naive_histograms
+from gpu_tree.backends.cpu import CPUHistogramBackend, RowData
+from gpu_tree.data.binning import BinMapper, check_max_bins, feature_edges
+from gpu_tree.growing.criteria import StatsLayout
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.testing import naive_histograms
 
 # ---------------------------------------------------------------------------------------
 # Oracles
@@ -356,7 +356,7 @@ def test_exact_sum_grid_makes_every_sum_exact_in_any_order(kind):
     column's absolute total; integer columns are untouched."""
     from fractions import Fraction
 
-    from gpu_tree._cpu_backend import round_to_exact_sum_grid
+    from gpu_tree.backends.cpu import round_to_exact_sum_grid
 
     rng = np.random.default_rng(5)
     n = 2000

@@ -8,9 +8,9 @@ import pytest
 
 import gpu_tree
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, Tree, assert_tree_equal
-from gpu_tree._compat import NotFittedError
-from gpu_tree._pruning import cost_complexity_path, cost_complexity_prune, depth_first_order
-from gpu_tree._tree import CATEGORICAL_SUBSET, LEAF, MULTIWAY, TREE_LEAF
+from gpu_tree.model.pruning import cost_complexity_path, cost_complexity_prune, depth_first_order
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, LEAF, MULTIWAY, TREE_LEAF
+from gpu_tree.utils.compat import NotFittedError
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn import datasets  # noqa: E402
@@ -468,7 +468,7 @@ def test_pruning_a_multiway_node_makes_one_leaf_of_its_subtree():
 
 
 def test_cuda_tree_pruned_like_the_cpu_tree():
-    from gpu_tree._cuda_backend import cuda_status
+    from gpu_tree.backends.cuda import cuda_status
 
     usable, reason, _ = cuda_status()
     if not usable:

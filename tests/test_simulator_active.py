@@ -2,7 +2,7 @@
 
 from conftest import REAL_GPU
 
-from gpu_tree._cuda_backend import cuda_status
+from gpu_tree.backends.cuda import cuda_status
 
 
 def test_cuda_backend_is_exercised_on_a_gpu_or_the_simulator():

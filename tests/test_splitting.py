@@ -1,4 +1,4 @@
-"""Brute-force oracle for the split finder ``gpu_tree._splitting.select_splits``.
+"""Brute-force oracle for the split finder ``gpu_tree.growing.splitting.select_splits``.
 
 The oracle walks every (node, feature, bin) candidate in plain Python with the candidate
 rules of the module docstring (only non-empty bins are candidates, the right side must
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from _oracles import python_impurity
 
-from gpu_tree import _splitting
-from gpu_tree._criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
-from gpu_tree._splitting import SplitConstraints, midpoint, select_splits
+from gpu_tree.growing import splitting as _splitting
+from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
+from gpu_tree.growing.splitting import SplitConstraints, midpoint, select_splits
 
 ALL_CRITERIA = CLASSIFICATION_CRITERIA + ("squared_error",)
 
@@ -508,7 +508,7 @@ def test_categorical_ties_go_to_the_first_candidate_class_orderings_before_subse
     ties by code), shortest prefix first, then the small subsets; the first wins. Class
     0's ordering is (1, 2, 0), so its first prefix {1} goes left."""
     from gpu_tree import DecisionTreeClassifier
-    from gpu_tree._categorical import bitset_members
+    from gpu_tree.data.categorical import bitset_members
 
     X = np.repeat([0.0, 1.0, 2.0], 10)[:, None]
     y = np.repeat([0, 1, 2], 10)

@@ -8,19 +8,8 @@ import warnings
 
 import numpy as np
 
-from ._binning import BinMapper, check_category_counts, check_max_bins
-from ._categorical import (
-    CATEGORICAL_SPLITS,
-    CategoryMaps,
-    label_codes,
-    resolve_categorical_features,
-    with_codes,
-    words_for,
-)
-from ._compat import BaseEstimator, Bunch, ClassifierMixin, NotFittedError, RegressorMixin
-from ._cpu_backend import CPUExactBackend, CPUHistogramBackend, RowData
-from ._criteria import StatsLayout, check_criterion
-from ._cuda_backend import (
+from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend, RowData
+from gpu_tree.backends.cuda import (
     CUDAHistogramBackend,
     apply_on_device,
     check_cuda_support,
@@ -28,15 +17,16 @@ from ._cuda_backend import (
     cuda_status,
     predict_on_device,
 )
-from ._grower import Grower, GrowthParams
-from ._pruning import (
-    cost_complexity_path,
-    cost_complexity_prune,
-    reduced_error_prune,
-    validation_errors,
+from gpu_tree.data.binning import BinMapper, check_category_counts, check_max_bins
+from gpu_tree.data.categorical import (
+    CATEGORICAL_SPLITS,
+    CategoryMaps,
+    label_codes,
+    resolve_categorical_features,
+    with_codes,
+    words_for,
 )
-from ._splitting import CategoricalSearch
-from ._validation import (
+from gpu_tree.data.validation import (
     check_classification_labels,
     check_sample_weight,
     check_X,
@@ -45,6 +35,22 @@ from ._validation import (
     feature_names_of,
     is_device_array,
     to_host,
+)
+from gpu_tree.growing.criteria import StatsLayout, check_criterion
+from gpu_tree.growing.grower import Grower, GrowthParams
+from gpu_tree.growing.splitting import CategoricalSearch
+from gpu_tree.model.pruning import (
+    cost_complexity_path,
+    cost_complexity_prune,
+    reduced_error_prune,
+    validation_errors,
+)
+from gpu_tree.utils.compat import (
+    BaseEstimator,
+    Bunch,
+    ClassifierMixin,
+    NotFittedError,
+    RegressorMixin,
 )
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -435,7 +441,7 @@ class _BaseDecisionTree(BaseEstimator):
     def save(self, path):
         """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
         (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
-        from ._model_file import save_model
+        from gpu_tree.model.file_format import save_model
 
         save_model(self, path)
 

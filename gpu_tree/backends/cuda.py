@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cpu_backend import RowData
-from ._validation import to_host
+from gpu_tree.backends.cpu import RowData
+from gpu_tree.data.validation import to_host
 
 
 def cuda_status():
@@ -54,7 +54,7 @@ class CUDAHistogramBackend:
     small_node_rows = 0  # every node takes a dense histogram: one launch per level
 
     def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, xp, missing_bin: int = -1):
-        from .kernels import cuda as cuda_kernels
+        from gpu_tree.kernels import cuda as cuda_kernels
 
         self.kernels = cuda_kernels
         self.xp = xp
@@ -166,7 +166,7 @@ class CUDAHistogramBackend:
     def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
                   right_nodes, category_sets=None):  # fmt: skip
         """Route the rows of ``nodes`` to their children; rows sent left, per node."""
-        from ._cpu_backend import _category_tables
+        from gpu_tree.backends.cpu import _category_tables
 
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_nodes), np.max(right_nodes))) + 1)
@@ -264,7 +264,7 @@ def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
 
 def apply_on_device(tree, X, xp):
     """Leaf of each row of the GPU array X, computed on the GPU (one thread per row)."""
-    from .kernels import cuda as cuda_kernels
+    from gpu_tree.kernels import cuda as cuda_kernels
 
     leaves = xp.empty(X.shape[0], dtype=np.int64)
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]

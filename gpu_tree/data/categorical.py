@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import _is_dataframe
+from gpu_tree.data.validation import _is_dataframe
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the seeds' l): every subset of at most 2 categories is

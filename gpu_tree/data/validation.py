@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ._compat import DataConversionWarning
+from gpu_tree.utils.compat import DataConversionWarning
 
 
 def _is_dataframe(X) -> bool:

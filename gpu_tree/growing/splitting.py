@@ -20,10 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._criteria import StatsLayout, weighted_multiway_split_score, weighted_split_score
-from ._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
-from ._validation import to_host
-from .kernels import cpu as cpu_kernels
+from gpu_tree.data.validation import to_host
+from gpu_tree.growing.criteria import (
+    StatsLayout,
+    weighted_multiway_split_score,
+    weighted_split_score,
+)
+from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
 # On the CPU, chunks small enough for the caches, scored on parallel threads; on a GPU,
@@ -67,7 +71,7 @@ class ChosenSplits:
     # in the caller's bin space: the slots sent left (subset splits), every slot present
     # (the node's categories), and for multiway splits the statistics of each present
     # slot's branch (missing rows included in the branch ``default_branch``).
-    kind: np.ndarray  # uint8: NUMERIC, CATEGORICAL_SUBSET or MULTIWAY (gpu_tree._tree)
+    kind: np.ndarray  # uint8: NUMERIC, CATEGORICAL_SUBSET or MULTIWAY (gpu_tree.model.tree)
     left_slots: np.ndarray  # object
     present_slots: np.ndarray  # object
     branch_stats: np.ndarray  # object

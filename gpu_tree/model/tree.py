@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import cpu as cpu_kernels
+from gpu_tree.kernels import cpu as cpu_kernels
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -344,40 +344,3 @@ class Tree:
         for name, array in arrays.items():
             self.__dict__["_" + name] = array
         self._capacity = self.node_count
-
-
-def assert_tree_equal(a: Tree, b: Tree, impurity_rtol: float = 1e-12, value_rtol: float = 1e-12):
-    """Node-for-node equality of two fitted trees (test helper, also for users' checks).
-
-    Structure and thresholds must be equal. Impurities and values may differ by the given
-    relative tolerances (plus 1e-12 absolute, for values near zero); a tolerance of 0 asks
-    for bit-identical arrays, as do the weighted node sizes when ``value_rtol`` is 0.
-    """
-    assert a.node_count == b.node_count, f"node_count differs: {a.node_count} != {b.node_count}"
-    for name in (
-        "children_left",
-        "children_right",
-        "feature",
-        "split_kind",
-        "n_node_samples",
-        "depth",
-        "missing_go_to_left",
-        "category_offset",
-        "branch_offset",
-        "n_branches",
-        "category_bitsets",
-        "branch_children",
-    ):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    np.testing.assert_array_equal(a.threshold, b.threshold, err_msg="threshold")
-    _assert_close(a.weighted_n_node_samples, b.weighted_n_node_samples, min(value_rtol, 1e-12),
-                  "weighted_n_node_samples")  # fmt: skip
-    _assert_close(a.impurity, b.impurity, impurity_rtol, "impurity")
-    _assert_close(a.value, b.value, value_rtol, "value")
-
-
-def _assert_close(actual, desired, rtol, name):
-    if rtol == 0:
-        np.testing.assert_array_equal(actual, desired, err_msg=name)
-    else:
-        np.testing.assert_allclose(actual, desired, rtol=rtol, atol=1e-12, err_msg=name)

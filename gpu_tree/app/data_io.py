@@ -536,7 +536,7 @@ def _missing_as_nan(text, delimiter):
 
 # -- ARFF --------------------------------------------------------------------------------------
 def _read_arff(path, plan, hint) -> Table:
-    from ._arff import read_arff
+    from gpu_tree.app.arff import read_arff
 
     source = str(path)
     names, nominal, rows = read_arff(path)

@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._atomic import atomic_text
-from ._categorical import bitset_members
-from ._criteria import _NODE_IMPURITY
-from ._tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
+from gpu_tree.data.categorical import bitset_members
+from gpu_tree.growing.criteria import _NODE_IMPURITY
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
+from gpu_tree.utils.atomic_files import atomic_text
 
 _MULTIWAY_DEFAULT = "(or missing, or another category)"
 _MISSING = "or missing"

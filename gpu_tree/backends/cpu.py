@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ._criteria import StatsLayout
-from .kernels import cpu as cpu_kernels
+from gpu_tree.growing.criteria import StatsLayout
+from gpu_tree.kernels import cpu as cpu_kernels
 
 
 def round_to_exact_sum_grid(values: np.ndarray) -> np.ndarray:

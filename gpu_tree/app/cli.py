@@ -23,9 +23,8 @@ import warnings
 import click
 import numpy as np
 
-from . import __version__
-from ._atomic import atomic_path, atomic_text, check_writable
-from ._data_io import (
+from gpu_tree._version import __version__
+from gpu_tree.app.data_io import (
     CATEGORY,
     NUMBER,
     SKIP,
@@ -37,10 +36,11 @@ from ._data_io import (
     resolve_column,
     split_specs,
 )
-from ._export import export_graphviz, export_text, plot_tree
-from ._progress import binning_logger, grower_logger, install_handler, quieter
+from gpu_tree.model.export import export_graphviz, export_text, plot_tree
+from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
+from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
 
-logger = logging.getLogger("gpu_tree.cli")
+logger = logging.getLogger("gpu_tree.app.cli")
 
 # Task "auto": a numeric target is a classification target when its values are whole
 # numbers with at most this many distinct values, and (beyond 2 of them) at least
@@ -154,7 +154,7 @@ _NO_HEADER = click.option(
 
 
 def _load(path):
-    from ._model_file import load_model
+    from gpu_tree.model.file_format import load_model
 
     start = time.perf_counter()
     model = load_model(path)
@@ -356,7 +356,7 @@ def _matched_categories(column, known, source):
     non-missing values matches a known category: that is an error (a column whose type
     changed since training, say), not a column to predict as if it were all missing.
     """
-    from ._categorical import _key
+    from gpu_tree.data.categorical import _key
 
     present = column.values[~column.missing()]
     if present.size == 0:
@@ -426,7 +426,7 @@ def _predict(model, X, proba=False):
 
 
 def _estimator_classes():
-    from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
+    from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     return DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -709,7 +709,7 @@ def evaluate(model, data, target, json_path, no_header):
     sensitivity TP/(TP+FN), specificity TN/(TN+FP), PPV TP/(TP+FP) and NPV TN/(TN+FN),
     "n/a" where a ratio is 0/0. Regression: R^2, MAE and RMSE.
     """
-    from ._metrics import classification_metrics, regression_metrics
+    from gpu_tree.app.metrics import classification_metrics, regression_metrics
 
     if json_path:
         check_writable(json_path)
@@ -860,7 +860,7 @@ def export(model, fmt, output, max_depth, decimals, filled):
 @click.argument("model", type=_DATA)
 def info(model):
     """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
-    from ._model_file import model_from_document, read_model_document
+    from gpu_tree.model.file_format import model_from_document, read_model_document
 
     document = read_model_document(model)  # read and parsed once
     estimator = model_from_document(document, str(model))  # validates all of it first
@@ -964,9 +964,9 @@ def bench(
     point below the best peer's (more on a test set too small to tell 1 point), or, when
     no peer ran, below the floor the dataset's known signal guarantees a depth-10 tree.
     """
-    from . import _bench
-    from .datasets import make_higgs_like
-    from .estimators import DecisionTreeClassifier, resolve_device
+    from gpu_tree.app import bench as _bench
+    from gpu_tree.datasets import make_higgs_like
+    from gpu_tree.estimators.tree import DecisionTreeClassifier, resolve_device
 
     for path in (json_path, plot_path):
         if path:

@@ -272,7 +272,7 @@ def plot_ratios(report: dict, path) -> None:
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    from ._atomic import atomic_path
+    from gpu_tree.utils.atomic_files import atomic_path
 
     rows = [r for r in report["results"] if r["status"] == "ok" and r["name"] != "gpu_tree"]
     names = [r["name"] for r in rows]

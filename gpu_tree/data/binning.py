@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._categorical import _column_label
-from ._progress import binning_logger as logger
-from ._validation import to_host
-from .kernels import cpu as cpu_kernels
+from gpu_tree.data.categorical import _column_label
+from gpu_tree.data.validation import to_host
+from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.utils.progress import binning_logger as logger
 
 MAX_BINS_LIMIT = 65535
 # Rows used to find quantile edges; more buys little precision for 256 bins.
@@ -203,7 +203,7 @@ class BinMapper:
         feature-major codes on the device (coalesced for the histogram kernels) and the
         bin bounds on the host (they only place thresholds).
         """
-        from .kernels import cuda as cuda_kernels
+        from gpu_tree.kernels import cuda as cuda_kernels
 
         start = time.perf_counter()
         n_samples, n_features = X.shape

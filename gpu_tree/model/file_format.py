@@ -28,8 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ._atomic import atomic_text
-from ._tree import _NODE_ARRAYS, CATEGORICAL_SUBSET, LEAF, MULTIWAY, NUMERIC, TREE_LEAF, Tree
+from gpu_tree.model.tree import (
+    _NODE_ARRAYS,
+    CATEGORICAL_SUBSET,
+    LEAF,
+    MULTIWAY,
+    NUMERIC,
+    TREE_LEAF,
+    Tree,
+)
+from gpu_tree.utils.atomic_files import atomic_text
 
 FORMAT_NAME = "gpu_tree.model"
 FORMAT_VERSION = 1
@@ -82,7 +90,7 @@ def _params(estimator) -> dict:
 
 def model_document(estimator) -> dict:
     """The JSON document of a fitted estimator."""
-    from . import __version__
+    from gpu_tree._version import __version__
 
     tree = estimator.tree_
     tree_doc = {
@@ -242,7 +250,7 @@ def model_from_document(document, source="model"):
     if n_features != tree.n_features:
         read.fail(f"n_features_in is {n_features} but the tree has {tree.n_features} features")
 
-    from . import estimators
+    import gpu_tree.estimators.tree as estimators
 
     params = dict(read.field(document, "params", dict))
     class_weight = params.get("class_weight")
@@ -273,7 +281,7 @@ def model_from_document(document, source="model"):
 
 def _read_binning(read, document, estimator, n_features):
     """The histogram bin edges (kept for inspection; prediction does not need them)."""
-    from ._binning import BinMapper
+    from gpu_tree.data.binning import BinMapper
 
     binning = document.get("binning")
     if binning is None:
@@ -312,7 +320,7 @@ def _read_classes(read, document, estimator, kind, tree):
 
 
 def _read_categories(read, document, estimator, n_features):
-    from ._categorical import CategoryMaps
+    from gpu_tree.data.categorical import CategoryMaps
 
     categorical = read.field(document, "categorical", dict)
     mask = read.field(categorical, "is_categorical", list, "categorical")

@@ -28,7 +28,7 @@ import heapq
 
 import numpy as np
 
-from ._tree import MULTIWAY, TREE_LEAF
+from gpu_tree.model.tree import MULTIWAY, TREE_LEAF
 
 
 def depth_first_order(tree) -> np.ndarray:

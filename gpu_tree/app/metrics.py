@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ._categorical import label_codes
+from gpu_tree.data.categorical import label_codes
 
 
 def ratio(numerator, denominator):

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._categorical import bitset
-from ._criteria import StatsLayout, node_impurity
-from ._progress import grower_logger as logger
-from ._splitting import (
+from gpu_tree.data.categorical import bitset
+from gpu_tree.growing.criteria import StatsLayout, node_impurity
+from gpu_tree.growing.splitting import (
     CategoricalSearch,
     ChosenSplits,
     SplitConstraints,
     midpoint,
     select_splits,
 )
-from ._tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
+from gpu_tree.utils.progress import grower_logger as logger
 
 # Slots (nodes x features x width) per chunk of compact histograms: bounds their memory.
 _COMPACT_SLOTS_PER_CHUNK = 1 << 21
