@@ -33,8 +33,8 @@ from gpu_tree import DecisionTreeClassifier, __version__
 from gpu_tree.backends.cpu import RowData
 from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
 from gpu_tree.data.binning import BinMapper
+from gpu_tree.data.stats import StatsLayout
 from gpu_tree.datasets import make_higgs_like
-from gpu_tree.growing.criteria import StatsLayout
 from gpu_tree.growing.grower import Grower, GrowthParams
 
 

@@ -64,6 +64,7 @@ CUDA_BACKEND = "gpu_tree/backends/cuda.py"
 GROWER = "gpu_tree/growing/grower.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
 MODEL_FILE = "gpu_tree/model/file_format.py"
+STATS = "gpu_tree/data/stats.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
 NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
@@ -87,6 +88,7 @@ FILE_TESTS = {
     GROWER: ("tests/test_grower.py", "tests/test_missing_values.py"),
     CATEGORICAL: ("tests/test_categorical.py",),
     MODEL_FILE: ("tests/test_model_file.py",),
+    STATS: ("tests/test_histograms.py", "tests/test_criteria.py", "tests/test_categorical.py"),
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 
@@ -320,7 +322,7 @@ MUTANTS: list[Mutant] = [
     M("C06", CRITERIA, "return np.divide(numerator, denominator, out=out, where=denominator > 0)",
       "return np.divide(numerator, denominator, out=out, where=denominator >= 0)",
       "safe division divides by zero (empty sides give inf/nan)"),
-    M("C07", CRITERIA, "for c in range(1, n_channels):", "for c in range(1, n_channels - 1):",
+    M("C07", STATS, "for c in range(1, n_channels):", "for c in range(1, n_channels - 1):",
       "off-by-one: the unrolled channel sum drops the last class"),
     M("C08", CRITERIA, '"log_loss": "entropy",', '"log_loss": "gini",',
       "log_loss mapped to the wrong impurity"),
@@ -368,7 +370,7 @@ MUTANTS: list[Mutant] = [
       "boundary: a multiway split reaching exactly max_leaf_nodes is refused",
       tests=CATEGORICAL_TESTS + ("tests/test_grower.py",)),
     # -- categorical ------------------------------------------------------------------------
-    M("A01", CATEGORICAL, "return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))",
+    M("A01", STATS, "return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))",
       "return max(1, int(n_categories) // CATEGORIES_PER_WORD)",
       "bitset words rounded down: categories 64.. of a 65+-category feature lost"),
     M("A02", CATEGORICAL, 'return ("bool", bool(value))', 'return ("number", float(value))',
@@ -422,7 +424,7 @@ MUTANTS: list[Mutant] = [
       "off-by-one in the multiway partition's code range",
       equivalent="during training every row's code is present at its node and the table "
       "spans 1 + the largest present code, so value == n_codes never occurs"),
-    M("P01", CPU_BACKEND, "exponent = np.where(total > 0, exponent - 51, 0)",
+    M("P01", STATS, "exponent = np.where(total > 0, exponent - 51, 0)",
       "exponent = np.where(total > 0, exponent - 60, 0)",
       "exact-sum grid too fine: float sums depend on their order (CPU vs GPU atomics)"),
     M("P02", CPU_BACKEND, "self.weight = round_to_exact_sum_grid(self.weight)",

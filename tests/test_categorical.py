@@ -17,13 +17,8 @@ from _parity import weighted_child_impurity
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.app.metrics import confusion_matrix
-from gpu_tree.data.categorical import (
-    CategoryMaps,
-    bitset,
-    bitset_members,
-    label_codes,
-    with_codes,
-)
+from gpu_tree.data.categorical import CategoryMaps, label_codes, with_codes
+from gpu_tree.data.stats import bitset, bitset_members
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 from gpu_tree.testing import assert_tree_equal
 
@@ -435,7 +430,7 @@ def test_categories_absent_from_a_node_follow_its_missing_rule():
 
 
 def test_words_for_rounds_up_to_whole_words():
-    from gpu_tree.data.categorical import words_for
+    from gpu_tree.data.stats import words_for
 
     for n_categories, words in [(0, 1), (1, 1), (64, 1), (65, 2), (70, 2), (128, 2), (129, 3)]:
         assert words_for(n_categories) == words, n_categories

@@ -279,7 +279,7 @@ def test_device_binning_equals_cpu_binning(max_bins):
 def test_fit_that_cannot_fit_fails_first_with_bytes_needed_and_free():
     from gpu_tree.backends.cuda import check_device_memory, required_device_bytes
     from gpu_tree.data.binning import BinMapper
-    from gpu_tree.growing.criteria import StatsLayout
+    from gpu_tree.data.stats import StatsLayout
 
     X = np.zeros((1000, 10))
     mapper = BinMapper(max_bins=256).fit(np.random.default_rng(0).normal(size=(1000, 10)))

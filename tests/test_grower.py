@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
+from gpu_tree.data.stats import StatsLayout
+from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, split_score
 
 SPLITTERS = ["hist", "exact"]
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

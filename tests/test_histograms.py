@@ -8,7 +8,7 @@ import pytest
 import gpu_tree
 from gpu_tree.backends.cpu import CPUHistogramBackend, RowData
 from gpu_tree.data.binning import BinMapper, check_max_bins, feature_edges
-from gpu_tree.growing.criteria import StatsLayout
+from gpu_tree.data.stats import StatsLayout
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.testing import naive_histograms
 
@@ -356,7 +356,7 @@ def test_exact_sum_grid_makes_every_sum_exact_in_any_order(kind):
     column's absolute total; integer columns are untouched."""
     from fractions import Fraction
 
-    from gpu_tree.backends.cpu import round_to_exact_sum_grid
+    from gpu_tree.data.stats import round_to_exact_sum_grid
 
     rng = np.random.default_rng(5)
     n = 2000

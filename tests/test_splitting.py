@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from _oracles import python_impurity
 
+from gpu_tree.data.stats import StatsLayout
 from gpu_tree.growing import splitting as _splitting
-from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, StatsLayout, split_score
+from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, split_score
 from gpu_tree.growing.splitting import SplitConstraints, midpoint, select_splits
 
 ALL_CRITERIA = CLASSIFICATION_CRITERIA + ("squared_error",)
@@ -508,7 +509,7 @@ def test_categorical_ties_go_to_the_first_candidate_class_orderings_before_subse
     ties by code), shortest prefix first, then the small subsets; the first wins. Class
     0's ordering is (1, 2, 0), so its first prefix {1} goes left."""
     from gpu_tree import DecisionTreeClassifier
-    from gpu_tree.data.categorical import bitset_members
+    from gpu_tree.data.stats import bitset_members
 
     X = np.repeat([0.0, 1.0, 2.0], 10)[:, None]
     y = np.repeat([0, 1, 2], 10)

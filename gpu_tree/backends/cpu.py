@@ -24,25 +24,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from gpu_tree.growing.criteria import StatsLayout
+from gpu_tree.data.stats import StatsLayout, round_to_exact_sum_grid
 from gpu_tree.kernels import cpu as cpu_kernels
-
-
-def round_to_exact_sum_grid(values: np.ndarray) -> np.ndarray:
-    """Round each column onto a power-of-two grid on which every sum is exact.
-
-    A column whose absolute values total T is rounded to multiples of 2**e, with e the
-    exponent of T minus 50. Every partial sum of such values is then an integer multiple
-    of 2**e below 2**52 multiples: exactly representable in float64. So histogram sums
-    come out identical in any order: on the CPU and on the GPU (where atomics land in any
-    order), in histogram and in exact mode. The rounding moves each value by at most
-    2**-51 of its column's total; integer columns (unit or integer weights) are unchanged.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    total = np.sum(np.abs(values), axis=0)
-    _, exponent = np.frexp(total)  # total < 2**exponent
-    exponent = np.where(total > 0, exponent - 51, 0).astype(np.int64)
-    return np.ldexp(np.rint(np.ldexp(values, -exponent)), exponent)
 
 
 @dataclass

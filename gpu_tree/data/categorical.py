@@ -9,8 +9,7 @@ node's missing-value rule instead of raising.
 Categories are labels: numbers in a numeric column (codes, years, zip codes) or strings
 and other objects in an object, string or pandas ``category`` column.
 
-Category sets of subset splits are stored as bitsets, 64 categories per int64 word:
-category k is bit ``k & 63`` of word ``k >> 6``.
+Category sets of subset splits are stored as bitsets (layout: :mod:`gpu_tree.data.stats`).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ CATEGORICAL_SPLITS = ("binary", "multiway")
 # subset and its complement make the same split) for a cost of about K^2/2 candidates;
 # larger sets are reached through the per-class orderings.
 DEFAULT_MAX_CATEGORY_SUBSET = 2
-CATEGORIES_PER_WORD = 64
 
 
 def _is_pandas_categorical(dtype) -> bool:
@@ -253,27 +251,6 @@ def label_codes(values, labels) -> np.ndarray:
             return np.array(codes, dtype=np.int64)[inverse.ravel()]
     return np.fromiter((index.get(_key(v), -1) for v in values.tolist()),
                        dtype=np.int64, count=values.size)  # fmt: skip
-
-
-def words_for(n_categories: int) -> int:
-    """int64 words of a bitset over ``n_categories`` categories."""
-    return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))
-
-
-def bitset(codes, n_words: int) -> np.ndarray:
-    """The int64 words whose set bits are ``codes``."""
-    words = np.zeros(n_words, dtype=np.uint64)
-    codes = np.asarray(codes, dtype=np.int64)
-    np.bitwise_or.at(
-        words, codes // CATEGORIES_PER_WORD, np.left_shift(np.uint64(1), (codes % 64).astype(np.uint64))
-    )
-    return words.view(np.int64)
-
-
-def bitset_members(words) -> np.ndarray:
-    """The codes whose bits are set in ``words`` (int64 or uint64), ascending."""
-    bits = np.unpackbits(np.asarray(words).view(np.uint8), bitorder="little")
-    return np.flatnonzero(bits)
 
 
 def with_codes(X, maps: CategoryMaps):

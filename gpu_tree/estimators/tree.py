@@ -24,8 +24,8 @@ from gpu_tree.data.categorical import (
     label_codes,
     resolve_categorical_features,
     with_codes,
-    words_for,
 )
+from gpu_tree.data.stats import StatsLayout, words_for
 from gpu_tree.data.validation import (
     check_classification_labels,
     check_sample_weight,
@@ -36,7 +36,7 @@ from gpu_tree.data.validation import (
     is_device_array,
     to_host,
 )
-from gpu_tree.growing.criteria import StatsLayout, check_criterion
+from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
 from gpu_tree.model.pruning import (

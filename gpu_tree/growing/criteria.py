@@ -4,7 +4,7 @@ Every function takes arrays whose last axis holds a node's *channels* and works
 through an array namespace ``xp`` (numpy on the CPU, cupy on the GPU), so one code
 path scores every (node, feature, bin) candidate at once on either device.
 
-Channel layout of a statistics vector (see :class:`StatsLayout`):
+Channel layout of a statistics vector (owned by :mod:`gpu_tree.data.stats`):
 
 - classification: ``n_classes`` weighted class totals, then an unweighted row count
   when the fit is weighted (otherwise the class totals already are counts);
@@ -23,9 +23,9 @@ Formulas follow the seed lecture notes (seeds 000-004):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from gpu_tree.data.stats import StatsLayout, channel_sum
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
 REGRESSION_CRITERIA = ("squared_error",)
@@ -44,50 +44,6 @@ _NODE_IMPURITY = {
 }
 
 
-@dataclass(frozen=True)
-class StatsLayout:
-    """Where each quantity lives on the channel axis of a statistics array."""
-
-    is_classification: bool
-    n_classes: int  # 0 for regression
-    has_count_channel: bool
-
-    @property
-    def n_channels(self) -> int:
-        base = self.n_classes if self.is_classification else 3
-        return base + (1 if self.has_count_channel else 0)
-
-    def weight(self, stats, xp=np):
-        """Weighted number of rows."""
-        if self.is_classification:
-            return _channel_sum(stats[..., : self.n_classes], xp)
-        return stats[..., 0]
-
-    def count(self, stats, xp=np):
-        """Unweighted number of rows."""
-        if self.has_count_channel:
-            return stats[..., -1]
-        return self.weight(stats, xp)
-
-    def class_weights(self, stats):
-        return stats[..., : self.n_classes]
-
-
-def _channel_sum(values, xp):
-    """Sum over the last (channel) axis.
-
-    Unrolled for the usual few classes: a reduction over a short trailing axis is several
-    times slower in numpy than a handful of whole-array additions.
-    """
-    n_channels = values.shape[-1]
-    if n_channels > 16 or n_channels == 0:
-        return xp.sum(values, axis=-1)
-    total = values[..., 0]
-    for c in range(1, n_channels):
-        total = total + values[..., c]
-    return total
-
-
 def _safe_divide(numerator, denominator, xp):
     """numerator / denominator, and 0 where the denominator is 0 (an empty side, which
     callers mask out anyway) without 0/0 warnings."""
@@ -102,7 +58,7 @@ def _safe_divide(numerator, denominator, xp):
 
 def _class_fractions(class_weights, xp):
     """P(c_i|D) for each class, as a list of arrays (one per class)."""
-    total = _channel_sum(class_weights, xp)
+    total = channel_sum(class_weights, xp)
     return [_safe_divide(class_weights[..., c], total, xp) for c in range(class_weights.shape[-1])]
 
 
@@ -119,7 +75,7 @@ def _plog2p(p, xp):
 
 def weighted_entropy(class_weights, xp=np):
     """w * H(D) = w log2 w - sum_i c_i log2 c_i   (c_i: class weights, w = sum_i c_i)."""
-    w = _channel_sum(class_weights, xp)
+    w = channel_sum(class_weights, xp)
     result = _plog2p(w, xp)
     for c in range(class_weights.shape[-1]):
         result = result - _plog2p(class_weights[..., c], xp)
@@ -128,7 +84,7 @@ def weighted_entropy(class_weights, xp=np):
 
 def weighted_gini(class_weights, xp=np):
     """w * G(D) = w - sum_i c_i^2 / w."""
-    w = _channel_sum(class_weights, xp)
+    w = channel_sum(class_weights, xp)
     squares = 0.0
     for c in range(class_weights.shape[-1]):
         squares = squares + class_weights[..., c] * class_weights[..., c]
@@ -137,7 +93,7 @@ def weighted_gini(class_weights, xp=np):
 
 def weighted_misclassification(class_weights, xp=np):
     """w * (1 - max_i P(c_i|D)) = w - max_i c_i."""
-    return _channel_sum(class_weights, xp) - xp.max(class_weights, axis=-1)
+    return channel_sum(class_weights, xp) - xp.max(class_weights, axis=-1)
 
 
 def weighted_variance(regression_stats, xp=np):
@@ -150,7 +106,7 @@ def weighted_variance(regression_stats, xp=np):
 
 def _per_weight(weighted_impurity):
     def impurity(class_weights, xp=np):
-        w = _channel_sum(class_weights, xp)
+        w = channel_sum(class_weights, xp)
         return _safe_divide(weighted_impurity(class_weights, xp), w, xp)
 
     impurity.__name__ = weighted_impurity.__name__.removeprefix("weighted_")
@@ -196,8 +152,8 @@ def split_info(left_fraction, xp=np):
 
 def cart_measure(left_class_weights, right_class_weights, xp=np):
     """2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|   (seed 000)."""
-    w_left = _channel_sum(left_class_weights, xp)
-    w_right = _channel_sum(right_class_weights, xp)
+    w_left = channel_sum(left_class_weights, xp)
+    w_right = channel_sum(right_class_weights, xp)
     w = w_left + w_right
     distance = 0.0
     for p_left, p_right in zip(

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_tree.data.categorical import bitset
-from gpu_tree.growing.criteria import StatsLayout, node_impurity
+from gpu_tree.data.stats import StatsLayout, bitset
+from gpu_tree.growing.criteria import node_impurity
 from gpu_tree.growing.splitting import (
     CategoricalSearch,
     ChosenSplits,

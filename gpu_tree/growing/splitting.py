@@ -20,12 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_tree.data.stats import StatsLayout
 from gpu_tree.data.validation import to_host
-from gpu_tree.growing.criteria import (
-    StatsLayout,
-    weighted_multiway_split_score,
-    weighted_split_score,
-)
+from gpu_tree.growing.criteria import weighted_multiway_split_score, weighted_split_score
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpu_tree.data.categorical import bitset_members
+from gpu_tree.data.stats import bitset_members
 from gpu_tree.growing.criteria import _NODE_IMPURITY
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
 from gpu_tree.utils.atomic_files import atomic_text

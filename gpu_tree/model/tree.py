@@ -14,8 +14,8 @@ Beyond scikit-learn's arrays, per node:
 - ``split_kind``: LEAF, NUMERIC (x <= threshold goes left), CATEGORICAL_SUBSET (the
   category code x in a set goes left) or MULTIWAY (one child per category, ID3).
 - ``category_offset``: a subset node's first word in ``category_bitsets``: the set of
-  codes sent left, ``n_category_words`` int64 words per node, category k at bit
-  ``k & 63`` of word ``k >> 6``. Missing values and categories never seen in training
+  codes sent left, ``n_category_words`` words per node in the bitset layout of
+  :mod:`gpu_tree.data.stats`. Missing values and categories never seen in training
   (NaN codes) follow ``missing_go_to_left``; so do categories absent from the node's
   training rows, which the set includes when missing values go left.
 - ``branch_offset``/``n_branches``: a multiway node's child for category code k is
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpu_tree.data.stats import BITSET_WORD_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
 
 TREE_LEAF = -1
@@ -81,7 +82,7 @@ class Tree:
         for name, dtype in _NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
         self._value = np.empty((0, 1, self.n_classes))
-        self.category_bitsets = np.empty(0, dtype=np.int64)
+        self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
         self.branch_children = np.empty(0, dtype=np.int64)
         self._grow(capacity)
 
@@ -243,7 +244,7 @@ class Tree:
         words = self.n_category_words
         out._category_offset[subset] = words * np.arange(subset.size)
         word_index = self.category_offset[old[subset]][:, None] + np.arange(words)
-        out.category_bitsets = self.category_bitsets[word_index.ravel()].astype(np.int64)
+        out.category_bitsets = self.category_bitsets[word_index.ravel()].astype(BITSET_WORD_DTYPE)
 
         # Branch tables of surviving multiway nodes, pointing at the new ids.
         out._branch_offset[: old.size] = -1
