@@ -356,15 +356,15 @@ def _matched_categories(column, known, source):
     non-missing values matches a known category: that is an error (a column whose type
     changed since training, say), not a column to predict as if it were all missing.
     """
-    from gpu_tree.data.categorical import _key
+    from gpu_tree.data.categorical import label_key
 
     present = column.values[~column.missing()]
     if present.size == 0:
         return column
     known_values = known.tolist()
-    known_keys = {_key(v) for v in known_values}
+    known_keys = {label_key(v) for v in known_values}
     distinct = np.unique(present).tolist() if not column.is_text else list(set(present.tolist()))
-    unknown = [v for v in distinct if _key(v) not in known_keys]
+    unknown = [v for v in distinct if label_key(v) not in known_keys]
     if not unknown:
         return column
     texts_of = {}

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from gpu_tree.data.categorical import _column_label
+from gpu_tree.data.categorical import feature_label
 from gpu_tree.data.validation import to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.progress import binning_logger as logger
@@ -45,7 +45,7 @@ def check_category_counts(n_categories, max_bins, has_missing, feature_names=Non
         f = too_many[0]
         reason = " (one bin is kept for missing values)" if has_missing else ""
         raise ValueError(
-            f"categorical {_column_label(f, feature_names)} has {n_categories[f]} categories, "
+            f"categorical {feature_label(f, feature_names)} has {n_categories[f]} categories, "
             f"more than the {value_bins} bins max_bins={max_bins} allows{reason}; raise "
             f"max_bins (up to {MAX_BINS_LIMIT}) or merge rare categories"
         )

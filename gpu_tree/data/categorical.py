@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from gpu_tree.data.validation import _is_dataframe
+from gpu_tree.data.validation import is_dataframe
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the seeds' l): every subset of at most 2 categories is
@@ -48,7 +48,7 @@ def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.
                 f"categorical_features={spec!r} is not understood: pass 'from_dtype', a "
                 "boolean mask, or a list of feature indices or names"
             )
-        if _is_dataframe(X):
+        if is_dataframe(X):
             mask[:] = [_is_pandas_categorical(dtype) for dtype in X.dtypes]
         return mask
     items = list(np.asarray(spec, dtype=object).ravel()) if not np.isscalar(spec) else [spec]
@@ -104,7 +104,7 @@ def _present(column) -> np.ndarray:
 
 def _column(X, j):
     """Column j of X as a 1-D array (object for DataFrame columns that are not numeric)."""
-    if _is_dataframe(X):
+    if is_dataframe(X):
         series = X.iloc[:, j]
         if _is_pandas_categorical(series.dtype):
             return series
@@ -115,7 +115,7 @@ def _column(X, j):
     return np.asarray(X)[:, j]
 
 
-def _column_label(j, feature_names):
+def feature_label(j, feature_names):
     return f"feature {j} ({feature_names[j]!r})" if feature_names is not None else f"feature {j}"
 
 
@@ -153,7 +153,7 @@ class CategoryMaps:
 
     def fit(self, X):
         for j in self.features:
-            label = _column_label(j, self.feature_names)
+            label = feature_label(j, self.feature_names)
             column = _column(X, j)
             if hasattr(column, "cat"):  # pandas category column: its own order, seen ones
                 codes = column.cat.codes.to_numpy()
@@ -175,7 +175,7 @@ class CategoryMaps:
         """The categorical columns of X as float codes (n_samples, n_categorical); NaN for
         missing values and for categories not seen in training."""
         features = self.features
-        n_samples = len(X) if _is_dataframe(X) else np.asarray(X).shape[0]
+        n_samples = len(X) if is_dataframe(X) else np.asarray(X).shape[0]
         out = np.full((n_samples, features.size), np.nan)
         for k, j in enumerate(features):
             out[:, k] = self._encode_column(_column(X, j), self.categories[int(j)])
@@ -217,7 +217,7 @@ def _lookup(values, categories) -> np.ndarray:
     return codes
 
 
-def _key(value):
+def label_key(value):
     """What makes two categories or class labels the same: 1, 1.0 and numpy scalars of the
     same number are one label; a numpy bool or string is the Python one. A bool is not a
     number (True is not the label 1), and a string never equals a number ("1" is not 1)."""
@@ -232,14 +232,14 @@ def _key(value):
 
 def label_codes(values, labels) -> np.ndarray:
     """The position (int64) of each of ``values`` (flattened) among ``labels``, labels
-    compared as categories are (``_key``), -1 for a value that is not among them.
+    compared as categories are (``label_key``), -1 for a value that is not among them.
 
     A numeric, bool or string array has each distinct value looked up once (np.unique),
     not each row: label columns run to millions of rows. An object array is looked up one
     row at a time: its values may not sort (numbers and strings), and np.unique would
     merge values that compare equal but are different labels (True and 1)."""
     labels = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-    index = {_key(label): k for k, label in enumerate(labels)}
+    index = {label_key(label): k for k, label in enumerate(labels)}
     values = np.asarray(values).ravel()
     if values.dtype.kind != "O":
         try:
@@ -247,9 +247,9 @@ def label_codes(values, labels) -> np.ndarray:
         except TypeError:
             pass
         else:
-            codes = [index.get(_key(v), -1) for v in distinct.tolist()]
+            codes = [index.get(label_key(v), -1) for v in distinct.tolist()]
             return np.array(codes, dtype=np.int64)[inverse.ravel()]
-    return np.fromiter((index.get(_key(v), -1) for v in values.tolist()),
+    return np.fromiter((index.get(label_key(v), -1) for v in values.tolist()),
                        dtype=np.int64, count=values.size)  # fmt: skip
 
 
@@ -260,7 +260,7 @@ def with_codes(X, maps: CategoryMaps):
     features = maps.features
     if features.size == 0:
         return X
-    if _is_dataframe(X):
+    if is_dataframe(X):
         codes = maps.encode(X)
         X = X.copy(deep=False)
         for k, j in enumerate(features):

@@ -10,13 +10,13 @@ import numpy as np
 from gpu_tree.utils.compat import DataConversionWarning
 
 
-def _is_dataframe(X) -> bool:
+def is_dataframe(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
 def feature_names_of(X):
     """Column names of a DataFrame whose names are all strings, else None."""
-    if not _is_dataframe(X):
+    if not is_dataframe(X):
         return None
     names = np.asarray(list(X.columns), dtype=object)
     if names.size and all(isinstance(name, str) for name in names):
@@ -24,7 +24,7 @@ def feature_names_of(X):
     return None
 
 
-def _column_label(j, names):
+def column_label(j, names):
     return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
 
 
@@ -46,7 +46,7 @@ def _convert_object_columns(array, names, first_column=0):
                 except (TypeError, ValueError):
                     kind = TypeError if isinstance(exc, TypeError) else ValueError
                     raise kind(
-                        f"{_column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
+                        f"{column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
                         f"({exc}); declare categorical columns with categorical_features"
                     ) from None
             raise
@@ -63,7 +63,7 @@ def _dataframe_to_array(X, names):
         else:
             if kind == "c":
                 raise ValueError(
-                    f"Complex data not supported: {_column_label(j, names)} has dtype {dtype}"
+                    f"Complex data not supported: {column_label(j, names)} has dtype {dtype}"
                 )
             columns.append(X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
     return np.hstack(columns) if columns else np.empty((len(X), 0))
@@ -86,7 +86,7 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
     if hasattr(X, "format") and hasattr(X, "tocsr"):
         raise TypeError("sparse input is not supported; pass a dense array (X.toarray())")
     names = feature_names_of(X)
-    if _is_dataframe(X):
+    if is_dataframe(X):
         array = _dataframe_to_array(X, names)
     else:
         array = np.asarray(X)
@@ -119,7 +119,7 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
     if infinite.any():
         bad_rows, bad_cols = np.nonzero(infinite)
         raise ValueError(
-            f"Input X contains infinity or a value too large in {_column_label(bad_cols[0], names)} "
+            f"Input X contains infinity or a value too large in {column_label(bad_cols[0], names)} "
             f"at row {bad_rows[0]} (value {array[bad_rows[0], bad_cols[0]]})"
         )
     return np.ascontiguousarray(array)

@@ -41,9 +41,20 @@ from gpu_tree.utils.atomic_files import atomic_text
 
 FORMAT_NAME = "gpu_tree.model"
 FORMAT_VERSION = 1
-_ESTIMATORS = ("DecisionTreeClassifier", "DecisionTreeRegressor")
+# The estimator classes a model file may name, by class name. The estimators register
+# themselves (gpu_tree.estimators), so that this lower layer never imports them.
+_REGISTRY: dict[str, type] = {}
 _NON_FINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def register_estimator(estimator_class: type) -> type:
+    """Let model files name ``estimator_class`` (by its class name) and load into it."""
+    name = estimator_class.__name__
+    if _REGISTRY.get(name, estimator_class) is not estimator_class:
+        raise ValueError(f"another estimator class is already registered as {name!r}")
+    _REGISTRY[name] = estimator_class
+    return estimator_class
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -243,20 +254,18 @@ def model_from_document(document, source="model"):
         read.fail(f"format_version {version} is not supported (this gpu_tree reads version "
                   f"{FORMAT_VERSION}); use the gpu_tree version that wrote it")  # fmt: skip
     kind = read.field(document, "estimator", str)
-    if kind not in _ESTIMATORS:
-        read.fail(f"unknown estimator {kind!r}; expected one of {list(_ESTIMATORS)}")
+    if kind not in _REGISTRY:
+        read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
     tree = _read_tree(read, read.field(document, "tree", dict))
     n_features = read.field(document, "n_features_in", int)
     if n_features != tree.n_features:
         read.fail(f"n_features_in is {n_features} but the tree has {tree.n_features} features")
 
-    import gpu_tree.estimators.tree as estimators
-
     params = dict(read.field(document, "params", dict))
     class_weight = params.get("class_weight")
     if isinstance(class_weight, dict):
         params["class_weight"] = {k: v for k, v in class_weight.get("pairs", [])}
-    estimator_class = getattr(estimators, kind)
+    estimator_class = _REGISTRY[kind]
     try:
         estimator = estimator_class(**params)
     except TypeError as exc:
