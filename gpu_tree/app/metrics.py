@@ -1,6 +1,6 @@
 """Evaluation metrics of the command line, each formula written once (numpy only).
 
-Classification (seed 002): for each class c taken as "positive" against the rest, from
+Classification: for each class c taken as "positive" against the rest, from
 the confusion matrix M (rows: true class, columns: predicted class, n rows in all),
 
     TP = M[c, c]            FN = sum of row c - TP
@@ -53,7 +53,7 @@ def confusion_matrix(y_true, y_pred, labels) -> np.ndarray:
 
 
 def per_class_rates(matrix) -> list[dict]:
-    """Sensitivity, specificity, PPV and NPV of each class against the rest (seed 002),
+    """Sensitivity, specificity, PPV and NPV of each class against the rest,
     with its one-vs-rest counts; undefined ratios are None."""
     matrix = np.asarray(matrix, dtype=np.int64)
     total = int(matrix.sum())

@@ -21,7 +21,8 @@ import numpy as np
 from gpu_tree.data.validation import is_dataframe
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
-# Default of max_category_subset (the seeds' l): every subset of at most 2 categories is
+# Default of max_category_subset (the bound on a subset's size, l in Zaki and Meira's
+# Algorithm 19.3): every subset of at most 2 categories is
 # tried for multiclass targets. That is exhaustive up to 5 categories at a node (a
 # subset and its complement make the same split) for a cost of about K^2/2 candidates;
 # larger sets are reached through the per-class orderings.

@@ -4,8 +4,9 @@ Two methods, one engine. Every node t has a cost ``own[t]`` as a leaf; ``branch[
 the summed ``own`` of the current leaves below t and ``n_leaves[t]`` their number. Collapsing
 t makes ``branch[t] = own[t]`` and passes the change up to its ancestors.
 
-- Minimal cost-complexity pruning (CART's weakest-link cutting; seed 002's
-  ``alpha * size + sum over the leaves of I(N)``, with size the number of leaves). The
+- Minimal cost-complexity pruning (weakest-link cutting, Breiman et al.,
+  *Classification and Regression Trees*, 1984, ch. 3: ``alpha * size + sum over the
+  leaves of I(N)``, with size the number of leaves). The
   cost of a node as a leaf is ``R(t) = W(t) / W(root) * impurity(t)``, from the impurity
   stored in the tree (the split criterion's own). The weakest link is the internal node
   with the smallest effective alpha ``(R(t) - R(T_t)) / (|leaves(T_t)| - 1)``, ties going
@@ -17,7 +18,7 @@ t makes ``branch[t] = own[t]`` and passes the change up to its ancestors.
   Arithmetic follows scikit-learn's order (leaf costs summed up the tree in depth-first
   leaf order, changes passed up one by one), so a tree equal to scikit-learn's gives the
   same path to the last bit.
-- Reduced-error pruning (seed 001): the cost of a node as a leaf is its validation error
+- Reduced-error pruning (Quinlan, "Simplifying decision trees", 1987): the cost of a node as a leaf is its validation error
   (misclassified validation weight, or weighted squared error); the node whose collapse
   lowers the validation error the most is collapsed first, while no collapse raises it.
 """
