@@ -56,9 +56,11 @@ class CategoricalDataset:
         """X_train, y_train, X_test, y_test of the held-out split."""
         X = self.X
         return (
-            X.iloc[self.train].reset_index(drop=True), self.y[self.train],
-            X.iloc[self.test].reset_index(drop=True), self.y[self.test],
-        )  # fmt: skip
+            X.iloc[self.train].reset_index(drop=True),
+            self.y[self.train],
+            X.iloc[self.test].reset_index(drop=True),
+            self.y[self.test],
+        )
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -88,9 +90,14 @@ def load_arff(file: str, target: str, path_of: Callable[[str], Path] = shared_pa
             frame[name] = pd.to_numeric(frame[name]).astype(np.float64)
     train, test = _stratified_split(y)
     return CategoricalDataset(
-        file.removesuffix(".arff"), frame, y, categorical, train, test,
+        file.removesuffix(".arff"),
+        frame,
+        y,
+        categorical,
+        train,
+        test,
         f"stratified {1 - TEST_SIZE:.0%}/{TEST_SIZE:.0%} split, seed {SEED}",
-    )  # fmt: skip
+    )
 
 
 def load_adult(path_of: Callable[[str], Path] = shared_path):
@@ -107,9 +114,14 @@ def load_adult(path_of: Callable[[str], Path] = shared_path):
     frame[numeric] = frame[numeric].astype(np.float64)
     n_train = len(frames[0])
     return CategoricalDataset(
-        "adult", frame, y, categorical, np.arange(n_train), np.arange(n_train, len(frame)),
+        "adult",
+        frame,
+        y,
+        categorical,
+        np.arange(n_train),
+        np.arange(n_train, len(frame)),
         "adult_train.csv / adult_test.csv (the data set's own split)",
-    )  # fmt: skip
+    )
 
 
 def _load_csv(file, target, categorical, numeric, path_of):
@@ -122,9 +134,14 @@ def _load_csv(file, target, categorical, numeric, path_of):
     X[numeric] = X[numeric].astype(np.float64)
     train, test = _stratified_split(y)
     return CategoricalDataset(
-        file.removesuffix(".csv"), X, y, list(categorical), train, test,
+        file.removesuffix(".csv"),
+        X,
+        y,
+        list(categorical),
+        train,
+        test,
         f"stratified {1 - TEST_SIZE:.0%}/{TEST_SIZE:.0%} split, seed {SEED}",
-    )  # fmt: skip
+    )
 
 
 def load_titanic(path_of: Callable[[str], Path] = shared_path):

@@ -74,16 +74,26 @@ NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
 # so a surviving mutant costs under about two minutes on 2 cores: test_grower.py (a
 # minute) runs for the grower only.
 FILE_TESTS = {
-    SPLITTING: ("tests/test_splitting.py", "tests/test_missing_values.py",
-                "tests/test_categorical.py"),
+    SPLITTING: (
+        "tests/test_splitting.py",
+        "tests/test_missing_values.py",
+        "tests/test_categorical.py",
+    ),
     CRITERIA: ("tests/test_criteria.py", "tests/test_splitting.py"),
-    BINNING: ("tests/test_histograms.py", "tests/test_criteria.py",
-              "tests/test_missing_values.py", "tests/test_categorical.py"),
+    BINNING: (
+        "tests/test_histograms.py",
+        "tests/test_criteria.py",
+        "tests/test_missing_values.py",
+        "tests/test_categorical.py",
+    ),
     SEARCH: ("tests/test_histograms.py", "tests/test_cuda_backend.py"),
     CPU_KERNELS: ("tests/test_histograms.py", "tests/test_missing_values.py"),
     CUDA_KERNELS: ("tests/test_cuda_backend.py",),
-    CPU_BACKEND: ("tests/test_histograms.py", "tests/test_cuda_backend.py",
-                  "tests/test_categorical.py"),
+    CPU_BACKEND: (
+        "tests/test_histograms.py",
+        "tests/test_cuda_backend.py",
+        "tests/test_categorical.py",
+    ),
     CUDA_BACKEND: ("tests/test_cuda_backend.py",),
     GROWER: ("tests/test_grower.py", "tests/test_missing_values.py"),
     CATEGORICAL: ("tests/test_categorical.py",),
@@ -109,373 +119,811 @@ M = Mutant
 # short has done the most valuable ones.
 MUTANTS: list[Mutant] = [
     # -- split selection ------------------------------------------------------------------
-    M("S01", SPLITTING, "present_left = slot[None, None, :] < n_slots[:, :, None]",
-      "present_left = slot[None, None, :] <= n_slots[:, :, None]",
-      "off-by-one: the empty slot past a node's values counts as holding a value (a feature "
-      "missing at every row of a node can send nothing left and the missing rows right)"),
-    M("S02", SPLITTING, "values_right = slot[None, None, :] < (n_slots - 1)[:, :, None]",
-      "values_right = slot[None, None, :] < n_slots[:, :, None]",
-      "off-by-one: a candidate at the node's last value (empty right side) is allowed"),
-    M("S03", SPLITTING,
-      "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
-      "        cumulative = cumulative[:, :, :-1]\n",
-      "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
-      "        pass\n",
-      "the last slot is not dropped from the candidates",
-      equivalent="values_right (slot < n_slots - 1) already refuses the last slot, and "
-      "argmax keeps the first maximum, so the extra -inf column never wins"),
-    M("S04", SPLITTING,
-      "missing_left = (score_left > score_right) | ((score_left == score_right) & more_rows_left)",
-      "missing_left = score_left >= score_right",
-      "tie-break of the missing side: equal scores send missing rows left instead of to the "
-      "side with more present rows"),
-    M("S05", SPLITTING,
-      "score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)",
-      "score_left = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)",
-      "missing rows scored on the wrong side (both sides scored with missing right)"),
-    M("S06", SPLITTING,
-      "present_left & (values_right | has_missing), layout, constraints, left, right + m,",
-      "present_left & values_right, layout, constraints, left, right + m,",
-      "the 'every present value left, missing right' candidate is never allowed"),
-    M("S07", SPLITTING, "allowed &= layout.count(right, xp) >= constraints.min_samples_leaf",
-      "allowed &= True",
-      "min_samples_leaf checked on the left child only"),
-    M("S08", SPLITTING,
-      "allowed = allowed & (layout.weight(left, xp) >= constraints.min_weight_leaf)",
-      "allowed = allowed & (layout.weight(left, xp) > constraints.min_weight_leaf)",
-      "boundary: a left child weighing exactly min_weight_leaf is refused"),
-    M("S09", SPLITTING, "allowed = allowed & xp.asarray(feature_mask)[:, :, None]",
-      "allowed = allowed",
-      "the feature mask (max_features draw, ID3's used features) is ignored"),
-    M("S10", SPLITTING, "feature = to_host(xp.argmax(feature_best, axis=1))",
-      "feature = to_host(n_features - 1 - xp.argmax(feature_best[:, ::-1], axis=1))",
-      "tie-break order: the highest feature index wins ties instead of the lowest"),
-    M("S11", SPLITTING, "best_position = xp.argmax(score, axis=2)",
-      "best_position = score.shape[2] - 1 - xp.argmax(score[:, :, ::-1], axis=2)",
-      "tie-break order: the highest bin wins ties instead of the lowest"),
-    M("S12", SPLITTING, "next_bin = np.where(position + 1 < slots,",
-      "next_bin = np.where(position + 1 <= slots,",
-      "off-by-one: a split after the last present value reads a bin past the node's values "
-      "instead of marking 'missing only right' (+inf threshold)"),
-    M("S13", SPLITTING,
-      "goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))",
-      "goes_left = to_host(layout.count(left, xp) > layout.count(right, xp))",
-      "tie-break: missing values unseen in training go right, not left, between equal children"),
-    M("S14", SPLITTING,
-      "chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)",
-      "chosen.score[nodes] = np.where(has_split, best, -np.inf)",
-      "the winner's weighted score is not divided by the node weight (priorities, "
-      "min_impurity_decrease)"),
-    M("S15", SPLITTING, "left = left + xp.where(side, chosen_missing, 0.0)", "left = left",
-      "the '+ missing' term dropped: missing rows sent left are not in the left child's stats"),
-    M("S16", SPLITTING, "prefix_end[None, None, :] < (n_slots - 1)[:, :, None],",
-      "prefix_end[None, None, :] < n_slots[:, :, None],",
-      "categorical off-by-one: the subset holding every category (empty right) is a candidate",
-      tests=CATEGORICAL_TESTS),
-    M("S17", SPLITTING, "better = best > self.best", "better = best >= self.best",
-      "categorical tie-break: a later candidate family wins ties", tests=CATEGORICAL_TESTS),
-    M("S18", SPLITTING, "allowed = n_slots >= 2", "allowed = n_slots >= 1",
-      "multiway: a node holding one category can be 'split' into a single branch",
-      tests=CATEGORICAL_TESTS),
-    M("S19", SPLITTING,
-      "default = xp.argmax(counts, axis=2)  # the largest branch takes missing rows",
-      "default = xp.zeros(counts.shape[:2], dtype=xp.int64)",
-      "multiway: missing rows go to the first branch instead of the largest",
-      tests=CATEGORICAL_TESTS),
-    M("S20", SPLITTING, "for size in range(1, min(max_size, n_categories) + 1)",
-      "for size in range(1, min(max_size, n_categories))",
-      "off-by-one: subsets of exactly max_category_subset categories are never tried",
-      tests=CATEGORICAL_TESTS),
-    M("S21", SPLITTING, "bad = (mid >= upper) | ~np.isfinite(mid)", "bad = ~np.isfinite(mid)",
-      "threshold rounding guard dropped: a midpoint that rounds onto the upper value sends it "
-      "left"),
+    M(
+        "S01",
+        SPLITTING,
+        "present_left = slot[None, None, :] < n_slots[:, :, None]",
+        "present_left = slot[None, None, :] <= n_slots[:, :, None]",
+        "off-by-one: the empty slot past a node's values counts as holding a value (a feature "
+        "missing at every row of a node can send nothing left and the missing rows right)",
+    ),
+    M(
+        "S02",
+        SPLITTING,
+        "values_right = slot[None, None, :] < (n_slots - 1)[:, :, None]",
+        "values_right = slot[None, None, :] < n_slots[:, :, None]",
+        "off-by-one: a candidate at the node's last value (empty right side) is allowed",
+    ),
+    M(
+        "S03",
+        SPLITTING,
+        "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
+        "        cumulative = cumulative[:, :, :-1]\n",
+        "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
+        "        pass\n",
+        "the last slot is not dropped from the candidates",
+        equivalent="values_right (slot < n_slots - 1) already refuses the last slot, and "
+        "argmax keeps the first maximum, so the extra -inf column never wins",
+    ),
+    M(
+        "S04",
+        SPLITTING,
+        "missing_left = (score_left > score_right) | ((score_left == score_right) & more_rows_left)",
+        "missing_left = score_left >= score_right",
+        "tie-break of the missing side: equal scores send missing rows left instead of to the "
+        "side with more present rows",
+    ),
+    M(
+        "S05",
+        SPLITTING,
+        "score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)",
+        "score_left = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)",
+        "missing rows scored on the wrong side (both sides scored with missing right)",
+    ),
+    M(
+        "S06",
+        SPLITTING,
+        "present_left & (values_right | has_missing), layout, constraints, left, right + m,",
+        "present_left & values_right, layout, constraints, left, right + m,",
+        "the 'every present value left, missing right' candidate is never allowed",
+    ),
+    M(
+        "S07",
+        SPLITTING,
+        "allowed &= layout.count(right, xp) >= constraints.min_samples_leaf",
+        "allowed &= True",
+        "min_samples_leaf checked on the left child only",
+    ),
+    M(
+        "S08",
+        SPLITTING,
+        "allowed = allowed & (layout.weight(left, xp) >= constraints.min_weight_leaf)",
+        "allowed = allowed & (layout.weight(left, xp) > constraints.min_weight_leaf)",
+        "boundary: a left child weighing exactly min_weight_leaf is refused",
+    ),
+    M(
+        "S09",
+        SPLITTING,
+        "allowed = allowed & xp.asarray(feature_mask)[:, :, None]",
+        "allowed = allowed",
+        "the feature mask (max_features draw, ID3's used features) is ignored",
+    ),
+    M(
+        "S10",
+        SPLITTING,
+        "feature = to_host(xp.argmax(feature_best, axis=1))",
+        "feature = to_host(n_features - 1 - xp.argmax(feature_best[:, ::-1], axis=1))",
+        "tie-break order: the highest feature index wins ties instead of the lowest",
+    ),
+    M(
+        "S11",
+        SPLITTING,
+        "best_position = xp.argmax(score, axis=2)",
+        "best_position = score.shape[2] - 1 - xp.argmax(score[:, :, ::-1], axis=2)",
+        "tie-break order: the highest bin wins ties instead of the lowest",
+    ),
+    M(
+        "S12",
+        SPLITTING,
+        "next_bin = np.where(position + 1 < slots,",
+        "next_bin = np.where(position + 1 <= slots,",
+        "off-by-one: a split after the last present value reads a bin past the node's values "
+        "instead of marking 'missing only right' (+inf threshold)",
+    ),
+    M(
+        "S13",
+        SPLITTING,
+        "goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))",
+        "goes_left = to_host(layout.count(left, xp) > layout.count(right, xp))",
+        "tie-break: missing values unseen in training go right, not left, between equal children",
+    ),
+    M(
+        "S14",
+        SPLITTING,
+        "chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)",
+        "chosen.score[nodes] = np.where(has_split, best, -np.inf)",
+        "the winner's weighted score is not divided by the node weight (priorities, "
+        "min_impurity_decrease)",
+    ),
+    M(
+        "S15",
+        SPLITTING,
+        "left = left + xp.where(side, chosen_missing, 0.0)",
+        "left = left",
+        "the '+ missing' term dropped: missing rows sent left are not in the left child's stats",
+    ),
+    M(
+        "S16",
+        SPLITTING,
+        "prefix_end[None, None, :] < (n_slots - 1)[:, :, None],",
+        "prefix_end[None, None, :] < n_slots[:, :, None],",
+        "categorical off-by-one: the subset holding every category (empty right) is a candidate",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "S17",
+        SPLITTING,
+        "better = best > self.best",
+        "better = best >= self.best",
+        "categorical tie-break: a later candidate family wins ties",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "S18",
+        SPLITTING,
+        "allowed = n_slots >= 2",
+        "allowed = n_slots >= 1",
+        "multiway: a node holding one category can be 'split' into a single branch",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "S19",
+        SPLITTING,
+        "default = xp.argmax(counts, axis=2)  # the largest branch takes missing rows",
+        "default = xp.zeros(counts.shape[:2], dtype=xp.int64)",
+        "multiway: missing rows go to the first branch instead of the largest",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "S20",
+        SPLITTING,
+        "for size in range(1, min(max_size, n_categories) + 1)",
+        "for size in range(1, min(max_size, n_categories))",
+        "off-by-one: subsets of exactly max_category_subset categories are never tried",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "S21",
+        SPLITTING,
+        "bad = (mid >= upper) | ~np.isfinite(mid)",
+        "bad = ~np.isfinite(mid)",
+        "threshold rounding guard dropped: a midpoint that rounds onto the upper value sends it "
+        "left",
+    ),
     # -- model-file validation --------------------------------------------------------------
-    M("M01", MODEL_FILE, "if version != FORMAT_VERSION:", "if False:",
-      "format_version not checked"),
-    M("M02", MODEL_FILE,
-      'if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:',
-      "if not isinstance(document, dict):",
-      "the format name is not checked: any JSON object is read as a model"),
-    M("M03", MODEL_FILE,
-      "if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):",
-      "if not all(isinstance(v, int) for v in values):",
-      "integer arrays accept true/false"),
-    M("M04", MODEL_FILE,
-      "if kind is not None and not isinstance(value, kind) or isinstance(value, bool) and kind is int:",
-      "if kind is not None and not isinstance(value, kind):",
-      "integer fields accept true/false (format_version: true passes as 1)"),
-    M("M05", MODEL_FILE, "if child <= node:", "if child < node:",
-      "a node that is its own child is accepted: prediction never ends"),
-    M("M06", MODEL_FILE, "if not 0 <= child < n:", "if not 0 <= child <= n:",
-      "off-by-one: child index == node_count accepted"),
-    M("M07", MODEL_FILE, "if not 0 <= feature[node] < n_features:",
-      "if not 0 <= feature[node] <= n_features:",
-      "off-by-one: split feature == n_features accepted (reads past X's columns)"),
-    M("M08", MODEL_FILE,
-      '    if parents[0] != 0:\n        read.fail("the root has a parent")\n', "",
-      "the root-has-a-parent check removed",
-      equivalent="children must be numbered after their parent (child > node >= 0), so no "
-      "node can name node 0 as a child: the check cannot fire"),
-    M("M09", MODEL_FILE, "orphan = np.flatnonzero(parents[1:] != 1)",
-      "orphan = np.flatnonzero(parents[1:] > 1)",
-      "orphan nodes (no parent) accepted; only shared children refused"),
-    M("M10", MODEL_FILE, "if left[node] != right[node] or kind[node] != LEAF:",
-      "if left[node] != right[node]:",
-      "a leaf whose split kind says it is internal is accepted"),
-    M("M11", MODEL_FILE,
-      "if offset < 0 or entries < 1 or offset + entries + 1 > branch_children.size:",
-      "if offset < 0 or entries < 1 or offset + entries > branch_children.size:",
-      "off-by-one: a multiway branch table one entry short of its default slot accepted"),
-    M("M12", MODEL_FILE, "if offset < 0 or offset + n_words > bitsets.size:",
-      "if offset + n_words > bitsets.size:",
-      "a negative category-set offset accepted (numpy wraps it)"),
-    M("M13", MODEL_FILE, "        if bad.size:\n", "        if False:\n",
-      "a categorical split on a numeric feature accepted"),
-    M("M14", MODEL_FILE, "if labels.ndim != 1 or labels.size != tree.n_classes:",
-      "if labels.ndim != 1:",
-      "class labels not checked against the tree's number of classes"),
-    M("M15", MODEL_FILE, "if n < 1 or n_features < 1 or n_classes < 1 or n_words < 1:",
-      "if n_features < 1 or n_classes < 1 or n_words < 1:",
-      "node_count 0 accepted (an empty tree)"),
-    M("M16", MODEL_FILE, 'out.append("inf" if v > 0 else "-inf")', 'out.append("inf")',
-      "writer: -inf saved as inf (round trip changes the model)"),
-    M("M17", MODEL_FILE,
-      '    if estimator.tree_.n_category_words < 1:\n'
-      '        read.fail("n_category_words must be at least 1")\n', "",
-      "the n_category_words check of _read_categories removed",
-      equivalent="_read_tree already refuses n_category_words < 1 before this runs"),
-    M("M18", MODEL_FILE, 'value = read.floats(doc, "value", n * n_classes)',
-      'value = read.floats(doc, "value", None)',
-      "the value array's length is not checked"),
-    M("M19", MODEL_FILE, "if n_features != tree.n_features:", "if False:",
-      "n_features_in not checked against the tree"),
-    M("M20", MODEL_FILE, "if kind not in _ESTIMATORS:", "if False:",
-      "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called"),
-    M("M21", MODEL_FILE, "if mask[j] != (entry is not None):", "if False:",
-      "is_categorical and the categories list may disagree"),
+    M(
+        "M01",
+        MODEL_FILE,
+        "if version != FORMAT_VERSION:",
+        "if False:",
+        "format_version not checked",
+    ),
+    M(
+        "M02",
+        MODEL_FILE,
+        'if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:',
+        "if not isinstance(document, dict):",
+        "the format name is not checked: any JSON object is read as a model",
+    ),
+    M(
+        "M03",
+        MODEL_FILE,
+        "if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):",
+        "if not all(isinstance(v, int) for v in values):",
+        "integer arrays accept true/false",
+    ),
+    M(
+        "M04",
+        MODEL_FILE,
+        "if kind is not None and not isinstance(value, kind) or isinstance(value, bool) and kind is int:",
+        "if kind is not None and not isinstance(value, kind):",
+        "integer fields accept true/false (format_version: true passes as 1)",
+    ),
+    M(
+        "M05",
+        MODEL_FILE,
+        "if child <= node:",
+        "if child < node:",
+        "a node that is its own child is accepted: prediction never ends",
+    ),
+    M(
+        "M06",
+        MODEL_FILE,
+        "if not 0 <= child < n:",
+        "if not 0 <= child <= n:",
+        "off-by-one: child index == node_count accepted",
+    ),
+    M(
+        "M07",
+        MODEL_FILE,
+        "if not 0 <= feature[node] < n_features:",
+        "if not 0 <= feature[node] <= n_features:",
+        "off-by-one: split feature == n_features accepted (reads past X's columns)",
+    ),
+    M(
+        "M08",
+        MODEL_FILE,
+        '    if parents[0] != 0:\n        read.fail("the root has a parent")\n',
+        "",
+        "the root-has-a-parent check removed",
+        equivalent="children must be numbered after their parent (child > node >= 0), so no "
+        "node can name node 0 as a child: the check cannot fire",
+    ),
+    M(
+        "M09",
+        MODEL_FILE,
+        "orphan = np.flatnonzero(parents[1:] != 1)",
+        "orphan = np.flatnonzero(parents[1:] > 1)",
+        "orphan nodes (no parent) accepted; only shared children refused",
+    ),
+    M(
+        "M10",
+        MODEL_FILE,
+        "if left[node] != right[node] or kind[node] != LEAF:",
+        "if left[node] != right[node]:",
+        "a leaf whose split kind says it is internal is accepted",
+    ),
+    M(
+        "M11",
+        MODEL_FILE,
+        "if offset < 0 or entries < 1 or offset + entries + 1 > branch_children.size:",
+        "if offset < 0 or entries < 1 or offset + entries > branch_children.size:",
+        "off-by-one: a multiway branch table one entry short of its default slot accepted",
+    ),
+    M(
+        "M12",
+        MODEL_FILE,
+        "if offset < 0 or offset + n_words > bitsets.size:",
+        "if offset + n_words > bitsets.size:",
+        "a negative category-set offset accepted (numpy wraps it)",
+    ),
+    M(
+        "M13",
+        MODEL_FILE,
+        "        if bad.size:\n",
+        "        if False:\n",
+        "a categorical split on a numeric feature accepted",
+    ),
+    M(
+        "M14",
+        MODEL_FILE,
+        "if labels.ndim != 1 or labels.size != tree.n_classes:",
+        "if labels.ndim != 1:",
+        "class labels not checked against the tree's number of classes",
+    ),
+    M(
+        "M15",
+        MODEL_FILE,
+        "if n < 1 or n_features < 1 or n_classes < 1 or n_words < 1:",
+        "if n_features < 1 or n_classes < 1 or n_words < 1:",
+        "node_count 0 accepted (an empty tree)",
+    ),
+    M(
+        "M16",
+        MODEL_FILE,
+        'out.append("inf" if v > 0 else "-inf")',
+        'out.append("inf")',
+        "writer: -inf saved as inf (round trip changes the model)",
+    ),
+    M(
+        "M17",
+        MODEL_FILE,
+        "    if estimator.tree_.n_category_words < 1:\n"
+        '        read.fail("n_category_words must be at least 1")\n',
+        "",
+        "the n_category_words check of _read_categories removed",
+        equivalent="_read_tree already refuses n_category_words < 1 before this runs",
+    ),
+    M(
+        "M18",
+        MODEL_FILE,
+        'value = read.floats(doc, "value", n * n_classes)',
+        'value = read.floats(doc, "value", None)',
+        "the value array's length is not checked",
+    ),
+    M(
+        "M19",
+        MODEL_FILE,
+        "if n_features != tree.n_features:",
+        "if False:",
+        "n_features_in not checked against the tree",
+    ),
+    M(
+        "M20",
+        MODEL_FILE,
+        "if kind not in _ESTIMATORS:",
+        "if False:",
+        "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called",
+    ),
+    M(
+        "M21",
+        MODEL_FILE,
+        "if mask[j] != (entry is not None):",
+        "if False:",
+        "is_categorical and the categories list may disagree",
+    ),
     # -- binning ----------------------------------------------------------------------------
-    M("B01", BINNING, "if distinct.size <= max_bins:", "if distinct.size < max_bins:",
-      "boundary: a feature with exactly max_bins distinct values gets quantile edges "
-      "instead of one bin per value"),
-    M("B02", BINNING, "return np.where(mid >= values[1:], values[:-1], mid)", "return mid",
-      "edge rounding guard dropped: an edge can land on the upper value"),
-    M("B03", BINNING, "positions = np.linspace(0, 100, num=max_bins + 1)[1:-1]",
-      "positions = np.linspace(0, 100, num=max_bins)[1:-1]",
-      "off-by-one in the quantile count: one bin fewer than max_bins"),
-    M("B04", BINNING, "return edges[edges < distinct[-1]], False", "return edges, False",
-      "an edge equal to the largest value is kept (an always-empty last bin)"),
-    M("B05", BINNING, "rng = np.random.default_rng(self.random_state)",
-      "rng = np.random.default_rng()",
-      "binning row sample not seeded: edges (and trees) change from run to run"),
-    M("B06", BINNING,
-      "rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))",
-      "rows = rng.choice(n_samples, self.subsample, replace=False)",
-      "the sampled rows are not sorted",
-      equivalent="_edges_and_kind sorts each feature's sampled values, so the order of "
-      "the sampled rows cannot matter"),
-    M("B07", BINNING, "value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins",
-      "value_bins = self.max_bins",
-      "no bin kept for missing values: with NaN, max_bins + 1 bins in all"),
-    M("B08", BINNING,
-      "        self._bounds_from_edges(bin_lower, bin_upper)\n"
-      '        logger.info("binned %d rows x %d features, at most',
-      '        logger.info("binned %d rows x %d features, at most',
-      "CPU transform forgets the quantile-binned features' bin bounds (thresholds from "
-      "+-inf)"),
-    M("B09", BINNING, "value_bins = max_bins - 1 if has_missing else max_bins",
-      "value_bins = max_bins",
-      "category-count check ignores the missing values' bin"),
-    M("B10", BINNING, "n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)",
-      "n_cells = 1",
-      "the lookup grid has one cell",
-      equivalent="the grid only narrows the binary search; with one cell the search runs "
-      "over all of the feature's edges and returns the same bin (slower only)"),
-    M("B11", BINNING, "self.n_bins_ = int(self.n_bins_per_feature_.max()) + (1 if self.has_missing_ else 0)",
-      "self.n_bins_ = int(self.n_bins_per_feature_.max())",
-      "off-by-one: the missing bin shares its code with the last value bin"),
-    M("BS1", SEARCH, "if n_edges == 0 or x <= edges[offset]:",
-      "if n_edges == 0 or x < edges[offset]:",
-      "boundary of the first-edge fast path",
-      equivalent="a value equal to the first edge falls through to the grid search, which "
-      "finds edge 0 as the first edge >= x and returns bin 0 as well (also with one edge, "
-      "whose lookup row is all zeros)"),
-    M("BS2", SEARCH, "if edges[offset + mid] < x:", "if edges[offset + mid] <= x:",
-      "a value equal to an edge goes to the bin above it (edges[b-1] <= x < edges[b])"),
-    M("BS3", SEARCH, "n_edges = edge_offsets[f + 1] - offset",
-      "n_edges = edge_offsets[f + 1] - offset - 1",
-      "off-by-one: a feature's last edge is ignored"),
+    M(
+        "B01",
+        BINNING,
+        "if distinct.size <= max_bins:",
+        "if distinct.size < max_bins:",
+        "boundary: a feature with exactly max_bins distinct values gets quantile edges "
+        "instead of one bin per value",
+    ),
+    M(
+        "B02",
+        BINNING,
+        "return np.where(mid >= values[1:], values[:-1], mid)",
+        "return mid",
+        "edge rounding guard dropped: an edge can land on the upper value",
+    ),
+    M(
+        "B03",
+        BINNING,
+        "positions = np.linspace(0, 100, num=max_bins + 1)[1:-1]",
+        "positions = np.linspace(0, 100, num=max_bins)[1:-1]",
+        "off-by-one in the quantile count: one bin fewer than max_bins",
+    ),
+    M(
+        "B04",
+        BINNING,
+        "return edges[edges < distinct[-1]], False",
+        "return edges, False",
+        "an edge equal to the largest value is kept (an always-empty last bin)",
+    ),
+    M(
+        "B05",
+        BINNING,
+        "rng = np.random.default_rng(self.random_state)",
+        "rng = np.random.default_rng()",
+        "binning row sample not seeded: edges (and trees) change from run to run",
+    ),
+    M(
+        "B06",
+        BINNING,
+        "rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))",
+        "rows = rng.choice(n_samples, self.subsample, replace=False)",
+        "the sampled rows are not sorted",
+        equivalent="_edges_and_kind sorts each feature's sampled values, so the order of "
+        "the sampled rows cannot matter",
+    ),
+    M(
+        "B07",
+        BINNING,
+        "value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins",
+        "value_bins = self.max_bins",
+        "no bin kept for missing values: with NaN, max_bins + 1 bins in all",
+    ),
+    M(
+        "B08",
+        BINNING,
+        "        self._bounds_from_edges(bin_lower, bin_upper)\n"
+        '        logger.info("binned %d rows x %d features, at most',
+        '        logger.info("binned %d rows x %d features, at most',
+        "CPU transform forgets the quantile-binned features' bin bounds (thresholds from +-inf)",
+    ),
+    M(
+        "B09",
+        BINNING,
+        "value_bins = max_bins - 1 if has_missing else max_bins",
+        "value_bins = max_bins",
+        "category-count check ignores the missing values' bin",
+    ),
+    M(
+        "B10",
+        BINNING,
+        "n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)",
+        "n_cells = 1",
+        "the lookup grid has one cell",
+        equivalent="the grid only narrows the binary search; with one cell the search runs "
+        "over all of the feature's edges and returns the same bin (slower only)",
+    ),
+    M(
+        "B11",
+        BINNING,
+        "self.n_bins_ = int(self.n_bins_per_feature_.max()) + (1 if self.has_missing_ else 0)",
+        "self.n_bins_ = int(self.n_bins_per_feature_.max())",
+        "off-by-one: the missing bin shares its code with the last value bin",
+    ),
+    M(
+        "BS1",
+        SEARCH,
+        "if n_edges == 0 or x <= edges[offset]:",
+        "if n_edges == 0 or x < edges[offset]:",
+        "boundary of the first-edge fast path",
+        equivalent="a value equal to the first edge falls through to the grid search, which "
+        "finds edge 0 as the first edge >= x and returns bin 0 as well (also with one edge, "
+        "whose lookup row is all zeros)",
+    ),
+    M(
+        "BS2",
+        SEARCH,
+        "if edges[offset + mid] < x:",
+        "if edges[offset + mid] <= x:",
+        "a value equal to an edge goes to the bin above it (edges[b-1] <= x < edges[b])",
+    ),
+    M(
+        "BS3",
+        SEARCH,
+        "n_edges = edge_offsets[f + 1] - offset",
+        "n_edges = edge_offsets[f + 1] - offset - 1",
+        "off-by-one: a feature's last edge is ignored",
+    ),
     # -- criteria ---------------------------------------------------------------------------
-    M("C01", CRITERIA, "squares = squares + class_weights[..., c] * class_weights[..., c]",
-      "squares = squares + class_weights[..., c]",
-      "Gini: class weights not squared"),
-    M("C02", CRITERIA, "result = result - _plog2p(class_weights[..., c], xp)",
-      "result = result + _plog2p(class_weights[..., c], xp)",
-      "entropy: sign of the class terms"),
-    M("C03", CRITERIA, "- _weighted_node_impurity(criterion, layout, right, xp)",
-      "+ _weighted_node_impurity(criterion, layout, right, xp)",
-      "sign of the gain: the right child's impurity added"),
-    M("C04", CRITERIA, "return _safe_divide(decrease, split_info(left_fraction, xp), xp)",
-      "return decrease", "gain_ratio is plain information gain"),
-    M("C05", CRITERIA, "distance = distance + xp.abs(p_left - p_right)",
-      "distance = distance + (p_left - p_right)",
-      "CART measure without the absolute value"),
-    M("C06", CRITERIA, "return np.divide(numerator, denominator, out=out, where=denominator > 0)",
-      "return np.divide(numerator, denominator, out=out, where=denominator >= 0)",
-      "safe division divides by zero (empty sides give inf/nan)"),
-    M("C07", STATS, "for c in range(1, n_channels):", "for c in range(1, n_channels - 1):",
-      "off-by-one: the unrolled channel sum drops the last class"),
-    M("C08", CRITERIA, '"log_loss": "entropy",', '"log_loss": "gini",',
-      "log_loss mapped to the wrong impurity"),
+    M(
+        "C01",
+        CRITERIA,
+        "squares = squares + class_weights[..., c] * class_weights[..., c]",
+        "squares = squares + class_weights[..., c]",
+        "Gini: class weights not squared",
+    ),
+    M(
+        "C02",
+        CRITERIA,
+        "result = result - _plog2p(class_weights[..., c], xp)",
+        "result = result + _plog2p(class_weights[..., c], xp)",
+        "entropy: sign of the class terms",
+    ),
+    M(
+        "C03",
+        CRITERIA,
+        "- _weighted_node_impurity(criterion, layout, right, xp)",
+        "+ _weighted_node_impurity(criterion, layout, right, xp)",
+        "sign of the gain: the right child's impurity added",
+    ),
+    M(
+        "C04",
+        CRITERIA,
+        "return _safe_divide(decrease, split_info(left_fraction, xp), xp)",
+        "return decrease",
+        "gain_ratio is plain information gain",
+    ),
+    M(
+        "C05",
+        CRITERIA,
+        "distance = distance + xp.abs(p_left - p_right)",
+        "distance = distance + (p_left - p_right)",
+        "CART measure without the absolute value",
+    ),
+    M(
+        "C06",
+        CRITERIA,
+        "return np.divide(numerator, denominator, out=out, where=denominator > 0)",
+        "return np.divide(numerator, denominator, out=out, where=denominator >= 0)",
+        "safe division divides by zero (empty sides give inf/nan)",
+    ),
+    M(
+        "C07",
+        STATS,
+        "for c in range(1, n_channels):",
+        "for c in range(1, n_channels - 1):",
+        "off-by-one: the unrolled channel sum drops the last class",
+    ),
+    M(
+        "C08",
+        CRITERIA,
+        '"log_loss": "entropy",',
+        '"log_loss": "gini",',
+        "log_loss mapped to the wrong impurity",
+    ),
     # -- grower -----------------------------------------------------------------------------
-    M("G01", GROWER, "(tree.depth[nodes] < p.max_depth)", "(tree.depth[nodes] <= p.max_depth)",
-      "off-by-one: trees one level deeper than max_depth"),
-    M("G02", GROWER, "            & (count >= 2 * p.min_samples_leaf)\n", "",
-      "the 2 * min_samples_leaf pre-check removed",
-      equivalent="a node with fewer rows has no candidate with min_samples_leaf rows on "
-      "both sides (missing rows included, every multiway branch too), so the split search "
-      "refuses them all: only time is saved"),
-    M("G03", GROWER, "ok &= purity < p.min_purity", "ok &= purity <= p.min_purity",
-      "boundary: a node exactly at min_purity is still split"),
-    M("G04", GROWER, "accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)",
-      "accept = chosen.has_split & (priority >= p.min_impurity_decrease)",
-      "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)"),
-    M("G05", GROWER, "smaller_is_left = left_count[parents] <= right_count[parents]",
-      "smaller_is_left = left_count[parents] >= right_count[parents]",
-      "the subtraction trick builds the larger child and derives the smaller",
-      equivalent="histograms lie on an exact-sum grid, so parent - larger is exactly the "
-      "smaller child's histogram: only the cost changes"),
-    M("G06", GROWER, "larger = np.where(smaller_is_left, right[parents], left[parents])",
-      "larger = np.where(smaller_is_left, left[parents], right[parents])",
-      "subtraction trick: the derived histogram is given to the wrong child (left/right swap)"),
-    M("G07", GROWER, "threshold = np.where(next_bin < 0, np.inf, threshold)",
-      "threshold = np.where(next_bin < 0, threshold, threshold)",
-      "'missing only right' splits get a finite threshold: large values go right at predict"),
-    M("G08", GROWER,
-      "mask = usable if drawn is None else drawn if usable is None else drawn & usable",
-      "mask = usable",
-      "max_features draw ignored (every feature searched)"),
-    M("G09", GROWER, "if drawn is not None and not chosen.has_split.all():", "if False:",
-      "no retry over all features when the drawn ones hold no valid split"),
-    M("G10", GROWER, "heapq.heappush(heap, (-ev.priority[k], int(ev.nodes[k]), k, ev))",
-      "heapq.heappush(heap, (-ev.priority[k], -int(ev.nodes[k]), k, ev))",
-      "best-first tie-break: highest node id first"),
-    M("G11", GROWER, "n_leaves += self.tree.node_count - before - 1",
-      "n_leaves += self.tree.node_count - before",
-      "off-by-one in the leaf count of best-first growth"),
-    M("G12", GROWER, "words[j] = ~bitset(right, n_words)", "words[j] = bitset(left, n_words)",
-      "categories absent from a node do not follow its missing-left rule",
-      tests=CATEGORICAL_TESTS),
-    M("G13", GROWER, "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 > (",
-      "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 >= (",
-      "boundary: a multiway split reaching exactly max_leaf_nodes is refused",
-      tests=CATEGORICAL_TESTS + ("tests/test_grower.py",)),
+    M(
+        "G01",
+        GROWER,
+        "(tree.depth[nodes] < p.max_depth)",
+        "(tree.depth[nodes] <= p.max_depth)",
+        "off-by-one: trees one level deeper than max_depth",
+    ),
+    M(
+        "G02",
+        GROWER,
+        "            & (count >= 2 * p.min_samples_leaf)\n",
+        "",
+        "the 2 * min_samples_leaf pre-check removed",
+        equivalent="a node with fewer rows has no candidate with min_samples_leaf rows on "
+        "both sides (missing rows included, every multiway branch too), so the split search "
+        "refuses them all: only time is saved",
+    ),
+    M(
+        "G03",
+        GROWER,
+        "ok &= purity < p.min_purity",
+        "ok &= purity <= p.min_purity",
+        "boundary: a node exactly at min_purity is still split",
+    ),
+    M(
+        "G04",
+        GROWER,
+        "accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)",
+        "accept = chosen.has_split & (priority >= p.min_impurity_decrease)",
+        "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)",
+    ),
+    M(
+        "G05",
+        GROWER,
+        "smaller_is_left = left_count[parents] <= right_count[parents]",
+        "smaller_is_left = left_count[parents] >= right_count[parents]",
+        "the subtraction trick builds the larger child and derives the smaller",
+        equivalent="histograms lie on an exact-sum grid, so parent - larger is exactly the "
+        "smaller child's histogram: only the cost changes",
+    ),
+    M(
+        "G06",
+        GROWER,
+        "larger = np.where(smaller_is_left, right[parents], left[parents])",
+        "larger = np.where(smaller_is_left, left[parents], right[parents])",
+        "subtraction trick: the derived histogram is given to the wrong child (left/right swap)",
+    ),
+    M(
+        "G07",
+        GROWER,
+        "threshold = np.where(next_bin < 0, np.inf, threshold)",
+        "threshold = np.where(next_bin < 0, threshold, threshold)",
+        "'missing only right' splits get a finite threshold: large values go right at predict",
+    ),
+    M(
+        "G08",
+        GROWER,
+        "mask = usable if drawn is None else drawn if usable is None else drawn & usable",
+        "mask = usable",
+        "max_features draw ignored (every feature searched)",
+    ),
+    M(
+        "G09",
+        GROWER,
+        "if drawn is not None and not chosen.has_split.all():",
+        "if False:",
+        "no retry over all features when the drawn ones hold no valid split",
+    ),
+    M(
+        "G10",
+        GROWER,
+        "heapq.heappush(heap, (-ev.priority[k], int(ev.nodes[k]), k, ev))",
+        "heapq.heappush(heap, (-ev.priority[k], -int(ev.nodes[k]), k, ev))",
+        "best-first tie-break: highest node id first",
+    ),
+    M(
+        "G11",
+        GROWER,
+        "n_leaves += self.tree.node_count - before - 1",
+        "n_leaves += self.tree.node_count - before",
+        "off-by-one in the leaf count of best-first growth",
+    ),
+    M(
+        "G12",
+        GROWER,
+        "words[j] = ~bitset(right, n_words)",
+        "words[j] = bitset(left, n_words)",
+        "categories absent from a node do not follow its missing-left rule",
+        tests=CATEGORICAL_TESTS,
+    ),
+    M(
+        "G13",
+        GROWER,
+        "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 > (",
+        "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 >= (",
+        "boundary: a multiway split reaching exactly max_leaf_nodes is refused",
+        tests=CATEGORICAL_TESTS + ("tests/test_grower.py",),
+    ),
     # -- categorical ------------------------------------------------------------------------
-    M("A01", STATS, "return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))",
-      "return max(1, int(n_categories) // CATEGORIES_PER_WORD)",
-      "bitset words rounded down: categories 64.. of a 65+-category feature lost"),
-    M("A02", CATEGORICAL, 'return ("bool", bool(value))', 'return ("number", float(value))',
-      "True and 1 become the same label/category"),
-    M("A03", CATEGORICAL, "if not -n_features <= item < n_features:",
-      "if not -n_features <= item <= n_features:",
-      "off-by-one: categorical_features index == n_features accepted"),
-    M("A04", CATEGORICAL, "codes[codes < 0] = np.nan", "codes[codes < -1] = np.nan",
-      "unseen categories keep code -1 (numpy wraps it to the last category) instead of NaN"),
+    M(
+        "A01",
+        STATS,
+        "return max(1, -(-int(n_categories) // CATEGORIES_PER_WORD))",
+        "return max(1, int(n_categories) // CATEGORIES_PER_WORD)",
+        "bitset words rounded down: categories 64.. of a 65+-category feature lost",
+    ),
+    M(
+        "A02",
+        CATEGORICAL,
+        'return ("bool", bool(value))',
+        'return ("number", float(value))',
+        "True and 1 become the same label/category",
+    ),
+    M(
+        "A03",
+        CATEGORICAL,
+        "if not -n_features <= item < n_features:",
+        "if not -n_features <= item <= n_features:",
+        "off-by-one: categorical_features index == n_features accepted",
+    ),
+    M(
+        "A04",
+        CATEGORICAL,
+        "codes[codes < 0] = np.nan",
+        "codes[codes < -1] = np.nan",
+        "unseen categories keep code -1 (numpy wraps it to the last category) instead of NaN",
+    ),
     # -- CPU kernels and backend ------------------------------------------------------------
-    M("K01", CPU_KERNELS, "lookup[f, 1] += 1  # edge 0 is in cell 0", "pass",
-      "lookup grid misses edge 0: searches start one edge late"),
-    M("K02", CPU_KERNELS, "bin_lower[f, b] = min(bin_lower[f, b], block_lower[block, f, b])",
-      "bin_lower[f, b] = block_lower[block, f, b]",
-      "per-block bin minima not reduced: the last row block wins"),
-    M("K03", CPU_KERNELS, "w = 1.0 if unit_weight else weight[i]", "w = 1.0",
-      "sample weights ignored by the classification histograms"),
-    M("K04", CPU_KERNELS, "goes_left = to_left", "goes_left = False",
-      "partition ignores missing_left: missing rows always go right"),
-    M("K05", CPU_KERNELS,
-      "                if b == missing_bin:\n"
-      "                    for c in range(n_channels):\n"
-      "                        missing[node, f, c] += row_stats[i, c]\n",
-      "                if b == missing_bin:\n"
-      "                    for c in range(n_channels):\n"
-      "                        pass\n",
-      "compact code histograms drop the '+ missing' statistics"),
-    M("K06", CPU_KERNELS,
-      "                for c in range(n_channels):\n"
-      "                    node_hist[f, b, c] += row_stats[i, c]",
-      "                for c in range(n_channels - 1):\n"
-      "                    node_hist[f, b, c] += row_stats[i, c]",
-      "off-by-one: dense histograms drop the last statistics channel"),
-    M("K07", CPU_KERNELS, "if x > upper[f, b]:", "if x >= upper[f, b]:",
-      "bin maximum updated on equal values too",
-      equivalent="assigning a value equal to the current maximum leaves it unchanged (a -0.0 "
-      "for 0.0 compares and averages the same)"),
-    M("K08", CPU_KERNELS, "if count_channel >= 0:", "if count_channel > 0:",
-      "count channel test off by one",
-      equivalent="the count channel follows the class channels (index n_classes >= 1) or "
-      "is -1: it is never 0"),
-    M("K09", CPU_KERNELS, "while t >= 0 and keys[order[t]] > keys[k]:",
-      "while t >= 0 and keys[order[t]] >= keys[k]:",
-      "unstable insertion sort of a node's values",
-      equivalent="equal values land in the same slot and sums on the exact-sum grid do not "
-      "depend on their order"),
-    M("K10", CPU_KERNELS, "if n_slots * n_slots <= n_bins:", "if n_slots * n_slots < n_bins:",
-      "switch point between insertion sort and presence-table scan",
-      equivalent="both branches produce the same ascending list of codes; only speed differs"),
-    M("K11", CPU_KERNELS, "value < 0 or value >= n_codes:", "value < 0 or value > n_codes:",
-      "off-by-one in the multiway partition's code range",
-      equivalent="during training every row's code is present at its node and the table "
-      "spans 1 + the largest present code, so value == n_codes never occurs"),
-    M("P01", STATS, "exponent = np.where(total > 0, exponent - 51, 0)",
-      "exponent = np.where(total > 0, exponent - 60, 0)",
-      "exact-sum grid too fine: float sums depend on their order (CPU vs GPU atomics)"),
-    M("P02", CPU_BACKEND, "self.weight = round_to_exact_sum_grid(self.weight)",
-      "self.weight = np.asarray(self.weight, dtype=np.float64)",
-      "sample weights not put on the exact-sum grid"),
-    M("P03", CPU_BACKEND,
-      "offsets = np.where(is_subset, np.arange(n_nodes) * words.shape[1], -1)",
-      "offsets = np.where(is_subset, np.arange(n_nodes), -1)",
-      "category-set offsets ignore the words per set: multi-word bitsets overlap"),
+    M(
+        "K01",
+        CPU_KERNELS,
+        "lookup[f, 1] += 1  # edge 0 is in cell 0",
+        "pass",
+        "lookup grid misses edge 0: searches start one edge late",
+    ),
+    M(
+        "K02",
+        CPU_KERNELS,
+        "bin_lower[f, b] = min(bin_lower[f, b], block_lower[block, f, b])",
+        "bin_lower[f, b] = block_lower[block, f, b]",
+        "per-block bin minima not reduced: the last row block wins",
+    ),
+    M(
+        "K03",
+        CPU_KERNELS,
+        "w = 1.0 if unit_weight else weight[i]",
+        "w = 1.0",
+        "sample weights ignored by the classification histograms",
+    ),
+    M(
+        "K04",
+        CPU_KERNELS,
+        "goes_left = to_left",
+        "goes_left = False",
+        "partition ignores missing_left: missing rows always go right",
+    ),
+    M(
+        "K05",
+        CPU_KERNELS,
+        "                if b == missing_bin:\n"
+        "                    for c in range(n_channels):\n"
+        "                        missing[node, f, c] += row_stats[i, c]\n",
+        "                if b == missing_bin:\n"
+        "                    for c in range(n_channels):\n"
+        "                        pass\n",
+        "compact code histograms drop the '+ missing' statistics",
+    ),
+    M(
+        "K06",
+        CPU_KERNELS,
+        "                for c in range(n_channels):\n"
+        "                    node_hist[f, b, c] += row_stats[i, c]",
+        "                for c in range(n_channels - 1):\n"
+        "                    node_hist[f, b, c] += row_stats[i, c]",
+        "off-by-one: dense histograms drop the last statistics channel",
+    ),
+    M(
+        "K07",
+        CPU_KERNELS,
+        "if x > upper[f, b]:",
+        "if x >= upper[f, b]:",
+        "bin maximum updated on equal values too",
+        equivalent="assigning a value equal to the current maximum leaves it unchanged (a -0.0 "
+        "for 0.0 compares and averages the same)",
+    ),
+    M(
+        "K08",
+        CPU_KERNELS,
+        "if count_channel >= 0:",
+        "if count_channel > 0:",
+        "count channel test off by one",
+        equivalent="the count channel follows the class channels (index n_classes >= 1) or "
+        "is -1: it is never 0",
+    ),
+    M(
+        "K09",
+        CPU_KERNELS,
+        "while t >= 0 and keys[order[t]] > keys[k]:",
+        "while t >= 0 and keys[order[t]] >= keys[k]:",
+        "unstable insertion sort of a node's values",
+        equivalent="equal values land in the same slot and sums on the exact-sum grid do not "
+        "depend on their order",
+    ),
+    M(
+        "K10",
+        CPU_KERNELS,
+        "if n_slots * n_slots <= n_bins:",
+        "if n_slots * n_slots < n_bins:",
+        "switch point between insertion sort and presence-table scan",
+        equivalent="both branches produce the same ascending list of codes; only speed differs",
+    ),
+    M(
+        "K11",
+        CPU_KERNELS,
+        "value < 0 or value >= n_codes:",
+        "value < 0 or value > n_codes:",
+        "off-by-one in the multiway partition's code range",
+        equivalent="during training every row's code is present at its node and the table "
+        "spans 1 + the largest present code, so value == n_codes never occurs",
+    ),
+    M(
+        "P01",
+        STATS,
+        "exponent = np.where(total > 0, exponent - 51, 0)",
+        "exponent = np.where(total > 0, exponent - 60, 0)",
+        "exact-sum grid too fine: float sums depend on their order (CPU vs GPU atomics)",
+    ),
+    M(
+        "P02",
+        CPU_BACKEND,
+        "self.weight = round_to_exact_sum_grid(self.weight)",
+        "self.weight = np.asarray(self.weight, dtype=np.float64)",
+        "sample weights not put on the exact-sum grid",
+    ),
+    M(
+        "P03",
+        CPU_BACKEND,
+        "offsets = np.where(is_subset, np.arange(n_nodes) * words.shape[1], -1)",
+        "offsets = np.where(is_subset, np.arange(n_nodes), -1)",
+        "category-set offsets ignore the words per set: multi-word bitsets overlap",
+    ),
     # -- CUDA kernels and backend -----------------------------------------------------------
-    M("U01", CUDA_KERNELS, "cuda.atomic.add(target, index + c, row_stats[i, c])",
-      "target[index + c] += row_stats[i, c]",
-      "non-atomic add of regression statistics in the histogram kernels"),
-    M("U02", CUDA_KERNELS,
-      "cuda.atomic.add(target, index + y_class[i], 1.0 if unit_weight else weight[i])",
-      "target[index + y_class[i]] += 1.0 if unit_weight else weight[i]",
-      "non-atomic add of class weights in the histogram kernels"),
-    M("U03", CUDA_KERNELS,
-      "            cuda.atomic.add(\n"
-      "                hist_flat, ((slot * n_features + first + g) * n_bins + b) * n_channels + c, value\n"
-      "            )",
-      "            hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += value",
-      "non-atomic merge of block-private shared histograms into global memory"),
-    M("U04", CUDA_KERNELS, "        shared[k] = 0.0\n    cuda.syncthreads()\n",
-      "        shared[k] = 0.0\n",
-      "missing barrier between zeroing the shared histogram and accumulating into it"),
-    M("U05", CUDA_KERNELS, "cuda.atomic.min(bin_lower, (f, b), x)", "bin_lower[f, b] = x",
-      "bin minimum written without atomic min (last writer wins)"),
-    M("U06", CUDA_KERNELS, "cuda.atomic.add(counts, node_of_row[i], 1)",
-      "counts[node_of_row[i]] += 1",
-      "non-atomic row count per node"),
-    M("U07", CUDA_KERNELS,
-      "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0",
-      "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature + 1) if per_feature else 0",
-      "off-by-one: a block's shared histogram overflows by one feature"),
-    M("U08", CUDA_BACKEND, "goes_left[nodes] = missing_left", "goes_left[nodes] = 0",
-      "GPU partition ignores missing_left: missing rows always go right"),
-    M("U09", CUDA_BACKEND, "self.unit_weight = not rows.layout.has_count_channel",
-      "self.unit_weight = True",
-      "GPU histograms ignore sample weights"),
-    M("U10", CUDA_BACKEND, "n_groups = -(-self.n_features // group)",
-      "n_groups = self.n_features // group",
-      "feature groups rounded down: the last partial group of features gets no histogram"),
-    M("U11", CUDA_BACKEND,
-      "            if self.missing_bin >= 0:\n"
-      "                table[k, self.missing_bin] = default_child[k]\n", "",
-      "multiway table: the missing bin not pointed at the default child",
-      equivalent="the table row is filled with the default child first, and a categorical "
-      "feature's codes (at most max_bins - 1 with missing values) stop below the missing "
-      "bin, so that entry already holds it"),
-]  # fmt: skip
+    M(
+        "U01",
+        CUDA_KERNELS,
+        "cuda.atomic.add(target, index + c, row_stats[i, c])",
+        "target[index + c] += row_stats[i, c]",
+        "non-atomic add of regression statistics in the histogram kernels",
+    ),
+    M(
+        "U02",
+        CUDA_KERNELS,
+        "cuda.atomic.add(target, index + y_class[i], 1.0 if unit_weight else weight[i])",
+        "target[index + y_class[i]] += 1.0 if unit_weight else weight[i]",
+        "non-atomic add of class weights in the histogram kernels",
+    ),
+    M(
+        "U03",
+        CUDA_KERNELS,
+        "            cuda.atomic.add(\n"
+        "                hist_flat, ((slot * n_features + first + g) * n_bins + b) * n_channels + c, value\n"
+        "            )",
+        "            hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += value",
+        "non-atomic merge of block-private shared histograms into global memory",
+    ),
+    M(
+        "U04",
+        CUDA_KERNELS,
+        "        shared[k] = 0.0\n    cuda.syncthreads()\n",
+        "        shared[k] = 0.0\n",
+        "missing barrier between zeroing the shared histogram and accumulating into it",
+    ),
+    M(
+        "U05",
+        CUDA_KERNELS,
+        "cuda.atomic.min(bin_lower, (f, b), x)",
+        "bin_lower[f, b] = x",
+        "bin minimum written without atomic min (last writer wins)",
+    ),
+    M(
+        "U06",
+        CUDA_KERNELS,
+        "cuda.atomic.add(counts, node_of_row[i], 1)",
+        "counts[node_of_row[i]] += 1",
+        "non-atomic row count per node",
+    ),
+    M(
+        "U07",
+        CUDA_KERNELS,
+        "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0",
+        "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature + 1) if per_feature else 0",
+        "off-by-one: a block's shared histogram overflows by one feature",
+    ),
+    M(
+        "U08",
+        CUDA_BACKEND,
+        "goes_left[nodes] = missing_left",
+        "goes_left[nodes] = 0",
+        "GPU partition ignores missing_left: missing rows always go right",
+    ),
+    M(
+        "U09",
+        CUDA_BACKEND,
+        "self.unit_weight = not rows.layout.has_count_channel",
+        "self.unit_weight = True",
+        "GPU histograms ignore sample weights",
+    ),
+    M(
+        "U10",
+        CUDA_BACKEND,
+        "n_groups = -(-self.n_features // group)",
+        "n_groups = self.n_features // group",
+        "feature groups rounded down: the last partial group of features gets no histogram",
+    ),
+    M(
+        "U11",
+        CUDA_BACKEND,
+        "            if self.missing_bin >= 0:\n"
+        "                table[k, self.missing_bin] = default_child[k]\n",
+        "",
+        "multiway table: the missing bin not pointed at the default child",
+        equivalent="the table row is filled with the default child first, and a categorical "
+        "feature's codes (at most max_bins - 1 with missing values) stop below the missing "
+        "bin, so that entry already holds it",
+    ),
+]
 del M
 
 
@@ -499,23 +947,30 @@ def prepare_worktree(path: Path, refresh: bool) -> None:
         raise SystemExit(f"{path} is a main checkout, not a linked worktree: refusing to mutate it")
     dirty = _git("status", "--porcelain", "--untracked-files=no", cwd=path)
     if dirty:
-        raise SystemExit(f"worktree {path} has changes to tracked files (a crashed run?):\n"
-                         f"{dirty}\nrestore with: git -C {path} checkout -- .")  # fmt: skip
+        raise SystemExit(
+            f"worktree {path} has changes to tracked files (a crashed run?):\n"
+            f"{dirty}\nrestore with: git -C {path} checkout -- ."
+        )
     if refresh:
         _git("checkout", "--detach", head, cwd=path)
     link = path / "gpu_tree" / "kernels"
     if not link.exists():
         link.symlink_to(Path("..") / "kernels")
-    code = ("import gpu_tree, gpu_tree.kernels.cpu as c, gpu_tree.kernels.cuda as g; "
-            "print(gpu_tree.__file__); print(c.__file__); print(g.__file__)")  # fmt: skip
+    code = (
+        "import gpu_tree, gpu_tree.kernels.cpu as c, gpu_tree.kernels.cuda as g; "
+        "print(gpu_tree.__file__); print(c.__file__); print(g.__file__)"
+    )
     env = _env(path)
     env["NUMBA_ENABLE_CUDASIM"] = "1"
-    out = subprocess.run([sys.executable, "-c", code], cwd=path, env=env, capture_output=True,
-                         text=True, check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=path, env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     for file in out:
         if not Path(file).resolve().is_relative_to(path.resolve()):
-            raise SystemExit(f"the worktree is not what gets imported: {file} (expected under "
-                             f"{path}); check PYTHONPATH and the editable install")  # fmt: skip
+            raise SystemExit(
+                f"the worktree is not what gets imported: {file} (expected under "
+                f"{path}); check PYTHONPATH and the editable install"
+            )
 
 
 def _env(worktree: Path) -> dict:
@@ -542,8 +997,10 @@ def check_mutants(read, mutants) -> dict:
         text = read(m.file)
         count = text.count(m.original)
         if count != 1:
-            problems.append(f"{m.id}: the original snippet occurs {count} times in {m.file} "
-                            f"(must be exactly once): {m.original[:70]!r}")  # fmt: skip
+            problems.append(
+                f"{m.id}: the original snippet occurs {count} times in {m.file} "
+                f"(must be exactly once): {m.original[:70]!r}"
+            )
             continue
         mutated = text.replace(m.original, m.mutated)
         try:
@@ -590,8 +1047,15 @@ def run_tests(worktree: Path, tests, timeout: float, numba_cache: str | None):
         env["NUMBA_CACHE_DIR"] = numba_cache
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=worktree, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=worktree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -640,12 +1104,14 @@ def write_reports(out: Path, results: dict, lines: dict, mutants, started: float
     score = f"{100.0 * detected / scored:.1f}%" if scored else "n/a"
     elapsed = time.time() - started
     document = {
-        "totals": counts, "mutation_score": score, "run_seconds": round(elapsed, 1),
+        "totals": counts,
+        "mutation_score": score,
+        "run_seconds": round(elapsed, 1),
         "mutants": [
             {**asdict(m), "line": lines.get(m.id), **results.get(m.id, {"status": "not run"})}
             for m in mutants
         ],
-    }  # fmt: skip
+    }
     out.with_suffix(".json").write_text(json.dumps(document, indent=1) + "\n")
     rows = [
         "# Mutation testing of gpu_tree's core",
@@ -666,7 +1132,7 @@ def write_reports(out: Path, results: dict, lines: dict, mutants, started: float
             f"| {m.id} | {m.file}:{lines.get(m.id, '?')} | {r['status']} | "
             f"{r.get('seconds', '')} | {_code(m.original)} | {_code(m.mutated) if m.mutated.strip() else '(deleted)'} | "
             f"{_cell(m.models)} | {_cell(detail or '')} |"
-        )  # fmt: skip
+        )
     out.write_text("\n".join(rows) + "\n")
 
 
@@ -674,29 +1140,54 @@ def write_reports(out: Path, results: dict, lines: dict, mutants, started: float
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
-    parser.add_argument("--only", action="append", default=[], metavar="ID",
-                        help="run only this mutant (repeatable, or comma-separated)")  # fmt: skip
-    parser.add_argument("--file", action="append", default=[],
-                        help="run only mutants of source files ending with this")  # fmt: skip
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this mutant (repeatable, or comma-separated)",
+    )
+    parser.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        help="run only mutants of source files ending with this",
+    )
     parser.add_argument("--worktree", type=Path, default=DEFAULT_WORKTREE)
-    parser.add_argument("--refresh", action="store_true",
-                        help="move the worktree to this repository's HEAD first")  # fmt: skip
+    parser.add_argument(
+        "--refresh", action="store_true", help="move the worktree to this repository's HEAD first"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/out/mutation.md"))
-    parser.add_argument("--resume", action="store_true",
-                        help="keep results already in the JSON for unchanged mutants")  # fmt: skip
-    parser.add_argument("--timeout-factor", type=float, default=3.0,
-                        help="per-mutant limit: this times the baseline of its tests")  # fmt: skip
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep results already in the JSON for unchanged mutants",
+    )
+    parser.add_argument(
+        "--timeout-factor",
+        type=float,
+        default=3.0,
+        help="per-mutant limit: this times the baseline of its tests",
+    )
     parser.add_argument("--min-timeout", type=float, default=90.0)
-    parser.add_argument("--compile-allowance", type=float, default=120.0,
-                        help="extra seconds for mutants that make numba recompile")  # fmt: skip
+    parser.add_argument(
+        "--compile-allowance",
+        type=float,
+        default=120.0,
+        help="extra seconds for mutants that make numba recompile",
+    )
     args = parser.parse_args(argv)
 
     only = {i.strip() for item in args.only for i in item.split(",") if i.strip()}
     unknown = only - {m.id for m in MUTANTS}
     if unknown:
         parser.error(f"unknown mutant ids: {sorted(unknown)}")
-    selected = [m for m in MUTANTS if (not only or m.id in only)
-                and (not args.file or any(m.file.endswith(f) for f in args.file))]  # fmt: skip
+    selected = [
+        m
+        for m in MUTANTS
+        if (not only or m.id in only)
+        and (not args.file or any(m.file.endswith(f) for f in args.file))
+    ]
 
     worktree = args.worktree.resolve()
     if args.list:
@@ -707,8 +1198,7 @@ def main(argv=None) -> int:
             tests = ",".join(Path(t).stem for t in (m.tests or FILE_TESTS[m.file]))
             print(f"{m.id:4} {m.file}:{lines[m.id]:<4} {m.models}{tag}  ({tests})")
         runnable = sum(1 for m in selected if not m.equivalent)
-        print(f"{len(selected)} mutants, {runnable} to run, "
-              f"{len(selected) - runnable} equivalent")  # fmt: skip
+        print(f"{len(selected)} mutants, {runnable} to run, {len(selected) - runnable} equivalent")
         return 0
 
     prepare_worktree(worktree, args.refresh)
@@ -720,10 +1210,12 @@ def main(argv=None) -> int:
         current = {m.id: m for m in MUTANTS}
         for entry in previous:
             m = current.get(entry["id"])
-            if (m and entry["status"] not in ("not run", "error")
-                    and (entry["original"], entry["mutated"]) == (m.original, m.mutated)):
-                results[m.id] = {k: entry[k] for k in ("status", "seconds", "detail")
-                                 if k in entry}  # fmt: skip
+            if (
+                m
+                and entry["status"] not in ("not run", "error")
+                and (entry["original"], entry["mutated"]) == (m.original, m.mutated)
+            ):
+                results[m.id] = {k: entry[k] for k in ("status", "seconds", "detail") if k in entry}
     started = time.time()
 
     def stop(signum, frame):  # restore the file (the with block's __exit__) on kill
@@ -760,8 +1252,10 @@ def main(argv=None) -> int:
             verdict = {"passed": "survived", "failed": "killed"}.get(status, status)
             detail = _summary_line(output) if verdict != "survived" else ""
             results[m.id] = {"status": verdict, "seconds": round(seconds, 1), "detail": detail}
-            print(f"{m.id:4} {verdict:8} {seconds:6.1f} s  {m.file}:{lines[m.id]}  {detail}",
-                  flush=True)  # fmt: skip
+            print(
+                f"{m.id:4} {verdict:8} {seconds:6.1f} s  {m.file}:{lines[m.id]}  {detail}",
+                flush=True,
+            )
             write_reports(out, results, lines, MUTANTS, started)
     except KeyboardInterrupt:
         print("interrupted: the mutated file was restored", file=sys.stderr)

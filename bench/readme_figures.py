@@ -93,8 +93,22 @@ def _check_output(command, what):
 
 def cpu_1m_command(quick: bool, json_path) -> list:
     if quick:
-        args = ["--rows", 3000, "--depth", 4, "--repeats", 1, "--sklearn-repeats", 1,
-                "--predict-repeats", 1, "--warmup-rows", 500, "--skip", "hist_gb"]  # fmt: skip
+        args = [
+            "--rows",
+            3000,
+            "--depth",
+            4,
+            "--repeats",
+            1,
+            "--sklearn-repeats",
+            1,
+            "--predict-repeats",
+            1,
+            "--warmup-rows",
+            500,
+            "--skip",
+            "hist_gb",
+        ]
     else:
         args = ["--repeats", 5, "--sklearn-repeats", 3]
     return _python("bench_cpu.py", *args, "--json", json_path)
@@ -104,10 +118,14 @@ def run_cpu_1m(quick: bool, scratch: Path) -> Run:
     out = scratch / "cpu.json"
     _check_output(cpu_1m_command(quick, out), "bench_cpu.py")
     report = json.loads(out.read_text())
-    run = Run(settings={**report["data"],
-                        **{k: report["args"][k] for k in ("depth", "bins", "features")},
-                        "repeats": report["args"]["repeats"],
-                        "sklearn_repeats": report["args"]["sklearn_repeats"]})  # fmt: skip
+    run = Run(
+        settings={
+            **report["data"],
+            **{k: report["args"][k] for k in ("depth", "bins", "features")},
+            "repeats": report["args"]["repeats"],
+            "sklearn_repeats": report["args"]["sklearn_repeats"],
+        }
+    )
     for result in report["results"]:
         if result["status"] == "not installed":
             run.not_installed.append(result["label"])
@@ -165,8 +183,11 @@ def run_quick_start(quick: bool, scratch: Path) -> Run:
     out = scratch / "quick.json"
     _check_output(quick_start_command(quick, out), "gputree bench")
     report = json.loads(out.read_text())
-    run = Run(settings=report["settings"], not_installed=report["not_installed"],
-              extra={"gate": report.get("gate")})  # fmt: skip
+    run = Run(
+        settings=report["settings"],
+        not_installed=report["not_installed"],
+        extra={"gate": report.get("gate")},
+    )
     for result in report["results"]:
         if result["status"] == "ok":
             run.tools[result["name"]] = {
@@ -185,9 +206,12 @@ RUNNERS = {"cpu-1m": run_cpu_1m, "full-depth": run_full_depth, "quick-start": ru
 
 def block_command(name: str, quick: bool) -> str:
     """The command a block's figures come from, as a reader would type it."""
+
     def shown(command):
-        words = [os.path.relpath(w, REPO_ROOT) if w.startswith(str(REPO_ROOT)) else w
-                 for w in command[1:]]  # fmt: skip
+        words = [
+            os.path.relpath(w, REPO_ROOT) if w.startswith(str(REPO_ROOT)) else w
+            for w in command[1:]
+        ]
         return shlex.join(words[: words.index("--json")] if "--json" in words else words)
 
     if name == "cpu-1m":
@@ -242,16 +266,24 @@ def provenance() -> dict:
         "memory_bytes": memory,
         "platform": platform.platform(),
         "versions": versions,
-        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+        "load_average": [round(x, 2) for x in os.getloadavg()]
+        if hasattr(os, "getloadavg")
+        else None,
     }
 
 
 def stamp(info: dict, command: str, runs: int) -> str:
-    memory = f"{info['memory_bytes'] / 2**30:.1f} GiB memory" if info["memory_bytes"] else "memory unknown"
+    memory = (
+        f"{info['memory_bytes'] / 2**30:.1f} GiB memory"
+        if info["memory_bytes"]
+        else "memory unknown"
+    )
     cores = f"{info['cores']} cores"
     if info["usable_cores"] is not None and info["usable_cores"] != info["cores"]:
         cores += f" ({info['usable_cores']} usable)"
-    commit = f"commit `{info['commit']}`" + (" with uncommitted changes" if info["modified"] else "")
+    commit = f"commit `{info['commit']}`" + (
+        " with uncommitted changes" if info["modified"] else ""
+    )
     return _paragraph(
         f"*Measured {info['date']} at {commit} on {cores}, {info['cpu_model']}, {memory}: "
         f"median of {runs} run(s) of `{command}` (range over the runs in parentheses); written by "
@@ -309,7 +341,9 @@ def _missing_line(runs) -> str:
     missing = sorted({m for r in runs for m in r.not_installed})
     if not missing:
         return ""
-    return _paragraph(f"Not installed for this measurement (left out): {', '.join(missing)}.") + "\n\n"
+    return (
+        _paragraph(f"Not installed for this measurement (left out): {', '.join(missing)}.") + "\n\n"
+    )
 
 
 def render_cpu_1m(runs, info, command) -> str:
@@ -348,7 +382,11 @@ def render_full_depth(runs, info, command) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, f in summary.items():
-        ratio = "1×" if name == "gpu_tree" else _ratio(_median(f["ratio"])) + _spread(f["ratio"], _ratio)
+        ratio = (
+            "1×"
+            if name == "gpu_tree"
+            else _ratio(_median(f["ratio"])) + _spread(f["ratio"], _ratio)
+        )
         lines.append(
             f"| {name} | {_seconds(_median(f['fit_s']))}{_spread(f['fit_s'], _seconds)} | {ratio} "
             f"| {_median(f['leaves']):,.0f} | {_median(f['depth']):.0f} "
@@ -384,17 +422,30 @@ def render_quick_start(runs, info, command) -> str:
         )
     gates = [r.extra.get("gate") or {} for r in runs]
     verdicts = sorted({g.get("status", "n/a") for g in gates})
-    gate = (f"Accuracy gate: {', '.join(verdicts)} in every run"
-            if len(verdicts) == 1 else f"Accuracy gate verdicts: {', '.join(verdicts)}")  # fmt: skip
+    gate = (
+        f"Accuracy gate: {', '.join(verdicts)} in every run"
+        if len(verdicts) == 1
+        else f"Accuracy gate verdicts: {', '.join(verdicts)}"
+    )
     if gates and gates[0].get("reason"):
         gate += f" (first run: {gates[0]['reason']})"
     lines[0] = _paragraph(lines[0])
-    return ("\n".join(lines) + "\n\n" + _paragraph(gate + ".") + "\n\n" + _missing_line(runs)
-            + stamp(info, command, len(runs)) + "\n")  # fmt: skip
+    return (
+        "\n".join(lines)
+        + "\n\n"
+        + _paragraph(gate + ".")
+        + "\n\n"
+        + _missing_line(runs)
+        + stamp(info, command, len(runs))
+        + "\n"
+    )
 
 
-RENDERERS = {"cpu-1m": render_cpu_1m, "full-depth": render_full_depth,
-             "quick-start": render_quick_start}  # fmt: skip
+RENDERERS = {
+    "cpu-1m": render_cpu_1m,
+    "full-depth": render_full_depth,
+    "quick-start": render_quick_start,
+}
 
 
 def render_history(blocks: dict, info: dict, argv: list) -> str:
@@ -415,8 +466,14 @@ def render_history(blocks: dict, info: dict, argv: list) -> str:
         "",
     ]
     for name, (text, runs, command) in blocks.items():
-        lines += [f"### {name}: `{command}`", "", text.rstrip("\n"), "", "Run by run (fit s; ratio "
-                  "peer / gpu_tree; accuracy):", ""]  # fmt: skip
+        lines += [
+            f"### {name}: `{command}`",
+            "",
+            text.rstrip("\n"),
+            "",
+            "Run by run (fit s; ratio peer / gpu_tree; accuracy):",
+            "",
+        ]
         tools = list(runs[0].tools)
         lines.append("| run | " + " | ".join(tools) + " |")
         lines.append("|---:|" + "---|" * len(tools))
@@ -424,8 +481,11 @@ def render_history(blocks: dict, info: dict, argv: list) -> str:
             cells = []
             for tool in tools:
                 f = run.tools.get(tool)
-                cells.append("n/a" if f is None else
-                             f"{_seconds(f['fit_s'])}, {_ratio(f.get('ratio'))}, {_accuracy(f['accuracy'])}")  # fmt: skip
+                cells.append(
+                    "n/a"
+                    if f is None
+                    else f"{_seconds(f['fit_s'])}, {_ratio(f.get('ratio'))}, {_accuracy(f['accuracy'])}"
+                )
             lines.append(f"| {k} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -434,7 +494,11 @@ def render_history(blocks: dict, info: dict, argv: list) -> str:
 # -- README markers -----------------------------------------------------------------------------
 def _marker_pattern(name: str):
     return re.compile(
-        "(" + re.escape(BEGIN.format(name=name)) + r"\n)(.*?)(^" + re.escape(END.format(name=name)) + ")",
+        "("
+        + re.escape(BEGIN.format(name=name))
+        + r"\n)(.*?)(^"
+        + re.escape(END.format(name=name))
+        + ")",
         flags=re.S | re.M,
     )
 
@@ -458,8 +522,9 @@ def replace_blocks(text: str, contents: dict) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8",
-                                     prefix=f".{path.name}.", suffix=".tmp") as temporary:  # fmt: skip
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, delete=False, encoding="utf-8", prefix=f".{path.name}.", suffix=".tmp"
+    ) as temporary:
         temporary.write(text)
     shutil.copymode(path, temporary.name)
     os.replace(temporary.name, path)
@@ -469,10 +534,15 @@ def _write_atomically(path: Path, text: str) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each benchmark (median)")
-    parser.add_argument("--only", default=",".join(BLOCKS), help=f"comma list of {', '.join(BLOCKS)}")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes (seconds), to check the script; needs --readme and "
-                        "--results (copies) or --dry-run")  # fmt: skip
+    parser.add_argument(
+        "--only", default=",".join(BLOCKS), help=f"comma list of {', '.join(BLOCKS)}"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes (seconds), to check the script; needs --readme and "
+        "--results (copies) or --dry-run",
+    )
     parser.add_argument("--dry-run", action="store_true", help="measure and print; write nothing")
     parser.add_argument("--readme", type=Path, default=None, help="default: README.md")
     parser.add_argument("--results", type=Path, default=None, help="default: bench/RESULTS.md")
@@ -484,7 +554,9 @@ def parse_args(argv=None):
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     if args.quick and not args.dry_run and (args.readme is None or args.results is None):
-        parser.error("--quick measures tiny sizes: give --readme and --results (copies), or --dry-run")
+        parser.error(
+            "--quick measures tiny sizes: give --readme and --results (copies), or --dry-run"
+        )
     args.readme = args.readme or REPO_ROOT / "README.md"
     args.results = args.results or REPO_ROOT / "bench" / "RESULTS.md"
     return args
@@ -522,8 +594,10 @@ def main(argv=None) -> int:
     ends_cleanly = args.results.read_text(encoding="utf-8").endswith("\n")
     with open(args.results, "a", encoding="utf-8") as results:
         results.write(history if ends_cleanly else "\n" + history)
-    print(f"wrote {', '.join(contents)} into {args.readme}; appended to {args.results}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"wrote {', '.join(contents)} into {args.readme}; appended to {args.results}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -59,8 +59,12 @@ def assert_tree_equal(a, b, impurity_rtol: float = 1e-12, value_rtol: float = 1e
     ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.threshold, b.threshold, err_msg="threshold")
-    _assert_close(a.weighted_n_node_samples, b.weighted_n_node_samples, min(value_rtol, 1e-12),
-                  "weighted_n_node_samples")  # fmt: skip
+    _assert_close(
+        a.weighted_n_node_samples,
+        b.weighted_n_node_samples,
+        min(value_rtol, 1e-12),
+        "weighted_n_node_samples",
+    )
     _assert_close(a.impurity, b.impurity, impurity_rtol, "impurity")
     _assert_close(a.value, b.value, value_rtol, "value")
 

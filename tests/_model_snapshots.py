@@ -20,19 +20,87 @@ SNAPSHOTS = Path(__file__).resolve().parent / "data" / "model_snapshots"
 # name -> (dataset, gputree train options)
 CLI_MODELS = {
     "letter_gini": ("letter.arff", ["-t", "class", "--max-depth", "8"]),
-    "letter_gain_ratio": ("letter.arff", ["-t", "class", "--criterion", "gain_ratio", "--max-depth", "6"]),
-    "letter_best_first": ("letter.arff", ["-t", "class", "--criterion", "entropy", "--max-leaf-nodes", "60", "--max-bins", "32"]),
-    "mushroom_multiway": ("mushroom.arff", ["-t", "class", "--criterion", "entropy", "--categorical-split", "multiway"]),
-    "nursery_subsets": ("nursery.arff", ["-t", "class", "--criterion", "entropy", "--max-depth", "7"]),
-    "car_multiway_gain_ratio": ("car_evaluation.arff", ["-t", "class", "--criterion", "gain_ratio", "--categorical-split", "multiway"]),
-    "tennis_id3": ("play_tennis_weather_nominal.arff", ["-t", "play", "--criterion", "entropy", "--categorical-split", "multiway"]),
-    "adult_pruned": ("adult_train.csv", ["-t", "ltgt50k", "-c", "workclass,education,marital_status,occupation,relationship,race,sex,native_country", "--max-depth", "10", "--ccp-alpha", "0.0002", "--min-samples-leaf", "5"]),
-    "titanic_misclassification": ("titanic_raw.csv", ["-t", "survived", "--ignore", "name,ticket,cabin", "-c", "sex,embarked", "--criterion", "misclassification", "--max-depth", "6"]),
-    "hypothyroid_cart": ("hypothyroid.arff", ["-t", "Class", "--criterion", "cart", "--max-depth", "8"]),
-    "higgs_entropy": ("higgs_subset_lightgbm_train.tsv", ["--no-header", "-t", "0", "--criterion", "entropy", "--max-depth", "8", "--task", "classification"]),
+    "letter_gain_ratio": (
+        "letter.arff",
+        ["-t", "class", "--criterion", "gain_ratio", "--max-depth", "6"],
+    ),
+    "letter_best_first": (
+        "letter.arff",
+        ["-t", "class", "--criterion", "entropy", "--max-leaf-nodes", "60", "--max-bins", "32"],
+    ),
+    "mushroom_multiway": (
+        "mushroom.arff",
+        ["-t", "class", "--criterion", "entropy", "--categorical-split", "multiway"],
+    ),
+    "nursery_subsets": (
+        "nursery.arff",
+        ["-t", "class", "--criterion", "entropy", "--max-depth", "7"],
+    ),
+    "car_multiway_gain_ratio": (
+        "car_evaluation.arff",
+        ["-t", "class", "--criterion", "gain_ratio", "--categorical-split", "multiway"],
+    ),
+    "tennis_id3": (
+        "play_tennis_weather_nominal.arff",
+        ["-t", "play", "--criterion", "entropy", "--categorical-split", "multiway"],
+    ),
+    "adult_pruned": (
+        "adult_train.csv",
+        [
+            "-t",
+            "ltgt50k",
+            "-c",
+            "workclass,education,marital_status,occupation,relationship,race,sex,native_country",
+            "--max-depth",
+            "10",
+            "--ccp-alpha",
+            "0.0002",
+            "--min-samples-leaf",
+            "5",
+        ],
+    ),
+    "titanic_misclassification": (
+        "titanic_raw.csv",
+        [
+            "-t",
+            "survived",
+            "--ignore",
+            "name,ticket,cabin",
+            "-c",
+            "sex,embarked",
+            "--criterion",
+            "misclassification",
+            "--max-depth",
+            "6",
+        ],
+    ),
+    "hypothyroid_cart": (
+        "hypothyroid.arff",
+        ["-t", "Class", "--criterion", "cart", "--max-depth", "8"],
+    ),
+    "higgs_entropy": (
+        "higgs_subset_lightgbm_train.tsv",
+        [
+            "--no-header",
+            "-t",
+            "0",
+            "--criterion",
+            "entropy",
+            "--max-depth",
+            "8",
+            "--task",
+            "classification",
+        ],
+    ),
     "cal_housing_regression": ("cal_housing.arff", ["-t", "medianHouseValue", "--max-depth", "8"]),
-    "abalone_regression": ("abalone.arff", ["-t", "Class_Rings", "--task", "regression", "--max-leaf-nodes", "40"]),
-    "diamonds_regression": ("diamonds.csv", ["-t", "price", "-c", "cut,color,clarity", "--max-depth", "9", "--min-samples-split", "20"]),
+    "abalone_regression": (
+        "abalone.arff",
+        ["-t", "Class_Rings", "--task", "regression", "--max-leaf-nodes", "40"],
+    ),
+    "diamonds_regression": (
+        "diamonds.csv",
+        ["-t", "price", "-c", "cut,color,clarity", "--max-depth", "9", "--min-samples-split", "20"],
+    ),
 }
 
 # name -> (dataset, target, estimator keyword arguments): numeric ARFF files, exact splits
@@ -68,7 +136,9 @@ def train_exact(name: str) -> dict:
     dataset, target, params = EXACT_MODELS[name]
     X, y = numeric_arff(dataset, target)
     if params.get("criterion", "squared_error") == "squared_error":
-        model = DecisionTreeRegressor(splitter="exact", device="cpu", **params).fit(X, y.astype(np.float64))
+        model = DecisionTreeRegressor(splitter="exact", device="cpu", **params).fit(
+            X, y.astype(np.float64)
+        )
     else:
         model = DecisionTreeClassifier(splitter="exact", device="cpu", **params).fit(X, y)
     return comparable(json.loads(json.dumps(model_document(model))))
@@ -92,9 +162,16 @@ def main() -> None:
     documents.update({name: train_exact(name) for name in EXACT_MODELS})
     for name, document in documents.items():
         # mtime=0: the same model gives the same bytes
-        with open(snapshot_path(name), "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        with (
+            open(snapshot_path(name), "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f,
+        ):
             f.write(json.dumps(document, sort_keys=True).encode())
-        print(name, document["tree"]["node_count"] if "tree" in document else "", snapshot_path(name).stat().st_size)
+        print(
+            name,
+            document["tree"]["node_count"] if "tree" in document else "",
+            snapshot_path(name).stat().st_size,
+        )
 
 
 if __name__ == "__main__":

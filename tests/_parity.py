@@ -49,8 +49,9 @@ def tied_nodes(ours, theirs, X, y, criterion):
     return ties
 
 
-def assert_same_predictions_away_from_ties(ours, theirs, X_train, y_train, X_test, criterion,
-                                           min_share=0.0):  # fmt: skip
+def assert_same_predictions_away_from_ties(
+    ours, theirs, X_train, y_train, X_test, criterion, min_share=0.0
+):
     """The tie-invariant comparison: every divergence of the two trees is a tie (checked
     on the training rows), and every test row whose path in our tree passes no tied node
     gets the same prediction from both trees. Returns the share of such rows, which must

@@ -69,7 +69,9 @@ def test_gate_passes_on_the_default_dataset_without_peers_and_reports_it_in_json
     assert gate["status"] == "passed" and gate["passed"] is True
     assert gate["against"] == "floor" and gate["bar"] == FLOOR
     assert gate["accuracy"] >= FLOOR
-    assert f"accuracy gate passed: gpu_tree's accuracy {100 * gate['accuracy']:.2f}%" in result.stdout
+    assert (
+        f"accuracy gate passed: gpu_tree's accuracy {100 * gate['accuracy']:.2f}%" in result.stdout
+    )
 
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN))
@@ -114,8 +116,9 @@ def test_gate_fails_against_a_peer_when_gpu_tree_is_broken(tmp_path, monkeypatch
 
 def test_settings_the_floor_was_not_derived_for_are_not_checked_without_peers(tmp_path):
     out = tmp_path / "bench.json"
-    result = run("bench", "--rows", "2000", "--depth", "4", "--no-peers", "--repeats", "1",
-                 "--json", out)  # fmt: skip
+    result = run(
+        "bench", "--rows", "2000", "--depth", "4", "--no-peers", "--repeats", "1", "--json", out
+    )
     assert result.exit_code == 0, (result.stdout, result.stderr)
     gate = json.loads(out.read_text())["gate"]
     assert gate["status"] == "not checked" and gate["passed"] is True
@@ -124,8 +127,14 @@ def test_settings_the_floor_was_not_derived_for_are_not_checked_without_peers(tm
 
 
 # -- the gate function, with results injected ---------------------------------------------------
-SETTINGS = {"features": 28, "classes": 2, "depth": 10, "bins": 256, "criterion": "gini",
-            "train_rows": 160_000}  # fmt: skip
+SETTINGS = {
+    "features": 28,
+    "classes": 2,
+    "depth": 10,
+    "bins": 256,
+    "criterion": "gini",
+    "train_rows": 160_000,
+}
 
 
 def _result(name, accuracy, status="ok", predictions=None):
@@ -175,14 +184,20 @@ def test_gate_without_peers_uses_the_floor_only_where_it_was_derived():
     ours = [_result("gpu_tree", FLOOR - 0.005), _result("peer", None, status="failed")]
     verdict = accuracy_gate(ours, SETTINGS)
     assert verdict.status == "failed" and verdict.against == "floor" and verdict.bar == FLOOR
-    assert "gpu_tree's accuracy 69.20% is below the bar 69.70%: no peer ran; the floor" in gate_line(
-        verdict
+    assert (
+        "gpu_tree's accuracy 69.20% is below the bar 69.70%: no peer ran; the floor"
+        in gate_line(verdict)
     )
     ours[0].accuracy = FLOOR
     assert accuracy_gate(ours, SETTINGS).status == "passed"
     ours[0].accuracy = 0.5
-    for change in ({"classes": 3}, {"features": 10}, {"depth": 8}, {"bins": 64},
-                   {"train_rows": 79_999}):  # fmt: skip
+    for change in (
+        {"classes": 3},
+        {"features": 10},
+        {"depth": 8},
+        {"bins": 64},
+        {"train_rows": 79_999},
+    ):
         verdict = accuracy_gate(ours, {**SETTINGS, **change})
         assert verdict.status == "not checked" and verdict.passed, change
     verdict = accuracy_gate([_result("gpu_tree", 0.5)], {**SETTINGS, "criterion": "cart"})
@@ -192,7 +207,13 @@ def test_gate_without_peers_uses_the_floor_only_where_it_was_derived():
 def test_verdict_as_json():
     verdict = GateVerdict("failed", 0.6, 0.697, "floor", 0.697, None, "why")
     assert json.loads(json.dumps(verdict.as_dict())) == {
-        "status": "failed", "passed": False, "accuracy": 0.6, "bar": 0.697, "against": "floor",
-        "reference": 0.697, "tolerance_pp": None, "reason": "why",
-    }  # fmt: skip
+        "status": "failed",
+        "passed": False,
+        "accuracy": 0.6,
+        "bar": 0.697,
+        "against": "floor",
+        "reference": 0.697,
+        "tolerance_pp": None,
+        "reason": "why",
+    }
     assert _bench.FLOOR_SETTINGS["min_train_rows"] == 80_000

@@ -226,9 +226,12 @@ def test_unseen_categories_at_predict_follow_each_nodes_missing_rule(
     if column_kind == "pandas category":
         frame["colour"] = frame["colour"].astype("category")
     model = DecisionTreeClassifier(
-        max_depth=4, categorical_features=[0], categorical_split=categorical_split,
-        criterion="entropy", device="cpu",
-    ).fit(frame, y)  # fmt: skip
+        max_depth=4,
+        categorical_features=[0],
+        categorical_split=categorical_split,
+        criterion="entropy",
+        device="cpu",
+    ).fit(frame, y)
     tree = model.tree_
     assert (tree.feature[tree.children_left >= 0] == 0).any()  # the colour is used
     probe = frame.iloc[:60].copy()
@@ -246,23 +249,29 @@ def test_unseen_categories_at_predict_follow_each_nodes_missing_rule(
 def test_category_codes_are_nan_for_unseen_categories():
     # The coded X handed to the tree walk: seen categories get their position among the
     # sorted training categories, unseen and missing ones NaN (never a negative code).
-    train = pd.DataFrame({
-        "s": ["b", "a", "c", None],
-        "p": pd.Categorical(["y", "x", "y", "x"], categories=["x", "y", "z"]),
-        "o": np.array([3, "t", 3, "t"], dtype=object),
-    })  # fmt: skip
+    train = pd.DataFrame(
+        {
+            "s": ["b", "a", "c", None],
+            "p": pd.Categorical(["y", "x", "y", "x"], categories=["x", "y", "z"]),
+            "o": np.array([3, "t", 3, "t"], dtype=object),
+        }
+    )
     maps = CategoryMaps(np.array([True, True, True])).fit(train)
-    probe = pd.DataFrame({
-        "s": ["c", "zz", None, "a"],
-        "p": pd.Categorical(["z", "w", "y", None], categories=["w", "y", "z"]),
-        "o": np.array([4, "t", "u", 3], dtype=object),
-    })  # fmt: skip
-    expected = np.array([
-        [2, np.nan, np.nan],  # "c" -> 2; "z" was a category, never seen in training
-        [np.nan, np.nan, 1],  # "w" was no training category; "t" sorts after 3
-        [np.nan, 1, np.nan],
-        [0, np.nan, 0],
-    ])  # fmt: skip
+    probe = pd.DataFrame(
+        {
+            "s": ["c", "zz", None, "a"],
+            "p": pd.Categorical(["z", "w", "y", None], categories=["w", "y", "z"]),
+            "o": np.array([4, "t", "u", 3], dtype=object),
+        }
+    )
+    expected = np.array(
+        [
+            [2, np.nan, np.nan],  # "c" -> 2; "z" was a category, never seen in training
+            [np.nan, np.nan, 1],  # "w" was no training category; "t" sorts after 3
+            [np.nan, 1, np.nan],
+            [0, np.nan, 0],
+        ]
+    )
     np.testing.assert_array_equal(maps.encode(probe), expected)
     coded = with_codes(probe, maps)
     assert not (coded.to_numpy(dtype=float) < 0).any()
@@ -280,15 +289,24 @@ def test_root_subset_split_is_the_best_over_every_subset(criterion, n_classes, m
     # (Breiman, Fisher). Multiclass with 5 categories: every subset of at most
     # max_category_subset=2 categories covers every partition, so also exact.
     regression = n_classes == 0
-    X, y = _mixed_data(n=300, n_categories=5 if n_classes > 2 else 7, n_classes=max(n_classes, 2),
-                       missing=missing, seed=seed, regression=regression)  # fmt: skip
+    X, y = _mixed_data(
+        n=300,
+        n_categories=5 if n_classes > 2 else 7,
+        n_classes=max(n_classes, 2),
+        missing=missing,
+        seed=seed,
+        regression=regression,
+    )
     X = X[:, :1]
     estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
     for splitter in ("hist", "exact"):
         model = estimator(
-            max_depth=1, criterion=criterion, categorical_features=[0], splitter=splitter,
+            max_depth=1,
+            criterion=criterion,
+            categorical_features=[0],
+            splitter=splitter,
             device="cpu",
-        ).fit(X, y)  # fmt: skip
+        ).fit(X, y)
         assert model.tree_.split_kind[0] == CATEGORICAL_SUBSET
         best = _best_subset_impurity(X[:, 0], y, criterion, np.isnan(X[:, 0]))
         assert _root_impurity(model, X, y, criterion) == pytest.approx(best, rel=1e-12)
@@ -347,8 +365,9 @@ def test_multiclass_subset_search_finds_a_split_no_class_ordering_reaches(device
         weighted_child_impurity(y, left, "entropy") for left in _ordering_prefixes(codes, y, 4)
     )
     assert via_orderings > best + 1.0  # bits x rows: the orderings cannot get there
-    params = dict(max_depth=1, criterion="entropy", categorical_features=[0], device=device,
-                  splitter=splitter)  # fmt: skip
+    params = dict(
+        max_depth=1, criterion="entropy", categorical_features=[0], device=device, splitter=splitter
+    )
     model = DecisionTreeClassifier(**params).fit(X, y)
     assert model.tree_.split_kind[0] == CATEGORICAL_SUBSET
     assert _root_impurity(model, X, y, "entropy") == pytest.approx(best, rel=1e-12)
@@ -456,7 +475,9 @@ def test_a_category_past_the_first_bitset_word_is_split_off(splitter):
     assert members == set(codes[left].tolist())
 
 
-@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+@pytest.mark.parametrize(
+    ("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")]
+)
 def test_training_partition_agrees_with_the_stored_two_word_category_sets(splitter, device):
     """Several subset nodes of one level on a 70-category feature (two bitset words each):
     the rows each node received in training are the rows the stored tree routes there, and
@@ -467,8 +488,9 @@ def test_training_partition_agrees_with_the_stored_two_word_category_sets(splitt
     effect = rng.permutation(70)
     y = (effect[codes] + 35 * side > 52).astype(int)
     X = np.column_stack([codes, side]).astype(float)
-    model = DecisionTreeClassifier(max_depth=3, categorical_features=[0], splitter=splitter,
-                                   device=device).fit(X, y)  # fmt: skip
+    model = DecisionTreeClassifier(
+        max_depth=3, categorical_features=[0], splitter=splitter, device=device
+    ).fit(X, y)
     tree = model.tree_
     subset_nodes = np.flatnonzero(tree.split_kind == CATEGORICAL_SUBSET)
     assert np.sum(tree.depth[subset_nodes] == 1) + np.sum(tree.depth[subset_nodes] == 2) >= 2
@@ -488,13 +510,23 @@ def test_training_partition_agrees_with_the_stored_two_word_category_sets(splitt
 @pytest.mark.parametrize("n_classes", [0, 2, 3])
 def test_hist_exact_and_cuda_build_the_same_categorical_tree(categorical_split, n_classes):
     regression = n_classes == 0
-    X, y = _mixed_data(n=400, n_categories=6, n_classes=max(n_classes, 2), missing=0.1,
-                       seed=n_classes, regression=regression)  # fmt: skip
+    X, y = _mixed_data(
+        n=400,
+        n_categories=6,
+        n_classes=max(n_classes, 2),
+        missing=0.1,
+        seed=n_classes,
+        regression=regression,
+    )
     X[:, 1] = np.round(X[:, 1], 1)  # few distinct values: hist mode equals exact mode
     estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
     criterion = "squared_error" if regression else "gain_ratio"
-    params = dict(max_depth=4, criterion=criterion, categorical_features=[0, 2],
-                  categorical_split=categorical_split)  # fmt: skip
+    params = dict(
+        max_depth=4,
+        criterion=criterion,
+        categorical_features=[0, 2],
+        categorical_split=categorical_split,
+    )
     exact = estimator(splitter="exact", device="cpu", **params).fit(X, y)
     hist = estimator(device="cpu", **params).fit(X, y)
     cuda = estimator(device="cuda", **params).fit(X, y)
@@ -543,9 +575,12 @@ def _children_by_category(model, node, feature):
 def test_id3_builds_the_seed_tennis_tree(criterion, device, splitter):
     X, y = _tennis()
     model = DecisionTreeClassifier(
-        criterion=criterion, categorical_features=list(X.columns),
-        categorical_split="multiway", splitter=splitter, device=device,
-    ).fit(X, y)  # fmt: skip
+        criterion=criterion,
+        categorical_features=list(X.columns),
+        categorical_split="multiway",
+        splitter=splitter,
+        device=device,
+    ).fit(X, y)
     tree = model.tree_
     names = list(X.columns)
 
@@ -586,9 +621,11 @@ def test_tennis_tree_from_the_shared_arff_file():
     names, rows = read_arff("play_tennis_weather_nominal.arff")
     table = pd.DataFrame(rows, columns=names)
     model = DecisionTreeClassifier(
-        criterion="entropy", categorical_features=names[:4], categorical_split="multiway",
+        criterion="entropy",
+        categorical_features=names[:4],
+        categorical_split="multiway",
         device="cpu",
-    ).fit(table[names[:4]], table["play"])  # fmt: skip
+    ).fit(table[names[:4]], table["play"])
     assert names[model.tree_.feature[0]] == "outlook"
     assert model.get_n_leaves() == 5 and model.get_depth() == 2
     np.testing.assert_array_equal(model.predict(table[names[:4]]), table["play"])
@@ -639,18 +676,22 @@ def test_multiway_respects_max_leaf_nodes():
     X, y = _mixed_data(n=500, n_categories=6, seed=13)
     for limit in (2, 5, 9):
         model = DecisionTreeClassifier(
-            max_leaf_nodes=limit, categorical_features=[0, 2], categorical_split="multiway",
+            max_leaf_nodes=limit,
+            categorical_features=[0, 2],
+            categorical_split="multiway",
             device="cpu",
-        ).fit(X, y)  # fmt: skip
+        ).fit(X, y)
         assert model.get_n_leaves() <= limit
 
 
 def test_multiway_min_samples_leaf_holds_in_every_branch():
     X, y = _mixed_data(n=300, n_categories=6, seed=14)
     model = DecisionTreeClassifier(
-        min_samples_leaf=20, categorical_features=[0, 2], categorical_split="multiway",
+        min_samples_leaf=20,
+        categorical_features=[0, 2],
+        categorical_split="multiway",
         device="cpu",
-    ).fit(X, y)  # fmt: skip
+    ).fit(X, y)
     tree = model.tree_
     assert tree.n_node_samples[tree.children_left == -1].min() >= 20
 
@@ -659,8 +700,9 @@ def test_label_codes_one_rule_for_every_kind_of_label():
     labels = np.array([1, "b", False], dtype=object)
     # 1, 1.0 and numpy numbers are one label; numpy bools and strings are the Python ones;
     # True is not 1 and "1" is not 1 (-1: not among the labels).
-    values = np.array([1.0, np.int64(1), "b", np.str_("b"), np.False_, False, True, "1", 0],
-                      dtype=object)  # fmt: skip
+    values = np.array(
+        [1.0, np.int64(1), "b", np.str_("b"), np.False_, False, True, "1", 0], dtype=object
+    )
     expected = [0, 0, 1, 1, 2, 2, -1, -1, -1]
     np.testing.assert_array_equal(label_codes(values, labels), expected)
     assert label_codes(values, labels).dtype == np.int64

@@ -383,9 +383,11 @@ def test_every_text_column_is_named_at_once(tmp_path):
     data.write_text("a,colour,b,size,y\n1,red,2,big,0\n3,blue,4,small,1\n")
     result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
     assert_one_line_error(
-        result, "column 'colour' holds the non-numeric value 'red'", "(so do 'size')",
+        result,
+        "column 'colour' holds the non-numeric value 'red'",
+        "(so do 'size')",
         "--categorical colour,size",
-    )  # fmt: skip
+    )
     assert not (tmp_path / "m.json").exists()
     ok(run("train", data, "-t", "y", "-c", "colour,size", "-o", tmp_path / "m.json"))
 
@@ -875,7 +877,7 @@ QUOTED_VALUES = {
         "padded",
         '"quoted"',
         "a\r\nb",
-    ],  # fmt: skip
+    ],
     "note": ["plain", None, None, 'say "hi"', None, "tab\there", "007", None],
     "label": ["yes", "no"] * 4,
 }
@@ -1049,9 +1051,12 @@ def test_csv_fast_path_random_tables_with_quotes_and_chunks(tmp_path, monkeypatc
 
     colours = [None if t in ("", "NA") else str(t) for t in text]
     expected = {
-        "x": column(0), "y": column(1), "colour": colours, "z": column(2),
+        "x": column(0),
+        "y": column(1),
+        "colour": colours,
+        "z": column(2),
         "t": [str(i % 3) for i in range(n)],
-    }  # fmt: skip
+    }
     names = ["x", "y", "colour", "z", "w", "t"]
     for chunk_rows in (None, 64, 7):
         fast, slow = _read_both(path, kinds, monkeypatch, chunk_rows)
@@ -1083,10 +1088,22 @@ def test_csv_fast_path_random_tables_with_quotes_and_chunks(tmp_path, monkeypatc
 # value, then its first bad row), so either message is right; both paths agree.
 _HINT = "if text columns are categorical, declare them: --categorical"
 BAD_FILES = {
-    "inf": ("a,b\n1,2\n3,4\n5,inf\n", "line 4: column 'b' holds 'inf': infinite values are not allowed"),
-    "-Infinity": ("a,b\n1,2\n3,-Infinity\n", "line 3: column 'b' holds '-Infinity': infinite values are not allowed"),
-    "overflow": ("a,b\n1,2\n3,1e400\n", "line 3: column 'b' holds '1e400': infinite values are not allowed"),
-    "text": ("a,b\n1,2\n3,4\nx,5\n", f"line 4: column 'a' holds the non-numeric value 'x'; {_HINT} a"),
+    "inf": (
+        "a,b\n1,2\n3,4\n5,inf\n",
+        "line 4: column 'b' holds 'inf': infinite values are not allowed",
+    ),
+    "-Infinity": (
+        "a,b\n1,2\n3,-Infinity\n",
+        "line 3: column 'b' holds '-Infinity': infinite values are not allowed",
+    ),
+    "overflow": (
+        "a,b\n1,2\n3,1e400\n",
+        "line 3: column 'b' holds '1e400': infinite values are not allowed",
+    ),
+    "text": (
+        "a,b\n1,2\n3,4\nx,5\n",
+        f"line 4: column 'a' holds the non-numeric value 'x'; {_HINT} a",
+    ),
     "short row": ("a,b\n1,2\n3\n4,5\n", "line 3: 1 fields, but the header has 2 columns"),
     "long row": ("a,b\n1,2\n3,4,5\n", "line 3: 3 fields, but the header has 2 columns"),
     "two errors": (
@@ -1099,13 +1116,16 @@ BAD_FILES = {
     "header only": ("a,b\n\n\n", "no data rows after the header"),
     "header only, no newline": ("a,b", "no data rows after the header"),
     "blank": ("\n \n", "the file is empty (no header row)"),
-    "quoted text": ('a,b\n1,2\n"3",x\n', f"line 3: column 'b' holds the non-numeric value 'x'; {_HINT} b"),
+    "quoted text": (
+        'a,b\n1,2\n"3",x\n',
+        f"line 3: column 'b' holds the non-numeric value 'x'; {_HINT} b",
+    ),
     "after a two-line field": (
         'a,b,c\n1,2,x\n3,"4",y\n5,6,"z\nz"\n7,eight,w\n',
         f"line 6: column 'b' holds the non-numeric value 'eight'; {_HINT} b",
     ),
     "short row after quotes": ('a,b\n"1",2\n3\n', "line 3: 1 fields, but the header has 2 columns"),
-}  # fmt: skip
+}
 
 
 def _message(path, tail):

@@ -23,7 +23,10 @@ def test_a_second_class_under_a_registered_name_is_refused():
         file_format.register_estimator(imposter)
     assert file_format._REGISTRY["DecisionTreeClassifier"] is gpu_tree.DecisionTreeClassifier
     # registering the same class again changes nothing
-    assert file_format.register_estimator(gpu_tree.DecisionTreeRegressor) is gpu_tree.DecisionTreeRegressor
+    assert (
+        file_format.register_estimator(gpu_tree.DecisionTreeRegressor)
+        is gpu_tree.DecisionTreeRegressor
+    )
 
 
 def test_a_registered_class_loads_and_an_unregistered_name_does_not(tmp_path, monkeypatch):

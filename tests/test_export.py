@@ -37,14 +37,20 @@ def test_truncation_is_scikit_learns(max_depth):
 
 def test_multiway_tree_prints_one_line_per_branch():
     days = [
-        ("sunny", "high", "no"), ("sunny", "normal", "yes"), ("overcast", "high", "yes"),
-        ("rain", "high", "yes"), ("rain", "normal", "no"), ("overcast", "normal", "yes"),
-    ]  # fmt: skip
+        ("sunny", "high", "no"),
+        ("sunny", "normal", "yes"),
+        ("overcast", "high", "yes"),
+        ("rain", "high", "yes"),
+        ("rain", "normal", "no"),
+        ("overcast", "normal", "yes"),
+    ]
     frame = pd.DataFrame(days, columns=["outlook", "humidity", "play"])
     model = DecisionTreeClassifier(
-        criterion="entropy", categorical_features=["outlook", "humidity"],
-        categorical_split="multiway", device="cpu",
-    ).fit(frame[["outlook", "humidity"]], frame["play"])  # fmt: skip
+        criterion="entropy",
+        categorical_features=["outlook", "humidity"],
+        categorical_split="multiway",
+        device="cpu",
+    ).fit(frame[["outlook", "humidity"]], frame["play"])
     # Missing values and other categories take the largest branch (ties: the first).
     assert export_text(model) == (
         "|--- outlook = overcast (or missing, or another category)\n"
@@ -68,13 +74,17 @@ def test_subset_split_names_its_categories_and_the_missing_side():
     colour[::9] = None
     y = np.isin(colour, ["blue", "teal"]).astype(int)
     frame = pd.DataFrame({"colour": colour, "size": rng.normal(size=200)})
-    model = DecisionTreeClassifier(
-        max_depth=1, categorical_features=["colour"], device="cpu"
-    ).fit(frame, y)
+    model = DecisionTreeClassifier(max_depth=1, categorical_features=["colour"], device="cpu").fit(
+        frame, y
+    )
     lines = export_text(model, class_names=["other", "blue or teal"]).splitlines()
     conditions = {lines[0][5:], lines[2][5:]}
-    sets = {"colour in {blue, teal}", "colour not in {blue, teal}",
-            "colour in {green, red}", "colour not in {green, red}"}  # fmt: skip
+    sets = {
+        "colour in {blue, teal}",
+        "colour not in {blue, teal}",
+        "colour in {green, red}",
+        "colour not in {green, red}",
+    }
     assert len({c.removesuffix(" or missing") for c in conditions} & sets) == 2
     assert sum(c.endswith(" or missing") for c in conditions) == 1
     assert {lines[1], lines[3]} == {"|   |--- class: other", "|   |--- class: blue or teal"}

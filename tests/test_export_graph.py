@@ -83,17 +83,23 @@ def _check_with_pydot(source, n_nodes, n_edges):
 
 def _weather_multiway():
     days = [
-        ("sunny", "high", 30.0, "no"), ("sunny", "normal", 25.0, "yes"),
-        ("overcast", "high", 28.0, "yes"), ("rain", "high", 18.0, "yes"),
-        ("rain", "normal", 12.0, "no"), ("overcast", "normal", 21.0, "yes"),
-        ("sunny", "high", 22.0, "no"), ("rain", "normal", 20.0, "yes"),
-    ]  # fmt: skip
+        ("sunny", "high", 30.0, "no"),
+        ("sunny", "normal", 25.0, "yes"),
+        ("overcast", "high", 28.0, "yes"),
+        ("rain", "high", 18.0, "yes"),
+        ("rain", "normal", 12.0, "no"),
+        ("overcast", "normal", 21.0, "yes"),
+        ("sunny", "high", 22.0, "no"),
+        ("rain", "normal", 20.0, "yes"),
+    ]
     frame = pd.DataFrame(days, columns=["outlook", "humidity", "temp", "play"])
     X = frame[["outlook", "humidity", "temp"]]
     model = DecisionTreeClassifier(
-        criterion="entropy", categorical_features=["outlook", "humidity"],
-        categorical_split="multiway", device="cpu",
-    ).fit(X, frame["play"])  # fmt: skip
+        criterion="entropy",
+        categorical_features=["outlook", "humidity"],
+        categorical_split="multiway",
+        device="cpu",
+    ).fit(X, frame["play"])
     return model
 
 
@@ -153,8 +159,10 @@ def test_multiway_nodes_have_an_edge_per_branch_and_mark_the_default():
     root_edges = {b: text for a, b, text in edges if a == 0}
     assert set(root_edges) == set(tree.children_of(0).tolist())
     assert sorted(t.splitlines()[0] for t in root_edges.values()) == [
-        "= overcast", "= rain", "= sunny"
-    ]  # fmt: skip
+        "= overcast",
+        "= rain",
+        "= sunny",
+    ]
     for node in multiway:  # exactly one default edge per multiway node
         texts = [text for a, _, text in edges if a == node]
         assert len(texts) == len(tree.children_of(node))
@@ -169,8 +177,9 @@ def test_multiway_nodes_have_an_edge_per_branch_and_mark_the_default():
     assert all(c is not None for c in colors.values()) and 'style="filled, rounded"' in source
     leaves = tree.children_left == -1
     assert {labels[n].splitlines()[-1] for n in np.flatnonzero(leaves)} <= {
-        "class = stay in", "class = play"
-    }  # fmt: skip
+        "class = stay in",
+        "class = play",
+    }
 
 
 def test_subset_and_numeric_nodes_name_the_missing_side():

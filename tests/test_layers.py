@@ -55,7 +55,11 @@ def imports_of(module: str, source: str, modules) -> list[tuple[str, str | None,
     package = module if _is_package(module, modules) else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(a.name, None, node.lineno) for a in node.names if a.name.split(".")[0] == "gpu_tree"]
+            found += [
+                (a.name, None, node.lineno)
+                for a in node.names
+                if a.name.split(".")[0] == "gpu_tree"
+            ]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -86,14 +90,18 @@ def violations(modules: dict[str, Path], read=lambda path: path.read_text()) -> 
                 continue
             graph[module].add(target)
             if LAYERS.index(layer_of(target)) < layer:
-                problems.append(f"{where}: {module} ({layer_of(module)}) imports {target} "
-                                f"({layer_of(target)}), a layer above it")  # fmt: skip
+                problems.append(
+                    f"{where}: {module} ({layer_of(module)}) imports {target} "
+                    f"({layer_of(target)}), a layer above it"
+                )
             if name is not None and name.startswith("_") and not name.startswith("__"):
                 problems.append(f"{where}: imports the private name {name} from {target}")
             # A private module is its package's: only modules inside that package use it.
             owner, _, leaf = target.rpartition(".")
             if leaf.startswith("_") and not (module + ".").startswith(owner + "."):
-                problems.append(f"{where}: imports the private module {target} from outside {owner}")
+                problems.append(
+                    f"{where}: imports the private module {target} from outside {owner}"
+                )
     problems += [f"import cycle: {' -> '.join(cycle)}" for cycle in _cycles(graph)]
     return problems
 
@@ -148,11 +156,20 @@ def test_the_check_finds_planted_violations():
     }
     read = lambda path: next((src for m, src in planted.items() if modules[m] == path), "")  # noqa: E731
     report = "\n".join(violations(modules, read))
-    assert "gpu_tree.data.stats (data) imports gpu_tree.growing.grower (growing), a layer above" in report
+    assert (
+        "gpu_tree.data.stats (data) imports gpu_tree.growing.grower (growing), a layer above"
+        in report
+    )
     assert "imports the private name _hidden from gpu_tree.data.validation" in report
-    assert "import cycle: gpu_tree.utils.compat -> gpu_tree.utils.progress -> gpu_tree.utils.compat" in report
+    assert (
+        "import cycle: gpu_tree.utils.compat -> gpu_tree.utils.progress -> gpu_tree.utils.compat"
+        in report
+    )
     assert "imports gpu_tree.no_such, which does not exist" in report
-    assert "imports the private module gpu_tree.kernels._tree_walk from outside gpu_tree.kernels" in report
+    assert (
+        "imports the private module gpu_tree.kernels._tree_walk from outside gpu_tree.kernels"
+        in report
+    )
 
 
 def test_kernels_import_nothing_from_the_library():
@@ -185,18 +202,31 @@ def test_a_checkout_that_is_not_installed(tmp_path, with_kernels):
     # editable install's import hook (a .pth file) out of the child.
     import shutil
 
-    shutil.copytree(REPO / "gpu_tree", tmp_path / "gpu_tree", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "gpu_tree", tmp_path / "gpu_tree", ignore=shutil.ignore_patterns("__pycache__")
+    )
     if with_kernels:
-        shutil.copytree(REPO / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            REPO / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__")
+        )
     code = (
         "import numpy as np, gpu_tree, gpu_tree.kernels.cpu as k\n"
         "print(k.__file__)\n"
         "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
         "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
     )
-    env = {"PYTHONPATH": f"{tmp_path}:{_site_packages()}", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    env = {
+        "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if with_kernels:
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == [str(tmp_path / "kernels" / "cpu.py"), "1.0"]

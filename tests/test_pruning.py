@@ -53,15 +53,23 @@ def _tree_from_sklearn(fitted) -> Tree:
     new_id[order] = np.arange(order.size)
     tree = Tree(sk.n_features, sk.value.shape[2], capacity=order.size)
     tree.add_nodes(
-        np.array([depth[n] for n in order]), sk.impurity[order], sk.n_node_samples[order],
-        sk.weighted_n_node_samples[order], sk.value[order, 0, :],
-    )  # fmt: skip
+        np.array([depth[n] for n in order]),
+        sk.impurity[order],
+        sk.n_node_samples[order],
+        sk.weighted_n_node_samples[order],
+        sk.value[order, 0, :],
+    )
     inner = np.flatnonzero(sk.children_left[order] != TREE_LEAF)
     old = order[inner]
     tree.set_numeric_splits(
-        inner, sk.feature[old], sk.threshold[old], -1,
-        new_id[sk.children_left[old]], new_id[sk.children_right[old]], 0,
-    )  # fmt: skip
+        inner,
+        sk.feature[old],
+        sk.threshold[old],
+        -1,
+        new_id[sk.children_left[old]],
+        new_id[sk.children_right[old]],
+        0,
+    )
     return tree
 
 
@@ -214,10 +222,18 @@ def test_estimator_path_and_ccp_alpha_match_sklearn(case):
     # scikit-learn breaks ties between equally good splits by a random feature order: take
     # a seed whose tree is ours up to such ties (the same counts, impurities and values).
     seed = next(
-        (s for s in range(40) if _same_shape(full, _sklearn_class(criterion)(
-            criterion=criterion, random_state=s, **params).fit(X, y).tree_)),
+        (
+            s
+            for s in range(40)
+            if _same_shape(
+                full,
+                _sklearn_class(criterion)(criterion=criterion, random_state=s, **params)
+                .fit(X, y)
+                .tree_,
+            )
+        ),
         None,
-    )  # fmt: skip
+    )
     if seed is None:
         pytest.skip("no scikit-learn seed grows a tree of the same shape")
 
@@ -250,8 +266,12 @@ def test_ccp_alpha_parameter():
     assert model.get_params()["ccp_alpha"] == 0.02
     assert sklearn.base.clone(model).ccp_alpha == 0.02
     assert DecisionTreeRegressor().ccp_alpha == 0.0
-    for bad, error in [(-0.1, ValueError), (float("nan"), ValueError), ("0.1", TypeError),
-                       (None, TypeError)]:  # fmt: skip
+    for bad, error in [
+        (-0.1, ValueError),
+        (float("nan"), ValueError),
+        ("0.1", TypeError),
+        (None, TypeError),
+    ]:
         with pytest.raises(error, match="ccp_alpha"):
             DecisionTreeClassifier(ccp_alpha=bad, device="cpu").fit(X, y)
     full = DecisionTreeClassifier(device="cpu").fit(X, y)
@@ -289,8 +309,9 @@ def _greedy_oracle(model, X, y, weight):
         return True
 
     while True:
-        candidates = [t for t in range(tree.node_count)
-                      if tree.children_left[t] != TREE_LEAF and is_open(t)]  # fmt: skip
+        candidates = [
+            t for t in range(tree.node_count) if tree.children_left[t] != TREE_LEAF and is_open(t)
+        ]
         best = None
         for t in candidates:
             trial = collapse.copy()
@@ -403,8 +424,12 @@ def test_categorical_trees_pruned_on_real_data(categorical_split, tmp_path):
     for seed in range(3):
         rows = np.random.default_rng(seed).permutation(len(y))
         train, val = rows[:1000], rows[1000:]
-        params = dict(categorical_features=list(X.columns), device="cpu",
-                      categorical_split=categorical_split, criterion="entropy")  # fmt: skip
+        params = dict(
+            categorical_features=list(X.columns),
+            device="cpu",
+            categorical_split=categorical_split,
+            criterion="entropy",
+        )
         model = DecisionTreeClassifier(**params).fit(X.iloc[train], y[train])
         original = model.tree_
         kinds = set(original.split_kind.tolist())
@@ -452,8 +477,9 @@ def test_histogram_trees_with_missing_values_pruned_on_real_data(tmp_path):
 
 def test_pruning_a_multiway_node_makes_one_leaf_of_its_subtree():
     X, y = _car_evaluation()
-    model = DecisionTreeClassifier(categorical_features=list(X.columns), device="cpu",
-                                   categorical_split="multiway").fit(X, y)  # fmt: skip
+    model = DecisionTreeClassifier(
+        categorical_features=list(X.columns), device="cpu", categorical_split="multiway"
+    ).fit(X, y)
     tree = model.tree_
     multiway = np.flatnonzero((tree.split_kind == MULTIWAY) & (tree.depth == 1))
     collapse = np.zeros(tree.node_count, dtype=bool)

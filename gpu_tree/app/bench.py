@@ -247,8 +247,9 @@ def time_model(name, device, factory, data, repeats) -> Result:
                 "%s: fit %d of %d: %.3f s, predict %.3f s", name, k + 1, repeats, fit, predict
             )
             if sum(result.fit_times) >= FIT_BUDGET_SECONDS and k + 1 < repeats:
-                logger.info("%s: %d fit(s) took over %.0f s: no more", name, k + 1,
-                            FIT_BUDGET_SECONDS)  # fmt: skip
+                logger.info(
+                    "%s: %d fit(s) took over %.0f s: no more", name, k + 1, FIT_BUDGET_SECONDS
+                )
                 break
         result.model = model
     except Exception as exc:  # a peer never stops the run
@@ -289,7 +290,9 @@ def plot_ratios(report: dict, path) -> None:
         ax.bar_label(bars, labels=[f"{v:.2g}x" for v in values], fontsize=8)
     ax.axhline(1.0, color="black", linewidth=0.8)
     # One word group per line keeps long peer names from running into each other.
-    ax.set_xticks(positions, [textwrap.fill(n, 18, break_long_words=False) for n in names], fontsize=8)
+    ax.set_xticks(
+        positions, [textwrap.fill(n, 18, break_long_words=False) for n in names], fontsize=8
+    )
     if rows:
         ax.set_yscale("log")
         # Ratios read as "2x", "0.5x", not as powers of ten.
@@ -355,8 +358,13 @@ GATED_CRITERIA = ("gini", "entropy", "log_loss")
 # this dataset at depth 10, hence FLOOR_SETTINGS; trees capped at depth 3-4 (70.2-70.4%) pass
 # it: the peers' 1 point catches those.
 FLOOR = 0.697
-FLOOR_SETTINGS = {"features": 28, "classes": 2, "depth": 10, "min_bins": 256,
-                  "min_train_rows": 80_000}  # fmt: skip
+FLOOR_SETTINGS = {
+    "features": 28,
+    "classes": 2,
+    "depth": 10,
+    "min_bins": 256,
+    "min_train_rows": 80_000,
+}
 
 
 @dataclass
@@ -427,10 +435,11 @@ def accuracy_gate(results, settings: dict, y_test=None) -> GateVerdict:
     accuracy = ours.accuracy
     if settings["criterion"] not in GATED_CRITERIA:
         return GateVerdict(
-            "not checked", accuracy,
+            "not checked",
+            accuracy,
             reason=f"criterion {settings['criterion']}: the peers grow Gini trees and the floor "
             f"is derived for {', '.join(GATED_CRITERIA)}",
-        )  # fmt: skip
+        )
     ran = [r for r in results[1:] if r.status == "ok" and r.accuracy is not None]
     if ran:
         best = max(ran, key=lambda r: r.accuracy)
@@ -442,19 +451,28 @@ def accuracy_gate(results, settings: dict, y_test=None) -> GateVerdict:
             why = f"{GATE_Z:g} paired standard errors, {100 * tolerance:.2f} points"
         bar = best.accuracy - tolerance
         verdict = GateVerdict(
-            "passed" if accuracy >= bar else "failed", accuracy, bar, best.name,
-            best.accuracy, 100 * tolerance,
+            "passed" if accuracy >= bar else "failed",
+            accuracy,
+            bar,
+            best.name,
+            best.accuracy,
+            100 * tolerance,
             f"best peer {best.name} {_percent(best.accuracy)} minus {why}",
-        )  # fmt: skip
+        )
         return verdict
     why_not = floor_applies(settings)
     if why_not is not None:
         return GateVerdict("not checked", accuracy, reason=f"no peer ran and {why_not}")
     return GateVerdict(
-        "passed" if accuracy >= FLOOR else "failed", accuracy, FLOOR, "floor", FLOOR, None,
+        "passed" if accuracy >= FLOOR else "failed",
+        accuracy,
+        FLOOR,
+        "floor",
+        FLOOR,
+        None,
         "no peer ran; the floor every correct depth-10 tree clears on this dataset "
         "(Bayes-optimal 73.7%, a stump 68.4%)",
-    )  # fmt: skip
+    )
 
 
 def gate_line(verdict: GateVerdict) -> str:

@@ -158,8 +158,12 @@ class BinMapper:
         # The missing values' bin (-1: the training data had none).
         self.missing_bin_ = self.n_bins_ - 1 if self.has_missing_ else -1
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
-        logger.debug("bin edges of %d features from %d rows (%.2f s)", n_features,
-                     sample.shape[0], time.perf_counter() - start)  # fmt: skip
+        logger.debug(
+            "bin edges of %d features from %d rows (%.2f s)",
+            n_features,
+            sample.shape[0],
+            time.perf_counter() - start,
+        )
         return self
 
     def transform(self, X, row_major: bool = False):
@@ -188,12 +192,25 @@ class BinMapper:
         bin_lower = np.full((n_features, self.n_bins_), np.inf)
         bin_upper = np.full((n_features, self.n_bins_), -np.inf)
         cpu_kernels.bin_columns(
-            X, edges, offsets, lookup, cells_per_unit, self.one_value_per_bin_,
-            self.missing_bin_, X_binned, bin_lower, bin_upper,
-        )  # fmt: skip
+            X,
+            edges,
+            offsets,
+            lookup,
+            cells_per_unit,
+            self.one_value_per_bin_,
+            self.missing_bin_,
+            X_binned,
+            bin_lower,
+            bin_upper,
+        )
         self._bounds_from_edges(bin_lower, bin_upper)
-        logger.info("binned %d rows x %d features, at most %d bins (%.2f s)", n_samples,
-                    n_features, self.n_bins_, time.perf_counter() - start)  # fmt: skip
+        logger.info(
+            "binned %d rows x %d features, at most %d bins (%.2f s)",
+            n_samples,
+            n_features,
+            self.n_bins_,
+            time.perf_counter() - start,
+        )
         return X_binned, bin_lower, bin_upper
 
     def transform_on_device(self, X, xp):
@@ -213,13 +230,23 @@ class BinMapper:
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
         blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
         cuda_kernels.bin_columns[blocks, threads](
-            X, *tables, xp.asarray(self.one_value_per_bin_), self.missing_bin_, X_binned,
-            bin_lower, bin_upper,
-        )  # fmt: skip
+            X,
+            *tables,
+            xp.asarray(self.one_value_per_bin_),
+            self.missing_bin_,
+            X_binned,
+            bin_lower,
+            bin_upper,
+        )
         bin_lower, bin_upper = to_host(bin_lower), to_host(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)
-        logger.info("binned %d rows x %d features on the GPU, at most %d bins (%.2f s)",
-                    n_samples, n_features, self.n_bins_, time.perf_counter() - start)  # fmt: skip
+        logger.info(
+            "binned %d rows x %d features on the GPU, at most %d bins (%.2f s)",
+            n_samples,
+            n_features,
+            self.n_bins_,
+            time.perf_counter() - start,
+        )
         return X_binned, bin_lower, bin_upper
 
     def _search_tables(self):

@@ -77,8 +77,7 @@ def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.
         elif isinstance(item, numbers.Integral) and not isinstance(item, (bool, np.bool_)):
             if not -n_features <= item < n_features:
                 raise ValueError(
-                    f"categorical_features holds the index {item}, but X has {n_features} "
-                    "features"
+                    f"categorical_features holds the index {item}, but X has {n_features} features"
                 )
             mask[int(item)] = True
         else:
@@ -250,8 +249,9 @@ def label_codes(values, labels) -> np.ndarray:
         else:
             codes = [index.get(label_key(v), -1) for v in distinct.tolist()]
             return np.array(codes, dtype=np.int64)[inverse.ravel()]
-    return np.fromiter((index.get(label_key(v), -1) for v in values.tolist()),
-                       dtype=np.int64, count=values.size)  # fmt: skip
+    return np.fromiter(
+        (index.get(label_key(v), -1) for v in values.tolist()), dtype=np.int64, count=values.size
+    )
 
 
 def with_codes(X, maps: CategoryMaps):

@@ -51,7 +51,6 @@ def channel_sum(values, xp=np):
     return total
 
 
-
 @dataclass(frozen=True)
 class StatsLayout:
     """Where each quantity lives on the channel axis of a statistics array."""
@@ -115,7 +114,9 @@ def bitset(codes, n_words: int) -> np.ndarray:
     words = np.zeros(n_words, dtype=np.uint64)
     codes = np.asarray(codes, dtype=np.int64)
     np.bitwise_or.at(
-        words, codes // CATEGORIES_PER_WORD, np.left_shift(np.uint64(1), (codes % CATEGORIES_PER_WORD).astype(np.uint64))
+        words,
+        codes // CATEGORIES_PER_WORD,
+        np.left_shift(np.uint64(1), (codes % CATEGORIES_PER_WORD).astype(np.uint64)),
     )
     return words.view(BITSET_WORD_DTYPE)
 

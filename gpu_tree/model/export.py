@@ -152,8 +152,17 @@ def _subtree_levels(tree) -> np.ndarray:
     return levels
 
 
-def export_text(estimator, *, feature_names=None, class_names=None, max_depth=10, decimals=2,
-                show_weights=False, spacing=3, show_missing=True) -> str:  # fmt: skip
+def export_text(
+    estimator,
+    *,
+    feature_names=None,
+    class_names=None,
+    max_depth=10,
+    decimals=2,
+    show_weights=False,
+    spacing=3,
+    show_missing=True,
+) -> str:
     """The tree as text, one line per branch, as scikit-learn's ``export_text`` prints it.
 
     Numeric splits read "x <= t" / "x >  t", categorical subset splits "x in {...}" /
@@ -268,8 +277,19 @@ def _check_graph_options(label, precision, max_depth):
         raise ValueError(f"max_depth must be None or a non-negative int, got {max_depth!r}")
 
 
-def _node_lines(estimator, node, names, class_names, *, show_names, impurity, node_ids,
-                proportion, precision, show_missing):  # fmt: skip
+def _node_lines(
+    estimator,
+    node,
+    names,
+    class_names,
+    *,
+    show_names,
+    impurity,
+    node_ids,
+    proportion,
+    precision,
+    show_missing,
+):
     """The text of one box: id, split, impurity, samples, value, class."""
     tree = estimator.tree_
 
@@ -306,8 +326,21 @@ def _node_lines(estimator, node, names, class_names, *, show_names, impurity, no
     return lines
 
 
-def _graph(estimator, caller, *, max_depth, feature_names, class_names, label, filled,
-           impurity, node_ids, proportion, precision, show_missing):  # fmt: skip
+def _graph(
+    estimator,
+    caller,
+    *,
+    max_depth,
+    feature_names,
+    class_names,
+    label,
+    filled,
+    impurity,
+    node_ids,
+    proportion,
+    precision,
+    show_missing,
+):
     """The boxes (preorder, root first) and edges that export_graphviz and plot_tree draw."""
     names = _check_fitted_and_names(estimator, feature_names, class_names, caller)
     _check_graph_options(label, precision, max_depth)
@@ -325,10 +358,17 @@ def _graph(estimator, caller, *, max_depth, feature_names, class_names, label, f
             nodes.append(_GraphNode(node, parent, depth, ["(...)"], color, True))
             continue
         lines = _node_lines(
-            estimator, node, names, class_names, show_names=label == "all" or
-            (label == "root" and node == 0), impurity=impurity, node_ids=node_ids,
-            proportion=proportion, precision=precision, show_missing=show_missing,
-        )  # fmt: skip
+            estimator,
+            node,
+            names,
+            class_names,
+            show_names=label == "all" or (label == "root" and node == 0),
+            impurity=impurity,
+            node_ids=node_ids,
+            proportion=proportion,
+            precision=precision,
+            show_missing=show_missing,
+        )
         nodes.append(_GraphNode(node, parent, depth, lines, colors and colors[node], False))
         if tree.children_left[node] == TREE_LEAF:
             continue
@@ -353,9 +393,22 @@ def _dot_quote(lines):
     return '"' + "\\n".join(escaped) + '"'
 
 
-def export_graphviz(estimator, out_file=None, *, max_depth=None, feature_names=None,
-                    class_names=None, label="all", filled=False, impurity=True, node_ids=False,
-                    proportion=False, rounded=False, precision=3, show_missing=True):  # fmt: skip
+def export_graphviz(
+    estimator,
+    out_file=None,
+    *,
+    max_depth=None,
+    feature_names=None,
+    class_names=None,
+    label="all",
+    filled=False,
+    impurity=True,
+    node_ids=False,
+    proportion=False,
+    rounded=False,
+    precision=3,
+    show_missing=True,
+):
     """The tree in Graphviz's DOT language (render it with ``dot -Tpng tree.dot``).
 
     Each box shows the split (a binary node's left condition: "x <= t", "x in {...}";
@@ -394,11 +447,19 @@ def export_graphviz(estimator, out_file=None, *, max_depth=None, feature_names=N
         The DOT source when ``out_file`` is None.
     """
     nodes, edges = _graph(
-        estimator, "export_graphviz", max_depth=max_depth, feature_names=feature_names,
-        class_names=class_names, label=label, filled=filled, impurity=impurity,
-        node_ids=node_ids, proportion=proportion, precision=precision,
+        estimator,
+        "export_graphviz",
+        max_depth=max_depth,
+        feature_names=feature_names,
+        class_names=class_names,
+        label=label,
+        filled=filled,
+        impurity=impurity,
+        node_ids=node_ids,
+        proportion=proportion,
+        precision=precision,
         show_missing=show_missing,
-    )  # fmt: skip
+    )
     styles = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
     node_style = f', style="{", ".join(styles)}"' if styles else ""
     out = [
@@ -456,9 +517,23 @@ def _auto_fontsize(ax, nodes, n_slots, n_levels):
     return float(np.clip(min(by_width, by_height) * 72.0 / ax.figure.dpi, 1.0, 12.0))
 
 
-def plot_tree(estimator, *, max_depth=None, feature_names=None, class_names=None, label="all",
-              filled=False, impurity=True, node_ids=False, proportion=False, rounded=False,
-              precision=3, ax=None, fontsize=None, show_missing=True):  # fmt: skip
+def plot_tree(
+    estimator,
+    *,
+    max_depth=None,
+    feature_names=None,
+    class_names=None,
+    label="all",
+    filled=False,
+    impurity=True,
+    node_ids=False,
+    proportion=False,
+    rounded=False,
+    precision=3,
+    ax=None,
+    fontsize=None,
+    show_missing=True,
+):
     """Draw the tree with matplotlib (``pip install "gpu-tree[plot]"``).
 
     The boxes and edge labels read as ``export_graphviz``'s (see there for the options).
@@ -479,11 +554,19 @@ def plot_tree(estimator, *, max_depth=None, feature_names=None, class_names=None
         label.
     """
     nodes, edges = _graph(
-        estimator, "plot_tree", max_depth=max_depth, feature_names=feature_names,
-        class_names=class_names, label=label, filled=filled, impurity=impurity,
-        node_ids=node_ids, proportion=proportion, precision=precision,
+        estimator,
+        "plot_tree",
+        max_depth=max_depth,
+        feature_names=feature_names,
+        class_names=class_names,
+        label=label,
+        filled=filled,
+        impurity=impurity,
+        node_ids=node_ids,
+        proportion=proportion,
+        precision=precision,
         show_missing=show_missing,
-    )  # fmt: skip
+    )
     try:
         import matplotlib  # noqa: F401
 
@@ -503,22 +586,33 @@ def plot_tree(estimator, *, max_depth=None, feature_names=None, class_names=None
     for box in nodes:  # parents first: an edge's arrow stops at its parent's drawn box
         style = "round,pad=0.3" if rounded else "square,pad=0.3"
         common = dict(
-            xycoords="axes fraction", textcoords="axes fraction", ha="center", va="center",
-            fontsize=fontsize, zorder=3, parse_math=False,  # names are plain text, no mathtext
+            xycoords="axes fraction",
+            textcoords="axes fraction",
+            ha="center",
+            va="center",
+            fontsize=fontsize,
+            zorder=3,
+            parse_math=False,  # names are plain text, no mathtext
             bbox=dict(boxstyle=style, facecolor=box.color or "white", edgecolor="black"),
-        )  # fmt: skip
+        )
         text = "\n".join(box.lines)
         if box.parent < 0:
             artist = ax.annotate(text, xy=positions[box.node], **common)
         else:
             arrow = dict(
-                arrowstyle="<-", color="black", shrinkA=0, shrinkB=0,
+                arrowstyle="<-",
+                color="black",
+                shrinkA=0,
+                shrinkB=0,
                 patchB=boxes[box.parent].get_bbox_patch(),
-            )  # fmt: skip
+            )
             artist = ax.annotate(
-                text, xy=positions[box.parent], xytext=positions[box.node],
-                arrowprops=arrow, **common,
-            )  # fmt: skip
+                text,
+                xy=positions[box.parent],
+                xytext=positions[box.node],
+                arrowprops=arrow,
+                **common,
+            )
         boxes[box.node] = artist
         artists.append(artist)
     for edge in edges:

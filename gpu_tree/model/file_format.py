@@ -82,7 +82,9 @@ def _json_value(value, what):
     if isinstance(value, numbers.Real):
         return _floats([value])[0]
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [_json_value(v, what) for v in (value.tolist() if hasattr(value, "tolist") else value)]
+        return [
+            _json_value(v, what) for v in (value.tolist() if hasattr(value, "tolist") else value)
+        ]
     raise ValueError(f"cannot save {what}: {value!r} ({type(value).__name__}) is not JSON data")
 
 
@@ -126,9 +128,7 @@ def model_document(estimator) -> dict:
         elif np.asarray(values).dtype.kind == "f":
             categories.append({"kind": "number", "values": _floats(values)})
         else:
-            categories.append(
-                {"kind": "object", "values": _json_value(list(values), "a category")}
-            )
+            categories.append({"kind": "object", "values": _json_value(list(values), "a category")})
     mapper = getattr(estimator, "_bin_mapper", None)
     binning = None
     if mapper is not None:
@@ -147,10 +147,12 @@ def model_document(estimator) -> dict:
         "device": getattr(estimator, "device_", "cpu"),
         "n_features_in": int(estimator.n_features_in_),
         "feature_names_in": None if names is None else [str(n) for n in names],
-        "classes": None if classes is None else {
+        "classes": None
+        if classes is None
+        else {
             "dtype": classes.dtype.str if classes.dtype.kind != "O" else "object",
             "values": _json_value(classes, "a class label"),
-        },  # fmt: skip
+        },
         "categorical": {
             "is_categorical": [bool(v) for v in is_categorical],
             "categories": categories,
@@ -182,7 +184,12 @@ class _Reader:
         if not isinstance(document, dict) or name not in document:
             self.fail(f"{where} has no field {name!r}")
         value = document[name]
-        if kind is not None and not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        if (
+            kind is not None
+            and not isinstance(value, kind)
+            or isinstance(value, bool)
+            and kind is int
+        ):
             self.fail(f"field {name!r} of {where} should be {_kind_name(kind)}, got {value!r:.60}")
         return value
 
@@ -205,8 +212,11 @@ class _Reader:
         for k, v in enumerate(values):
             if isinstance(v, str) and v in _NON_FINITE:
                 out[k] = _NON_FINITE[v]
-            elif isinstance(v, float) or isinstance(v, int) and not isinstance(v, bool) and (
-                _INT64_MIN <= v <= _INT64_MAX
+            elif (
+                isinstance(v, float)
+                or isinstance(v, int)
+                and not isinstance(v, bool)
+                and (_INT64_MIN <= v <= _INT64_MAX)
             ):
                 out[k] = v
             else:
@@ -247,12 +257,16 @@ def model_from_document(document, source="model"):
     read = _Reader(source)
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        read.fail(f"a JSON document, but not a gpu_tree model (format {found!r}, expected "
-                  f"{FORMAT_NAME!r})")  # fmt: skip
+        read.fail(
+            f"a JSON document, but not a gpu_tree model (format {found!r}, expected "
+            f"{FORMAT_NAME!r})"
+        )
     version = read.field(document, "format_version", int)
     if version != FORMAT_VERSION:
-        read.fail(f"format_version {version} is not supported (this gpu_tree reads version "
-                  f"{FORMAT_VERSION}); use the gpu_tree version that wrote it")  # fmt: skip
+        read.fail(
+            f"format_version {version} is not supported (this gpu_tree reads version "
+            f"{FORMAT_VERSION}); use the gpu_tree version that wrote it"
+        )
     kind = read.field(document, "estimator", str)
     if kind not in _REGISTRY:
         read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
@@ -277,8 +291,10 @@ def model_from_document(document, source="model"):
     estimator.device_ = read.field(document, "device", str)
     names = document.get("feature_names_in")
     if names is not None:
-        if not isinstance(names, list) or len(names) != n_features or not all(
-            isinstance(n, str) for n in names
+        if (
+            not isinstance(names, list)
+            or len(names) != n_features
+            or not all(isinstance(n, str) for n in names)
         ):
             read.fail(f"feature_names_in should be {n_features} strings")
         estimator.feature_names_in_ = np.asarray(names, dtype=object)
@@ -348,8 +364,9 @@ def _read_categories(read, document, estimator, n_features):
         if kind == "number":
             values = read.floats(entry, "values", None, f"categories of feature {j}")
         elif kind == "object":
-            values = np.asarray(read.field(entry, "values", list, f"categories of feature {j}"),
-                                dtype=object)  # fmt: skip
+            values = np.asarray(
+                read.field(entry, "values", list, f"categories of feature {j}"), dtype=object
+            )
         else:
             read.fail(f"feature {j}: unknown category kind {kind!r}")
         maps.categories[j] = values
@@ -364,8 +381,10 @@ def _read_categories(read, document, estimator, n_features):
         categorical_nodes = internal & ((kinds == CATEGORICAL_SUBSET) | (kinds == MULTIWAY))
         bad = np.flatnonzero(categorical_nodes & ~maps.mask[estimator.tree_.feature.clip(0)])
         if bad.size:
-            read.fail(f"node {bad[0]} splits feature {estimator.tree_.feature[bad[0]]} by "
-                      "category, but that feature is not categorical")  # fmt: skip
+            read.fail(
+                f"node {bad[0]} splits feature {estimator.tree_.feature[bad[0]]} by "
+                "category, but that feature is not categorical"
+            )
 
 
 def _read_tree(read, doc) -> Tree:
@@ -409,27 +428,36 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
     for node in range(n):
         if left[node] == TREE_LEAF or right[node] == TREE_LEAF:
             if left[node] != right[node] or kind[node] != LEAF:
-                read.fail(f"node {node} is half a leaf: children {left[node]}, {right[node]}, "
-                          f"split kind {kind[node]}")  # fmt: skip
+                read.fail(
+                    f"node {node} is half a leaf: children {left[node]}, {right[node]}, "
+                    f"split kind {kind[node]}"
+                )
             continue
         for child in (left[node], right[node]):
             if not 0 <= child < n:
                 read.fail(f"node {node} has child {child}, out of range (the tree has {n} nodes)")
             if child <= node:
-                read.fail(f"node {node} has child {child}, numbered before it: the tree would "
-                          "have a cycle")  # fmt: skip
+                read.fail(
+                    f"node {node} has child {child}, numbered before it: the tree would "
+                    "have a cycle"
+                )
         if not 0 <= feature[node] < n_features:
-            read.fail(f"node {node} splits feature {feature[node]}, out of range "
-                      f"({n_features} features)")  # fmt: skip
+            read.fail(
+                f"node {node} splits feature {feature[node]}, out of range ({n_features} features)"
+            )
         # Prediction picks a node's rule by its offsets, not its split kind: a branch table
         # (branch_offset >= 0) makes it multiway, else a category set (category_offset >= 0)
         # a subset split. They must agree with split_kind, or the walk reads unchecked offsets.
         if kind[node] != MULTIWAY and arrays["branch_offset"][node] >= 0:
-            read.fail(f"node {node} has branch_offset {arrays['branch_offset'][node]} but split "
-                      f"kind {kind[node]}: only a multiway node has a branch table")  # fmt: skip
+            read.fail(
+                f"node {node} has branch_offset {arrays['branch_offset'][node]} but split "
+                f"kind {kind[node]}: only a multiway node has a branch table"
+            )
         if kind[node] == NUMERIC and arrays["category_offset"][node] >= 0:
-            read.fail(f"node {node} has category_offset {arrays['category_offset'][node]} but "
-                      "is a numeric split: only a subset node has a category set")  # fmt: skip
+            read.fail(
+                f"node {node} has category_offset {arrays['category_offset'][node]} but "
+                "is a numeric split: only a subset node has a category set"
+            )
         if kind[node] == MULTIWAY:
             children = np.arange(left[node], right[node] + 1)
             offset, entries = arrays["branch_offset"][node], arrays["n_branches"][node]

@@ -215,8 +215,9 @@ def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
     if is_classification:
         n_classes = tree.value.shape[2]
         seen = target >= 0
-        counts = np.bincount(leaves[seen] * n_classes + target[seen], weights=weight[seen],
-                             minlength=n * n_classes).reshape(n, n_classes)  # fmt: skip
+        counts = np.bincount(
+            leaves[seen] * n_classes + target[seen], weights=weight[seen], minlength=n * n_classes
+        ).reshape(n, n_classes)
         unseen = np.bincount(leaves[~seen], weights=weight[~seen], minlength=n)
         for nodes in levels:
             np.add.at(counts, parent[nodes], counts[nodes])
