@@ -3,8 +3,38 @@
 :mod:`gpu_tree.kernels.cpu` compiles it with ``numba.njit`` and
 :mod:`gpu_tree.kernels.cuda` with ``numba.cuda.jit(device=True)``: one source, so both
 devices send every row to the same leaf. The node layout is described in
-:mod:`gpu_tree._tree`.
+:mod:`gpu_tree.model.tree`; ``Tree.walk_arrays`` packs what the walk reads into the
+arguments below.
+
+The walk's arguments (after ``X`` and the row ``i``):
+
+- ``nodes``: int64 (n_nodes, len(NODE_COLUMNS)), C order: one row per node holding the
+  tree's per-node integer arrays named in :data:`NODE_COLUMNS`, at the column indices
+  defined below (a node's fields lie side by side in memory);
+- ``threshold``: float64 (n_nodes,), the numeric thresholds;
+- ``category_bitsets`` and ``n_category_words``: the category sets of subset nodes,
+  ``n_category_words`` int64 words each (the bitset layout of :mod:`gpu_tree.data.stats`);
+- ``branch_children``: int64, the multiway nodes' child tables.
 """
+
+# The columns of ``nodes``, in order: each the tree array of that name, as int64. The
+# column indices below are derived from this one list.
+NODE_COLUMNS = (
+    "children_left",
+    "children_right",
+    "feature",
+    "missing_go_to_left",
+    "category_offset",
+    "branch_offset",
+    "n_branches",
+)
+CHILDREN_LEFT = NODE_COLUMNS.index("children_left")
+CHILDREN_RIGHT = NODE_COLUMNS.index("children_right")
+FEATURE = NODE_COLUMNS.index("feature")
+MISSING_GO_TO_LEFT = NODE_COLUMNS.index("missing_go_to_left")
+CATEGORY_OFFSET = NODE_COLUMNS.index("category_offset")
+BRANCH_OFFSET = NODE_COLUMNS.index("branch_offset")
+N_BRANCHES = NODE_COLUMNS.index("n_branches")
 
 
 def in_category_set(words, offset, code):
@@ -15,9 +45,7 @@ def in_category_set(words, offset, code):
 def make_leaf_of_row(in_set):
     """The tree walk, calling ``in_set``: :func:`in_category_set` compiled for the device."""
 
-    def leaf_of_row(X, i, children_left, children_right, feature, threshold, missing_go_to_left,
-                    category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
-                    branch_children):  # fmt: skip
+    def leaf_of_row(X, i, nodes, threshold, category_bitsets, n_category_words, branch_children):
         """Leaf reached by row i of X.
 
         Numeric nodes send x <= threshold left; subset nodes send the category codes of
@@ -26,25 +54,27 @@ def make_leaf_of_row(in_set):
         node's table.
         """
         node = 0
-        while children_left[node] >= 0:
-            x = X[i, feature[node]]
-            if branch_offset[node] >= 0:
-                entries = n_branches[node]
+        while nodes[node, CHILDREN_LEFT] >= 0:
+            x = X[i, nodes[node, FEATURE]]
+            branch_offset = nodes[node, BRANCH_OFFSET]
+            if branch_offset >= 0:
+                entries = nodes[node, N_BRANCHES]
                 k = entries  # the entry of missing values and unseen categories
                 if x == x and x >= 0 and x < entries:
                     k = int(x)
-                node = branch_children[branch_offset[node] + k]
+                node = branch_children[branch_offset + k]
                 continue
+            category_offset = nodes[node, CATEGORY_OFFSET]
             if x != x:
-                go_left = missing_go_to_left[node] != 0
-            elif category_offset[node] >= 0:
+                go_left = nodes[node, MISSING_GO_TO_LEFT] != 0
+            elif category_offset >= 0:
                 if x >= 0 and x < 64 * n_category_words:
-                    go_left = in_set(category_bitsets, category_offset[node], int(x))
+                    go_left = in_set(category_bitsets, category_offset, int(x))
                 else:
-                    go_left = missing_go_to_left[node] != 0
+                    go_left = nodes[node, MISSING_GO_TO_LEFT] != 0
             else:
                 go_left = x <= threshold[node]
-            node = children_left[node] if go_left else children_right[node]
+            node = nodes[node, CHILDREN_LEFT] if go_left else nodes[node, CHILDREN_RIGHT]
         return node
 
     return leaf_of_row

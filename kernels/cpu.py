@@ -13,6 +13,9 @@ Layout conventions shared with the CUDA kernels:
   counts and integer weights are exact in float64 (below 2**53).
 """
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit, prange
 
@@ -448,14 +451,28 @@ def _branch_of(value, branch_of_code, default_branch, node, n_codes, missing_cod
     return branch_of_code[node, int(value)]
 
 
-@njit(parallel=True, cache=True)
-def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left,
-                   category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
-                   branch_children, out):  # fmt: skip
-    """Leaf index reached by each row (the node rules: :func:`_tree_walk.leaf_of_row`)."""
-    for i in prange(X.shape[0]):
-        out[i] = _leaf_of_row(
-            X, i, children_left, children_right, feature, threshold, missing_go_to_left,
-            category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
-            branch_children,
-        )  # fmt: skip
+# numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
+# size), not on the files it inlines code from: an edit to _tree_walk.py alone (its node
+# columns, say) would leave a stale predict_leaves in the cache. The walk's source, hashed,
+# is a closure variable of the kernel, and numba puts closure variables in the cache key.
+WALK_SOURCE_HASH = hashlib.sha256(Path(_walk.__file__).read_bytes()).hexdigest()
+# The columns of the node table the walk reads (Tree.walk_arrays builds it).
+WALK_NODE_COLUMNS = _walk.NODE_COLUMNS
+
+
+def _compile_predict_leaves(walk_source_hash):
+    @njit(parallel=True, cache=True)
+    def predict_leaves(X, nodes, threshold, category_bitsets, n_category_words, branch_children,
+                       out):  # fmt: skip
+        """Leaf index reached by each row: ``Tree.walk_arrays()`` are the arguments between
+        ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
+        walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
+        for i in prange(X.shape[0]):
+            out[i] = _leaf_of_row(
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+            )
+
+    return predict_leaves
+
+
+predict_leaves = _compile_predict_leaves(WALK_SOURCE_HASH)

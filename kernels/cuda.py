@@ -7,7 +7,7 @@ Layout conventions shared with :mod:`gpu_tree.kernels.cpu`:
 - ``node_of_row`` holds each row's current tree node; a level's histogram launch maps
   node ids to histogram slots with ``slot_of_node`` (-1: the node is not built).
 - Histograms have shape (n_slots, n_features, n_bins, n_channels), float64. Every
-  per-row statistic lies on an exact-sum grid (``gpu_tree._cpu_backend.
+  per-row statistic lies on an exact-sum grid (``gpu_tree.data.stats.
   round_to_exact_sum_grid``: class counts, weights, regression sums), so float64 atomic
   additions are exact and their order does not matter: trees are deterministic and
   equal to the CPU backend's.
@@ -217,19 +217,15 @@ def count_rows(node_of_row, counts):
 
 
 @cuda.jit
-def predict_leaves(X, children_left, children_right, feature, threshold, missing_go_to_left,
-                   category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
-                   branch_children, out):  # fmt: skip
-    """Leaf reached by each row, one thread per row (the node rules:
-    :func:`_tree_walk.leaf_of_row`)."""
+def predict_leaves(X, nodes, threshold, category_bitsets, n_category_words, branch_children, out):
+    """Leaf reached by each row, one thread per row: ``Tree.walk_arrays()`` are the
+    arguments between ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, X.shape[0], stride):
         out[i] = _leaf_of_row(
-            X, i, children_left, children_right, feature, threshold, missing_go_to_left,
-            category_offset, category_bitsets, n_category_words, branch_offset, n_branches,
-            branch_children,
-        )  # fmt: skip
+            X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+        )
 
 
 def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):

@@ -26,22 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout, channel_sum
+from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
 REGRESSION_CRITERIA = ("squared_error",)
 
-# The impurity each criterion reports in ``tree_.impurity`` (and uses for pruning and
-# feature importances). gain_ratio normalises an entropy decrease; the CART measure is a
-# split score with no node impurity of its own, so its nodes report Gini.
-_NODE_IMPURITY = {
-    "gini": "gini",
-    "entropy": "entropy",
-    "log_loss": "entropy",
-    "gain_ratio": "entropy",
-    "cart": "gini",
-    "misclassification": "misclassification",
-    "squared_error": "squared_error",
-}
+# Transitional: gpu_tree.model.export reads this name until it imports NODE_IMPURITY from
+# gpu_tree.model.tree (model may not import growing); then this line goes.
+_NODE_IMPURITY = NODE_IMPURITY
 
 
 def _safe_divide(numerator, denominator, xp):
@@ -132,7 +124,7 @@ _WEIGHTED_IMPURITY = {
 
 
 def _weighted_node_impurity(criterion, layout, stats, xp):
-    kind = _NODE_IMPURITY[criterion]
+    kind = NODE_IMPURITY[criterion]
     if kind == "squared_error":
         return weighted_variance(stats, xp)
     return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)

@@ -35,6 +35,7 @@ import numpy as np
 
 from gpu_tree.data.stats import BITSET_WORD_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -43,6 +44,19 @@ LEAF = 0
 NUMERIC = 1
 CATEGORICAL_SUBSET = 2
 MULTIWAY = 3
+
+# The impurity ``impurity`` holds (and pruning and feature importances use) for each split
+# criterion: gain_ratio normalises an entropy decrease; the CART measure is a split score
+# with no node impurity of its own, so its nodes report Gini.
+NODE_IMPURITY = {
+    "gini": "gini",
+    "entropy": "entropy",
+    "log_loss": "entropy",
+    "gain_ratio": "entropy",
+    "cart": "gini",
+    "misclassification": "misclassification",
+    "squared_error": "squared_error",
+}
 
 _NODE_ARRAYS = {
     "children_left": np.int64,
@@ -259,11 +273,18 @@ class Tree:
         return out
 
     def walk_arrays(self):
-        """The arrays the tree walk (CPU and CUDA kernels) reads, in its argument order."""
+        """The arguments of the tree walk (the CPU and CUDA ``predict_leaves`` kernels)
+        between ``X`` and the output, in order: the node table (node_count,
+        len(WALK_NODE_COLUMNS)) int64, one row per node holding the arrays named in
+        ``WALK_NODE_COLUMNS`` (column indices: ``kernels/_tree_walk.py``), then
+        ``threshold``, ``category_bitsets``, ``n_category_words`` and ``branch_children``.
+        """
+        nodes = np.empty((self.node_count, len(WALK_NODE_COLUMNS)), dtype=np.int64)
+        for column, name in enumerate(WALK_NODE_COLUMNS):
+            nodes[:, column] = getattr(self, name)
         return (
-            self.children_left, self.children_right, self.feature, self.threshold,
-            self.missing_go_to_left, self.category_offset, self.category_bitsets,
-            self.n_category_words, self.branch_offset, self.n_branches, self.branch_children,
+            nodes, self.threshold, self.category_bitsets, self.n_category_words,
+            self.branch_children,
         )  # fmt: skip
 
     # -- scikit-learn's array names (views trimmed to node_count) ----------------------
