@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import gpu_tree
-from gpu_tree.backends.cpu import CPUHistogramBackend, RowData
+from gpu_tree.backends.cpu import CPUHistogramBackend
+from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import BinMapper, check_max_bins, feature_edges
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.kernels import cpu as cpu_kernels
@@ -148,11 +149,11 @@ def _backend(rng, n_samples, n_features, *, classification, weighted, max_bins=2
     weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
     if classification:
         layout = StatsLayout(True, 3, weighted)
-        rows = RowData(layout, weight, y_class=rng.integers(0, 3, size=n_samples).astype(np.int64))
+        row_data = RowData(layout, weight, y_class=rng.integers(0, 3, size=n_samples).astype(np.int64))
     else:
         layout = StatsLayout(False, 0, weighted)
-        rows = RowData(layout, weight, y=rng.integers(-5, 6, size=n_samples).astype(float))
-    return CPUHistogramBackend(X_binned, lower, upper, rows), X_binned
+        row_data = RowData(layout, weight, y=rng.integers(-5, 6, size=n_samples).astype(float))
+    return CPUHistogramBackend(X_binned, lower, upper, row_data), X_binned
 
 
 @pytest.mark.parametrize("classification", [True, False])
@@ -162,7 +163,7 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
     backend, X_binned = _backend(
         rng, 600, 4, classification=classification, weighted=weighted, max_bins=32
     )
-    root_hist, _, _ = backend.candidates(np.array([0]))
+    root_hist, _, _ = backend.histograms(np.array([0]))
     root_stats = backend.root_stats()
     for f in range(4):  # every feature's histogram holds all rows
         np.testing.assert_array_equal(root_hist[0, f].sum(axis=0), root_stats)
@@ -183,7 +184,7 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
             np.array([left]),
             np.array([right]),
         )
-        h, _, _ = backend.candidates(np.array([left, right]))
+        h, _, _ = backend.histograms(np.array([left, right]))
         hists[left], hists[right] = h[0], h[1]
         # Exact: the counts and the integer-valued statistics are exact in float64.
         np.testing.assert_array_equal(h[0] + h[1], hists[parent])
@@ -191,14 +192,14 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
         backend.subtract(hists[parent][None], np.array([0]), h[:1], out=larger)
         np.testing.assert_array_equal(larger[0], h[1])
         # The rows went where the bin threshold says, stably (ascending within each side).
-        state = backend.partition_state
+        state = backend.row_partition
         for child, goes_left in ((left, True), (right, False)):
             rows = state.sample_indices[state.start[child] : state.end[child]]
             assert np.all((X_binned[f, rows] <= b) == goes_left)
             assert np.all(np.diff(rows) > 0)
         assert n_left[0] == state.end[left] - state.start[left]
         assert 0 < n_left[0] < state.end[parent] - state.start[parent]  # a real split
-        layout = backend.rows.layout
+        layout = backend.row_data.layout
         assert n_left[0] == layout.count(hists[parent][f, : b + 1].sum(axis=0))
         assert n_left[0] == layout.count(hists[left][f].sum(axis=0))
         assert hists[left][f, b + 1 :].sum() == 0  # left child holds no bin above b
@@ -217,9 +218,9 @@ def test_batch_of_nodes_histograms_match_one_at_a_time():
         np.array([1]),
         np.array([2]),
     )
-    both, _, _ = backend.candidates(np.array([1, 2]))
-    one, _, _ = backend.candidates(np.array([1]))
-    two, _, _ = backend.candidates(np.array([2]))
+    both, _, _ = backend.histograms(np.array([1, 2]))
+    one, _, _ = backend.histograms(np.array([1]))
+    two, _, _ = backend.histograms(np.array([2]))
     np.testing.assert_array_equal(both, np.concatenate([one, two]))
 
 
@@ -560,20 +561,20 @@ def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, wei
     X_binned, bin_lower, bin_upper = mapper.transform(X)
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
     weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
-    rows = RowData(layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class)
-    backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, rows)
+    row_data = RowData(layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class)
+    backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, row_data)
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
-    state = backend.partition_state
+    state = backend.row_partition
     state.sample_indices[:] = sample_indices
-    state._ensure(n_nodes)
+    state.reserve(n_nodes)
     state.start[:n_nodes], state.end[:n_nodes] = start, end
     nodes = np.arange(n_nodes)
-    dense, _, _ = backend.candidates(nodes)
-    compact, lower, upper, code, missing = backend.compact_candidates(nodes)
+    dense, _, _ = backend.histograms(nodes)
+    compact, lower, upper, code, missing = backend.compact_histograms(nodes)
     assert not missing.any()
     for node in nodes:
         for f in range(n_features):
-            present = np.flatnonzero(rows.layout.count(dense[node, f]) > 0)
+            present = np.flatnonzero(row_data.layout.count(dense[node, f]) > 0)
             k = present.size
             np.testing.assert_array_equal(code[node, f, :k], present)
             assert np.all(code[node, f, k:] == -1)

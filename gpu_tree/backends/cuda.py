@@ -1,4 +1,5 @@
-"""CUDA backend: the grower's seam implemented with the kernels of :mod:`gpu_tree.kernels.cuda`.
+"""CUDA backend: the grower's contract (:class:`gpu_tree.growing.backend.HistogramBackend`)
+implemented with the kernels of :mod:`gpu_tree.kernels.cuda`.
 
 On a GPU the arrays are CuPy arrays and split scoring runs the shared criterion code
 through CuPy; under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) numpy arrays stand in
@@ -17,7 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.backends.cpu import RowData
+from gpu_tree.backends.rows import (
+    BackendCapabilities,
+    CompactHistograms,
+    DenseHistograms,
+    RowData,
+    category_tables,
+)
 from gpu_tree.data.validation import to_host
 
 
@@ -48,18 +55,27 @@ def check_cuda_support(splitter: str):
 
 
 class CUDAHistogramBackend:
-    """Histogram mode on an NVIDIA GPU (or the simulator)."""
+    """Histogram search on an NVIDIA GPU (or the simulator); implements
+    :class:`gpu_tree.growing.backend.DenseHistogramBackend`.
 
-    supports_subtraction = True
-    small_node_rows = 0  # every node takes a dense histogram: one launch per level
+    ``timer``: an optional :class:`gpu_tree.growing.backend.PhaseTimer`; when given, the
+    histogram kernel's launch is recorded as the phase ``"histogram_kernel"`` (a part of
+    the grower's ``"histograms"`` phase).
+    """
 
-    def __init__(self, X_binned, bin_lower, bin_upper, rows: RowData, xp, missing_bin: int = -1):
+    capabilities = BackendCapabilities(device="cuda", exact=False, subtraction=True)
+    small_node_size = 0  # every node takes a dense histogram: one launch per level
+
+    def __init__(self, X_binned, bin_lower, bin_upper, row_data: RowData, xp,
+                 missing_bin: int = -1, timer=None):  # fmt: skip
         from gpu_tree.kernels import cuda as cuda_kernels
 
         self.kernels = cuda_kernels
         self.xp = xp
+        self.timer = timer
         self.missing_bin = missing_bin  # the last bin of every feature (-1: none)
-        self.rows = rows
+        self.row_data = row_data
+        layout = row_data.layout
         self.n_bins = bin_lower.shape[1]
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
@@ -67,45 +83,51 @@ class CUDAHistogramBackend:
         self.X_binned = xp.ascontiguousarray(xp.asarray(X_binned))
         # Classification rows carry a class and a weight, regression rows dense statistics;
         # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
-        if rows.layout.is_classification:
-            self.y_class = xp.asarray(rows.y_class.astype(np.int32))
-            self.weight = xp.asarray(rows.weight)
-            self.row_stats = xp.zeros((1, 1))
+        if layout.is_classification:
+            self.y_class = xp.asarray(row_data.y_class.astype(np.int32))
+            self.weight = xp.asarray(row_data.weight)
+            self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
-            self.weight = xp.zeros(1)
-            self.row_stats = xp.asarray(rows.row_stats)
-        self.unit_weight = not rows.layout.has_count_channel
-        self.count_channel = rows.layout.n_channels - 1 if rows.layout.has_count_channel else -1
+            self.weight = xp.zeros(1, dtype=layout.dtype)
+            self.row_stats = xp.asarray(row_data.row_stats)
+        self.unit_weight = not layout.has_count_channel
+        self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
-        self._rows_of_node = np.array([self.n_samples], dtype=np.int64)
+        self._node_size = np.array([self.n_samples], dtype=np.int64)
 
     def root_stats(self):
-        return self.rows.total_stats()
+        return self.row_data.total_stats()
 
-    def node_rows(self, nodes):
-        return self._rows_of_node[np.asarray(nodes)]
+    def node_sizes(self, nodes):
+        return self._node_size[np.asarray(nodes)]
 
     def _node_table(self, fill, dtype):
-        return np.full(self._rows_of_node.size, fill, dtype=dtype)
+        return np.full(self._node_size.size, fill, dtype=dtype)
 
-    def candidates(self, nodes, out=None):
+    def histograms(self, nodes, out=None) -> DenseHistograms:
         """Dense histograms of ``nodes`` (one launch) and the bins' value bounds."""
         xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0.0)
-        slot_of_node = self._node_table(-1, np.int32)
-        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
-        self._launch_histograms(xp.asarray(slot_of_node), nodes.size, hist)
-        bounds = (self.bin_lower[None], self.bin_upper[None])
-        return bounds if out is not None else (hist,) + bounds
+        hist_slot_of_node = self._node_table(-1, np.int32)
+        hist_slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
+        hist_slot_of_node = xp.asarray(hist_slot_of_node)
+        if self.timer is None:
+            self._launch_histograms(hist_slot_of_node, nodes.size, hist)
+        else:
+            with self.timer.phase("histogram_kernel", n_nodes=nodes.size):
+                self._launch_histograms(hist_slot_of_node, nodes.size, hist)
+        return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
 
     def empty_histograms(self, n_nodes):
         """Uninitialised dense histograms for ``n_nodes`` nodes, after checking they fit."""
-        shape = (n_nodes, self.n_features, self.n_bins, self.rows.layout.n_channels)
-        self._check_level_memory(int(np.prod(shape)) * 8, n_nodes)
-        return self.xp.empty(shape)
+        layout = self.row_data.layout
+        shape = (n_nodes, self.n_features, self.n_bins, layout.n_channels)
+        itemsize = np.dtype(layout.dtype).itemsize
+        self._check_level_memory(int(np.prod(shape)) * itemsize, n_nodes)
+        return self.xp.empty(shape, dtype=layout.dtype)
 
     def _check_level_memory(self, needed, n_nodes):
         """Every level keeps dense histograms (no small-node path on the GPU yet): say so
@@ -121,56 +143,61 @@ class CUDAHistogramBackend:
                 "max_leaf_nodes, use fewer bins, or use device='cpu' for very deep trees"
             )
 
-    def _launch_histograms(self, slot_of_node, n_slots, hist):
-        """One launch for the whole level: shared-memory histograms when every slot's
+    def _launch_histograms(self, hist_slot_of_node, n_hist_slots, hist):
+        """One launch for the whole level: shared-memory histograms when every node's
         histogram of at least one feature fits a block's shared memory, else global."""
         kernels = self.kernels
-        n_channels = self.rows.layout.n_channels
+        layout = self.row_data.layout
+        n_channels = layout.n_channels
         common = (
-            self.X_binned, self.node_of_row, slot_of_node, self.rows.layout.is_classification,
+            self.X_binned, self.node_of_row, hist_slot_of_node, layout.is_classification,
             self.y_class, self.weight, self.unit_weight, self.count_channel, self.row_stats,
             hist.reshape(-1), self.n_bins, n_channels,
         )  # fmt: skip
-        group = kernels.shared_features_per_block(n_slots, self.n_bins, n_channels, self.n_features)
+        group = kernels.shared_features_per_block(
+            n_hist_slots, self.n_bins, n_channels, self.n_features
+        )
         if group > 0:
             n_groups = -(-self.n_features // group)
             grid, threads = kernels.shared_launch_config(self.n_samples, n_groups)
-            kernels.histograms_shared[grid, threads](*common, n_slots, group)
+            kernels.histograms_shared[grid, threads](*common, n_hist_slots, group)
         else:
             blocks, threads = kernels.launch_config(self.n_samples * self.n_features)
             kernels.histograms_global[blocks, threads](*common)
 
-    def subtract(self, hist, parent_rows, child_hist, out):
-        """out = hist[parent_rows] - child_hist, on the device."""
+    def subtract(self, hist, parent_slots, child_hist, out):
+        """out = hist[parent_slots] - child_hist, on the device."""
         xp = self.xp
-        xp.take(hist, xp.asarray(parent_rows), axis=0, out=out)
+        xp.take(hist, xp.asarray(parent_slots), axis=0, out=out)
         out -= child_hist
 
+    def compact_histograms(self, nodes) -> CompactHistograms:
+        raise NotImplementedError(
+            "the CUDA backend builds dense histograms for every node (small_node_size 0)"
+        )
+
     def _grow_node_tables(self, n_nodes):
-        if n_nodes > self._rows_of_node.size:
+        if n_nodes > self._node_size.size:
             grown = np.zeros(n_nodes, dtype=np.int64)
-            grown[: self._rows_of_node.size] = self._rows_of_node
-            self._rows_of_node = grown
+            grown[: self._node_size.size] = self._node_size
+            self._node_size = grown
 
     def _count_rows(self, nodes, children):
         """Rows of each child after a partition (one launch), recorded per node id."""
         xp = self.xp
-        counts = xp.zeros(self._rows_of_node.size, dtype=np.int64)
+        counts = xp.zeros(self._node_size.size, dtype=np.int64)
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
         counts = to_host(counts)
-        self._rows_of_node[children] = counts[children]
-        self._rows_of_node[np.asarray(nodes)] = 0
+        self._node_size[children] = counts[children]
+        self._node_size[np.asarray(nodes)] = 0
         return counts
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_nodes,
-                  right_nodes, category_sets=None):  # fmt: skip
-        """Route the rows of ``nodes`` to their children; rows sent left, per node."""
-        from gpu_tree.backends.cpu import _category_tables
-
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
+                  right_children, category_sets=None):  # fmt: skip
         xp = self.xp
-        self._grow_node_tables(int(max(np.max(left_nodes), np.max(right_nodes))) + 1)
-        offsets, words = _category_tables(category_sets, len(nodes))
+        self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
+        offsets, words = category_tables(category_sets, len(nodes))
         category_offset = self._node_table(-1, np.int64)
         category_offset[nodes] = offsets
         split_feature = self._node_table(-1, np.int32)
@@ -181,8 +208,8 @@ class CUDAHistogramBackend:
         right_child = self._node_table(-1, np.int32)
         split_feature[nodes] = feature
         split_bin[nodes] = bin_threshold
-        left_child[nodes] = left_nodes
-        right_child[nodes] = right_nodes
+        left_child[nodes] = left_children
+        right_child[nodes] = right_children
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self.kernels.partition_rows[blocks, threads](
             self.X_binned,
@@ -196,12 +223,10 @@ class CUDAHistogramBackend:
             xp.asarray(left_child),
             xp.asarray(right_child),
         )
-        counts = self._count_rows(nodes, np.concatenate([left_nodes, right_nodes]))
-        return counts[np.asarray(left_nodes)]
+        counts = self._count_rows(nodes, np.concatenate([left_children, right_children]))
+        return counts[np.asarray(left_children)]
 
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
-        """Route the rows of multiway ``nodes`` to their children (see the CPU backend's);
-        returns rows per child, per node."""
         xp = self.xp
         self._grow_node_tables(int(max(c.max() for c in children)) + 1)
         table = np.empty((len(nodes), self.n_bins), dtype=np.int32)
@@ -211,11 +236,11 @@ class CUDAHistogramBackend:
             table[k, :n_codes] = child_of_code[k, :n_codes]
             if self.missing_bin >= 0:
                 table[k, self.missing_bin] = default_child[k]
-        slot_of_node = self._node_table(-1, np.int32)
-        slot_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
+        table_index_of_node = self._node_table(-1, np.int32)
+        table_index_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self.kernels.partition_rows_multiway[blocks, threads](
-            self.X_binned, self.node_of_row, xp.asarray(slot_of_node),
+            self.X_binned, self.node_of_row, xp.asarray(table_index_of_node),
             xp.asarray(np.asarray(feature, dtype=np.int32)), xp.asarray(table),
         )  # fmt: skip
         counts = self._count_rows(nodes, np.concatenate(children))

@@ -5,19 +5,18 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
-from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend, RowData
 from gpu_tree.backends.cuda import (
-    CUDAHistogramBackend,
     apply_on_device,
     check_cuda_support,
-    check_device_memory,
     cuda_status,
     predict_on_device,
 )
-from gpu_tree.data.binning import BinMapper, check_category_counts, check_max_bins
+from gpu_tree.backends.rows import RowData
+from gpu_tree.data.binning import check_category_counts, check_max_bins
 from gpu_tree.data.categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
@@ -36,6 +35,7 @@ from gpu_tree.data.validation import (
     is_device_array,
     to_host,
 )
+from gpu_tree.growing.backend import bin_features, make_backend
 from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
@@ -140,38 +140,85 @@ def _random_generator(random_state):
     )
 
 
+class _Settings(NamedTuple):
+    """The checked parameters that do not depend on the data."""
+
+    criterion: str
+    max_bins: int
+    max_depth: int | None
+    max_leaf_nodes: int | None
+    min_impurity_decrease: float
+    min_weight_fraction_leaf: float
+    min_purity: float
+    ccp_alpha: float
+    rng: np.random.Generator
+
+
+class _SizeParams(NamedTuple):
+    """The parameters that depend on the numbers of rows and features, resolved."""
+
+    min_samples_split: int
+    min_samples_leaf: int
+    max_features: int | None
+
+
 class _BaseDecisionTree(BaseEstimator):
     """Shared fitting and prediction; subclasses say how targets become statistics."""
 
     _is_classification = False
 
+    # -- fitting: the training pipeline, step by step ------------------------------------
     def _fit(self, X, y, sample_weight=None):
+        settings = self._check_params()
+        feature_names = feature_names_of(X)
+        categorical = self._learn_categories(X, feature_names)
+        if categorical is not None and categorical.multiway and settings.criterion == "cart":
+            raise ValueError(
+                "criterion='cart' scores binary splits only; use categorical_split='binary' "
+                "or another criterion with categorical_split='multiway'"
+            )
+        X, y, weight = self._validate_data(X, y, sample_weight)
+        sizes = self._check_size_params(*X.shape)
+        self._record_input_shape(X, feature_names, sizes.max_features)
+        targets, weight = self._encode_targets(y, weight)
+        X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
+        row_data = self._row_data(targets, weight)
+        backend = self._make_backend(X, row_data, settings.max_bins, categorical, feature_names)
+        del X  # on the GPU only the bin codes are needed from here on
+        params = self._growth_params(settings, sizes, row_data, categorical)
+        self.tree_ = Grower(backend, row_data.layout, params, self.n_features_in_).grow()
+        if settings.ccp_alpha > 0.0:
+            self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
+        return self
+
+    def _check_params(self) -> _Settings:
+        """Check the parameters that do not depend on the data; choose the device."""
         criterion = check_criterion(self.criterion, self._is_classification)
         if self.splitter not in SPLITTERS:
             raise ValueError(f"Unknown splitter={self.splitter!r}; choose one of {list(SPLITTERS)}")
         max_bins = check_max_bins(self.max_bins)
         self.device_ = resolve_device(self.device)
-        max_depth = _check_int("max_depth", self.max_depth, 1, allow_none=True)
-        max_leaf_nodes = _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
-        min_impurity_decrease = _check_float(
-            "min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf
+        return _Settings(
+            criterion=criterion,
+            max_bins=max_bins,
+            max_depth=_check_int("max_depth", self.max_depth, 1, allow_none=True),
+            max_leaf_nodes=_check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True),
+            min_impurity_decrease=_check_float(
+                "min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf
+            ),
+            min_weight_fraction_leaf=_check_float(
+                "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5
+            ),
+            min_purity=_check_float(
+                "min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True
+            ),
+            ccp_alpha=_check_float("ccp_alpha", self.ccp_alpha, 0.0, math.inf),
+            rng=_random_generator(self.random_state),
         )
-        min_weight_fraction_leaf = _check_float(
-            "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5
-        )
-        min_purity = _check_float(
-            "min_purity", getattr(self, "min_purity", 1.0), 0.0, 1.0, low_open=True
-        )
-        ccp_alpha = _check_float("ccp_alpha", self.ccp_alpha, 0.0, math.inf)
-        rng = _random_generator(self.random_state)
 
-        feature_names = feature_names_of(X)
-        categorical = self._learn_categories(X, feature_names)
-        if categorical is not None and categorical.multiway and criterion == "cart":
-            raise ValueError(
-                "criterion='cart' scores binary splits only; use categorical_split='binary' "
-                "or another criterion with categorical_split='multiway'"
-            )
+    def _validate_data(self, X, y, sample_weight):
+        """X (categories coded; a GPU array stays on the GPU), y and the sample weights,
+        checked."""
         X = with_codes(X, self._category_maps)
         if is_device_array(X):
             # A GPU array is used where it is: checked on the device, never copied back.
@@ -189,14 +236,23 @@ class _BaseDecisionTree(BaseEstimator):
             is_classification=self._is_classification,
         )
         weight = check_sample_weight(sample_weight, n_samples)
-        min_samples_split = _count_or_fraction(
-            "min_samples_split", self.min_samples_split, n_samples, 2, 1.0, False
-        )
-        min_samples_leaf = _count_or_fraction(
-            "min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True
-        )
-        max_features = _resolve_max_features(self.max_features, n_features)
+        return X, y, weight
 
+    def _check_size_params(self, n_samples, n_features) -> _SizeParams:
+        """The parameters given as fractions of the rows or features, resolved."""
+        return _SizeParams(
+            min_samples_split=_count_or_fraction(
+                "min_samples_split", self.min_samples_split, n_samples, 2, 1.0, False
+            ),
+            min_samples_leaf=_count_or_fraction(
+                "min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True
+            ),
+            max_features=_resolve_max_features(self.max_features, n_features),
+        )
+
+    def _record_input_shape(self, X, feature_names, max_features):
+        """The fitted attributes that describe the input: n_features_in_ and so on."""
+        n_features = X.shape[1]
         self.n_features_in_ = n_features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
@@ -205,61 +261,50 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = 1
         self.max_features_ = n_features if max_features is None else max_features
 
-        targets, weight = self._encode_targets(y, weight)
-        # Rows of zero weight do not exist for the tree (as in scikit-learn): they must not
-        # add split candidates or bin edges.
+    @staticmethod
+    def _drop_zero_weight_rows(X, targets, weight):
+        """Rows of zero weight do not exist for the tree (as in scikit-learn): they must
+        not add split candidates or bin edges."""
         keep = weight > 0
-        if not keep.all():
-            rows_kept = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
-            X, targets, weight = X[rows_kept], targets[keep], weight[keep]
-        rows = self._row_data(targets, weight)
-        min_weight_leaf = min_weight_fraction_leaf * float(np.sum(rows.weight))
+        if keep.all():
+            return X, targets, weight
+        keep_on_device = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
+        return X[keep_on_device], targets[keep], weight[keep]
 
+    def _make_backend(self, X, row_data, max_bins, categorical, feature_names):
+        """Bin X (histogram search; ``self._bin_mapper``) and build the backend."""
         n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
-            xp = cuda_status()[2]
-            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(
-                X, n_categories, feature_names
-            )
-            check_device_memory(X, self._bin_mapper, rows.layout, xp)
-            # Host data moves to the device once; only its bin codes stay there.
-            X_binned, bin_lower, bin_upper = self._bin_mapper.transform_on_device(xp.asarray(X), xp)
-            del X
-            backend = CUDAHistogramBackend(
-                X_binned, bin_lower, bin_upper, rows, xp, self._bin_mapper.missing_bin_
-            )
-        elif self.splitter == "hist":
-            self._bin_mapper = BinMapper(max_bins=max_bins, random_state=0).fit(
-                X, n_categories, feature_names
-            )
-            X_binned, bin_lower, bin_upper = self._bin_mapper.transform(X, row_major=True)
-            backend = CPUHistogramBackend(
-                X_binned, bin_lower, bin_upper, rows, self._bin_mapper.missing_bin_
-            )
+        if self.splitter == "hist":
+            self._bin_mapper, data = bin_features(
+                X, max_bins=max_bins, device=self.device_, layout=row_data.layout,
+                n_categories=n_categories, feature_names=feature_names,
+            )  # fmt: skip
         else:
             if categorical is not None:  # the same limit as in histogram mode
                 has_missing = bool(np.isnan(X[:, categorical.features]).any())
                 check_category_counts(n_categories, max_bins, has_missing, feature_names)
-            backend = CPUExactBackend(X, rows)
-        params = GrowthParams(
-            criterion=criterion,
+            data = X
+        return make_backend(data, row_data, device=self.device_, splitter=self.splitter)
+
+    def _growth_params(self, settings, sizes, row_data, categorical) -> GrowthParams:
+        n_categories = self._category_maps.n_categories()
+        max_depth = settings.max_depth
+        return GrowthParams(
+            criterion=settings.criterion,
             max_depth=np.iinfo(np.int64).max if max_depth is None else max_depth,
-            min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf,
-            min_weight_leaf=min_weight_leaf,
-            min_purity=min_purity,
-            min_impurity_decrease=min_impurity_decrease,
-            max_leaf_nodes=max_leaf_nodes,
-            max_features=max_features,
-            rng=rng,
+            min_samples_split=sizes.min_samples_split,
+            min_samples_leaf=sizes.min_samples_leaf,
+            min_weight_leaf=settings.min_weight_fraction_leaf * float(np.sum(row_data.weight)),
+            min_purity=settings.min_purity,
+            min_impurity_decrease=settings.min_impurity_decrease,
+            max_leaf_nodes=settings.max_leaf_nodes,
+            max_features=sizes.max_features,
+            rng=settings.rng,
             categorical=categorical,
             n_category_words=words_for(max(1, int(n_categories.max(initial=0)))),
         )
-        self.tree_ = Grower(backend, rows.layout, params, n_features).grow()
-        if ccp_alpha > 0.0:
-            self.tree_ = cost_complexity_prune(self.tree_, ccp_alpha)
-        return self
 
     # -- pruning ------------------------------------------------------------------------
     def cost_complexity_pruning_path(self, X, y, sample_weight=None):

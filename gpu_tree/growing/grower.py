@@ -1,22 +1,33 @@
 """Grow a tree from a backend's histograms; fill the shared :class:`Tree`.
 
+The tree-growing loop of Zaki and Meira, *Data Mining and Machine Learning*, Algorithm
+19.1 (as in Breiman et al.'s CART, 1984, and Quinlan's ID3, 1986): evaluate every open
+node's best split, split the nodes whose split is accepted, repeat on the children.
+
 Level-wise by default: every open node of a depth is one batch, so a backend builds the
 histograms of a whole level in one pass (one launch on the GPU). With
 ``max_leaf_nodes`` the grower expands best-first (the node whose split decreases the
 weighted impurity most), as scikit-learn does, still asking for both children's
 histograms at once. The grower never touches rows itself and does not know whether the
-backend holds numpy or cupy arrays.
+backend holds numpy or cupy arrays: it talks to the backend only through the contract
+:class:`gpu_tree.growing.backend.HistogramBackend`.
+
+Vocabulary: a node's *size* is its number of rows; a node's *histogram slot* is its
+position along the first axis of a batch of histograms; a *compact bin* is one position
+along the bin axis of a compact histogram.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_tree.data.stats import StatsLayout, bitset
+from gpu_tree.data.stats import STATS_DTYPE, StatsLayout, bitset
+from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
 from gpu_tree.growing.splitting import (
     CategoricalSearch,
@@ -28,12 +39,16 @@ from gpu_tree.growing.splitting import (
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
 from gpu_tree.utils.progress import grower_logger as logger
 
-# Slots (nodes x features x width) per chunk of compact histograms: bounds their memory.
-_COMPACT_SLOTS_PER_CHUNK = 1 << 21
+# Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
+# memory.
+_COMPACT_CELLS_PER_CHUNK = 1 << 21
 
 # scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
 # on the min_impurity_decrease comparison.
-EPSILON = np.finfo(np.float64).eps
+EPSILON = np.finfo(STATS_DTYPE).eps
+
+# The context of a phase when no timer is given: nothing to do.
+_UNTIMED = nullcontext()
 
 
 @dataclass
@@ -54,23 +69,23 @@ class GrowthParams:
 
 @dataclass
 class _Batch:
-    """Nodes whose histograms are ready; ``open_rows`` are the ones to evaluate.
+    """Nodes whose histograms are ready; ``open_slots`` are the ones to evaluate.
 
-    Rows of ``hist`` may be in any order and may include nodes that are not open (a
+    Histogram slots may be in any node order and may include nodes that are not open (a
     closed smaller sibling still serves the subtraction); nodes are evaluated and split
     in node-id order, so the tree's numbering does not depend on it.
     """
 
-    nodes: np.ndarray  # node id of each histogram row
-    hist: object  # xp array (n_rows, n_features, n_bins, n_channels)
-    open_rows: np.ndarray
-    bin_lower: np.ndarray  # (n_rows or 1, n_features, n_bins)
+    nodes: np.ndarray  # node id of each histogram slot
+    hist: object  # xp array (n_slots, n_features, n_bins or width, n_channels)
+    open_slots: np.ndarray
+    bin_lower: np.ndarray  # (n_slots or 1, n_features, n_bins or width)
     bin_upper: np.ndarray
-    # Compact histograms: the bin code of each slot (None: slots are the bins themselves,
-    # or, in exact mode, distinct values with no bin code).
+    # Compact histograms: the bin code of each compact bin (None: dense histograms, whose
+    # bins are the codes, or exact search's distinct values, which have no code).
     bin_code: np.ndarray | None = None
     dense: bool = True  # dense histograms can serve the subtraction trick
-    # Compact batches: statistics of the rows missing each feature (n_rows, n_features,
+    # Compact batches: statistics of the rows missing each feature (n_slots, n_features,
     # n_channels), or None. Dense batches keep them in the backend's missing bin.
     missing: object = None
 
@@ -81,7 +96,7 @@ class _Evaluated:
 
     nodes: np.ndarray
     hist: object  # the dense batch's histograms (None if there is none)
-    hist_rows: np.ndarray  # row of each node in ``hist`` (-1: node had a compact histogram)
+    hist_slots: np.ndarray  # slot of each node in ``hist`` (-1: it had a compact histogram)
     feature: np.ndarray
     bin: np.ndarray
     threshold: np.ndarray
@@ -97,8 +112,25 @@ class _Evaluated:
 
 
 class Grower:
-    def __init__(self, backend, layout: StatsLayout, params: GrowthParams, n_features: int):
+    """Grows one tree through ``backend``.
+
+    Parameters
+    ----------
+    backend : HistogramBackend
+    layout : StatsLayout
+        The layout of the backend's statistics.
+    params : GrowthParams
+    n_features : int
+    timer : PhaseTimer, optional
+        Records the wall time of each phase (histograms, subtraction, split scoring,
+        partition) per level; None (the default) times nothing.
+    """
+
+    def __init__(self, backend: HistogramBackend, layout: StatsLayout, params: GrowthParams,
+                 n_features: int, timer: PhaseTimer | None = None):  # fmt: skip
         self.backend = backend
+        self.capabilities = backend.capabilities
+        self.timer = timer
         self.xp = backend.xp
         self.layout = layout
         self.params = params
@@ -110,6 +142,19 @@ class Grower:
         # its multiway ancestors used).
         self.multiway = params.categorical is not None and params.categorical.multiway
         self._used_multiway = np.zeros((64, n_features), dtype=bool) if self.multiway else None
+
+    def _phase(self, name, nodes, features=None):
+        """The timer's context for phase ``name`` over ``nodes`` (nothing without a timer).
+
+        The level is the nodes' depth; ``features``: the split features (partition)."""
+        timer = self.timer
+        if timer is None:
+            return _UNTIMED
+        nodes = np.asarray(nodes, dtype=np.int64)
+        level = int(self.tree.depth[nodes[0]]) if nodes.size else None
+        n_rows = int(np.sum(self.backend.node_sizes(nodes))) if nodes.size else 0
+        n_features = 0 if features is None else np.unique(np.asarray(features)).size
+        return timer.phase(name, level, n_nodes=nodes.size, n_rows=n_rows, n_features=n_features)
 
     # -- node bookkeeping -------------------------------------------------------------
     def _node_values(self, stats):
@@ -130,7 +175,8 @@ class Grower:
         )
 
     def _splittable(self, nodes, stats):
-        """Stopping rules checked before any split search (seed 000's eta and pi among them)."""
+        """Stopping rules checked before any split search: among them Zaki and Meira's
+        minimum size and purity thresholds (eta and pi, Algorithm 19.1)."""
         p = self.params
         tree = self.tree
         count = tree.n_node_samples[nodes]
@@ -160,11 +206,15 @@ class Grower:
         return mask
 
     def _evaluate(self, batch: _Batch) -> _Evaluated:
+        with self._phase("split_scoring", batch.nodes[batch.open_slots]):
+            return self._evaluate_batch(batch)
+
+    def _evaluate_batch(self, batch: _Batch) -> _Evaluated:
         p = self.params
         xp = self.xp
-        rows = batch.open_rows[np.argsort(batch.nodes[batch.open_rows], kind="stable")]
-        nodes = batch.nodes[rows]
-        drawn = self._feature_mask(rows.size)
+        slots = batch.open_slots[np.argsort(batch.nodes[batch.open_slots], kind="stable")]
+        nodes = batch.nodes[slots]
+        drawn = self._feature_mask(slots.size)
         usable = None if not self.multiway else ~self._used_multiway[nodes]
         mask = usable if drawn is None else drawn if usable is None else drawn & usable
         compact = not batch.dense
@@ -173,7 +223,7 @@ class Grower:
         if batch.dense and missing_bin >= 0:
             hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         chosen = select_splits(
-            hist, p.criterion, self.layout, self.constraints, mask, xp, rows, compact, missing,
+            hist, p.criterion, self.layout, self.constraints, mask, xp, slots, compact, missing,
             p.categorical,
         )  # fmt: skip
         if drawn is not None and not chosen.has_split.all():
@@ -182,7 +232,7 @@ class Grower:
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
                 hist, p.criterion, self.layout, self.constraints,
-                None if usable is None else usable[retry], xp, rows[retry], compact, missing,
+                None if usable is None else usable[retry], xp, slots[retry], compact, missing,
                 p.categorical,
             )  # fmt: skip
             for name in ChosenSplits.__dataclass_fields__:
@@ -191,32 +241,32 @@ class Grower:
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
         accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)
         k = np.flatnonzero(accept)
-        value_row = rows[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
+        bound_slot = slots[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
         next_bin = chosen.next_bin[k]
         threshold = midpoint(
-            batch.bin_upper[value_row, chosen.feature[k], chosen.bin[k]],
-            batch.bin_lower[value_row, chosen.feature[k], np.maximum(next_bin, 0)],
+            batch.bin_upper[bound_slot, chosen.feature[k], chosen.bin[k]],
+            batch.bin_lower[bound_slot, chosen.feature[k], np.maximum(next_bin, 0)],
         )
         # next_bin -1: every present value goes left, the missing ones right.
         threshold = np.where(next_bin < 0, np.inf, threshold)
         chosen_bin = chosen.bin[k]
         if batch.bin_code is not None:
-            chosen_bin = batch.bin_code[rows[k], chosen.feature[k], chosen_bin]
+            chosen_bin = batch.bin_code[slots[k], chosen.feature[k], chosen_bin]
         kind = chosen.kind[k]
         categorical = kind != NUMERIC
         threshold = np.where(categorical, TREE_UNDEFINED, threshold)
         chosen_bin = np.where(categorical, -1, chosen_bin)
 
-        def codes(slots, j):
-            """Category codes of node k[j]'s slots of its chosen feature."""
-            if slots is None:
+        def codes(bins, j):
+            """Category codes of node k[j]'s (compact) bins ``bins`` of its chosen feature."""
+            if bins is None:
                 return None
-            row, feature = rows[k[j]], chosen.feature[k[j]]
+            slot, feature = slots[k[j]], chosen.feature[k[j]]
             if batch.bin_code is not None:  # compact histograms of bin codes
-                return batch.bin_code[row, feature, slots].astype(np.int64)
-            if not batch.dense:  # exact mode: the slots' values are the codes
-                return batch.bin_lower[row, feature, slots].astype(np.int64)
-            return np.asarray(slots, dtype=np.int64)  # dense: a bin is a code
+                return batch.bin_code[slot, feature, bins].astype(np.int64)
+            if not batch.dense:  # exact search: the compact bins' values are the codes
+                return batch.bin_lower[slot, feature, bins].astype(np.int64)
+            return np.asarray(bins, dtype=np.int64)  # dense: a bin is a code
 
         left_codes = np.full(k.size, None, dtype=object)
         present_codes = np.full(k.size, None, dtype=object)
@@ -226,7 +276,7 @@ class Grower:
         return _Evaluated(
             nodes=nodes[k],
             hist=batch.hist if batch.dense else None,
-            hist_rows=rows[k] if batch.dense else np.full(k.size, -1),
+            hist_slots=slots[k] if batch.dense else np.full(k.size, -1),
             feature=chosen.feature[k],
             bin=chosen_bin,
             threshold=threshold,
@@ -244,28 +294,30 @@ class Grower:
     def _evaluate_compact(self, nodes) -> list[_Evaluated]:
         """Evaluate nodes through compact histograms, in chunks of similar size.
 
-        A chunk's arrays are n_nodes x n_features x (its largest node's rows): grouping
+        A chunk's arrays are n_nodes x n_features x (its largest node's size): grouping
         nodes by size and bounding each chunk keeps memory at a few times the chunk's
         rows, however many small nodes a level holds.
         """
         if len(nodes) == 0:
             return []
         nodes = np.asarray(nodes, dtype=np.int64)
-        rows = self.backend.node_rows(nodes)
-        order = np.argsort(rows, kind="stable")
+        sizes = self.backend.node_sizes(nodes)
+        order = np.argsort(sizes, kind="stable")
         evaluated = []
         start = 0
         while start < nodes.size:
             stop = start + 1
             while (
                 stop < nodes.size
-                and (stop + 1 - start) * self.n_features * rows[order[stop]]
-                <= _COMPACT_SLOTS_PER_CHUNK
+                and (stop + 1 - start) * self.n_features * sizes[order[stop]]
+                <= _COMPACT_CELLS_PER_CHUNK
             ):
                 stop += 1
             chunk = nodes[order[start:stop]]
-            hist, lower, upper, code, missing = self.backend.compact_candidates(chunk)
-            batch = _Batch(chunk, hist, np.arange(chunk.size), lower, upper, code, False, missing)
+            with self._phase("histograms", chunk):
+                compact = self.backend.compact_histograms(chunk)
+            batch = _Batch(chunk, compact.hist, np.arange(chunk.size), compact.bin_lower,
+                           compact.bin_upper, compact.bin_code, False, compact.missing)  # fmt: skip
             evaluated.append(self._evaluate(batch))
             start = stop
         return evaluated
@@ -279,7 +331,7 @@ class Grower:
         if len(dense) > 1:  # several dense batches (multiway children): one array
             offset = 0
             for ev in dense:
-                ev.hist_rows = np.where(ev.hist_rows >= 0, ev.hist_rows + offset, -1)
+                ev.hist_slots = np.where(ev.hist_slots >= 0, ev.hist_slots + offset, -1)
                 offset += ev.hist.shape[0]
             hist = self.xp.concatenate([ev.hist for ev in dense])
         fields = {
@@ -346,7 +398,7 @@ class Grower:
         n = nodes.size
         left_stats = ev.left_stats[which]
         right_stats = ev.right_stats[which]
-        child_stats = np.empty((2 * n, layout.n_channels))
+        child_stats = np.empty((2 * n, layout.n_channels), dtype=layout.dtype)
         child_stats[0::2] = left_stats
         child_stats[1::2] = right_stats
         child_depth = np.repeat(tree.depth[nodes] + 1, 2)
@@ -362,7 +414,7 @@ class Grower:
             nodes[numeric],
             ev.feature[which][numeric],
             ev.threshold[which][numeric],
-            ev.bin[which][numeric] if self.backend.supports_subtraction else -1,
+            -1 if self.capabilities.exact else ev.bin[which][numeric],
             left[numeric],
             right[numeric],
             missing_go_to_left=missing_left[numeric],
@@ -375,10 +427,11 @@ class Grower:
                 right[subset], missing_left[subset],
             )  # fmt: skip
             category_sets = (subset, words)
-        n_left = self.backend.partition(
-            nodes, ev.feature[which], ev.bin[which], ev.threshold[which],
-            ev.missing_left[which], left, right, category_sets,
-        )  # fmt: skip
+        with self._phase("partition", nodes, ev.feature[which]):
+            n_left = self.backend.partition(
+                nodes, ev.feature[which], ev.bin[which], ev.threshold[which],
+                ev.missing_left[which], left, right, category_sets,
+            )  # fmt: skip
         if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
@@ -386,20 +439,20 @@ class Grower:
         no_compact = np.zeros(0, dtype=np.int64)
         if not open_mask.any():
             return None, no_compact
-        if not self.backend.supports_subtraction:
+        if not self.capabilities.subtraction:
             return None, children[open_mask]
 
         # Parents from a dense batch whose larger child is big keep dense histograms: build
         # the smaller child's and derive the larger one as parent - smaller (the
-        # subtraction trick), written in place next to it: rows [smaller..., larger...].
+        # subtraction trick), written in place next to it: slots [smaller..., larger...].
         # Children of small parents take compact histograms.
         left_open, right_open = open_mask[0::2], open_mask[1::2]
         has_open_child = left_open | right_open
-        larger_rows = np.maximum(left_count, right_count)
+        larger_size = np.maximum(left_count, right_count)
         dense = (
             has_open_child
-            & (ev.hist_rows[which] >= 0)
-            & (larger_rows >= self.backend.small_node_rows)
+            & (ev.hist_slots[which] >= 0)
+            & (larger_size >= self.backend.small_node_size)
         )
         compact_parents = np.flatnonzero(has_open_child & ~dense)
         compact_children = np.concatenate([left[compact_parents], right[compact_parents]])
@@ -412,15 +465,20 @@ class Grower:
         larger = np.where(smaller_is_left, right[parents], left[parents])
         m = parents.size
         hist = self.backend.empty_histograms(2 * m)
-        lower, upper = self.backend.candidates(smaller, out=hist[:m])
-        self.backend.subtract(ev.hist, ev.hist_rows[which[parents]], hist[:m], out=hist[m:])
+        with self._phase("histograms", smaller):
+            built = self.backend.histograms(smaller, out=hist[:m])
+        with self._phase("subtraction", larger):
+            self.backend.subtract(ev.hist, ev.hist_slots[which[parents]], hist[:m], out=hist[m:])
         batch_nodes = np.concatenate([smaller, larger])
         # Children ids are parent-major (left = even offset), so this maps id -> open.
         is_open = open_mask[batch_nodes - children[0]]
-        return _Batch(batch_nodes, hist, np.flatnonzero(is_open), lower, upper), compact_children
+        batch = _Batch(batch_nodes, hist, np.flatnonzero(is_open), built.bin_lower,
+                       built.bin_upper)  # fmt: skip
+        return batch, compact_children
 
     def _split_multiway(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
-        """Split nodes into one child per category present (ID3); see :meth:`_split`.
+        """Split nodes into one child per category present (Quinlan's ID3, 1986); see
+        :meth:`_split`.
 
         Missing values and categories the node did not see go to its largest branch.
         Children get histograms of their own (no subtraction: a parent has many children).
@@ -445,39 +503,43 @@ class Grower:
                 nodes[j], ev.feature[k], ids, child_of_code[j, : codes.max() + 1], default_child[j]
             )
             self._inherit_used_features(np.full(ids.size, nodes[j]), ids, ev.feature[k])
-        rows = self.backend.partition_multiway(
-            nodes, ev.feature[which], child_of_code, default_child, children
-        )
+        with self._phase("partition", nodes, ev.feature[which]):
+            child_sizes = self.backend.partition_multiway(
+                nodes, ev.feature[which], child_of_code, default_child, children
+            )
         expected = [np.rint(layout.count(b)).astype(np.int64) for b in branch_stats]
-        if any(not np.array_equal(a, b) for a, b in zip(rows, expected, strict=True)):
+        if any(not np.array_equal(a, b) for a, b in zip(child_sizes, expected, strict=True)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
         child_stats = np.concatenate(branch_stats)
         open_children = all_children[self._splittable(all_children, child_stats)]
         if open_children.size == 0:
             return None, open_children
-        if not self.backend.supports_subtraction:  # exact mode: compact histograms only
+        if not self.capabilities.subtraction:  # compact histograms only
             return None, open_children
-        dense = self.backend.node_rows(open_children) >= self.backend.small_node_rows
+        dense = self.backend.node_sizes(open_children) >= self.backend.small_node_size
         if not dense.any():
             return None, open_children
-        hist, lower, upper = self.backend.candidates(open_children[dense])
-        batch = _Batch(open_children[dense], hist, np.arange(int(dense.sum())), lower, upper)
+        with self._phase("histograms", open_children[dense]):
+            built = self.backend.histograms(open_children[dense])
+        batch = _Batch(open_children[dense], built.hist, np.arange(int(dense.sum())),
+                       built.bin_lower, built.bin_upper)  # fmt: skip
         return batch, open_children[~dense]
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
         self._start = time.perf_counter()
-        root_stats = np.asarray(self.backend.root_stats(), dtype=np.float64)[None, :]
+        root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         if not self._splittable(root, root_stats).any():
             return self.tree
-        small = self.backend.small_node_rows
-        if self.backend.supports_subtraction and self.backend.node_rows(root)[0] >= small:
-            hist, lower, upper = self.backend.candidates(root)
-            evaluated = [
-                self._evaluate(_Batch(root, hist, np.zeros(1, dtype=np.int64), lower, upper))
-            ]
+        small = self.backend.small_node_size
+        if self.capabilities.subtraction and self.backend.node_sizes(root)[0] >= small:
+            with self._phase("histograms", root):
+                built = self.backend.histograms(root)
+            batch = _Batch(root, built.hist, np.zeros(1, dtype=np.int64), built.bin_lower,
+                           built.bin_upper)  # fmt: skip
+            evaluated = [self._evaluate(batch)]
         else:
             evaluated = self._evaluate_compact(root)
         if self.params.max_leaf_nodes is None:

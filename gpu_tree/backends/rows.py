@@ -1,0 +1,262 @@
+"""What both backends share: the rows' data, the records they return, row bookkeeping.
+
+- :class:`RowData`: what each training row contributes to a histogram;
+- :class:`BackendCapabilities`, :class:`DenseHistograms`, :class:`CompactHistograms`:
+  the records of the grower's contract with a backend (the contract itself, a
+  ``typing.Protocol``, is :class:`gpu_tree.growing.backend.HistogramBackend`; these live
+  here, below the grower, because the backends build them);
+- :class:`RowPartition`: the CPU backends' node -> slice of rows, split in place;
+- :func:`category_tables`: categorical subset splits as the partition kernels (CPU and
+  CUDA) read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gpu_tree.data.stats import BITSET_WORD_DTYPE, StatsLayout, round_to_exact_sum_grid
+from gpu_tree.kernels import cpu as cpu_kernels
+
+DEVICES = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class BackendCapabilities:
+    """What a backend can do, as the grower asks it.
+
+    Attributes
+    ----------
+    device : {"cpu", "cuda"}
+        Where the histograms live: host numpy arrays, or the GPU's (CuPy arrays; numpy
+        ones under the CUDA simulator).
+    exact : bool
+        Exact split search: histograms are over each node's distinct raw values, split
+        thresholds are raw values and rows are routed by them (no bin codes: the tree
+        stores bin -1). False: histogram search over bin codes; rows are routed by the
+        chosen bin.
+    subtraction : bool
+        The backend builds dense histograms (one bin axis of ``n_bins`` for every node)
+        and derives a sibling's as parent minus child (the subtraction trick): it also
+        implements :class:`gpu_tree.growing.backend.DenseHistogramBackend`. False: every
+        node is searched through compact histograms.
+    """
+
+    device: str
+    exact: bool
+    subtraction: bool
+
+    def __post_init__(self):
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, got {self.device!r}")
+        if self.exact and self.subtraction:
+            raise ValueError("exact search has no dense histograms, hence no subtraction")
+
+
+class DenseHistograms(NamedTuple):
+    """Dense histograms of a batch of nodes and the value bounds of their bins.
+
+    Attributes
+    ----------
+    hist : array of shape (n_nodes, n_features, n_bins, n_channels)
+        Summed row statistics per node, feature and bin (the backend's array module:
+        numpy or CuPy). Node k of the request is ``hist[k]``, its *histogram slot*.
+    bin_lower, bin_upper : ndarray of shape (1, n_features, n_bins)
+        The smallest and largest training value of each bin (shared by every node),
+        on the host: thresholds are placed between them.
+    """
+
+    hist: Any
+    bin_lower: np.ndarray
+    bin_upper: np.ndarray
+
+
+class CompactHistograms(NamedTuple):
+    """Compact histograms: per node and feature, only the bins (or values) present.
+
+    Each *compact bin* along the third axis holds one distinct bin code (histogram
+    search) or raw value (exact search) of the node's rows, in increasing order; compact
+    bins past the ones present are empty (zero statistics).
+
+    Attributes
+    ----------
+    hist : ndarray of shape (n_nodes, n_features, width, n_channels)
+    bin_lower, bin_upper : ndarray of shape (n_nodes, n_features, width)
+        The value bounds of each compact bin (exact search: the value itself, twice;
+        +inf past the ones present).
+    bin_code : ndarray of shape (n_nodes, n_features, width) or None
+        The bin code of each compact bin (-1 past the ones present); None in exact
+        search, which has no codes.
+    missing : ndarray of shape (n_nodes, n_features, n_channels)
+        Statistics of the node's rows missing each feature.
+    """
+
+    hist: np.ndarray
+    bin_lower: np.ndarray
+    bin_upper: np.ndarray
+    bin_code: np.ndarray | None
+    missing: np.ndarray
+
+
+@dataclass
+class RowData:
+    """What each row contributes to a histogram.
+
+    Classification: ``y_class`` (int) and ``weight``; regression: dense ``row_stats``.
+    ``row_stats`` (n_samples, n_channels) is always available (built on first use for
+    classification: one-hot weights) because exact mode sums dense statistics. Weights
+    and regression statistics are put on exact-sum grids (:func:`round_to_exact_sum_grid`)
+    when the rows are given, so that no sum depends on its order.
+    """
+
+    layout: StatsLayout
+    weight: np.ndarray
+    y_class: np.ndarray | None = None
+    y: np.ndarray | None = None
+    _row_stats: np.ndarray | None = None
+
+    def __post_init__(self):
+        self.weight = round_to_exact_sum_grid(self.weight)
+
+    @property
+    def n_samples(self):
+        return self.weight.shape[0]
+
+    def total_stats(self) -> np.ndarray:
+        """The statistics vector of all rows (the root's), shape (n_channels,)."""
+        layout = self.layout
+        if not layout.is_classification:
+            return self.row_stats.sum(axis=0)
+        stats = layout.zeros()
+        stats[: layout.n_classes] = np.bincount(
+            self.y_class, weights=self.weight, minlength=layout.n_classes
+        )
+        if layout.has_count_channel:
+            stats[-1] = self.n_samples
+        return stats
+
+    @property
+    def row_stats(self) -> np.ndarray:
+        """Statistics of each row: shape (n_samples, n_channels)."""
+        if self._row_stats is None:
+            layout = self.layout
+            stats = layout.zeros((self.n_samples,))
+            if layout.is_classification:
+                stats[np.arange(self.n_samples), self.y_class] = self.weight
+            else:
+                stats[:, 0] = self.weight
+                stats[:, 1] = self.weight * self.y
+                stats[:, 2] = self.weight * self.y * self.y
+                stats[:, :3] = round_to_exact_sum_grid(stats[:, :3])
+            if layout.has_count_channel:
+                stats[:, -1] = 1.0
+            self._row_stats = stats
+        return self._row_stats
+
+
+def category_tables(category_sets, n_nodes):
+    """Categorical subset splits as the partition kernels read them.
+
+    Parameters
+    ----------
+    category_sets : None or tuple (is_subset, words)
+        ``is_subset`` (n_nodes,) bool: the nodes split on a category subset; ``words``
+        (n_nodes, n_words): the bitset of the codes each such node sends left.
+    n_nodes : int
+
+    Returns
+    -------
+    offset : ndarray of shape (n_nodes,), int64
+        Where each node's words start in ``words`` (-1: not a subset split).
+    words : ndarray of shape (n_nodes * n_words,) (at least 1), int64
+    """
+    if category_sets is None:
+        return np.full(n_nodes, -1, dtype=np.int64), np.zeros(1, dtype=BITSET_WORD_DTYPE)
+    is_subset, words = category_sets
+    words = np.asarray(words, dtype=BITSET_WORD_DTYPE)
+    offsets = np.where(is_subset, np.arange(n_nodes) * words.shape[1], -1).astype(np.int64)
+    return offsets, np.ascontiguousarray(words).ravel()
+
+
+class RowPartition:
+    """The CPU backends' rows: node -> slice ``start[node]:end[node]`` of
+    ``sample_indices``, split in place (a node's children take consecutive slices of its
+    own), so that a histogram pass reads only the rows of the nodes asked for."""
+
+    def __init__(self, n_samples: int):
+        self.sample_indices = np.arange(n_samples, dtype=np.int64)
+        self._scratch = np.empty(n_samples, dtype=np.int64)
+        self.start = np.zeros(1, dtype=np.int64)
+        self.end = np.full(1, n_samples, dtype=np.int64)
+
+    def node_sizes(self, nodes) -> np.ndarray:
+        """Rows in each of ``nodes``."""
+        return self.end[nodes] - self.start[nodes]
+
+    def reserve(self, n_nodes):
+        """Make room for node ids below ``n_nodes``."""
+        if n_nodes > self.start.size:
+            size = max(n_nodes, 2 * self.start.size)
+            self.start = np.resize(self.start, size)
+            self.end = np.resize(self.end, size)
+
+    def split(self, columns, nodes, feature, threshold, missing_left, missing_code,
+              left_children, right_children, category_sets=None):  # fmt: skip
+        """Split each node's slice in two (rows going left first, each side in its old
+        order); returns the rows sent left, per node."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        category_offset, category_words = category_tables(category_sets, nodes.size)
+        n_left = cpu_kernels.partition_rows(
+            columns,
+            self.sample_indices,
+            self.start[nodes],
+            self.end[nodes],
+            np.asarray(feature, dtype=np.int64),
+            threshold,
+            np.asarray(missing_left, dtype=np.uint8),
+            missing_code,
+            category_offset,
+            category_words,
+            self._scratch,
+        )
+        self.reserve(int(max(np.max(left_children), np.max(right_children))) + 1)
+        middle = self.start[nodes] + n_left
+        self.start[left_children] = self.start[nodes]
+        self.end[left_children] = middle
+        self.start[right_children] = middle
+        self.end[right_children] = self.end[nodes]
+        return n_left
+
+    def split_multiway(self, columns, nodes, feature, branch_of_code, default_branch,
+                       missing_code, children):  # fmt: skip
+        """Split each node k into the consecutive children ``children[k]`` (a list of id
+        arrays) by its category table; returns the rows of each child, per node."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        branch_sizes = np.zeros((nodes.size, max(len(c) for c in children)), dtype=np.int64)
+        cpu_kernels.partition_rows_multiway(
+            columns, self.sample_indices, self.start[nodes], self.end[nodes],
+            np.asarray(feature, dtype=np.int64), branch_of_code, default_branch, missing_code,
+            self._scratch, branch_sizes,
+        )  # fmt: skip
+        self.reserve(int(max(c.max() for c in children)) + 1)
+        child_sizes = []
+        for k, node in enumerate(nodes):
+            ids = children[k]
+            sizes = branch_sizes[k, : ids.size]
+            first = self.start[node] + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            self.start[ids] = first
+            self.end[ids] = first + sizes
+            child_sizes.append(sizes)
+        return child_sizes
+
+
+__all__ = [
+    "BackendCapabilities",
+    "CompactHistograms",
+    "DenseHistograms",
+    "RowData",
+    "RowPartition",
+    "category_tables",
+]
