@@ -16,8 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpu_tree.data.stats import bitset_members
-from gpu_tree.growing.criteria import _NODE_IMPURITY
-from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, TREE_LEAF
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NODE_IMPURITY, TREE_LEAF
 from gpu_tree.utils.atomic_files import atomic_text
 
 _MULTIWAY_DEFAULT = "(or missing, or another category)"
@@ -308,7 +307,7 @@ def _node_lines(
             lines.append(_branches(estimator, node, name, number, show_missing)[0].condition)
     if impurity:
         criterion = str(getattr(estimator, "criterion", "impurity"))
-        key = _NODE_IMPURITY.get(criterion, criterion)
+        key = NODE_IMPURITY.get(criterion, criterion)
         lines.append(named(key, _number(tree.impurity[node], precision)))
     if proportion:
         share = 100.0 * tree.n_node_samples[node] / tree.n_node_samples[0]
