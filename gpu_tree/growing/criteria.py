@@ -10,22 +10,32 @@ Channel layout of a statistics vector (owned by :mod:`gpu_tree.data.stats`):
   when the fit is weighted (otherwise the class totals already are counts);
 - regression: ``[sum w, sum w*y, sum w*y**2]``, then the row count when weighted.
 
-Formulas follow the seed lecture notes (seeds 000-004):
+Formulas, with their published sources:
 
-- entropy  H(D) = -sum_i P(c_i|D) log2 P(c_i|D)                     (seed 000, eq. 19.3)
-- gini     G(D) = 1 - sum_i P(c_i|D)^2                                (seed 000)
-- misclassification  1 - max_i P(c_i|D)                              (seed 002)
-- squared_error: the weighted variance of y                          (seed 004)
-- information gain  H(D) - n_Y/n H(D_Y) - n_N/n H(D_N)               (seed 000, eq. 19.5)
-- gain_ratio  gain / (-sum_k f_k log2 f_k)                           (seed 002)
-- cart  2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|             (seed 000)
+- entropy  H(D) = -sum_i P(c_i|D) log2 P(c_i|D)                 (Zaki and Meira, eq. 19.3)
+- gini     G(D) = 1 - sum_i P(c_i|D)^2                            (Zaki and Meira, ch. 19)
+- misclassification  1 - max_i P(c_i|D)                          (ESL, section 9.2.3)
+- squared_error: the weighted variance of y                      (Breiman et al. 1984)
+- information gain  H(D) - n_Y/n H(D_Y) - n_N/n H(D_N)           (Zaki and Meira, eq. 19.5)
+- multiway gain  H(D) - sum_v n_v/n H(D_v)                       (Quinlan 1986, ID3)
+- gain_ratio  gain / (-sum_k f_k log2 f_k)                       (Quinlan 1993, C4.5)
+- cart  2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|         (Zaki and Meira, ch. 19)
+
+- Zaki and Meira: M. J. Zaki and W. Meira Jr., *Data Mining and Machine Learning*, 2nd
+  ed., Cambridge University Press, 2020, chapter 19 (Algorithms 19.1-19.3).
+- Quinlan 1986: J. R. Quinlan, "Induction of decision trees", *Machine Learning* 1 (ID3).
+- Quinlan 1993: J. R. Quinlan, *C4.5: Programs for Machine Learning*, Morgan Kaufmann.
+- Breiman et al. 1984: L. Breiman, J. Friedman, R. Olshen and C. Stone, *Classification
+  and Regression Trees*, Wadsworth.
+- ESL: T. Hastie, R. Tibshirani and J. Friedman, *The Elements of Statistical Learning*,
+  2nd ed., Springer, 2009.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.stats import StatsLayout, channel_sum
+from gpu_tree.data.stats import STATS_DTYPE, StatsLayout, channel_sum
 from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
@@ -43,7 +53,7 @@ def _safe_divide(numerator, denominator, xp):
         # One masked pass into a zeroed (lazily allocated) output instead of a select
         # then a divide: this sits on the scoring hot path.
         numerator, denominator = np.broadcast_arrays(numerator, denominator)
-        out = np.zeros(numerator.shape)
+        out = np.zeros(numerator.shape, dtype=STATS_DTYPE)
         return np.divide(numerator, denominator, out=out, where=denominator > 0)
     return numerator / xp.where(denominator > 0, denominator, 1.0)
 
@@ -89,7 +99,8 @@ def weighted_misclassification(class_weights, xp=np):
 
 
 def weighted_variance(regression_stats, xp=np):
-    """w * Var(y) = sum w y^2 - (sum w y)^2 / w   (seed 004's impurity, times the weight)."""
+    """w * Var(y) = sum w y^2 - (sum w y)^2 / w: the regression impurity of Breiman et al.
+    1984, times the weight."""
     w = regression_stats[..., 0]
     sum_y = regression_stats[..., 1]
     # Round-off can push the difference a hair below zero for constant y.
@@ -138,12 +149,13 @@ def node_impurity(criterion: str, layout: StatsLayout, stats, xp=np):
 
 
 def split_info(left_fraction, xp=np):
-    """-sum_k f_k log2 f_k over the two children (gain ratio's denominator, seed 002)."""
+    """-sum_k f_k log2 f_k over the two children (gain ratio's denominator: Quinlan's C4.5)."""
     return -_plog2p(left_fraction, xp) - _plog2p(1.0 - left_fraction, xp)
 
 
 def cart_measure(left_class_weights, right_class_weights, xp=np):
-    """2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|   (seed 000)."""
+    """2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|   (the CART measure: Zaki and Meira,
+    ch. 19)."""
     w_left = channel_sum(left_class_weights, xp)
     w_right = channel_sum(right_class_weights, xp)
     w = w_left + w_right
@@ -198,12 +210,12 @@ def split_score(criterion: str, layout: StatsLayout, left, right, parent=None, x
 
 
 def weighted_multiway_split_score(criterion: str, layout: StatsLayout, branches, parent, xp=np):
-    """w times the score of splitting a node into several branches (ID3, seed 001).
+    """w times the score of splitting a node into several branches (Quinlan's ID3).
 
     ``branches`` (..., n_branches, n_channels), empty branches allowed (they add
     nothing); ``parent`` (..., n_channels). The impurity criteria score
     W(D) - sum_v W(D_v), i.e. w (I(D) - sum_v w_v/w I(D_v)); gain_ratio divides the
-    entropy decrease by the split information -sum_v f_v log2 f_v (seed 002). With two
+    entropy decrease by the split information -sum_v f_v log2 f_v (Quinlan's C4.5). With two
     branches this is :func:`weighted_split_score`. The CART measure compares two sides
     only and has no multiway form.
     """
@@ -220,7 +232,8 @@ def weighted_multiway_split_score(criterion: str, layout: StatsLayout, branches,
 
 
 def multiway_information_gain(branch_class_weights, xp=np):
-    """ID3's gain for a split into several branches (seed 001): H(S) - sum_v |S_v|/|S| H(S_v).
+    """ID3's gain for a split into several branches (Quinlan 1986):
+    H(S) - sum_v |S_v|/|S| H(S_v).
 
     ``branch_class_weights`` has shape (..., n_branches, n_classes).
     """

@@ -10,6 +10,10 @@ b between two non-empty bins makes the same partition, and keeping the lowest ma
 threshold the node-local midpoint between neighbouring values, as exact search does.
 Ties go to the lowest feature index, then the lowest bin (``argmax`` returns the first
 maximum of the row-major (feature, bin) order).
+
+Names: a *hist node* is an index into the histogram's first axis; each (node, feature)
+row is compacted to its non-empty bins, and a *position* is an index into that compacted
+row (``n_nonempty`` positions hold bins; ``bin_index`` maps positions back to bins).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +38,9 @@ _CANDIDATES_PER_CHUNK = 1 << 18
 _DEVICE_CANDIDATES_PER_CHUNK = 1 << 23
 _CPU_THREADS = os.cpu_count() or 1
 
+# Split scores are no statistics (see gpu_tree.data.stats): they have their own type.
+SCORE_DTYPE = np.float64
+
 
 @dataclass
 class SplitConstraints:
@@ -42,7 +50,8 @@ class SplitConstraints:
 
 @dataclass
 class CategoricalSearch:
-    """How categorical features are split (seed 000's X in V, or ID3's multiway)."""
+    """How categorical features are split: binary splits on a subset of the categories
+    (Zaki and Meira's X in V, Algorithm 19.3), or one branch per category (Quinlan's ID3)."""
 
     features: np.ndarray  # int64 indices of the categorical features
     multiway: bool = False  # one child per category (ID3) instead of a binary subset split
@@ -64,15 +73,41 @@ class ChosenSplits:
     # scored), else the child with more rows. next_bin is -1 for a split that sends every
     # present value left and the missing ones right (threshold +inf).
     missing_left: np.ndarray  # bool
-    # Categorical splits (None for numeric ones), as slots of the node's histogram row,
-    # in the caller's bin space: the slots sent left (subset splits), every slot present
-    # (the node's categories), and for multiway splits the statistics of each present
-    # slot's branch (missing rows included in the branch ``default_branch``).
+    # Categorical splits (None for numeric ones), as bins of the node's histogram row (the
+    # caller's bins: indices into hist's third axis): the bins sent left (subset splits),
+    # every non-empty bin (the node's categories), and for multiway splits the statistics
+    # of each non-empty bin's branch (missing rows included in the branch
+    # ``default_branch``).
     kind: np.ndarray  # uint8: NUMERIC, CATEGORICAL_SUBSET or MULTIWAY (gpu_tree.model.tree)
-    left_slots: np.ndarray  # object
-    present_slots: np.ndarray  # object
+    left_bins: np.ndarray  # object
+    present_bins: np.ndarray  # object
     branch_stats: np.ndarray  # object
     default_branch: np.ndarray  # int64, multiway: branch of missing and unseen categories
+
+    # Transitional: the grower reads the old names until it reads left_bins/present_bins.
+    @property
+    def left_slots(self) -> np.ndarray:
+        return self.left_bins
+
+    @property
+    def present_slots(self) -> np.ndarray:
+        return self.present_bins
+
+
+@dataclass(frozen=True, eq=False)
+class _SearchContext:
+    """What stays fixed for one :func:`select_splits` call, passed down to its helpers."""
+
+    hist: Any  # (n, n_features, n_bins, n_channels), on the device
+    nonempty: Any  # (n, n_features, n_bins) bool: the bins holding rows (the candidates)
+    missing: Any  # (n, n_features, n_channels): each node's rows missing each feature, or None
+    compact_input: bool  # every node's non-empty bins come first already
+    feature_mask: np.ndarray | None  # (len(hist_nodes), n_features) bool: usable features
+    criterion: str
+    layout: StatsLayout
+    constraints: SplitConstraints
+    categorical: CategoricalSearch | None  # None: no categorical feature
+    xp: Any  # the array namespace of ``hist``: numpy or cupy
 
 
 def select_splits(
@@ -82,21 +117,23 @@ def select_splits(
     constraints: SplitConstraints,
     feature_mask=None,
     xp=np,
-    rows=None,
+    hist_nodes=None,
     compact_input=False,
     missing=None,
     categorical: CategoricalSearch | None = None,
 ) -> ChosenSplits:
-    """Best split of the nodes ``hist[rows]`` (hist: (n, n_features, n_bins, n_channels)).
+    """Best split of the nodes ``hist[hist_nodes]`` (hist: (n, n_features, n_bins,
+    n_channels)).
 
-    ``rows`` (host indices, default all) picks the histogram rows to evaluate; results
-    come in that order. ``compact_input``: every row already holds its non-empty slots
-    first, in order (compact histograms), so no compaction is needed. ``missing``
+    ``hist_nodes`` (host indices into hist's first axis, default all) picks the nodes to
+    evaluate; results come in that order. ``compact_input``: every (node, feature) row
+    already holds its non-empty bins first, in order (compact histograms), so no
+    compaction is needed. ``missing``
     (n, n_features, n_channels), or None: the statistics of each node's rows that miss
     each feature (not in ``hist``); every candidate is then scored with them on either
     side, and the better side is kept. ``categorical`` says which features hold category
     codes and how they split (see :func:`_score_categorical`).
-    ``feature_mask`` (len(rows), n_features) bool restricts the
+    ``feature_mask`` (len(hist_nodes), n_features) bool restricts the
     features each may use. Only small per-node results leave the device; the
     histograms stay where they are.
 
@@ -106,20 +143,22 @@ def select_splits(
     scores and the tie-break are those of the full histogram.
     """
     _, n_features, n_bins, n_channels = hist.shape
-    rows = np.arange(hist.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
-    n_nodes = rows.size
+    if hist_nodes is None:
+        hist_nodes = np.arange(hist.shape[0])
+    hist_nodes = np.asarray(hist_nodes, dtype=np.int64)
+    n_nodes = hist_nodes.size
     chosen = ChosenSplits(
         has_split=np.zeros(n_nodes, dtype=bool),
         feature=np.zeros(n_nodes, dtype=np.int64),
         bin=np.zeros(n_nodes, dtype=np.int64),
         next_bin=np.zeros(n_nodes, dtype=np.int64),
-        score=np.full(n_nodes, -np.inf),
-        left_stats=np.zeros((n_nodes, n_channels)),
-        right_stats=np.zeros((n_nodes, n_channels)),
+        score=np.full(n_nodes, -np.inf, dtype=SCORE_DTYPE),
+        left_stats=np.zeros((n_nodes, n_channels), dtype=layout.dtype),
+        right_stats=np.zeros((n_nodes, n_channels), dtype=layout.dtype),
         missing_left=np.zeros(n_nodes, dtype=bool),
         kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
-        left_slots=np.full(n_nodes, None, dtype=object),
-        present_slots=np.full(n_nodes, None, dtype=object),
+        left_bins=np.full(n_nodes, None, dtype=object),
+        present_bins=np.full(n_nodes, None, dtype=object),
         branch_stats=np.full(n_nodes, None, dtype=object),
         default_branch=np.zeros(n_nodes, dtype=np.int64),
     )
@@ -130,8 +169,8 @@ def select_splits(
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
-    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram row
-    width = widest[rows]
+    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram node
+    width = widest[hist_nodes]
     order = np.argsort(width, kind="stable")
     chunks = []
     start = 0
@@ -143,43 +182,52 @@ def select_splits(
         chunks.append(order[start:stop])
         start = stop
 
-    def score_chunk(positions):
-        _select_in_chunk(hist, nonempty, rows[positions], positions, int(width[positions].max()),
-                         criterion, layout, constraints, feature_mask, xp, chosen,
-                         compact_input, missing, categorical)  # fmt: skip
+    search = _SearchContext(
+        hist=hist, nonempty=nonempty, missing=missing, compact_input=compact_input,
+        feature_mask=feature_mask, criterion=criterion, layout=layout,
+        constraints=constraints, categorical=categorical, xp=xp,
+    )  # fmt: skip
+
+    def score_chunk(chunk):
+        _select_in_chunk(search, chosen, chunk, hist_nodes[chunk], int(width[chunk].max()))
 
     if xp is np and len(chunks) > 1:
         # numpy releases the GIL inside its array loops: chunks score in parallel.
         with ThreadPoolExecutor(max_workers=_CPU_THREADS) as pool:
             list(pool.map(score_chunk, chunks))
     else:
-        for nodes in chunks:
-            score_chunk(nodes)
+        for chunk in chunks:
+            score_chunk(chunk)
     return chosen
 
 
-def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, layout, constraints,
-                     feature_mask, xp, chosen, compact_input, missing, categorical):  # fmt: skip
-    """Score ``hist[hist_rows]``; write the best splits into ``chosen`` at ``positions``."""
-    n = hist_rows.size
+def _select_in_chunk(search, chosen, chunk, hist_nodes, width):
+    """Score the nodes ``hist[hist_nodes]``, whose results are ``chunk`` (indices into
+    ``chosen``); write their best splits into ``chosen``. ``width``: the most non-empty
+    bins of one of their (node, feature) rows."""
+    hist, nonempty, layout, xp = search.hist, search.nonempty, search.layout, search.xp
+    categorical = search.categorical
+    n = hist_nodes.size
     n_features = hist.shape[1]
-    device_rows = xp.asarray(hist_rows)
+    device_hist_nodes = xp.asarray(hist_nodes)
     width = max(width, 2)  # at least one candidate position, even if it is never allowed
-    if compact_input:
-        compact = hist[device_rows][:, :, :width]
+    if search.compact_input:
+        compact = hist[device_hist_nodes][:, :, :width]
         if compact.shape[2] < width:
-            pad = xp.zeros(compact.shape[:2] + (width - compact.shape[2],) + compact.shape[3:])
+            pad_shape = compact.shape[:2] + (width - compact.shape[2],) + compact.shape[3:]
+            pad = xp.zeros(pad_shape, dtype=layout.dtype)
             compact = xp.concatenate([compact, pad], axis=2)
         bin_index = xp.broadcast_to(xp.arange(width), compact.shape[:3])
     elif xp is np:
-        compact = np.zeros((n, n_features, width, hist.shape[3]))
+        compact = np.zeros((n, n_features, width, hist.shape[3]), dtype=layout.dtype)
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
-        cpu_kernels.compact_rows(hist, hist_rows, nonempty, compact, bin_index)
+        cpu_kernels.compact_rows(hist, hist_nodes, nonempty, compact, bin_index)
     else:
-        compact, bin_index = _compact(hist[device_rows], nonempty[device_rows], width, xp)
-    mask = None if feature_mask is None else np.asarray(feature_mask[positions])
-    n_slots = xp.sum(nonempty[device_rows], axis=2)  # non-empty slots per (node, feature)
-    node_missing = None if missing is None else missing[device_rows]
+        compact, bin_index = _compact(hist[device_hist_nodes], nonempty[device_hist_nodes],
+                                      width, xp)  # fmt: skip
+    mask = None if search.feature_mask is None else np.asarray(search.feature_mask[chunk])
+    n_nonempty = xp.sum(nonempty[device_hist_nodes], axis=2)  # per (node, feature)
+    node_missing = None if search.missing is None else search.missing[device_hist_nodes]
 
     # The best candidate of every (node, feature), then the best feature: the lowest
     # feature wins ties, and within a feature the first candidate (lowest bin).
@@ -190,13 +238,13 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
         cat_features = categorical.features
         numeric_host = np.setdiff1d(np.arange(n_features), cat_features)
         numeric = xp.asarray(numeric_host)
-    feature_best = xp.full((n, n_features), -xp.inf)
+    feature_best = xp.full((n, n_features), -xp.inf, dtype=SCORE_DTYPE)
     best_position = xp.zeros((n, 1), dtype=xp.int64)
     missing_left = None
     if n_features > cat_features.size:
         score, missing_left = _score_candidates(
-            compact[:, numeric], n_slots[:, numeric], _take(node_missing, numeric),
-            criterion, layout, constraints, _take(mask, numeric_host), xp,
+            search, compact[:, numeric], n_nonempty[:, numeric], _take(node_missing, numeric),
+            _take(mask, numeric_host),
         )  # fmt: skip
         best_position = xp.argmax(score, axis=2)
         feature_best[:, numeric] = xp.take_along_axis(score, best_position[..., None], axis=2)[
@@ -206,54 +254,53 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
     if cat_features.size:
         device_cat = xp.asarray(cat_features)
         cat = _score_categorical(
-            compact[:, device_cat], n_slots[:, device_cat], _take(node_missing, device_cat),
-            criterion, layout, constraints, _take(mask, cat_features), xp, categorical,
+            search, compact[:, device_cat], n_nonempty[:, device_cat],
+            _take(node_missing, device_cat), _take(mask, cat_features),
         )  # fmt: skip
         feature_best[:, device_cat] = cat.best
     feature = to_host(xp.argmax(feature_best, axis=1))
-    rows = xp.arange(n)
+    each_node = xp.arange(n)
     device_feature = xp.asarray(feature)
-    best = to_host(feature_best[rows, device_feature])
+    best = to_host(feature_best[each_node, device_feature])
     has_split = np.isfinite(best)
 
-    # Numeric winners: bins 0..position of the compacted row go left.
+    # Numeric winners: positions 0..position of the compacted row go left.
     is_categorical = np.zeros(n_features, dtype=bool)
     is_categorical[cat_features] = True
     numeric_index = np.cumsum(~is_categorical) - 1  # feature -> column of the numeric scores
     column = xp.asarray(np.where(is_categorical[feature], 0, numeric_index[feature]))
-    position = to_host(best_position[rows, column])
+    position = to_host(best_position[each_node, column])
     device_position = xp.asarray(position)
-    cumulative = xp.cumsum(compact[rows, device_feature], axis=1)  # (n, width, n_channels)
-    left = cumulative[rows, device_position]
+    cumulative = xp.cumsum(compact[each_node, device_feature], axis=1)  # (n, width, n_channels)
+    left = cumulative[each_node, device_position]
     total = cumulative[:, -1]
     right = total - left
     if missing_left is None or node_missing is None:
         # Missing values never seen here: at prediction they follow the bigger child.
         goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))
     else:
-        goes_left = to_host(missing_left[rows, column, device_position])
-        chosen_missing = node_missing[rows, device_feature]
+        goes_left = to_host(missing_left[each_node, column, device_position])
+        chosen_missing = node_missing[each_node, device_feature]
         side = xp.asarray(goes_left)[:, None]
         left = left + xp.where(side, chosen_missing, 0.0)
         right = right + xp.where(side, 0.0, chosen_missing)
     left, right = to_host(left), to_host(right)
-    nodes = positions
-    chosen.has_split[nodes] = has_split
-    chosen.feature[nodes] = np.where(has_split, feature, 0)
-    chosen_bins = bin_index[rows, device_feature]
-    chosen.bin[nodes] = np.where(has_split, to_host(chosen_bins[rows, device_position]), 0)
+    chosen.has_split[chunk] = has_split
+    chosen.feature[chunk] = np.where(has_split, feature, 0)
+    chosen_bins = bin_index[each_node, device_feature]
+    chosen.bin[chunk] = np.where(has_split, to_host(chosen_bins[each_node, device_position]), 0)
     # Every compacted bin is non-empty, so the next one is the first non-empty bin right
     # of the split; past the last one, the split sends only missing values right.
-    slots = to_host(n_slots[rows, device_feature])
+    n_chosen = to_host(n_nonempty[each_node, device_feature])
     next_position = xp.asarray(np.minimum(position + 1, compact.shape[2] - 1))
-    next_bin = np.where(position + 1 < slots, to_host(chosen_bins[rows, next_position]), -1)
-    chosen.next_bin[nodes] = np.where(has_split, next_bin, 0)
-    chosen.missing_left[nodes] = goes_left
-    chosen.kind[nodes] = NUMERIC
-    chosen.left_slots[nodes] = None
-    chosen.present_slots[nodes] = None
-    chosen.branch_stats[nodes] = None
-    chosen.default_branch[nodes] = 0
+    next_bin = np.where(position + 1 < n_chosen, to_host(chosen_bins[each_node, next_position]), -1)
+    chosen.next_bin[chunk] = np.where(has_split, next_bin, 0)
+    chosen.missing_left[chunk] = goes_left
+    chosen.kind[chunk] = NUMERIC
+    chosen.left_bins[chunk] = None
+    chosen.present_bins[chunk] = None
+    chosen.branch_stats[chunk] = None
+    chosen.default_branch[chunk] = 0
     if cat is not None:
         winners = np.flatnonzero(has_split & is_categorical[feature])
         if winners.size:
@@ -261,18 +308,19 @@ def _select_in_chunk(hist, nonempty, hist_rows, positions, width, criterion, lay
             bins = to_host(bin_index[xp.asarray(winners), xp.asarray(feature[winners])])
             for k, detail in zip(winners, cat.decode(winners, column, bins), strict=True):
                 left[k], right[k] = detail.left, detail.right
-                chosen.missing_left[nodes[k]] = detail.missing_left
-                chosen.kind[nodes[k]] = MULTIWAY if categorical.multiway else CATEGORICAL_SUBSET
-                chosen.left_slots[nodes[k]] = detail.left_slots
-                chosen.present_slots[nodes[k]] = detail.present_slots
-                chosen.branch_stats[nodes[k]] = detail.branch_stats
-                chosen.default_branch[nodes[k]] = detail.default_branch
-                chosen.bin[nodes[k]] = -1
-                chosen.next_bin[nodes[k]] = -1
+                result = chunk[k]
+                chosen.missing_left[result] = detail.missing_left
+                chosen.kind[result] = MULTIWAY if categorical.multiway else CATEGORICAL_SUBSET
+                chosen.left_bins[result] = detail.left_bins
+                chosen.present_bins[result] = detail.present_bins
+                chosen.branch_stats[result] = detail.branch_stats
+                chosen.default_branch[result] = detail.default_branch
+                chosen.bin[result] = -1
+                chosen.next_bin[result] = -1
     node_weight = layout.weight(left + right, np)
-    chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
-    chosen.left_stats[nodes] = left
-    chosen.right_stats[nodes] = right
+    chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
+    chosen.left_stats[chunk] = left
+    chosen.right_stats[chunk] = right
 
 
 def _take(array, index):
@@ -299,12 +347,14 @@ def _compact(hist, nonempty, width, xp):
     return compact, bin_index
 
 
-def _score_candidates(compact, n_slots, missing, criterion, layout, constraints, feature_mask, xp):
-    """Scores of every (node, feature, slot) candidate; -inf where a split is not allowed.
+def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
+    """Scores of every (node, feature, position) candidate; -inf where a split is not
+    allowed.
 
-    ``compact`` holds each row's ``n_slots`` non-empty slots first, so "the bin is
-    non-empty and so is the right side" is just ``slot < n_slots - 1``: the row counts
-    are only needed for a ``min_samples_leaf`` above 1.
+    ``compact`` holds each row's ``n_nonempty`` non-empty bins first, so "the bin is
+    non-empty and so is the right side" is just ``position < n_nonempty - 1``: the row
+    counts are only needed for a ``min_samples_leaf`` above 1. ``feature_mask`` (n, F)
+    bool or None: the features each node may use.
 
     With ``missing`` (n, n_features, n_channels), each candidate is scored with the
     missing rows on the left and on the right; the better side wins (equal scores: the
@@ -312,19 +362,19 @@ def _score_candidates(compact, n_slots, missing, criterion, layout, constraints,
     value left and the missing ones right, is allowed. Returns the scores and, with
     ``missing``, whether the missing rows go left for each candidate (else None).
     """
+    xp = search.xp
     cumulative = xp.cumsum(compact, axis=2)
     total = cumulative[:, :, -1:, :]
-    if missing is None:  # the last slot cannot be a split: nothing would go right
+    if missing is None:  # the last position cannot be a split: nothing would go right
         cumulative = cumulative[:, :, :-1]
-    slot = xp.arange(cumulative.shape[2])
-    present_left = slot[None, None, :] < n_slots[:, :, None]
-    values_right = slot[None, None, :] < (n_slots - 1)[:, :, None]
-    return _score_sides(cumulative, total, missing, present_left, values_right, criterion,
-                        layout, constraints, feature_mask, xp)  # fmt: skip
+    position = xp.arange(cumulative.shape[2])
+    present_left = position[None, None, :] < n_nonempty[:, :, None]
+    values_right = position[None, None, :] < (n_nonempty - 1)[:, :, None]
+    return _score_sides(search, cumulative, total, missing, present_left, values_right,
+                        feature_mask)  # fmt: skip
 
 
-def _score_sides(left, total, missing, present_left, values_right, criterion, layout, constraints,
-                 feature_mask, xp):  # fmt: skip
+def _score_sides(search, left, total, missing, present_left, values_right, feature_mask):
     """Score candidate splits given by the present rows they send left.
 
     ``left`` (n, F, P, C): statistics of the present rows each candidate sends left;
@@ -334,14 +384,13 @@ def _score_sides(left, total, missing, present_left, values_right, criterion, la
     also scored with the missing rows on either side (see :func:`_score_candidates`).
     Returns the scores (-inf where not allowed) and where missing rows go (or None).
     """
+    criterion, layout, xp = search.criterion, search.layout, search.xp
     right = total - left
     if missing is None:
         # Ranked by w * score: w is constant within a node, and dropping the division
         # saves passes over every candidate; the winner's score is divided by w afterwards.
         score = weighted_split_score(criterion, layout, left, right, parent=total, xp=xp)
-        allowed = _allowed(
-            present_left & values_right, layout, constraints, left, right, feature_mask, xp
-        )
+        allowed = _allowed(search, present_left & values_right, left, right, feature_mask)
         return xp.where(allowed, score, -xp.inf), None
 
     m = missing[:, :, None, :]
@@ -349,13 +398,10 @@ def _score_sides(left, total, missing, present_left, values_right, criterion, la
     has_missing = (layout.count(missing, xp) > 0)[:, :, None]
     score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)
     score_right = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)
-    allowed_left = _allowed(
-        present_left & values_right, layout, constraints, left + m, right, feature_mask, xp
-    )
+    allowed_left = _allowed(search, present_left & values_right, left + m, right, feature_mask)
     allowed_right = _allowed(
-        present_left & (values_right | has_missing), layout, constraints, left, right + m,
-        feature_mask, xp,
-    )  # fmt: skip
+        search, present_left & (values_right | has_missing), left, right + m, feature_mask
+    )
     score_left = xp.where(allowed_left, score_left, -xp.inf)
     score_right = xp.where(allowed_right, score_right, -xp.inf)
     more_rows_left = layout.count(left, xp) >= layout.count(right, xp)
@@ -375,8 +421,8 @@ class _CategoricalDetail:
     left: np.ndarray  # statistics of the rows sent left (multiway: all rows)
     right: np.ndarray  # (multiway: zeros)
     missing_left: bool
-    left_slots: np.ndarray | None  # bins sent left (subset splits)
-    present_slots: np.ndarray  # bins present at the node, ascending
+    left_bins: np.ndarray | None  # bins sent left (subset splits)
+    present_bins: np.ndarray  # bins present at the node, ascending
     branch_stats: np.ndarray | None  # multiway: one row per present bin
     default_branch: int
 
@@ -390,22 +436,24 @@ class _CategoricalScores:
       targets and the mean for regression, where the best prefix is the best subset
       (Breiman et al. 1984; Fisher 1958 for squared error); for multiclass targets one
       ordering per class, P(c), a heuristic;
-    - multiclass only: every subset of at most ``max_subset`` categories (seed 000's
-      Algorithm 19.3 with l = max_subset): exhaustive when a node holds at most
+    - multiclass only: every subset of at most ``max_subset`` categories (Zaki and
+      Meira's Algorithm 19.3 with l = max_subset): exhaustive when a node holds at most
       2 * max_subset + 1 categories.
     - multiway mode instead has a single candidate per feature: one branch per category.
     """
 
-    def __init__(self, compact, n_slots, missing, layout, xp):
-        self.compact, self.n_slots, self.missing = compact, n_slots, missing
-        self.layout, self.xp = layout, xp
+    def __init__(self, search, compact, n_nonempty, missing):
+        self.compact, self.n_nonempty, self.missing = compact, n_nonempty, missing
+        self.layout, self.xp = search.layout, search.xp
+        xp = self.xp
         n, n_cat = compact.shape[:2]
-        self.best = xp.full((n, n_cat), -xp.inf)
+        self.best = xp.full((n, n_cat), -xp.inf, dtype=SCORE_DTYPE)
         self.index = xp.zeros((n, n_cat), dtype=xp.int64)
         self.family = xp.zeros((n, n_cat), dtype=xp.int64)
         self.missing_left = xp.zeros((n, n_cat), dtype=bool)
-        self.families = []  # per family: decoder(k, column, index) -> slots sent left
-        self.default = None  # multiway: (n, F_cat) slot of the branch taking missing rows
+        # Per family: decoder(node, column, index) -> the positions it sends left.
+        self.families = []
+        self.default = None  # multiway: (n, F_cat) position of the branch of missing rows
 
     def offer(self, score, missing_left, decoder):
         """Keep, per (node, feature), the family's best candidate if strictly better."""
@@ -421,36 +469,37 @@ class _CategoricalScores:
             self.missing_left = xp.where(better, chosen, self.missing_left)
         self.families.append(decoder)
 
-    def decode(self, rows, columns, bins):
-        """The split of feature column ``columns[k]`` at node row ``rows[k]``; ``bins[k]``
-        maps the node's compacted slots of that feature to bins."""
+    def decode(self, nodes, columns, bins):
+        """The split of feature column ``columns[k]`` at node ``nodes[k]`` (of the
+        chunk); ``bins[k]`` maps the positions of that node and feature to bins."""
         xp, layout = self.xp, self.layout
-        index = to_host(self.index[xp.asarray(rows), xp.asarray(columns)])
-        family = to_host(self.family[xp.asarray(rows), xp.asarray(columns)])
-        chosen_missing_left = to_host(self.missing_left[xp.asarray(rows), xp.asarray(columns)])
+        at = (xp.asarray(nodes), xp.asarray(columns))
+        index = to_host(self.index[at])
+        family = to_host(self.family[at])
+        chosen_missing_left = to_host(self.missing_left[at])
         if self.default is not None:
-            defaults = to_host(self.default[xp.asarray(rows), xp.asarray(columns)])
+            defaults = to_host(self.default[at])
         details = []
-        for k, (row, column) in enumerate(zip(rows, columns, strict=True)):
-            compact = to_host(self.compact[int(row), int(column)])  # (width, n_channels)
-            n_slots = int(to_host(self.n_slots[int(row), int(column)]))
+        for k, (node, column) in enumerate(zip(nodes, columns, strict=True)):
+            compact = to_host(self.compact[int(node), int(column)])  # (width, n_channels)
+            n_nonempty = int(to_host(self.n_nonempty[int(node), int(column)]))
             missing = (
-                np.zeros(compact.shape[1]) if self.missing is None
-                else to_host(self.missing[int(row), int(column)])
+                layout.zeros() if self.missing is None
+                else to_host(self.missing[int(node), int(column)])
             )  # fmt: skip
-            present = compact[:n_slots]
+            present = compact[:n_nonempty]
             total = present.sum(axis=0)
             if self.default is not None:  # multiway
                 default = int(defaults[k])
                 branches = present.copy()
                 branches[default] += missing
                 details.append(_CategoricalDetail(
-                    total + missing, np.zeros_like(total), False, None, bins[k][:n_slots],
+                    total + missing, np.zeros_like(total), False, None, bins[k][:n_nonempty],
                     branches, default,
                 ))  # fmt: skip
                 continue
-            slots = np.sort(self.families[family[k]](row, column, int(index[k])))
-            left = present[slots].sum(axis=0)
+            positions = np.sort(self.families[family[k]](node, column, int(index[k])))
+            left = present[positions].sum(axis=0)
             right = total - left
             if self.missing is None:
                 goes_left = bool(layout.count(left) >= layout.count(right))
@@ -461,13 +510,13 @@ class _CategoricalScores:
             else:
                 right = right + missing
             details.append(_CategoricalDetail(
-                left, right, goes_left, bins[k][slots], bins[k][:n_slots], None, 0
+                left, right, goes_left, bins[k][positions], bins[k][:n_nonempty], None, 0
             ))  # fmt: skip
         return details
 
 
 def _category_order_keys(compact, layout, xp):
-    """Per slot, the statistics categories are ordered by: (n, F, n_orderings, width)."""
+    """Per position, the statistic categories are ordered by: (n, F, n_orderings, width)."""
     weight = layout.weight(compact, xp)
     safe = xp.where(weight > 0, weight, 1.0)
     if not layout.is_classification or layout.n_classes == 2:
@@ -482,25 +531,26 @@ def _subset_table(n_categories, max_size):
     """Every subset of 1..max_size of range(n_categories), padded with n_categories."""
     from itertools import combinations
 
-    rows = [
+    subsets = [
         combo + (n_categories,) * (max_size - size)
         for size in range(1, min(max_size, n_categories) + 1)
         for combo in combinations(range(n_categories), size)
     ]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), max_size)
+    return np.array(subsets, dtype=np.int64).reshape(len(subsets), max_size)
 
 
-def _score_categorical(compact, n_slots, missing, criterion, layout, constraints, feature_mask,
-                       xp, categorical):  # fmt: skip
+def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
     """Best split of each (node, categorical feature); see :class:`_CategoricalScores`.
 
-    ``compact`` (n, F_cat, width, C) holds each row's ``n_slots`` categories present
+    ``compact`` (n, F_cat, width, C) holds each row's ``n_nonempty`` categories present
     first (empty categories are no candidates: they send no row anywhere).
     """
+    criterion, layout, xp = search.criterion, search.layout, search.xp
+    constraints, categorical = search.constraints, search.categorical
     n, n_cat, width, _ = compact.shape
-    scores = _CategoricalScores(compact, n_slots, missing, layout, xp)
-    slot = xp.arange(width)
-    present = slot[None, None, :] < n_slots[:, :, None]
+    scores = _CategoricalScores(search, compact, n_nonempty, missing)
+    position = xp.arange(width)
+    present = position[None, None, :] < n_nonempty[:, :, None]
     total = xp.sum(compact, axis=2)
     if categorical.multiway:
         counts = xp.where(present, layout.count(compact, xp), -1.0)
@@ -509,12 +559,12 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
         branches = compact
         parent = total
         if missing is not None:
-            branches = compact + (slot[None, None, :, None] == default[..., None, None]) * (
+            branches = compact + (position[None, None, :, None] == default[..., None, None]) * (
                 missing[:, :, None, :]
             )
             parent = total + missing
         score = weighted_multiway_split_score(criterion, layout, branches, parent, xp)
-        allowed = n_slots >= 2
+        allowed = n_nonempty >= 2
         branch_count = xp.where(present, layout.count(branches, xp), xp.inf)
         branch_weight = xp.where(present, layout.weight(branches, xp), xp.inf)
         if constraints.min_samples_leaf > 1:
@@ -542,23 +592,23 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
             axis=3,
         )  # fmt: skip
         left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, part.shape[2] * width, n_channels)
-        prefix_end = xp.tile(slot, part.shape[2])  # last position of each prefix
+        prefix_end = xp.tile(position, part.shape[2])  # last position of each prefix
         score, missing_left = _score_sides(
-            left, total[:, :, None, :], missing,
-            prefix_end[None, None, :] < n_slots[:, :, None],
-            prefix_end[None, None, :] < (n_slots - 1)[:, :, None],
-            criterion, layout, constraints, feature_mask, xp,
+            search, left, total[:, :, None, :], missing,
+            prefix_end[None, None, :] < n_nonempty[:, :, None],
+            prefix_end[None, None, :] < (n_nonempty - 1)[:, :, None],
+            feature_mask,
         )  # fmt: skip
 
-        def ordering_prefix(row, column, index, first=first):
+        def ordering_prefix(node, column, index, first=first):
             ordering, end = divmod(index, width)
-            return to_host(order[row, column, first + ordering, : end + 1])
+            return to_host(order[node, column, first + ordering, : end + 1])
 
         scores.offer(score, missing_left, ordering_prefix)
 
     multiclass = layout.is_classification and layout.n_classes > 2
     if multiclass and categorical.max_subset >= 1:
-        most = int(to_host(xp.max(n_slots)))
+        most = int(to_host(xp.max(n_nonempty)))
         table = _subset_table(most, categorical.max_subset)
         if table.shape[0]:
             size = np.sum(table < most, axis=1)
@@ -573,13 +623,13 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
                 device_size = xp.asarray(size[first : first + per_pass])
                 device_largest = xp.asarray(largest[first : first + per_pass])
                 score, missing_left = _score_sides(
-                    subset_left, total[:, :, None, :], missing,
-                    device_largest[None, None, :] < n_slots[:, :, None],
-                    device_size[None, None, :] < n_slots[:, :, None],
-                    criterion, layout, constraints, feature_mask, xp,
+                    search, subset_left, total[:, :, None, :], missing,
+                    device_largest[None, None, :] < n_nonempty[:, :, None],
+                    device_size[None, None, :] < n_nonempty[:, :, None],
+                    feature_mask,
                 )  # fmt: skip
 
-                def subset(row, column, index, part=part):
+                def subset(node, column, index, part=part):
                     members = part[index]
                     return members[members < most]
 
@@ -587,8 +637,9 @@ def _score_categorical(compact, n_slots, missing, criterion, layout, constraints
     return scores
 
 
-def _allowed(base, layout, constraints, left, right, feature_mask, xp):
+def _allowed(search, base, left, right, feature_mask):
     """``base`` and the leaf-size constraints on both sides and the feature mask."""
+    layout, constraints, xp = search.layout, search.constraints, search.xp
     allowed = base
     if constraints.min_samples_leaf > 1:
         allowed = allowed & (layout.count(left, xp) >= constraints.min_samples_leaf)

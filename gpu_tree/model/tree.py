@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.stats import BITSET_WORD_DTYPE
+from gpu_tree.data.stats import BITSET_WORD_DTYPE, STATS_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
 
@@ -44,6 +44,10 @@ LEAF = 0
 NUMERIC = 1
 CATEGORICAL_SUBSET = 2
 MULTIWAY = 3
+
+# Thresholds, impurities and values (class fractions, mean targets) are float64, as in
+# scikit-learn; weighted node sizes are statistics (gpu_tree.data.stats).
+VALUE_DTYPE = np.float64
 
 # The impurity ``impurity`` holds (and pruning and feature importances use) for each split
 # criterion: gain_ratio normalises an entropy decrease; the CART measure is a split score
@@ -62,11 +66,11 @@ _NODE_ARRAYS = {
     "children_left": np.int64,
     "children_right": np.int64,
     "feature": np.int64,
-    "threshold": np.float64,
+    "threshold": VALUE_DTYPE,
     "bin_threshold": np.int64,
-    "impurity": np.float64,
+    "impurity": VALUE_DTYPE,
     "n_node_samples": np.int64,
-    "weighted_n_node_samples": np.float64,
+    "weighted_n_node_samples": STATS_DTYPE,
     "depth": np.int64,
     "missing_go_to_left": np.uint8,
     "split_kind": np.uint8,
@@ -95,7 +99,7 @@ class Tree:
         self._capacity = 0
         for name, dtype in _NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
-        self._value = np.empty((0, 1, self.n_classes))
+        self._value = np.empty((0, 1, self.n_classes), dtype=VALUE_DTYPE)
         self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
         self.branch_children = np.empty(0, dtype=np.int64)
         self._grow(capacity)
@@ -110,7 +114,7 @@ class Tree:
             new = np.empty(capacity, dtype=old.dtype)
             new[: self.node_count] = old[: self.node_count]
             setattr(self, "_" + name, new)
-        value = np.empty((capacity, 1, self.n_classes))
+        value = np.empty((capacity, 1, self.n_classes), dtype=VALUE_DTYPE)
         value[: self.node_count] = self._value[: self.node_count]
         self._value = value
         self._capacity = capacity
@@ -333,13 +337,13 @@ class Tree:
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """Total weighted impurity decrease contributed by each feature."""
-        importances = np.zeros(self.n_features)
+        importances = np.zeros(self.n_features, dtype=VALUE_DTYPE)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size:
             # Every node's weighted impurity leaves its parent's total (any number of
             # children): decrease(parent) = W(parent) - sum over its children of W(child).
             weighted = self.weighted_n_node_samples * self.impurity
-            decrease = np.zeros(self.node_count)
+            decrease = np.zeros(self.node_count, dtype=VALUE_DTYPE)
             decrease[internal] = weighted[internal]
             parent = self.parents()
             children = np.flatnonzero(parent >= 0)
