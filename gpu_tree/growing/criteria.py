@@ -41,10 +41,6 @@ from gpu_tree.model.tree import NODE_IMPURITY
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
 REGRESSION_CRITERIA = ("squared_error",)
 
-# Transitional: gpu_tree.model.export reads this name until it imports NODE_IMPURITY from
-# gpu_tree.model.tree (model may not import growing); then this line goes.
-_NODE_IMPURITY = NODE_IMPURITY
-
 
 def _safe_divide(numerator, denominator, xp):
     """numerator / denominator, and 0 where the denominator is 0 (an empty side, which
