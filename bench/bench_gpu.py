@@ -30,11 +30,11 @@ from datetime import datetime, timezone
 import numpy as np
 
 from gpu_tree import DecisionTreeClassifier, __version__
-from gpu_tree.backends.cpu import RowData
-from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
-from gpu_tree.data.binning import BinMapper
+from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.rows import RowData
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.datasets import make_higgs_like
+from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
 from gpu_tree.growing.grower import Grower, GrowthParams
 
 
@@ -79,22 +79,27 @@ def histogram_floor_bytes(tree, n_samples: int, n_features: int, code_bytes: int
 
 
 def device_tree_build(X, y, depth, bins, xp):
-    """Bin X on the device once, then time the grower alone."""
-    mapper = BinMapper(max_bins=bins).fit(X)
-    X_binned, lower, upper = mapper.transform_on_device(xp.asarray(X), xp)
-    rows = RowData(layout=StatsLayout(True, 2, False), weight=np.ones(len(y)), y_class=y)
+    """Bin X on the device once, then time the grower alone (through the estimators' own
+    builder, ``make_backend``), and once more with its phase timer on.
+
+    Returns the median build time, the bin mapper and the seconds per phase of the timed
+    build (histograms, of which the kernel, subtraction, split scoring, partition)."""
+    mapper, binned = bin_features(X, max_bins=bins, device="cuda")
+    row_data = RowData(layout=StatsLayout(True, 2, False), weight=np.ones(len(y)), y_class=y)
     params = GrowthParams(criterion="gini", max_depth=depth)
 
-    def build():
-        backend = CUDAHistogramBackend(X_binned, lower, upper, rows, xp)
-        return Grower(backend, rows.layout, params, X.shape[1]).grow()
+    def build(timer=None):
+        backend = make_backend(binned, row_data, device="cuda", timer=timer)
+        return Grower(backend, row_data.layout, params, X.shape[1], timer=timer).grow()
 
     build()  # warm-up: kernel compilation
     times = []
     for _ in range(3):
         _, seconds = timed(xp, build)
         times.append(seconds)
-    return statistics.median(times), mapper
+    timer = PhaseTimer(xp)
+    build(timer)
+    return statistics.median(times), mapper, timer.totals()
 
 
 def main():
@@ -125,7 +130,10 @@ def main():
     results["leaves"] = int(model.get_n_leaves())
     results["train_accuracy"] = float(np.mean(model.predict(X[:200000]) == y[:200000]))
 
-    results["device_tree_build_s"], mapper = device_tree_build(X, y, args.depth, args.bins, xp)
+    results["device_tree_build_s"], mapper, phases = device_tree_build(
+        X, y, args.depth, args.bins, xp
+    )
+    results["device_tree_build_phases_s"] = phases
     X_predict = xp.asarray(make_higgs_like(min(args.predict_rows, args.rows), args.features, 1)[0])
     model.predict(X_predict[:1000])
     predicts = [timed(xp, model.predict, X_predict)[1] for _ in range(args.repeats)]
@@ -159,6 +167,8 @@ def main():
         f"data: {args.rows:,} x {args.features} Higgs-shaped, depth {args.depth}, {args.bins} bins",
         f"end-to-end fit from host numpy: {results['fit_end_to_end_s']:.4f} s (median of {args.repeats}; warm-up {warmup:.2f} s)",
         f"device tree build alone:        {results['device_tree_build_s']:.4f} s",
+        "  phases (timed build, device synchronised): "
+        + ", ".join(f"{name} {seconds * 1e3:.2f} ms" for name, seconds in phases.items()),
         f"predict {results['predict_rows']:,} rows on the device: {results['predict_s']:.4f} s",
         f"copy bandwidth {results['copy_bandwidth_gb_s']:.1f} GB/s; histogram floor "
         f"{floor_bytes / 1e9:.3f} GB -> {results['histogram_floor_s'] * 1e3:.2f} ms",

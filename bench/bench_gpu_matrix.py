@@ -11,12 +11,13 @@ What one invocation measures (each part optional, see --only):
   - end-to-end fit from host numpy (binning on the device included) and from a CuPy
     array already on the device;
   - the device tree build alone (the grower on codes binned on the device beforehand);
-  - one more build with every backend phase wrapped, from the outside, in
-    device-synchronised timers: per level the histogram step (of which the histogram
-    kernel launch), the subtraction, split scoring, partition (with ``count_rows``), the
-    host work left over, and the host<->device transfers (count, bytes, time, counted in
-    the phase they belong to). Those syncs add a little time: the plain build is the
-    figure to quote, the per-level split is for where time goes;
+  - one more build with the grower's phase timer on (``PhaseTimer``, which synchronises
+    the device around each phase): per level the histogram step (of which the histogram
+    kernel launch, timed by the CUDA backend), the subtraction, split scoring, partition
+    (with ``count_rows``), the host work left over, and the host<->device transfers
+    (count, bytes, time, counted in the phase they belong to, by wrapping the public
+    ``to_host`` and ``xp.asarray``). Those syncs add a little time: the plain build is
+    the figure to quote, the per-level split is for where time goes;
   - the bytes each level moves according to ``bench/bytes_model.py``, with the rows and
     nodes this build really had, against the floors, at the copy bandwidth measured;
   - prediction of --predict-rows rows already on the device;
@@ -223,143 +224,121 @@ def measure_bandwidth(xp, n_bytes, host_bytes, repeats):
 
 
 # -- per-level instrumentation -----------------------------------------------------------
-class LevelRecorder:
-    """Wraps a backend's methods and the grower's module functions with synchronised
-    timers, attributing each call to a tree level (see the module's docstring)."""
+# The grower's phase timer (gpu_tree.growing.backend.PhaseTimer) times each phase with
+# the device synchronised before and after; its records become one row per level here.
+PHASE_COLUMNS = {"histograms": "hist", "histogram_kernel": "hist_kernel",
+                 "subtraction": "subtract", "split_scoring": "scoring",
+                 "partition": "partition"}  # fmt: skip
 
-    PHASES = ("hist", "hist_kernel", "subtract", "scoring", "partition")
 
-    def __init__(self, xp):
+def _empty_level(level):
+    return {"level": level, "nodes": 0, "built": 0, "derived": 0, "built_rows": 0,
+            "split_nodes": 0, "split_rows": 0, "split_features": 0,
+            **{f"{column}_s": 0.0 for column in PHASE_COLUMNS.values()},
+            "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
+            "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0}  # fmt: skip
+
+
+def rows_per_level(timer, transfers, end_time):
+    """Per-level rows from a PhaseTimer's records (and the transfers counted per level),
+    with the level's wall time (from its first phase to the next level's) and the host
+    work left over."""
+    levels, starts = {}, {}
+    for record in timer.records:
+        row = levels.setdefault(record.level, _empty_level(record.level))
+        starts[record.level] = min(starts.get(record.level, record.start), record.start)
+        row[f"{PHASE_COLUMNS[record.phase]}_s"] += record.seconds
+        if record.phase == "histograms":
+            row["built"] += record.n_nodes
+            row["built_rows"] += record.n_rows
+        elif record.phase == "subtraction":
+            row["derived"] += record.n_nodes
+        elif record.phase == "split_scoring":
+            row["nodes"] += record.n_nodes
+        elif record.phase == "partition":
+            row["split_nodes"] += record.n_nodes
+            row["split_rows"] += record.n_rows
+            row["split_features"] = record.n_features
+    for level, counts in transfers.items():
+        levels.setdefault(level, _empty_level(level)).update(counts)
+    order = sorted(levels)
+    out = []
+    for k, level in enumerate(order):
+        row = levels[level]
+        stop = starts.get(order[k + 1], end_time) if k + 1 < len(order) else end_time
+        row["level_s"] = stop - starts.get(level, stop)
+        phases = row["hist_s"] + row["subtract_s"] + row["scoring_s"] + row["partition_s"]
+        row["other_s"] = row["level_s"] - phases
+        out.append(row)
+    return out
+
+
+class TransferCounter:
+    """Counts host<->device copies per level (the timer's current level) while installed:
+    wraps the public ``to_host`` the split search and the CUDA backend call, and, on a
+    GPU, ``xp.asarray`` of host data. Not a phase: the copies' time is inside the phases
+    that make them (the device is synchronised first so that pending kernels are not
+    counted as copy time)."""
+
+    def __init__(self, xp, timer):
         self.xp = xp
+        self.timer = timer
         self.levels = {}
-        self.level = 0
-        self.grower = None
         self._restore = []
 
-    def entry(self, level):
-        if level not in self.levels:
-            self.levels[level] = {"level": level, "start": time.perf_counter(), "nodes": 0,
-                                  "built": 0, "derived": 0, "built_rows": 0, "split_nodes": 0,
-                                  "split_rows": 0, "split_features": 0,
-                                  **{f"{p}_s": 0.0 for p in self.PHASES},
-                                  "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
-                                  "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0}  # fmt: skip
-        return self.levels[level]
-
-    def _timed(self, phase, level, function, *args, **kwargs):
-        synchronize(self.xp)
-        entry = self.entry(level)
-        start = time.perf_counter()
-        result = function(*args, **kwargs)
-        synchronize(self.xp)
-        entry[f"{phase}_s"] += time.perf_counter() - start
-        return result
-
-    def _depth(self, nodes):
-        return int(self.grower.tree.depth[int(np.asarray(nodes).ravel()[0])])
+    def _entry(self):
+        return self.levels.setdefault(self.timer.level, {
+            "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
+            "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0})  # fmt: skip
 
     def _patch(self, owner, name, replacement):
-        self._restore.append((owner, name, owner.__dict__.get(name, None), name in owner.__dict__))
+        self._restore.append((owner, name, getattr(owner, name)))
         setattr(owner, name, replacement)
 
-    def install(self, backend, grower):
+    def __enter__(self):
         import gpu_tree.backends.cuda as cuda_backend_module
-        import gpu_tree.growing.grower as grower_module
         import gpu_tree.growing.splitting as splitting_module
 
-        self.grower = grower
-        rec = self
-        candidates, launch = backend.candidates, backend._launch_histograms
-        subtract, partition = backend.subtract, backend.partition
-
-        def wrapped_candidates(nodes, out=None):
-            rec.level = rec._depth(nodes)
-            entry = rec.entry(rec.level)
-            entry["built"] += len(nodes)
-            entry["built_rows"] += int(np.sum(backend.node_rows(nodes)))
-            return rec._timed("hist", rec.level, candidates, nodes, out=out)
-
-        def wrapped_launch(*args):
-            return rec._timed("hist_kernel", rec.level, launch, *args)
-
-        def wrapped_subtract(hist, parent_rows, child_hist, out):
-            rec.entry(rec.level)["derived"] += len(parent_rows)
-            return rec._timed("subtract", rec.level, subtract, hist, parent_rows, child_hist, out)
-
-        def wrapped_partition(nodes, feature, *args):
-            rec.level = rec._depth(nodes)
-            entry = rec.entry(rec.level)
-            entry["split_nodes"] += len(nodes)
-            entry["split_rows"] += int(np.sum(backend.node_rows(nodes)))
-            entry["split_features"] = len(np.unique(np.asarray(feature)))
-            return rec._timed("partition", rec.level, partition, nodes, feature, *args)
-
-        select = grower_module.select_splits
-
-        def wrapped_select(hist, criterion, layout, constraints, mask, xp, rows, *args):
-            rec.entry(rec.level)["nodes"] += len(rows)
-            return rec._timed("scoring", rec.level, select, hist, criterion, layout,
-                              constraints, mask, xp, rows, *args)  # fmt: skip
-
+        counter = self
         to_host = splitting_module.to_host
 
         def counting_to_host(array):
-            if rec.xp is np or isinstance(array, np.ndarray):
+            if counter.xp is np or isinstance(array, np.ndarray):
                 return to_host(array)
-            synchronize(rec.xp)  # pending kernels belong to the phase, not the copy
+            counter.timer.synchronize()
             start = time.perf_counter()
             result = to_host(array)
-            entry = rec.entry(rec.level)
+            entry = counter._entry()
             entry["d2h_s"] += time.perf_counter() - start
             entry["d2h_count"] += 1
             entry["d2h_bytes"] += int(getattr(result, "nbytes", 0))
             return result
 
-        backend.candidates = wrapped_candidates
-        backend._launch_histograms = wrapped_launch
-        backend.subtract = wrapped_subtract
-        backend.partition = wrapped_partition
-        self._patch(grower_module, "select_splits", wrapped_select)
         self._patch(splitting_module, "to_host", counting_to_host)
         self._patch(cuda_backend_module, "to_host", counting_to_host)
-        if self.xp is not np:  # host-to-device copies: xp.asarray of host data
+        if self.xp is not np:
             asarray = self.xp.asarray
 
             def counting_asarray(a, *args, **kwargs):
                 if not isinstance(a, (np.ndarray, np.generic, list, tuple)):
                     return asarray(a, *args, **kwargs)
-                synchronize(rec.xp)
+                counter.timer.synchronize()
                 start = time.perf_counter()
                 result = asarray(a, *args, **kwargs)
-                synchronize(rec.xp)
-                entry = rec.entry(rec.level)
+                counter.timer.synchronize()
+                entry = counter._entry()
                 entry["h2d_s"] += time.perf_counter() - start
                 entry["h2d_count"] += 1
                 entry["h2d_bytes"] += int(result.nbytes)
                 return result
 
             self._patch(self.xp, "asarray", counting_asarray)
+        return self
 
-    def uninstall(self):
-        for owner, name, original, had in reversed(self._restore):
-            if had:
-                setattr(owner, name, original)
-            else:
-                delattr(owner, name)
+    def __exit__(self, *exc):
+        for owner, name, original in reversed(self._restore):
+            setattr(owner, name, original)
         self._restore = []
-
-    def rows(self, end_time):
-        """Per-level rows, with the level's wall time and the host work left over."""
-        levels = [self.levels[k] for k in sorted(self.levels)]
-        out = []
-        for k, entry in enumerate(levels):
-            stop = levels[k + 1]["start"] if k + 1 < len(levels) else end_time
-            row = {key: value for key, value in entry.items() if key != "start"}
-            row["level_s"] = stop - entry["start"]
-            phases = row["hist_s"] + row["subtract_s"] + row["scoring_s"] + row["partition_s"]
-            row["other_s"] = row["level_s"] - phases
-            out.append(row)
-        return out
 
 
 def model_level_bytes(shape, row):
@@ -376,8 +355,9 @@ def model_level_bytes(shape, row):
 def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s,
                  on_depth=None):  # fmt: skip
     from gpu_tree import DecisionTreeClassifier
-    from gpu_tree.backends.cuda import CUDAHistogramBackend
-    from gpu_tree.data.binning import BinMapper
+    from gpu_tree.backends.rows import RowData
+    from gpu_tree.data.stats import StatsLayout
+    from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
     from gpu_tree.growing.grower import Grower, GrowthParams
 
     simulated = xp is np
@@ -386,8 +366,9 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
     results, level_rows = {}, []
     log(f"{name}: moving {X.nbytes / 1e9:.2f} GB to the device")
     X_device = xp.asarray(X)
-    mapper = BinMapper(max_bins=bins, random_state=0).fit(X)
-    X_binned, lower, upper = mapper.transform_on_device(X_device, xp)
+    _, binned = bin_features(X, max_bins=bins, device="cuda")  # as fit does from numpy
+    row_data = RowData(StatsLayout(True, n_classes, has_count_channel=False),
+                       weight=np.ones(len(y)), y_class=y.astype(np.int64))  # fmt: skip
     model = DecisionTreeClassifier(max_depth=min(depths), max_bins=bins, device="cuda")
     _, warmup = timed(xp, model.fit, X[:warmup_rows], y[:warmup_rows])
     log(f"{name}: warm-up fit (kernel compilation) {warmup:.2f} s")
@@ -409,32 +390,25 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
             entry["train_accuracy"] = float(np.mean(
                 np.asarray(model.predict(X[sample])) == y[sample]))  # fmt: skip
 
-            rows = model._row_data(*model._encode_targets(y, np.ones(len(y))))
             params = GrowthParams(criterion="gini", max_depth=depth)
 
-            def build(recorder=None, rows=rows, params=params):
-                backend = CUDAHistogramBackend(X_binned, lower, upper, rows, xp,
-                                               mapper.missing_bin_)  # fmt: skip
-                grower = Grower(backend, rows.layout, params, X.shape[1])
-                if recorder is not None:
-                    recorder.install(backend, grower)
-                try:
-                    return grower.grow()
-                finally:
-                    if recorder is not None:
-                        recorder.uninstall()
+            def build(timer=None, params=params):
+                # The estimators' own builder (fit's path once X is binned on the device).
+                backend = make_backend(binned, row_data, device="cuda", timer=timer)
+                return Grower(backend, row_data.layout, params, X.shape[1], timer=timer).grow()
 
             if not simulated:
                 build()  # CuPy's kernels for this depth's shapes
             entry["device_build_s"], entry["device_build_runs_s"] = median_time(
                 xp, repeats, build)  # fmt: skip
-            recorder = LevelRecorder(xp)
-            start = time.perf_counter()
-            timed(xp, build, recorder)
-            end = time.perf_counter()
+            timer = PhaseTimer(xp)
+            with TransferCounter(xp, timer) as transfers:
+                start = time.perf_counter()
+                timed(xp, build, timer)
+                end = time.perf_counter()
             entry["instrumented_build_s"] = end - start
             totals = {"as_implemented": 0, "one_pass_floor": 0, "ideal_floor": 0}
-            for row in recorder.rows(end):
+            for row in rows_per_level(timer, transfers.levels, end):
                 lv = model_level_bytes(shape, row)
                 row.update(dataset=name, depth=depth, kernel=lv.path,
                            model_as_implemented_bytes=lv.as_implemented_total,

@@ -139,9 +139,10 @@ def sectors_touched(fraction: float, rows_per_sector: int) -> float:
     return 1.0 - (1.0 - fraction) ** rows_per_sector
 
 
-def shared_features_per_block(n_slots: int, shape: Shape) -> int:
-    """As kernels.cuda.shared_features_per_block: 0 means the global-memory kernel."""
-    per_feature = n_slots * shape.n_bins * shape.n_channels
+def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
+    """As kernels.cuda.shared_features_per_block for ``n_hist_slots`` nodes' histograms
+    built at once: 0 means the global-memory kernel."""
+    per_feature = n_hist_slots * shape.n_bins * shape.n_channels
     return min(shape.n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0
 
 

@@ -175,11 +175,12 @@ def test_bytes_model_constants_follow_the_kernels():
     model = _bench_module("bytes_model")
     assert model.SHARED_HISTOGRAM_FLOATS == kernels.SHARED_HISTOGRAM_FLOATS
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
-    for slots, bins, classes, features in ((1, 256, 2, 28), (8, 256, 2, 28), (16, 256, 2, 28),
-                                           (2, 256, 7, 54), (1, 16, 3, 5)):  # fmt: skip
+    for hist_slots, bins, classes, features in ((1, 256, 2, 28), (8, 256, 2, 28),
+                                                (16, 256, 2, 28), (2, 256, 7, 54),
+                                                (1, 16, 3, 5)):  # fmt: skip
         shape = model.Shape(10, features, bins, classes)
-        assert model.shared_features_per_block(slots, shape) == kernels.shared_features_per_block(
-            slots, bins, classes, features
+        assert model.shared_features_per_block(hist_slots, shape) == (
+            kernels.shared_features_per_block(hist_slots, bins, classes, features)
         )
 
 

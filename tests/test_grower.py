@@ -8,8 +8,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree.data.stats import StatsLayout
+from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
+from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
+from gpu_tree.backends.rows import RowData
+from gpu_tree.data.stats import StatsLayout, bitset_members
+from gpu_tree.growing.backend import (
+    PHASES,
+    BackendCapabilities,
+    CompactHistograms,
+    DenseHistogramBackend,
+    DenseHistograms,
+    HistogramBackend,
+    PhaseTimer,
+    bin_features,
+    make_backend,
+)
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, split_score
+from gpu_tree.growing.grower import Grower, GrowthParams
+from gpu_tree.growing.splitting import CategoricalSearch
+from gpu_tree.testing import naive_histograms
 
 SPLITTERS = ["hist", "exact"]
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -547,3 +564,236 @@ def test_multiway_split_reaching_exactly_max_leaf_nodes_is_made(device):
     assert three.get_n_leaves() == 3 and three.score(X, y) == 1.0
     two = DecisionTreeClassifier(max_leaf_nodes=2, **params).fit(X, y)
     assert two.get_n_leaves() == 1  # three branches would exceed two leaves
+
+
+# ---------------------------------------------------------------------------------------
+# The Grower driven directly, through the backend contract (as scikit-learn tests its
+# TreeGrower): a naive pure-numpy backend grows the same tree as the CPU backend
+# ---------------------------------------------------------------------------------------
+
+
+class NaiveBackend:
+    """The grower's contract (HistogramBackend, DenseHistogramBackend) with obvious loops:
+    a node id per row, histograms by :func:`gpu_tree.testing.naive_histograms`, compact
+    histograms as the dense ones' non-empty bins, partitions row by row."""
+
+    xp = np
+    capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
+
+    def __init__(self, binned, row_data, small_node_size=0):
+        self.X_binned = np.asarray(binned.X_binned)
+        self.bin_lower, self.bin_upper = binned.bin_lower, binned.bin_upper
+        self.missing_bin = binned.missing_bin
+        self.row_data = row_data
+        self.small_node_size = small_node_size
+        self.node_of_row = np.zeros(row_data.n_samples, dtype=np.int64)
+
+    def _rows(self, node):
+        return np.flatnonzero(self.node_of_row == node)
+
+    def root_stats(self):
+        return self.row_data.row_stats.sum(axis=0)
+
+    def node_sizes(self, nodes):
+        return np.array([self._rows(node).size for node in nodes], dtype=np.int64)
+
+    def histograms(self, nodes, out=None):
+        n_bins = self.bin_lower.shape[1]
+        hist = np.concatenate([
+            naive_histograms(self.X_binned, self._rows(node), [0], [self._rows(node).size],
+                             self.row_data.row_stats, n_bins)
+            for node in nodes
+        ])  # fmt: skip
+        if out is not None:
+            out[...] = hist
+            hist = out
+        return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
+
+    def empty_histograms(self, n_nodes):
+        layout = self.row_data.layout
+        return np.empty((n_nodes, *self.bin_lower.shape, layout.n_channels), dtype=layout.dtype)
+
+    def subtract(self, hist, parent_slots, child_hist, out):
+        for k, parent in enumerate(parent_slots):
+            out[k] = hist[parent] - child_hist[k]
+
+    def compact_histograms(self, nodes):
+        dense = self.histograms(nodes).hist
+        layout = self.row_data.layout
+        n_nodes, n_features, n_bins, _ = dense.shape
+        if self.missing_bin >= 0:
+            missing, dense = dense[:, :, self.missing_bin].copy(), dense[:, :, : self.missing_bin]
+        else:
+            missing = layout.zeros((n_nodes, n_features))
+        width = max(1, min(int(self.node_sizes(nodes).max()), dense.shape[2]))
+        hist = layout.zeros((n_nodes, n_features, width))
+        code = np.full((n_nodes, n_features, width), -1, dtype=np.int64)
+        lower = np.full((n_nodes, n_features, width), np.inf)
+        upper = np.full((n_nodes, n_features, width), np.inf)
+        for k in range(n_nodes):
+            for f in range(n_features):
+                present = np.flatnonzero(layout.count(dense[k, f]) > 0)
+                hist[k, f, : present.size] = dense[k, f, present]
+                code[k, f, : present.size] = present
+                lower[k, f, : present.size] = self.bin_lower[f, present]
+                upper[k, f, : present.size] = self.bin_upper[f, present]
+        return CompactHistograms(hist, lower, upper, code, missing)
+
+    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
+                  right_children, category_sets=None):  # fmt: skip
+        n_left = np.zeros(len(nodes), dtype=np.int64)
+        for k, node in enumerate(nodes):
+            rows = self._rows(node)
+            for row in rows:
+                code = int(self.X_binned[feature[k], row])
+                if code == self.missing_bin:
+                    left = bool(missing_left[k])
+                elif category_sets is not None and category_sets[0][k]:
+                    left = code in bitset_members(category_sets[1][k])
+                else:
+                    left = code <= bin_threshold[k]
+                self.node_of_row[row] = left_children[k] if left else right_children[k]
+                n_left[k] += left
+        return n_left
+
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+        for k, node in enumerate(nodes):
+            for row in self._rows(node):
+                code = int(self.X_binned[feature[k], row])
+                known = code != self.missing_bin and code < child_of_code.shape[1]
+                self.node_of_row[row] = child_of_code[k, code] if known else default_child[k]
+        return [self.node_sizes(ids) for ids in children]
+
+
+def _grower_data(task, with_categories):
+    rng = np.random.default_rng(11)
+    n = 160
+    X = np.column_stack([
+        rng.integers(0, 9, size=n), np.round(rng.normal(size=n), 2), rng.integers(0, 4, size=n),
+    ]).astype(float)  # fmt: skip
+    signal = (X[:, 0] > 4) ^ (X[:, 1] > 0) | (X[:, 2] == 2)
+    if with_categories:
+        X[rng.random(n) < 0.1, 1] = np.nan  # missing values, learned per split
+    if task == "regression":
+        layout = StatsLayout(False, 0, has_count_channel=False)
+        y = 2.0 * signal + np.round(rng.normal(size=n))
+        row_data = RowData(layout, np.ones(n), y=y)
+    else:
+        layout = StatsLayout(True, 3, has_count_channel=True)  # weighted rows
+        y = (signal + (rng.random(n) < 0.2)).astype(np.int64)
+        row_data = RowData(layout, rng.integers(1, 3, size=n).astype(float), y_class=y)
+    n_categories = np.array([0, 0, 4 if with_categories else 0])
+    _, binned = bin_features(X, max_bins=16, n_categories=n_categories)
+    return binned, row_data
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("categories", [None, "binary", "multiway"])
+@pytest.mark.parametrize("small_node_size", [0, 16])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 9])
+def test_grower_with_a_naive_backend_grows_the_cpu_backends_tree(task, categories,
+                                                                 small_node_size, max_leaf_nodes):  # fmt: skip
+    binned, row_data = _grower_data(task, categories is not None)
+    criterion = "squared_error" if task == "regression" else "entropy"
+    categorical = None
+    if categories is not None:
+        categorical = CategoricalSearch(np.array([2]), multiway=categories == "multiway")
+    params = dict(criterion=criterion, max_depth=5, max_leaf_nodes=max_leaf_nodes,
+                  categorical=categorical)  # fmt: skip
+    naive = NaiveBackend(binned, row_data, small_node_size)
+    assert isinstance(naive, DenseHistogramBackend)
+    grown = Grower(naive, row_data.layout, GrowthParams(**params), 3).grow()
+    cpu = make_backend(binned, row_data, device="cpu", splitter="hist")
+    expected = Grower(cpu, row_data.layout, GrowthParams(**params), 3).grow()
+    assert expected.node_count > 7
+    if categories is not None:
+        assert np.any(expected.feature == 2)
+    assert_tree_equal(grown, expected, impurity_rtol=0, value_rtol=0)
+
+
+def test_the_backends_implement_the_contract():
+    binned, row_data = _grower_data("classification", False)
+    X = np.zeros((row_data.n_samples, 3))
+    cpu = make_backend(binned, row_data, device="cpu", splitter="hist")
+    exact = make_backend(X, row_data, device="cpu", splitter="exact")
+    for backend, capabilities in (
+        (cpu, BackendCapabilities("cpu", exact=False, subtraction=True)),
+        (exact, BackendCapabilities("cpu", exact=True, subtraction=False)),
+    ):
+        assert isinstance(backend, HistogramBackend)
+        assert backend.capabilities == capabilities
+        # The subtraction capability is the promise of the dense histogram calls.
+        assert isinstance(backend, DenseHistogramBackend) == capabilities.subtraction
+    assert isinstance(cpu, CPUHistogramBackend) and isinstance(exact, CPUExactBackend)
+    with pytest.raises(ValueError, match="exact search has no dense histograms"):
+        BackendCapabilities("cpu", exact=True, subtraction=True)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_cuda_backend_implements_the_contract(device):
+    usable, reason, xp = cuda_status()
+    if device == "cuda" and not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    binned, row_data = _grower_data("classification", False)
+    if device == "cuda":
+        binned = binned._replace(X_binned=xp.asarray(binned.X_binned))
+    backend = make_backend(binned, row_data, device=device)
+    assert isinstance(backend, DenseHistogramBackend)
+    assert backend.capabilities.device == device and not backend.capabilities.exact
+    assert isinstance(backend, CUDAHistogramBackend) == (device == "cuda")
+
+
+# ---------------------------------------------------------------------------------------
+# The phase timer
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 12])
+def test_phase_timer_records_every_phase_of_every_level(device, max_leaf_nodes):
+    usable, reason, xp = cuda_status()
+    if device == "cuda" and not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    binned, row_data = _grower_data("classification", False)
+    if device == "cuda":
+        binned = binned._replace(X_binned=xp.asarray(binned.X_binned))
+    params = GrowthParams(criterion="gini", max_depth=4, max_leaf_nodes=max_leaf_nodes)
+    untimed = Grower(make_backend(binned, row_data, device=device), row_data.layout, params, 3)
+    expected = untimed.grow()
+    timer = PhaseTimer(np if device == "cpu" else xp)
+    backend = make_backend(binned, row_data, device=device, timer=timer)
+    tree = Grower(backend, row_data.layout, params, 3, timer=timer).grow()
+    assert_tree_equal(tree, expected, impurity_rtol=0, value_rtol=0)  # timing changes nothing
+
+    internal = np.flatnonzero(tree.children_left >= 0)
+    split_levels = sorted(set(tree.depth[internal].tolist()))
+    assert len(split_levels) == 4  # a tree of depth 4 grew
+    # Every level that split had histograms, was scored and was partitioned (the nodes at
+    # max_depth are leaves: no histograms there).
+    assert timer.levels("partition") == split_levels
+    assert timer.levels("split_scoring") == timer.levels("histograms") == split_levels
+    assert set(timer.totals()) >= set(PHASES) - {"subtraction"}
+    assert 1 in timer.levels("subtraction")  # the larger root child: parent - smaller
+    by_level = timer.by_level()
+    assert sorted(by_level) == split_levels
+    assert all(seconds >= 0 for phases in by_level.values() for seconds in phases.values())
+    records = [r for r in timer.records if r.phase == "partition"]
+    assert sum(r.n_nodes for r in records) == internal.size  # every split node, once
+    assert [r.n_rows for r in records if r.level == 0] == [row_data.n_samples]
+    histograms = [r for r in timer.records if r.phase == "histograms" and r.level == 0]
+    assert [(r.n_nodes, r.n_rows) for r in histograms] == [(1, row_data.n_samples)]
+    if device == "cuda":  # the backend's own sub-phase, inside the histograms phase
+        assert timer.levels("histogram_kernel") == timer.levels("histograms")
+    if max_leaf_nodes is None:  # level-wise: one scoring pass over each level's dense batch
+        dense_levels = [r.level for r in timer.records if r.phase == "subtraction"]
+        assert dense_levels == sorted(set(dense_levels))
+
+
+def test_grower_times_nothing_without_a_timer():
+    binned, row_data = _grower_data("regression", False)
+    backend = make_backend(binned, row_data)
+    grower = Grower(backend, row_data.layout, GrowthParams("squared_error", max_depth=3), 3)
+    assert grower.timer is None and grower._phase("histograms", np.array([0])) is grower._phase(
+        "partition", np.array([0])
+    )
+    grower.grow()
