@@ -53,7 +53,10 @@ if str(BENCH) not in sys.path:  # run as a module or imported from elsewhere
     sys.path.insert(0, str(BENCH))
 
 import _categorical_data as data_sets  # noqa: E402
-from bench_cpu import cpu_model, module_version, set_numba_threads, timed  # noqa: E402
+from bench_cpu import set_numba_threads, timed  # noqa: E402
+
+from gpu_tree.app.machine import cpu_model, module_version  # noqa: E402
+from gpu_tree.app.peers import PEERS, PeerWork  # noqa: E402
 
 MODELS = ("native", "multiway", "one-hot")
 MODEL_LABELS = {
@@ -75,10 +78,8 @@ TABLE_HEADER = [
 
 
 def make_model(model: str, dataset, depth: int):
-    if model == "one-hot":
-        from sklearn.tree import DecisionTreeClassifier
-
-        return DecisionTreeClassifier(max_depth=depth, random_state=0)
+    if model == "one-hot":  # scikit-learn's tree, as every benchmark runs it
+        return PEERS["sklearn"].make(PeerWork(depth=depth))
     from gpu_tree import DecisionTreeClassifier
 
     params = dict(max_depth=depth, categorical_features=dataset.categorical, device="cpu")

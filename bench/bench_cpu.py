@@ -47,7 +47,6 @@ import gc
 import importlib
 import json
 import os
-import platform
 import shlex
 import statistics
 import sys
@@ -60,9 +59,11 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu_tree.app.machine import machine_info
+from gpu_tree.app.peers import PEERS, PeerWork, shape_of_estimator_tree
+
 GOAL_SPEEDUP_VS_SKLEARN = 40.0
 GOAL_MAX_ACCURACY_GAP_PP = 0.3
-SKLEARN_HIST_GB_MAX_BINS = 255  # HistGradientBoosting keeps one more bin for missing values
 
 
 # -- data ---------------------------------------------------------------------------------
@@ -112,45 +113,6 @@ def make_dataset(args) -> Dataset:
     )
 
 
-# -- tree shape of each tool's fitted model -------------------------------------------------
-
-
-def leaves_and_depth(root, children_of: Callable) -> tuple[int, int]:
-    """Count leaves and the deepest leaf's depth of a nested tree structure."""
-    n_leaves, max_depth = 0, 0
-    stack = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        children = children_of(node)
-        if children:
-            stack.extend((child, depth + 1) for child in children)
-        else:
-            n_leaves += 1
-            max_depth = max(max_depth, depth)
-    return n_leaves, max_depth
-
-
-def shape_of_estimator_tree(model) -> tuple[int, int]:
-    return model.get_n_leaves(), model.get_depth()
-
-
-def shape_of_lightgbm_tree(model) -> tuple[int, int]:
-    root = model.booster_.dump_model()["tree_info"][0]["tree_structure"]
-    return leaves_and_depth(
-        root, lambda node: [node["left_child"], node["right_child"]] if "left_child" in node else []
-    )
-
-
-def shape_of_xgboost_tree(model) -> tuple[int, int]:
-    root = json.loads(model.get_booster().get_dump(dump_format="json")[0])
-    return leaves_and_depth(root, lambda node: node.get("children", []))
-
-
-def shape_of_hist_gb_tree(model) -> tuple[int, int]:
-    nodes = model._predictors[0][0].nodes  # private, but the only way to see the tree
-    return int(nodes["is_leaf"].sum()), int(nodes["depth"].max())
-
-
 # -- the contenders -------------------------------------------------------------------------
 
 
@@ -181,33 +143,25 @@ def gpu_tree_model(settings):
     return gpu_tree.DecisionTreeClassifier(**settings)
 
 
-def sklearn_tree_model(settings):
-    from sklearn.tree import DecisionTreeClassifier
-
-    return DecisionTreeClassifier(**settings)
-
-
-def lightgbm_model(settings):
-    import lightgbm
-
-    return lightgbm.LGBMClassifier(**settings)
-
-
-def xgboost_model(settings):
-    import xgboost
-
-    return xgboost.XGBClassifier(**settings)
-
-
-def hist_gb_model(settings):
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    return HistGradientBoostingClassifier(**settings)
+def peer_contender(name: str, work: PeerWork, fit_repeats: int, **extra) -> Contender:
+    """A peer as gpu_tree.app.peers defines it (the same settings as ``gputree bench``)."""
+    peer = PEERS[name]
+    return Contender(
+        name=peer.name,
+        label=peer.label,
+        module=peer.module,
+        settings=peer.settings(work),
+        make_model=lambda settings, peer=peer: peer.estimator()(**settings),
+        tree_shape=peer.tree_shape,
+        fit_repeats=fit_repeats,
+        **extra,
+    )
 
 
 def build_contenders(args) -> list[Contender]:
     """gpu_tree first (the reference for fit ratios); the slow exact tree last."""
     depth, bins, n_jobs, seed = args.depth, args.bins, args.n_jobs, args.seed
+    work = PeerWork(depth=depth, bins=bins, n_jobs=n_jobs, seed=seed, device="cpu")
     return [
         Contender(
             name="gpu_tree",
@@ -220,83 +174,14 @@ def build_contenders(args) -> list[Contender]:
             tree_shape=shape_of_estimator_tree,
             fit_repeats=args.repeats,
         ),
-        Contender(
-            name="lightgbm",
-            label="LightGBM (1 round)",
-            module="lightgbm",
-            settings=dict(
-                n_estimators=1,
-                learning_rate=1.0,
-                max_depth=depth,
-                num_leaves=2**depth,  # a full tree of this depth: depth is the binding limit
-                max_bin=bins,
-                min_child_samples=1,  # default 20; gpu_tree and sklearn allow 1-row leaves
-                min_split_gain=0.0,
-                reg_alpha=0.0,
-                reg_lambda=0.0,
-                subsample=1.0,
-                colsample_bytree=1.0,
-                n_jobs=n_jobs,
-                random_state=seed,
-                verbose=-1,
-            ),
-            make_model=lightgbm_model,
-            tree_shape=shape_of_lightgbm_tree,
-            fit_repeats=args.repeats,
-        ),
-        Contender(
-            name="xgboost",
-            label="XGBoost hist (1 round)",
-            module="xgboost",
-            settings=dict(
-                n_estimators=1,
-                tree_method="hist",
-                grow_policy="depthwise",
-                learning_rate=1.0,
-                max_depth=depth,
-                max_bin=bins,
-                min_child_weight=0.0,  # default 1 (hessian sum, about 4 rows here)
-                reg_lambda=0.0,  # default 1
-                n_jobs=n_jobs,
-                random_state=seed,
-            ),
-            make_model=xgboost_model,
-            tree_shape=shape_of_xgboost_tree,
-            fit_repeats=args.repeats,
-        ),
-        Contender(
-            name="hist_gb",
-            label="sklearn HistGradientBoosting (1 iter)",
-            module="sklearn",
-            settings=dict(
-                max_iter=1,
-                learning_rate=1.0,
-                max_depth=depth,
-                max_leaf_nodes=2**depth,
-                max_bins=min(bins, SKLEARN_HIST_GB_MAX_BINS),
-                min_samples_leaf=1,  # default 20
-                l2_regularization=0.0,
-                early_stopping=False,
-                random_state=seed,
-            ),
-            make_model=hist_gb_model,
-            tree_shape=shape_of_hist_gb_tree,
-            fit_repeats=args.repeats,
-            thread_limit=openmp_thread_limit(n_jobs),
-        ),
-        Contender(
-            name="sklearn",
-            label="sklearn DecisionTree (exact)",
-            module="sklearn",
-            settings=dict(criterion="gini", splitter="best", max_depth=depth, random_state=seed),
-            make_model=sklearn_tree_model,
-            tree_shape=shape_of_estimator_tree,
-            fit_repeats=args.sklearn_repeats,
-        ),
+        peer_contender("lightgbm", work, args.repeats),
+        peer_contender("xgboost", work, args.repeats),
+        peer_contender("hist_gb", work, args.repeats, thread_limit=openmp_thread_limit(n_jobs)),
+        peer_contender("sklearn", work, args.sklearn_repeats),
     ]
 
 
-PEER_NAMES = ("sklearn", "lightgbm", "xgboost", "hist_gb")
+PEER_NAMES = tuple(name for name in PEERS if PEERS[name].device != "cuda")
 
 
 # -- timing ---------------------------------------------------------------------------------
@@ -400,49 +285,6 @@ def set_numba_threads(n_threads: int) -> int:
 
 
 # -- reporting ------------------------------------------------------------------------------
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def module_version(module: str) -> str:
-    try:
-        return str(importlib.import_module(module).__version__)
-    except Exception:
-        return "not installed"
-
-
-def machine_info() -> dict:
-    usable_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {
-        "platform": platform.platform(),
-        "cpu_model": cpu_model(),
-        "logical_cores": os.cpu_count(),
-        "usable_cores": usable_cores,
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "versions": {
-            "python": platform.python_version(),
-            **{
-                name: module_version(module)
-                for name, module in [
-                    ("numpy", "numpy"),
-                    ("numba", "numba"),
-                    ("scikit-learn", "sklearn"),
-                    ("lightgbm", "lightgbm"),
-                    ("xgboost", "xgboost"),
-                    ("gpu_tree", "gpu_tree"),
-                ]
-            },
-        },
-    }
 
 
 def fill_comparisons(results: list[Result]) -> None:
@@ -580,7 +422,7 @@ def markdown_section(report: dict, results: list[Result]) -> str:
         "",
         f"- Command: `{report['command']}`",
         f"- Machine: {machine['platform']}; CPU {machine['cpu_model']}; "
-        f"{machine['logical_cores']} logical cores ({machine['usable_cores']} usable); "
+        f"{machine['cpus']} logical cores ({machine['usable_cores']} usable); "
         f"load average at start {machine['load_average_at_start']}; threads per tool "
         f"{report['threads']['requested']} (numba {report['threads']['numba']})",
         f"- Versions: {versions}",

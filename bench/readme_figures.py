@@ -38,7 +38,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -49,6 +48,8 @@ import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gpu_tree.app.machine import machine_info
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BLOCKS = ("cpu-1m", "full-depth", "quick-start")
@@ -232,43 +233,21 @@ def _git(*args) -> str:
 
 
 def provenance() -> dict:
-    cpu_model = platform.processor() or platform.machine()
-    memory = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    cpu_model = line.split(":", 1)[1].strip()
-                    break
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemTotal:"):
-                    memory = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    versions = {"Python": platform.python_version()}
-    for module in ("numpy", "numba", "sklearn", "lightgbm", "xgboost", "gpu_tree"):
-        try:
-            versions[module] = __import__(module).__version__
-        except Exception:  # not installed, or broken: say so rather than stop
-            versions[module] = "not installed"
+    machine = machine_info()
+    versions = {"Python": machine["versions"].pop("python"), **machine["versions"]}
     commit = _git("rev-parse", "--short=12", "HEAD") or "unknown"
     modified = bool(_git("status", "--porcelain", "--untracked-files=no"))
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit,
         "modified": modified,
-        "cores": os.cpu_count(),
-        "usable_cores": usable,
-        "cpu_model": cpu_model,
-        "memory_bytes": memory,
-        "platform": platform.platform(),
+        "cores": machine["cpus"],
+        "usable_cores": machine["usable_cores"],
+        "cpu_model": machine["cpu_model"],
+        "memory_bytes": machine["memory_bytes"],
+        "platform": machine["platform"],
         "versions": versions,
-        "load_average": [round(x, 2) for x in os.getloadavg()]
-        if hasattr(os, "getloadavg")
-        else None,
+        "load_average": machine["load_average_at_start"],
     }
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import statistics
 import textwrap
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from gpu_tree.app.machine import available_memory_bytes
+from gpu_tree.app.peers import PEERS, PeerWork
 
 logger = logging.getLogger("gpu_tree.bench")
 
@@ -35,21 +37,6 @@ GPU_ROWS = 2_000_000
 BYTES_PER_VALUE = 48
 
 
-def available_memory():
-    """Bytes of memory available now (Linux /proc/meminfo, else sysconf), or None."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def default_rows(backend: str, n_features: int) -> tuple[int, str]:
     """Rows of the default dataset on this machine, and the rule that chose them."""
     cpus = os.cpu_count() or 1
@@ -59,7 +46,7 @@ def default_rows(backend: str, n_features: int) -> tuple[int, str]:
         rows = min(max(ROWS_PER_CPU * cpus, CPU_ROWS[0]), CPU_ROWS[1])
         low, high = CPU_ROWS
         rule = f"{ROWS_PER_CPU:,} rows per CPU core x {cpus} cores, within {low:,}..{high:,}"
-    memory = available_memory()
+    memory = available_memory_bytes()
     if memory is not None:
         fits = int(memory // (BYTES_PER_VALUE * n_features))
         if fits < rows:
@@ -106,116 +93,15 @@ class Result:
         }
 
 
-def _xgboost_has_cuda(xgboost) -> bool:
-    try:
-        return bool(xgboost.build_info().get("USE_CUDA"))
-    except Exception:  # an old or odd build: treat it as CPU-only
-        return False
-
-
 def peers(depth: int, bins: int, backend: str):
-    """(name, device, factory or None, why it is missing) of each peer this bench knows."""
+    """(label, device, factory or None, why it is missing) of each peer (gpu_tree.app.peers)."""
+    work = PeerWork(depth=depth, bins=bins, device=backend)
     found = []
-    try:
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        from sklearn.tree import DecisionTreeClassifier as SklearnTree
-
-        found.append(
-            (
-                "scikit-learn DecisionTreeClassifier",
-                "cpu",
-                lambda: SklearnTree(max_depth=depth, random_state=0),
-                None,
-            )
-        )
-        found.append(
-            (
-                "scikit-learn HistGradientBoosting (1 iteration)",
-                "cpu",
-                lambda: HistGradientBoostingClassifier(
-                    max_iter=1,
-                    learning_rate=1.0,
-                    max_depth=depth,
-                    max_leaf_nodes=None,
-                    max_bins=min(bins, 255),
-                    min_samples_leaf=1,
-                    early_stopping=False,
-                    random_state=0,
-                ),
-                None,
-            )
-        )
-    except ImportError:
-        found.append(("scikit-learn", "cpu", None, "not installed"))
-    try:
-        import lightgbm
-
-        found.append(
-            (
-                "LightGBM (1 round)",
-                "cpu",
-                lambda: lightgbm.LGBMClassifier(
-                    n_estimators=1,
-                    max_depth=depth,
-                    num_leaves=min(2**depth, 131072),
-                    max_bin=bins,
-                    learning_rate=1.0,
-                    min_child_samples=1,
-                    min_child_weight=0.0,
-                    verbose=-1,
-                ),
-                None,
-            )
-        )
-    except ImportError:
-        found.append(("LightGBM", "cpu", None, "not installed"))
-    try:
-        import xgboost
-
-        xgb_device = "cuda" if backend == "cuda" and _xgboost_has_cuda(xgboost) else "cpu"
-        found.append(
-            (
-                "XGBoost hist (1 round)",
-                xgb_device,
-                lambda: xgboost.XGBClassifier(
-                    n_estimators=1,
-                    max_depth=depth,
-                    max_bin=bins,
-                    learning_rate=1.0,
-                    tree_method="hist",
-                    grow_policy="depthwise",
-                    # Its defaults (a hessian sum of 1, about 4 rows, per child; an L2
-                    # penalty of 1) would stop it short of the tree the others grow.
-                    min_child_weight=0.0,
-                    reg_lambda=0.0,
-                    device=xgb_device,
-                ),
-                None,
-            )
-        )
-    except ImportError:
-        found.append(("XGBoost", "cpu", None, "not installed"))
-    try:
-        from cuml.ensemble import RandomForestClassifier as CumlForest
-
-        found.append(
-            (
-                "cuML random forest (1 tree, no bootstrap)",
-                "cuda",
-                lambda: CumlForest(
-                    n_estimators=1,
-                    bootstrap=False,
-                    max_samples=1.0,
-                    max_features=1.0,
-                    max_depth=depth,
-                    n_bins=bins,
-                    random_state=0,
-                ),
-                None,
-            )
-        )
-    except Exception:  # cuML fails on import in many ways without a GPU
-        found.append(("cuML", "cuda", None, "not installed"))
+    for peer in PEERS.values():
+        if peer.available():
+            found.append((peer.label, peer.device_for(work), lambda p=peer: p.make(work), None))
+        else:
+            found.append((peer.label, peer.device, None, "not installed"))
     return found
 
 
@@ -256,16 +142,6 @@ def time_model(name, device, factory, data, repeats) -> Result:
         result.status, result.error = "failed", _reason(exc)
         logger.info("%s failed: %s", name, result.error)
     return result
-
-
-def machine() -> dict:
-    return {
-        "cpus": os.cpu_count(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "memory_available_bytes": available_memory(),
-    }
 
 
 def plot_ratios(report: dict, path) -> None:

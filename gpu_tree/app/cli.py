@@ -965,6 +965,7 @@ def bench(
     no peer ran, below the floor the dataset's known signal guarantees a depth-10 tree.
     """
     from gpu_tree.app import bench as _bench
+    from gpu_tree.app.machine import machine_info
     from gpu_tree.datasets import make_higgs_like
     from gpu_tree.estimators.tree import DecisionTreeClassifier, resolve_device
 
@@ -1037,7 +1038,7 @@ def bench(
     report = {
         "gpu_tree_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": _bench.machine(),
+        "machine": machine_info(),
         "settings": {
             "rows": rows,
             "rows_rule": rows_rule,

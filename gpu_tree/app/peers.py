@@ -1,0 +1,246 @@
+"""The benchmark peers, defined once for ``gputree bench`` and the scripts in bench/.
+
+Each peer grows one tree of the same depth on the same bins: scikit-learn's exact
+decision tree, and one round (one iteration) of the histogram boosters, whose defaults
+would otherwise stop short of that tree (minimum leaf sizes and hessian sums,
+regularisation). cuML's random forest with one tree and no bootstrap is the GPU peer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# HistGradientBoosting keeps one bin of its 256 for missing values.
+SKLEARN_HIST_GB_MAX_BINS = 255
+# LightGBM refuses more leaves than this.
+LIGHTGBM_MAX_LEAVES = 131072
+
+
+@dataclass(frozen=True)
+class PeerWork:
+    """The tree every peer is asked to grow, and the resources it may use."""
+
+    depth: int
+    bins: int = 256
+    n_jobs: int | None = None  # None: the library's default
+    seed: int = 0
+    device: str = "cpu"  # "cuda": the peer's GPU mode where it has one
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str  # short key: --skip names, JSON keys
+    label: str  # what tables print
+    module: str  # what must import for the peer to run
+    device: str  # "cpu", "cuda", or "auto": the device of the work where the peer has both
+    settings: Callable[[PeerWork], dict]
+    estimator: Callable[[], type]  # the class, imported only when asked for
+    tree_shape: Callable[[object], tuple[int, int]]  # (leaves, depth) of the fitted tree
+
+    def device_for(self, work: PeerWork) -> str:
+        if self.device != "auto":
+            return self.device
+        return "cuda" if work.device == "cuda" and xgboost_has_cuda() else "cpu"
+
+    def make(self, work: PeerWork):
+        """An unfitted estimator for ``work``; ImportError where the module is missing."""
+        return self.estimator()(**self.settings(work))
+
+    def available(self) -> bool:
+        try:
+            importlib.import_module(self.module)
+        except Exception:  # cuML, for one, fails on import in many ways without a GPU
+            return False
+        return True
+
+
+def xgboost_has_cuda() -> bool:
+    try:
+        import xgboost
+
+        return bool(xgboost.build_info().get("USE_CUDA"))
+    except Exception:  # not installed, or an old or odd build: treat it as CPU-only
+        return False
+
+
+# -- tree shapes: (leaves, depth) -----------------------------------------------------------
+
+
+def leaves_and_depth(root, children_of: Callable) -> tuple[int, int]:
+    n_leaves, max_depth, stack = 0, 0, [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = children_of(node)
+        if children:
+            stack.extend((child, depth + 1) for child in children)
+        else:
+            n_leaves += 1
+            max_depth = max(max_depth, depth)
+    return n_leaves, max_depth
+
+
+def shape_of_estimator_tree(model) -> tuple[int, int]:
+    return model.get_n_leaves(), model.get_depth()
+
+
+def shape_of_lightgbm_tree(model) -> tuple[int, int]:
+    root = model.booster_.dump_model()["tree_info"][0]["tree_structure"]
+    return leaves_and_depth(
+        root, lambda node: [node["left_child"], node["right_child"]] if "left_child" in node else []
+    )
+
+
+def shape_of_xgboost_tree(model) -> tuple[int, int]:
+    root = json.loads(model.get_booster().get_dump(dump_format="json")[0])
+    return leaves_and_depth(root, lambda node: node.get("children", []))
+
+
+def shape_of_hist_gb_tree(model) -> tuple[int, int]:
+    nodes = model._predictors[0][0].nodes  # private, but the only way to see the tree
+    return int(nodes["is_leaf"].sum()), int(nodes["depth"].max())
+
+
+def _no_shape(model) -> tuple[int, int]:
+    raise NotImplementedError("this peer does not expose its tree")
+
+
+# -- the peers --------------------------------------------------------------------------------
+
+
+def _sklearn_tree():
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier
+
+
+def _hist_gb():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier
+
+
+def _lightgbm():
+    import lightgbm
+
+    return lightgbm.LGBMClassifier
+
+
+def _xgboost():
+    import xgboost
+
+    return xgboost.XGBClassifier
+
+
+def _cuml_forest():
+    from cuml.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier
+
+
+def _threads(work: PeerWork, key: str) -> dict:
+    return {} if work.n_jobs is None else {key: work.n_jobs}
+
+
+PEERS: dict[str, Peer] = {
+    peer.name: peer
+    for peer in (
+        Peer(
+            name="sklearn",
+            label="scikit-learn DecisionTreeClassifier (exact)",
+            module="sklearn",
+            device="cpu",
+            settings=lambda w: dict(
+                criterion="gini", splitter="best", max_depth=w.depth, random_state=w.seed
+            ),
+            estimator=_sklearn_tree,
+            tree_shape=shape_of_estimator_tree,
+        ),
+        Peer(
+            name="hist_gb",
+            label="scikit-learn HistGradientBoosting (1 iteration)",
+            module="sklearn",
+            device="cpu",
+            settings=lambda w: dict(
+                max_iter=1,
+                learning_rate=1.0,
+                max_depth=w.depth,
+                max_leaf_nodes=None,  # the depth is the binding limit
+                max_bins=min(w.bins, SKLEARN_HIST_GB_MAX_BINS),
+                min_samples_leaf=1,  # default 20
+                l2_regularization=0.0,
+                early_stopping=False,
+                random_state=w.seed,
+            ),
+            estimator=_hist_gb,
+            tree_shape=shape_of_hist_gb_tree,
+        ),
+        Peer(
+            name="lightgbm",
+            label="LightGBM (1 round)",
+            module="lightgbm",
+            device="cpu",
+            settings=lambda w: dict(
+                n_estimators=1,
+                learning_rate=1.0,
+                max_depth=w.depth,
+                num_leaves=min(2**w.depth, LIGHTGBM_MAX_LEAVES),  # depth binds, not leaves
+                max_bin=w.bins,
+                min_child_samples=1,  # default 20; gpu_tree and scikit-learn allow 1-row leaves
+                min_child_weight=0.0,
+                min_split_gain=0.0,
+                reg_alpha=0.0,
+                reg_lambda=0.0,
+                subsample=1.0,
+                colsample_bytree=1.0,
+                random_state=w.seed,
+                verbose=-1,
+                **_threads(w, "n_jobs"),
+            ),
+            estimator=_lightgbm,
+            tree_shape=shape_of_lightgbm_tree,
+        ),
+        Peer(
+            name="xgboost",
+            label="XGBoost hist (1 round)",
+            module="xgboost",
+            device="auto",
+            settings=lambda w: dict(
+                n_estimators=1,
+                tree_method="hist",
+                grow_policy="depthwise",
+                learning_rate=1.0,
+                max_depth=w.depth,
+                max_bin=w.bins,
+                # Its defaults (a hessian sum of 1, about 4 rows, per child; an L2 penalty
+                # of 1) would stop it short of the tree the others grow.
+                min_child_weight=0.0,
+                reg_lambda=0.0,
+                device="cuda" if w.device == "cuda" and xgboost_has_cuda() else "cpu",
+                random_state=w.seed,
+                **_threads(w, "n_jobs"),
+            ),
+            estimator=_xgboost,
+            tree_shape=shape_of_xgboost_tree,
+        ),
+        Peer(
+            name="cuml",
+            label="cuML random forest (1 tree, no bootstrap)",
+            module="cuml",
+            device="cuda",
+            settings=lambda w: dict(
+                n_estimators=1,
+                bootstrap=False,
+                max_samples=1.0,
+                max_features=1.0,
+                max_depth=w.depth,
+                n_bins=w.bins,
+                random_state=w.seed,
+            ),
+            estimator=_cuml_forest,
+            tree_shape=_no_shape,
+        ),
+    )
+}
