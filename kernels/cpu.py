@@ -239,10 +239,11 @@ _INSERTION_SORT_ROWS = 32
 def compact_histograms(
     columns, sample_indices, node_start, node_end, row_stats, missing_code, hist, values, missing
 ):  # fmt: skip
-    """Per node and feature, one slot per distinct value among the node's rows, in
+    """Per node and feature, one compact bin per distinct value among the node's rows, in
     increasing order, holding the summed row statistics.
 
-    Exact mode runs it on raw values (every midpoint is a candidate, Algorithm 19.2);
+    Exact mode runs it on raw values (every midpoint is a candidate, as in Zaki and
+    Meira's Algorithm 19.2);
     histogram mode runs it on bin codes for nodes with fewer rows than bins, where a
     dense histogram would mostly hold empty bins. Cost follows the node's rows, not
     the number of bins.
@@ -286,26 +287,27 @@ def compact_histograms(
                     order[t + 1] = k
             else:
                 order[:n_present] = np.argsort(keys[:n_present], kind="mergesort")
-            slot = -1
+            compact_bin = -1
             previous = 0.0
             for j in range(n_present):
                 k = order[j]
                 x = keys[k]
-                if slot < 0 or x != previous:
-                    slot += 1
-                    values[node, f, slot] = x
+                if compact_bin < 0 or x != previous:
+                    compact_bin += 1
+                    values[node, f, compact_bin] = x
                     previous = x
                 i = rows[k]
                 for c in range(n_channels):
-                    hist[node, f, slot, c] += row_stats[i, c]
+                    hist[node, f, compact_bin, c] += row_stats[i, c]
 
 
 @njit(nogil=True, cache=True)
-def compact_rows(hist, rows, nonempty, compact, bin_index):
-    """Copy each (row, feature) histogram of ``hist[rows]`` with its non-empty bins first,
-    in bin order; ``bin_index`` gets each slot's bin (-1 past them).
+def compact_rows(hist, slots, nonempty, compact, bin_index):
+    """Copy each (node, feature) row of the histograms ``hist[slots]`` (histogram slots)
+    with its non-empty bins first, in bin order; ``bin_index`` gets the bin at each
+    position of the compacted row (-1 past them).
 
-    ``compact`` (len(rows), n_features, width, n_channels) comes in zeroed. One pass,
+    ``compact`` (len(slots), n_features, width, n_channels) comes in zeroed. One pass,
     where the array-namespace version needs index arrays and gathers. Serial and without
     the GIL: split selection already runs its chunks on parallel threads.
     """
@@ -313,18 +315,18 @@ def compact_rows(hist, rows, nonempty, compact, bin_index):
     n_bins = hist.shape[2]
     n_channels = hist.shape[3]
     width = compact.shape[2]
-    for task in range(rows.shape[0] * n_features):
+    for task in range(slots.shape[0] * n_features):
         k = task // n_features
         f = task % n_features
-        row = rows[k]
-        slot = 0
+        slot = slots[k]
+        position = 0
         for b in range(n_bins):
-            if nonempty[row, f, b]:
+            if nonempty[slot, f, b]:
                 for c in range(n_channels):
-                    compact[k, f, slot, c] = hist[row, f, b, c]
-                bin_index[k, f, slot] = b
-                slot += 1
-        for rest in range(slot, width):
+                    compact[k, f, position, c] = hist[slot, f, b, c]
+                bin_index[k, f, position] = b
+                position += 1
+        for rest in range(position, width):
             bin_index[k, f, rest] = -1
 
 
@@ -333,12 +335,13 @@ def compact_code_histograms(
     X_binned, sample_indices, node_start, node_end, row_stats, missing_bin, bin_lower,
     bin_upper, hist, code, lower, upper, missing,
 ):  # fmt: skip
-    """:func:`compact_histograms` for bin codes: slots in code order without sorting.
+    """:func:`compact_histograms` for bin codes: compact bins in code order without
+    sorting.
 
     Codes are small integers: the codes present are collected with a presence table, then
     put in order by insertion sort when few, or by scanning the table when many, so a
-    node costs about its rows, not its sort. Writes, per slot, the summed row
-    statistics (``hist``, zeroed on entry), the bin ``code`` (-1 past the codes present)
+    node costs about its rows, not its sort. Writes, per compact bin, the summed
+    row statistics (``hist``, zeroed on entry), the bin ``code`` (-1 past the codes present)
     and that bin's value bounds (``lower``/``upper``, +inf past them); rows in
     ``missing_bin`` are summed into ``missing`` (zeroed on entry).
     """
@@ -350,19 +353,19 @@ def compact_code_histograms(
     for node in prange(n_nodes):
         start = node_start[node]
         end = node_end[node]
-        slot_of_code = np.full(n_bins, -1, dtype=np.int64)
+        compact_bin_of_code = np.full(n_bins, -1, dtype=np.int64)
         distinct = np.empty(n_bins, dtype=np.int64)
         for f in range(n_features):
-            n_slots = 0
+            n_present = 0
             for j in range(start, end):
                 b = X_binned[f, sample_indices[j]]
-                if b != missing_bin and slot_of_code[b] < 0:
-                    slot_of_code[b] = 0
-                    distinct[n_slots] = b
-                    n_slots += 1
-            if n_slots * n_slots <= n_bins:
+                if b != missing_bin and compact_bin_of_code[b] < 0:
+                    compact_bin_of_code[b] = 0
+                    distinct[n_present] = b
+                    n_present += 1
+            if n_present * n_present <= n_bins:
                 # Few codes: insertion sort them (cheaper than scanning every bin).
-                for k in range(1, n_slots):
+                for k in range(1, n_present):
                     b = distinct[k]
                     t = k - 1
                     while t >= 0 and distinct[t] > b:
@@ -373,16 +376,16 @@ def compact_code_histograms(
                 # Many codes: the presence table, scanned in code order.
                 k = 0
                 for b in range(n_bins):
-                    if slot_of_code[b] >= 0:
+                    if compact_bin_of_code[b] >= 0:
                         distinct[k] = b
                         k += 1
-            for k in range(n_slots):
+            for k in range(n_present):
                 b = distinct[k]
-                slot_of_code[b] = k
+                compact_bin_of_code[b] = k
                 code[node, f, k] = b
                 lower[node, f, k] = bin_lower[f, b]
                 upper[node, f, k] = bin_upper[f, b]
-            for k in range(n_slots, width):
+            for k in range(n_present, width):
                 code[node, f, k] = -1
                 lower[node, f, k] = np.inf
                 upper[node, f, k] = np.inf
@@ -393,13 +396,13 @@ def compact_code_histograms(
                     for c in range(n_channels):
                         missing[node, f, c] += row_stats[i, c]
                 else:
-                    slot = slot_of_code[b]
+                    compact_bin = compact_bin_of_code[b]
                     for c in range(n_channels):
-                        hist[node, f, slot, c] += row_stats[i, c]
+                        hist[node, f, compact_bin, c] += row_stats[i, c]
             for j in range(start, end):  # reset only what was set
                 b = X_binned[f, sample_indices[j]]
                 if b != missing_bin:
-                    slot_of_code[b] = -1
+                    compact_bin_of_code[b] = -1
 
 
 @njit(parallel=True, cache=True)
@@ -425,7 +428,7 @@ def partition_rows_multiway(
                                 n_codes, missing_code)  # fmt: skip
             branch_rows[node, branch] += 1
         position = start
-        for b in range(branch_rows.shape[1]):  # each branch's first slot, in scratch
+        for b in range(branch_rows.shape[1]):  # each branch's first position in scratch
             count = branch_rows[node, b]
             branch_rows[node, b] = position
             position += count

@@ -11,9 +11,10 @@ threshold the node-local midpoint between neighbouring values, as exact search d
 Ties go to the lowest feature index, then the lowest bin (``argmax`` returns the first
 maximum of the row-major (feature, bin) order).
 
-Names: a *hist node* is an index into the histogram's first axis; each (node, feature)
-row is compacted to its non-empty bins, and a *position* is an index into that compacted
-row (``n_nonempty`` positions hold bins; ``bin_index`` maps positions back to bins).
+Names: a *histogram slot* is an index along the histogram's first axis (one node's
+histograms); each (node, feature) row is compacted to its non-empty bins, and a
+*position* is an index along that compacted row, a compact bin (``n_nonempty`` positions
+hold bins; ``bin_index`` maps positions back to bins).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class _SearchContext:
     nonempty: Any  # (n, n_features, n_bins) bool: the bins holding rows (the candidates)
     missing: Any  # (n, n_features, n_channels): each node's rows missing each feature, or None
     compact_input: bool  # every node's non-empty bins come first already
-    feature_mask: np.ndarray | None  # (len(hist_nodes), n_features) bool: usable features
+    feature_mask: np.ndarray | None  # (len(slots), n_features) bool: usable features
     criterion: str
     layout: StatsLayout
     constraints: SplitConstraints
@@ -117,15 +118,15 @@ def select_splits(
     constraints: SplitConstraints,
     feature_mask=None,
     xp=np,
-    hist_nodes=None,
+    slots=None,
     compact_input=False,
     missing=None,
     categorical: CategoricalSearch | None = None,
 ) -> ChosenSplits:
-    """Best split of the nodes ``hist[hist_nodes]`` (hist: (n, n_features, n_bins,
-    n_channels)).
+    """Best split of the nodes whose histograms are ``hist[slots]`` (hist: (n, n_features,
+    n_bins, n_channels)).
 
-    ``hist_nodes`` (host indices into hist's first axis, default all) picks the nodes to
+    ``slots`` (host indices into hist's first axis, default all) picks the nodes to
     evaluate; results come in that order. ``compact_input``: every (node, feature) row
     already holds its non-empty bins first, in order (compact histograms), so no
     compaction is needed. ``missing``
@@ -133,7 +134,7 @@ def select_splits(
     each feature (not in ``hist``); every candidate is then scored with them on either
     side, and the better side is kept. ``categorical`` says which features hold category
     codes and how they split (see :func:`_score_categorical`).
-    ``feature_mask`` (len(hist_nodes), n_features) bool restricts the
+    ``feature_mask`` (len(slots), n_features) bool restricts the
     features each may use. Only small per-node results leave the device; the
     histograms stay where they are.
 
@@ -143,10 +144,10 @@ def select_splits(
     scores and the tie-break are those of the full histogram.
     """
     _, n_features, n_bins, n_channels = hist.shape
-    if hist_nodes is None:
-        hist_nodes = np.arange(hist.shape[0])
-    hist_nodes = np.asarray(hist_nodes, dtype=np.int64)
-    n_nodes = hist_nodes.size
+    if slots is None:
+        slots = np.arange(hist.shape[0])
+    slots = np.asarray(slots, dtype=np.int64)
+    n_nodes = slots.size
     chosen = ChosenSplits(
         has_split=np.zeros(n_nodes, dtype=bool),
         feature=np.zeros(n_nodes, dtype=np.int64),
@@ -169,8 +170,8 @@ def select_splits(
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
-    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram node
-    width = widest[hist_nodes]
+    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram slot
+    width = widest[slots]
     order = np.argsort(width, kind="stable")
     chunks = []
     start = 0
@@ -189,7 +190,7 @@ def select_splits(
     )  # fmt: skip
 
     def score_chunk(chunk):
-        _select_in_chunk(search, chosen, chunk, hist_nodes[chunk], int(width[chunk].max()))
+        _select_in_chunk(search, chosen, chunk, slots[chunk], int(width[chunk].max()))
 
     if xp is np and len(chunks) > 1:
         # numpy releases the GIL inside its array loops: chunks score in parallel.
@@ -201,18 +202,18 @@ def select_splits(
     return chosen
 
 
-def _select_in_chunk(search, chosen, chunk, hist_nodes, width):
-    """Score the nodes ``hist[hist_nodes]``, whose results are ``chunk`` (indices into
+def _select_in_chunk(search, chosen, chunk, slots, width):
+    """Score the nodes of histogram slots ``slots``, whose results are ``chunk`` (indices into
     ``chosen``); write their best splits into ``chosen``. ``width``: the most non-empty
     bins of one of their (node, feature) rows."""
     hist, nonempty, layout, xp = search.hist, search.nonempty, search.layout, search.xp
     categorical = search.categorical
-    n = hist_nodes.size
+    n = slots.size
     n_features = hist.shape[1]
-    device_hist_nodes = xp.asarray(hist_nodes)
+    device_slots = xp.asarray(slots)
     width = max(width, 2)  # at least one candidate position, even if it is never allowed
     if search.compact_input:
-        compact = hist[device_hist_nodes][:, :, :width]
+        compact = hist[device_slots][:, :, :width]
         if compact.shape[2] < width:
             pad_shape = compact.shape[:2] + (width - compact.shape[2],) + compact.shape[3:]
             pad = xp.zeros(pad_shape, dtype=layout.dtype)
@@ -221,13 +222,13 @@ def _select_in_chunk(search, chosen, chunk, hist_nodes, width):
     elif xp is np:
         compact = np.zeros((n, n_features, width, hist.shape[3]), dtype=layout.dtype)
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
-        cpu_kernels.compact_rows(hist, hist_nodes, nonempty, compact, bin_index)
+        cpu_kernels.compact_rows(hist, slots, nonempty, compact, bin_index)
     else:
-        compact, bin_index = _compact(hist[device_hist_nodes], nonempty[device_hist_nodes],
+        compact, bin_index = _compact(hist[device_slots], nonempty[device_slots],
                                       width, xp)  # fmt: skip
     mask = None if search.feature_mask is None else np.asarray(search.feature_mask[chunk])
-    n_nonempty = xp.sum(nonempty[device_hist_nodes], axis=2)  # per (node, feature)
-    node_missing = None if search.missing is None else search.missing[device_hist_nodes]
+    n_nonempty = xp.sum(nonempty[device_slots], axis=2)  # per (node, feature)
+    node_missing = None if search.missing is None else search.missing[device_slots]
 
     # The best candidate of every (node, feature), then the best feature: the lowest
     # feature wins ties, and within a feature the first candidate (lowest bin).
