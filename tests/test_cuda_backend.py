@@ -33,13 +33,13 @@ def _classification_data(n_samples, n_features, n_classes, n_values, seed):
 
 
 # -- kernels against oracles ---------------------------------------------------------------
-def _launch_histograms(path, X_binned, node_of_row, slot_of_node, rows, hist, features_per_block):
-    is_classification = rows["row_stats"] is None
-    n_slots, n_features, n_bins, n_channels = hist.shape
+def _launch_histograms(path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block):
+    is_classification = row_arrays["row_stats"] is None
+    n_hist_slots, n_features, n_bins, n_channels = hist.shape
     args = (
-        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(slot_of_node), is_classification,
-        xp.asarray(rows["y_class"]), xp.asarray(rows["weight"]), rows["unit_weight"],
-        rows["count_channel"], xp.asarray(rows["row_stats"] if not is_classification else np.zeros((1, 1))),
+        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(hist_slot_of_node), is_classification,
+        xp.asarray(row_arrays["y_class"]), xp.asarray(row_arrays["weight"]), row_arrays["unit_weight"],
+        row_arrays["count_channel"], xp.asarray(row_arrays["row_stats"] if not is_classification else np.zeros((1, 1))),
         hist.reshape(-1), n_bins, n_channels,
     )  # fmt: skip
     if path == "global":
@@ -48,7 +48,7 @@ def _launch_histograms(path, X_binned, node_of_row, slot_of_node, rows, hist, fe
     else:
         n_groups = -(-n_features // features_per_block)
         grid, threads = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
-        cuda_kernels.histograms_shared[grid, threads](*args, n_slots, features_per_block)
+        cuda_kernels.histograms_shared[grid, threads](*args, n_hist_slots, features_per_block)
 
 
 @pytest.mark.parametrize("path", ["global", "shared"])
@@ -60,12 +60,12 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
     # Rows of nodes 0..3; nodes 1, 3 and 4 are built, and node 4 holds no row (an empty
     # histogram must come out all zeros).
     node_of_row = rng.integers(0, 4, size=n_samples).astype(np.int32)
-    slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)
+    hist_slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int32)
     weight = np.ones(n_samples) if kind == "unit" else rng.integers(1, 4, n_samples).astype(float)
     if kind == "regression":
         row_stats = rng.integers(-5, 6, size=(n_samples, 4)).astype(float)
-        rows = {"y_class": np.zeros(1, np.int32), "weight": np.zeros(1), "unit_weight": False,
+        row_arrays = {"y_class": np.zeros(1, np.int32), "weight": np.zeros(1), "unit_weight": False,
                 "count_channel": -1, "row_stats": row_stats}  # fmt: skip
     else:
         n_channels = n_classes + (kind == "weighted")
@@ -73,11 +73,11 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
         row_stats[np.arange(n_samples), y_class] = weight
         if kind == "weighted":
             row_stats[:, -1] = 1.0
-        rows = {"y_class": y_class, "weight": weight, "unit_weight": kind == "unit",
+        row_arrays = {"y_class": y_class, "weight": weight, "unit_weight": kind == "unit",
                 "count_channel": n_classes if kind == "weighted" else -1, "row_stats": None}  # fmt: skip
     hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
     # Two features per block: one group of two and a group of one (a partial group).
-    _launch_histograms(path, X_binned, node_of_row, slot_of_node, rows, hist, features_per_block=2)
+    _launch_histograms(path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2)
     order = np.argsort(node_of_row, kind="stable")
     counts = np.bincount(node_of_row, minlength=5)
     end = np.cumsum(counts)

@@ -226,7 +226,8 @@ def test_min_purity(splitter):
     assert np.any(purity_full[_internal(full)] >= 0.8)  # the rule will matter
     tree = DecisionTreeClassifier(splitter=splitter, min_purity=0.8).fit(X, y).tree_
     purity = tree.value[:, 0, :].max(axis=1)
-    # Seed 000, Algorithm 19.1: purity(D) >= pi makes a leaf.
+    # Zaki and Meira, Data Mining and Machine Learning, Algorithm 19.1: purity(D) >= pi
+    # makes a leaf.
     assert np.all(purity[_internal(tree)] < 0.8)
     leaves = _leaves(tree)
     stopped = leaves[(purity[leaves] >= 0.8) & (purity[leaves] < 1.0)]
@@ -300,7 +301,7 @@ def test_min_impurity_decrease(splitter, criterion):
 
 
 def test_min_impurity_decrease_seed_beta_boundary():
-    # One split of N * gain = 8 bits (seed 004's perfect e-mail split): gain 1 bit.
+    # One perfect split of 8 rows, N * gain = 8 bits: information gain 1 bit.
     X = np.arange(8, dtype=float)[:, None]
     y = np.array([0] * 4 + [1] * 4)
     for splitter in SPLITTERS:

@@ -313,8 +313,9 @@ class _BaseDecisionTree(BaseEstimator):
 
         Pruning collapses weakest links one at a time: the internal node t with the
         smallest effective alpha ``(R(t) - R(T_t)) / (|leaves(T_t)| - 1)``, where R is the
-        impurity weighted by the fraction of the training weight (seed 002's
-        ``alpha * size + sum of leaf impurities``, size counted in leaves). Equal alphas
+        impurity weighted by the fraction of the training weight (the cost-complexity
+        measure ``R(T) + alpha * |leaves(T)|`` of Breiman et al., *Classification and
+        Regression Trees*, 1984, as scikit-learn computes it). Equal alphas
         are collapsed one node per step, the node met first depth first going first, so
         an alpha may repeat, exactly as in scikit-learn.
 
@@ -332,7 +333,8 @@ class _BaseDecisionTree(BaseEstimator):
         return Bunch(ccp_alphas=alphas, impurities=impurities)
 
     def reduced_error_prune(self, X_val, y_val, sample_weight=None):
-        """Reduced-error pruning (seed 001) on a validation set; returns self.
+        """Reduced-error pruning (Quinlan, 1987; Mitchell, *Machine Learning*, 1997,
+        section 3.7.1) on a validation set; returns self.
 
         Repeatedly replaces by a leaf the internal node whose removal raises the
         validation score (accuracy for a classifier, R^2 for a regressor) the most; a
@@ -516,8 +518,10 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     Parameters
     ----------
     criterion : {"gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"}
-        Split measure (seed lecture notes): Gini index, information gain (entropy;
-        ``log_loss`` is an alias), gain ratio, the CART measure, misclassification rate.
+        Split measure: Gini index (Breiman et al.'s CART, 1984), information gain
+        (entropy, Quinlan's ID3, 1986; ``log_loss`` is an alias), gain ratio (Quinlan's
+        C4.5, 1993), the CART measure, misclassification rate (Zaki and Meira, *Data
+        Mining and Machine Learning*, chapter 19).
     splitter : {"hist", "exact"}
         ``hist`` searches bin boundaries of per-feature histograms; ``exact`` sorts each
         node's values and tries every midpoint (the reference). With no more distinct
@@ -525,7 +529,8 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     max_depth : int or None
         Deepest level a node may be split at (root is depth 0).
     min_samples_split : int or float
-        Fewest rows a node needs to be split (the seeds' eta + 1); a float is a fraction.
+        Fewest rows a node needs to be split (Zaki and Meira's leaf-size threshold eta
+        of Algorithm 19.1, plus 1); a float is a fraction.
     min_samples_leaf : int or float
         Fewest rows each child must keep.
     min_weight_fraction_leaf : float
@@ -538,13 +543,14 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         Grow best-first (largest weighted impurity decrease first) up to this many leaves.
     min_impurity_decrease : float
         A split must decrease the weighted impurity (N_t/N times its score) by at least
-        this much (seed 002's beta).
+        this much (as scikit-learn's parameter of the same name).
     class_weight : dict, "balanced" or None
         Weights multiplying each class's sample weights.
     max_bins : int
         Bins per feature in histogram mode, 2..65535.
     min_purity : float
-        A node whose majority-class fraction reaches this is a leaf (seed 000's pi).
+        A node whose majority-class fraction reaches this is a leaf (the purity threshold
+        pi of Zaki and Meira's Algorithm 19.1).
     device : {"auto", "cpu", "cuda"}
         Where to train. ``auto`` picks the GPU when one is usable.
     categorical_features : "from_dtype", list of indices or names, boolean mask, or None
@@ -553,19 +559,22 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         prediction, categories not seen in training follow each node's missing rule.
         A feature may have at most ``max_bins`` categories (one less with missing values).
     categorical_split : {"binary", "multiway"}
-        ``binary``: splits "x in V" (seed 000), V a subset of the categories; exact for
+        ``binary``: splits "x in V" (Zaki and Meira, Algorithm 19.3), V a subset of the
+        categories; exact for
         binary targets and regression (categories ordered by P(class 1) or the mean
         target), searched for multiclass targets as described under
-        ``max_category_subset``. ``multiway``: one child per category (ID3, seed 001),
+        ``max_category_subset``. ``multiway``: one child per category (Quinlan's ID3),
         and the feature is not tested again below; missing values and unseen categories
         go to the largest branch. Numeric features always split in two.
     max_category_subset : int
         Multiclass targets, binary splits: every subset of at most this many categories
-        is tried (the seeds' l; exhaustive up to 2 * l + 1 categories at a node), and so
+        is tried (Zaki and Meira's l in Algorithm 19.3; exhaustive up to 2 * l + 1
+        categories at a node), and so
         is every prefix of the categories ordered by P(c), for each class c. Default 2.
     ccp_alpha : float >= 0
-        Minimal cost-complexity pruning after growth (seed 002's ``alpha * size + sum of
-        leaf impurities``, size counted in leaves, as in CART and scikit-learn): weakest
+        Minimal cost-complexity pruning after growth (Breiman et al.'s CART, 1984:
+        ``alpha * size + sum of leaf impurities``, size counted in leaves, as in
+        scikit-learn): weakest
         links are collapsed while their effective alpha is <= ``ccp_alpha``. 0 (default)
         prunes nothing. See :meth:`cost_complexity_pruning_path` for useful values, and
         :meth:`reduced_error_prune` for pruning on a validation set instead.
@@ -675,7 +684,8 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
 
 
 class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
-    """Decision-tree regressor (variance reduction, seed 004); parameters as the classifier's."""
+    """Decision-tree regressor (variance reduction, as in Breiman et al.'s CART, 1984);
+    parameters as the classifier's."""
 
     _is_classification = False
 
