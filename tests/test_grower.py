@@ -792,9 +792,11 @@ def test_phase_timer_records_every_phase_of_every_level(device, max_leaf_nodes):
 
 def test_grower_times_nothing_without_a_timer():
     binned, row_data = _grower_data("regression", False)
-    backend = make_backend(binned, row_data)
-    grower = Grower(backend, row_data.layout, GrowthParams("squared_error", max_depth=3), 3)
-    assert grower.timer is None and grower._phase("histograms", np.array([0])) is grower._phase(
-        "partition", np.array([0])
-    )
-    grower.grow()
+    params = GrowthParams("squared_error", max_depth=3)
+    grower = Grower(make_backend(binned, row_data), row_data.layout, params, 3)
+    assert grower.timer is None
+    tree = grower.grow()
+    timer = PhaseTimer()
+    timed = Grower(make_backend(binned, row_data), row_data.layout, params, 3, timer=timer)
+    assert_tree_equal(timed.grow(), tree, impurity_rtol=0, value_rtol=0)
+    assert timer.records and {r.phase for r in timer.records} <= set(PHASES)

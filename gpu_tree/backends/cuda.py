@@ -258,8 +258,11 @@ def required_device_bytes(
     """
     codes = n_samples * n_features * bin_itemsize
     floats = n_samples * n_features * x_itemsize if x_on_host else 0
-    per_row = n_samples * (4 + (4 + 8 if layout.is_classification else 8 * layout.n_channels))
-    histograms = 3 * n_features * n_bins * layout.n_channels * 8
+    stat_bytes = np.dtype(layout.dtype).itemsize  # a weight, a statistic, a histogram entry
+    per_row = n_samples * (
+        4 + (4 + stat_bytes if layout.is_classification else stat_bytes * layout.n_channels)
+    )
+    histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {"float X while binning": floats, "bin codes": codes, "per-row arrays": per_row,
              "histograms": histograms}  # fmt: skip
     return max(floats + codes, codes + per_row + histograms), parts
