@@ -62,7 +62,8 @@ NODE_IMPURITY = {
     "squared_error": "squared_error",
 }
 
-_NODE_ARRAYS = {
+# The per-node arrays (scikit-learn's names and ours) and their dtypes; ``value`` aside.
+NODE_ARRAYS = {
     "children_left": np.int64,
     "children_right": np.int64,
     "feature": np.int64,
@@ -78,6 +79,8 @@ _NODE_ARRAYS = {
     "branch_offset": np.int64,
     "n_branches": np.int64,
 }
+# Transitional: file_format.py imports the old private name until it reads NODE_ARRAYS.
+_NODE_ARRAYS = NODE_ARRAYS
 
 
 class Tree:
@@ -97,7 +100,7 @@ class Tree:
         self.n_category_words = int(n_category_words)
         self.node_count = 0
         self._capacity = 0
-        for name, dtype in _NODE_ARRAYS.items():
+        for name, dtype in NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
         self._value = np.empty((0, 1, self.n_classes), dtype=VALUE_DTYPE)
         self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
@@ -109,7 +112,7 @@ class Tree:
         if capacity <= self._capacity:
             return
         capacity = max(capacity, 2 * self._capacity)
-        for name in _NODE_ARRAYS:
+        for name in NODE_ARRAYS:
             old = getattr(self, "_" + name)
             new = np.empty(capacity, dtype=old.dtype)
             new[: self.node_count] = old[: self.node_count]
@@ -239,7 +242,7 @@ class Tree:
         out = Tree(self.n_features, self.n_classes, capacity=old.size,
                    n_category_words=self.n_category_words)  # fmt: skip
         out.node_count = old.size
-        for name in _NODE_ARRAYS:
+        for name in NODE_ARRAYS:
             getattr(out, "_" + name)[: old.size] = getattr(self, name)[old]
         out._value[: old.size] = self.value[old]
 
@@ -294,7 +297,7 @@ class Tree:
     # -- scikit-learn's array names (views trimmed to node_count) ----------------------
     def __getattr__(self, name):
         # Only reached for names not found normally: the trimmed views of the node arrays.
-        if name in _NODE_ARRAYS or name == "value":
+        if name in NODE_ARRAYS or name == "value":
             storage = self.__dict__.get("_" + name)
             if storage is not None:
                 return storage[: self.node_count]
@@ -358,14 +361,14 @@ class Tree:
 
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
-        for name in _NODE_ARRAYS:
+        for name in NODE_ARRAYS:
             state[name] = getattr(self, name).copy()
         state["value"] = self.value.copy()
         return state
 
     def __setstate__(self, state):
         state = dict(state)
-        arrays = {name: state.pop(name) for name in list(_NODE_ARRAYS) + ["value"]}
+        arrays = {name: state.pop(name) for name in list(NODE_ARRAYS) + ["value"]}
         self.__dict__.update(state)
         for name, array in arrays.items():
             self.__dict__["_" + name] = array
