@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from gpu_tree.model.tree import (
-    _NODE_ARRAYS,
     CATEGORICAL_SUBSET,
     LEAF,
     MULTIWAY,
+    NODE_ARRAYS,
     NUMERIC,
     TREE_LEAF,
     Tree,
@@ -112,7 +112,7 @@ def model_document(estimator) -> dict:
         "n_classes": tree.n_classes,
         "n_category_words": tree.n_category_words,
     }
-    for name, dtype in _NODE_ARRAYS.items():
+    for name, dtype in NODE_ARRAYS.items():
         array = getattr(tree, name)
         tree_doc[name] = _floats(array) if dtype == np.float64 else array.astype(int).tolist()
     tree_doc["value"] = _floats(tree.value)
@@ -397,7 +397,7 @@ def _read_tree(read, doc) -> Tree:
     if max(n, n_features, n_classes, n_words) > _INT64_MAX:
         read.fail("node_count, n_features, n_classes and n_category_words must fit 64 bits")
     arrays = {}
-    for name, dtype in _NODE_ARRAYS.items():
+    for name, dtype in NODE_ARRAYS.items():
         reader = read.floats if dtype == np.float64 else read.ints
         arrays[name] = reader(doc, name, n)
     value = read.floats(doc, "value", n * n_classes)
@@ -407,7 +407,7 @@ def _read_tree(read, doc) -> Tree:
 
     tree = Tree(n_features, n_classes, capacity=n, n_category_words=n_words)
     tree.node_count = n
-    for name, dtype in _NODE_ARRAYS.items():
+    for name, dtype in NODE_ARRAYS.items():
         getattr(tree, "_" + name)[:n] = arrays[name].astype(dtype)
     tree._value[:n] = value.reshape(n, 1, n_classes)
     tree.category_bitsets = bitsets

@@ -79,8 +79,6 @@ NODE_ARRAYS = {
     "branch_offset": np.int64,
     "n_branches": np.int64,
 }
-# Transitional: file_format.py imports the old private name until it reads NODE_ARRAYS.
-_NODE_ARRAYS = NODE_ARRAYS
 
 
 class Tree:
