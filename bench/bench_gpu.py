@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from gpu_tree import DecisionTreeClassifier, __version__
+from gpu_tree.app.peers import PEERS, PeerWork
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.stats import StatsLayout
@@ -149,12 +150,10 @@ def main():
 
     if not args.no_xgboost and not simulated:
         try:
-            import xgboost
-
-            booster = xgboost.XGBClassifier(n_estimators=1, max_depth=args.depth,
-                                            max_bin=args.bins, learning_rate=1.0,
-                                            tree_method="hist", device="cuda",
-                                            min_child_weight=0, reg_lambda=0)  # fmt: skip
+            peer = PEERS["xgboost"]
+            booster = peer.make(PeerWork(depth=args.depth, bins=args.bins, device="cuda"))
+            if booster.get_params()["device"] != "cuda":
+                raise RuntimeError("this XGBoost build has no CUDA support")
             booster.fit(X[:20000], y[:20000])
             times = [timed(xp, booster.fit, X, y)[1] for _ in range(args.repeats)]
             results["xgboost_cuda_fit_s"] = statistics.median(times)

@@ -72,10 +72,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bytes_model  # noqa: E402  (bench/ is not a package)
 
+from gpu_tree.app.peers import PEERS, PeerWork  # noqa: E402
+
 START = time.perf_counter()
 DATASETS = ("higgs", "covertype")
 PARTS = ("bandwidth", "higgs", "covertype", "peers")
-PEERS = ("sklearn_tree", "hist_gb", "lightgbm", "xgboost_cpu", "xgboost_cuda", "cuml")
 GOAL_DEPTH = 10
 
 SIZES = {
@@ -510,36 +511,49 @@ def peer_worker(args):
     print(json.dumps(out))
 
 
-def _peer_setup(name, depth, bins, threads, n_classes):
-    """(factory of a fresh estimator, one-round timer or None, leaf counter) for a peer."""
-    if name == "sklearn_tree":
-        from sklearn.tree import DecisionTreeClassifier
+# The matrix's peer columns: (peer of gpu_tree.app.peers, device asked for).
+MATRIX_PEERS = {
+    "sklearn_tree": ("sklearn", "cpu"),
+    "hist_gb": ("hist_gb", "cpu"),
+    "lightgbm": ("lightgbm", "cpu"),
+    "xgboost_cpu": ("xgboost", "cpu"),
+    "xgboost_cuda": ("xgboost", "cuda"),
+    "cuml": ("cuml", "cuda"),
+}
 
-        return (lambda: DecisionTreeClassifier(max_depth=depth, random_state=0), None,
-                lambda m: int(m.get_n_leaves()))  # fmt: skip
-    if name == "hist_gb":
-        from sklearn.ensemble import HistGradientBoostingClassifier
+
+def _peer_setup(name, depth, bins, threads, n_classes):
+    """(factory of a fresh estimator, one-round timer or None, leaf counter) for a peer.
+
+    The estimators' settings are the shared ones (gpu_tree.app.peers); the one-round timers
+    pass the same settings to the boosters' training functions, on bins built beforehand.
+    """
+    if name not in MATRIX_PEERS:
+        raise ValueError(f"unknown peer {name!r}")
+    key, device = MATRIX_PEERS[name]
+    peer = PEERS[key]
+    work = PeerWork(depth=depth, bins=bins, n_jobs=threads, device=device)
+    settings = peer.settings(work)
+
+    def make():
+        return peer.make(work)
+
+    if key == "sklearn":
+        return make, None, lambda m: int(m.get_n_leaves())
+    if key == "hist_gb":
 
         def leaves(m):
             return int(sum(p.get_n_leaf_nodes() for p in m._predictors[0]))
 
-        return (lambda: HistGradientBoostingClassifier(
-            max_iter=1, learning_rate=1.0, max_depth=depth, max_leaf_nodes=None,
-            max_bins=min(255, bins - 1) if bins > 255 else bins, min_samples_leaf=1,
-            l2_regularization=0.0, early_stopping=False, random_state=0), None, leaves)  # fmt: skip
-    if name == "lightgbm":
+        return make, None, leaves
+    if key == "lightgbm":
         import lightgbm
-
-        params = dict(n_estimators=1, learning_rate=1.0, max_depth=depth,
-                      num_leaves=min(2**depth, 131072), max_bin=bins, min_child_samples=1,
-                      min_split_gain=0.0, reg_lambda=0.0, n_jobs=threads, verbose=-1)  # fmt: skip
 
         def one_round(X, y, repeats):
             objective = "binary" if n_classes == 2 else "multiclass"
-            train = {"objective": objective, "learning_rate": 1.0, "max_depth": depth,
-                     "num_leaves": params["num_leaves"], "min_data_in_leaf": 1,
-                     "min_gain_to_split": 0.0, "lambda_l2": 0.0, "num_threads": threads,
-                     "verbose": -1, **({"num_class": n_classes} if n_classes > 2 else {})}  # fmt: skip
+            # The estimator's settings under their training-function names (aliases).
+            train = {k: v for k, v in settings.items() if k not in ("n_estimators", "max_bin")}
+            train.update(objective=objective, **({"num_class": n_classes} if n_classes > 2 else {}))
             data = lightgbm.Dataset(
                 X,
                 y,
@@ -560,28 +574,27 @@ def _peer_setup(name, depth, bins, threads, n_classes):
         def leaves(m):
             return int(sum(t["num_leaves"] for t in m.booster_.dump_model()["tree_info"]))
 
-        return lambda: lightgbm.LGBMClassifier(**params), one_round, leaves
-    if name in ("xgboost_cpu", "xgboost_cuda"):
+        return make, one_round, leaves
+    if key == "xgboost":
         import xgboost
-
-        device = "cuda" if name == "xgboost_cuda" else "cpu"
-        params = dict(n_estimators=1, tree_method="hist", grow_policy="depthwise",
-                      learning_rate=1.0, max_depth=depth, max_bin=bins, min_child_weight=0,
-                      reg_lambda=0.0, device=device, n_jobs=threads)  # fmt: skip
 
         def one_round(X, y, repeats):
             result = {}
             data_X = X
-            if device == "cuda":
+            if settings["device"] == "cuda":
                 import cupy
 
                 data_X = cupy.asarray(X)
             dtrain = xgboost.QuantileDMatrix(data_X, y, max_bin=bins)
-            objective = ({"objective": "binary:logistic"} if n_classes == 2 else
-                         {"objective": "multi:softprob", "num_class": n_classes})  # fmt: skip
-            train = {"tree_method": "hist", "grow_policy": "depthwise", "learning_rate": 1.0,
-                     "max_depth": depth, "max_bin": bins, "min_child_weight": 0,
-                     "reg_lambda": 0.0, "device": device, "nthread": threads, **objective}  # fmt: skip
+            objective = (
+                {"objective": "binary:logistic"}
+                if n_classes == 2
+                else {"objective": "multi:softprob", "num_class": n_classes}
+            )
+            # The estimator's settings under their training-function names.
+            renamed = {"n_jobs": "nthread", "random_state": "seed"}
+            train = {renamed.get(k, k): v for k, v in settings.items() if k != "n_estimators"}
+            train.update(objective)
             xgboost.train(train, dtrain, num_boost_round=1)
             runs = []
             for _ in range(repeats):
@@ -599,14 +612,8 @@ def _peer_setup(name, depth, bins, threads, n_classes):
         def leaves(m):
             return sum(tree.count("leaf=") for tree in m.get_booster().get_dump())
 
-        return lambda: xgboost.XGBClassifier(**params), one_round, leaves
-    if name == "cuml":
-        from cuml.ensemble import RandomForestClassifier
-
-        return (lambda: RandomForestClassifier(n_estimators=1, max_depth=depth, n_bins=bins,
-                                               bootstrap=False, max_features=1.0, n_streams=1,
-                                               random_state=0), None, lambda m: None)  # fmt: skip
-    raise ValueError(f"unknown peer {name!r}")
+        return make, one_round, leaves
+    return make, None, lambda m: None  # cuML: no public view of its tree
 
 
 def run_peers(name, X, y, peers, args, simulated, cfg):
@@ -896,7 +903,7 @@ def parse_args(argv):
         default=None,
         help="data sets for the peers (default: those named in --only, or both)",
     )
-    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated peers")
+    parser.add_argument("--peers", default=",".join(MATRIX_PEERS), help="comma-separated peers")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="smaller sizes (1M / 100k rows)")
     size.add_argument("--smoke", action="store_true", help="tiny sizes (CUDA simulator)")
@@ -940,7 +947,7 @@ def main(argv=None):
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    bad_peers = sorted(set(peers) - set(PEERS) - {"selftest_crash"})
+    bad_peers = sorted(set(peers) - set(MATRIX_PEERS) - {"selftest_crash"})
     if unknown or bad_peers:
         raise SystemExit(f"unknown parts {unknown} or peers {bad_peers}")
     named = [d for d in DATASETS if d in parts]

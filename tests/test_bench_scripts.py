@@ -32,7 +32,7 @@ def test_cpu_benchmark_runs_and_writes_json(tmp_path):
         "bench_cpu.py", "--rows", "4000", "--depth", "4", "--repeats", "1",
         "--skip", "lightgbm,xgboost,hist_gb", "--warmup-rows", "500", "--json", str(out),
     )  # fmt: skip
-    assert "gpu_tree" in stdout and "sklearn DecisionTree" in stdout
+    assert "gpu_tree" in stdout and "scikit-learn DecisionTreeClassifier" in stdout
     assert out.is_file() and json.loads(out.read_text())
 
 

@@ -257,7 +257,7 @@ def test_exact_backend_candidates_are_the_midpoints():
     layout = StatsLayout(True, 2, False)
     rows = RowData(layout=layout, weight=np.ones(5), y_class=MIDPOINT_Y.astype(np.int64))
     backend = CPUExactBackend(MIDPOINT_X, rows)
-    hist, lower, upper, code, missing = backend.compact_candidates(np.array([0]))
+    hist, lower, upper, code, missing = backend.compact_histograms(np.array([0]))
     assert not missing.any()  # no missing values here
     assert hist.shape == (1, 2, 4, 2)
     assert code is None  # exact mode's slots are values, not bins

@@ -237,6 +237,7 @@ PEERS: dict[str, Peer] = {
                 max_features=1.0,
                 max_depth=w.depth,
                 n_bins=w.bins,
+                n_streams=1,  # one CUDA stream: the same tree on every run
                 random_state=w.seed,
             ),
             estimator=_cuml_forest,

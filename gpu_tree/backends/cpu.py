@@ -179,9 +179,6 @@ class CPUExactBackend(_CPUBackend):
         hist, values, missing = self._distinct_value_histograms(nodes)
         return CompactHistograms(hist, values, values, None, missing)
 
-    # The name before issue 13; tests/test_criteria.py still calls it.
-    compact_candidates = compact_histograms
-
     def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
                   right_children, category_sets=None):  # fmt: skip
         return self.row_partition.split(

@@ -271,8 +271,8 @@ class Grower:
         left_codes = np.full(k.size, None, dtype=object)
         present_codes = np.full(k.size, None, dtype=object)
         for j in np.flatnonzero(categorical):
-            left_codes[j] = codes(chosen.left_slots[k[j]], j)
-            present_codes[j] = codes(chosen.present_slots[k[j]], j)
+            left_codes[j] = codes(chosen.left_bins[k[j]], j)
+            present_codes[j] = codes(chosen.present_bins[k[j]], j)
         return _Evaluated(
             nodes=nodes[k],
             hist=batch.hist if batch.dense else None,

@@ -85,15 +85,6 @@ class ChosenSplits:
     branch_stats: np.ndarray  # object
     default_branch: np.ndarray  # int64, multiway: branch of missing and unseen categories
 
-    # Transitional: the grower reads the old names until it reads left_bins/present_bins.
-    @property
-    def left_slots(self) -> np.ndarray:
-        return self.left_bins
-
-    @property
-    def present_slots(self) -> np.ndarray:
-        return self.present_bins
-
 
 @dataclass(frozen=True, eq=False)
 class _SearchContext:
