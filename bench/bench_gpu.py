@@ -121,8 +121,14 @@ def main():
         raise SystemExit(f"bench_gpu: the CUDA backend is not usable here: {reason}")
     simulated = xp is np
     X, y = make_higgs_like(args.rows, args.features, random_state=0)
-    results = {"rows": args.rows, "features": args.features, "depth": args.depth,
-               "bins": args.bins, "device": reason, "simulated": simulated}  # fmt: skip
+    results = {
+        "rows": args.rows,
+        "features": args.features,
+        "depth": args.depth,
+        "bins": args.bins,
+        "device": reason,
+        "simulated": simulated,
+    }
 
     model = DecisionTreeClassifier(max_depth=args.depth, max_bins=args.bins, device="cuda")
     _, warmup = timed(xp, model.fit, X[:20000], y[:20000])
@@ -145,8 +151,11 @@ def main():
     floor_bytes = histogram_floor_bytes(
         model.tree_, args.rows, args.features, np.dtype(mapper.bin_dtype_).itemsize
     )
-    results.update(copy_bandwidth_gb_s=bandwidth / 1e9, histogram_floor_bytes=int(floor_bytes),
-                   histogram_floor_s=floor_bytes / bandwidth)  # fmt: skip
+    results.update(
+        copy_bandwidth_gb_s=bandwidth / 1e9,
+        histogram_floor_bytes=int(floor_bytes),
+        histogram_floor_s=floor_bytes / bandwidth,
+    )
 
     if not args.no_xgboost and not simulated:
         try:

@@ -92,7 +92,7 @@ SIZES = {
         host_bandwidth_bytes=1 << 30,
         sklearn_tree_max_rows=1_000_000,
         warmup_rows=20_000,
-    ),  # fmt: skip
+    ),
     "quick": dict(
         higgs=(1_000_000, 28),
         covertype=(100_000, 54),
@@ -105,7 +105,7 @@ SIZES = {
         host_bandwidth_bytes=256 << 20,
         sklearn_tree_max_rows=200_000,
         warmup_rows=5_000,
-    ),  # fmt: skip
+    ),
     "smoke": dict(
         higgs=(600, 5),
         covertype=(500, 10),
@@ -118,7 +118,7 @@ SIZES = {
         host_bandwidth_bytes=1 << 20,
         sklearn_tree_max_rows=400,
         warmup_rows=200,
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -147,12 +147,18 @@ def make_covertype_like(n_samples=581_012, n_features=54, random_state=0):
     n_soil = n_binary - n_area
     X = np.zeros((n_samples, n_features))
     elevation = rng.normal(2960, 280, n_samples)
-    numeric = [elevation, rng.uniform(0, 360, n_samples), rng.gamma(3.0, 4.7, n_samples),
-               rng.exponential(270, n_samples), rng.normal(46, 58, n_samples),
-               rng.exponential(2350, n_samples), np.clip(rng.normal(212, 27, n_samples), 0, 254),
-               np.clip(rng.normal(223, 20, n_samples), 0, 254),
-               np.clip(rng.normal(142, 38, n_samples), 0, 254),
-               rng.exponential(1980, n_samples)]  # fmt: skip
+    numeric = [
+        elevation,
+        rng.uniform(0, 360, n_samples),
+        rng.gamma(3.0, 4.7, n_samples),
+        rng.exponential(270, n_samples),
+        rng.normal(46, 58, n_samples),
+        rng.exponential(2350, n_samples),
+        np.clip(rng.normal(212, 27, n_samples), 0, 254),
+        np.clip(rng.normal(223, 20, n_samples), 0, 254),
+        np.clip(rng.normal(142, 38, n_samples), 0, 254),
+        rng.exponential(1980, n_samples),
+    ]
     for j in range(n_numeric):
         X[:, j] = np.round(numeric[j])
     area = rng.choice(
@@ -165,8 +171,13 @@ def make_covertype_like(n_samples=581_012, n_features=54, random_state=0):
         soil_shift = rng.normal(0, 90, n_soil)[soil]
     else:
         soil_shift = 0.0
-    score = (elevation + 120 * (area - n_area / 2) + soil_shift
-             + 2.0 * (X[:, 2] - 14 if n_numeric > 2 else 0) + rng.normal(0, 110, n_samples))  # fmt: skip
+    score = (
+        elevation
+        + 120 * (area - n_area / 2)
+        + soil_shift
+        + 2.0 * (X[:, 2] - 14 if n_numeric > 2 else 0)
+        + rng.normal(0, 110, n_samples)
+    )
     shares = np.array([_COVER_SHARE[c] for c in _COVER_ORDER])
     cuts = np.quantile(score, np.cumsum(shares)[:-1])
     y = np.asarray(_COVER_ORDER)[np.searchsorted(cuts, score)].astype(np.int64)
@@ -227,17 +238,33 @@ def measure_bandwidth(xp, n_bytes, host_bytes, repeats):
 # -- per-level instrumentation -----------------------------------------------------------
 # The grower's phase timer (gpu_tree.growing.backend.PhaseTimer) times each phase with
 # the device synchronised before and after; its records become one row per level here.
-PHASE_COLUMNS = {"histograms": "hist", "histogram_kernel": "hist_kernel",
-                 "subtraction": "subtract", "split_scoring": "scoring",
-                 "partition": "partition"}  # fmt: skip
+PHASE_COLUMNS = {
+    "histograms": "hist",
+    "histogram_kernel": "hist_kernel",
+    "subtraction": "subtract",
+    "split_scoring": "scoring",
+    "partition": "partition",
+}
 
 
 def _empty_level(level):
-    return {"level": level, "nodes": 0, "built": 0, "derived": 0, "built_rows": 0,
-            "split_nodes": 0, "split_rows": 0, "split_features": 0,
-            **{f"{column}_s": 0.0 for column in PHASE_COLUMNS.values()},
-            "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
-            "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0}  # fmt: skip
+    return {
+        "level": level,
+        "nodes": 0,
+        "built": 0,
+        "derived": 0,
+        "built_rows": 0,
+        "split_nodes": 0,
+        "split_rows": 0,
+        "split_features": 0,
+        **{f"{column}_s": 0.0 for column in PHASE_COLUMNS.values()},
+        "h2d_count": 0,
+        "h2d_bytes": 0,
+        "h2d_s": 0.0,
+        "d2h_count": 0,
+        "d2h_bytes": 0,
+        "d2h_s": 0.0,
+    }
 
 
 def rows_per_level(timer, transfers, end_time):
@@ -288,9 +315,17 @@ class TransferCounter:
         self._restore = []
 
     def _entry(self):
-        return self.levels.setdefault(self.timer.level, {
-            "h2d_count": 0, "h2d_bytes": 0, "h2d_s": 0.0,
-            "d2h_count": 0, "d2h_bytes": 0, "d2h_s": 0.0})  # fmt: skip
+        return self.levels.setdefault(
+            self.timer.level,
+            {
+                "h2d_count": 0,
+                "h2d_bytes": 0,
+                "h2d_s": 0.0,
+                "d2h_count": 0,
+                "d2h_bytes": 0,
+                "d2h_s": 0.0,
+            },
+        )
 
     def _patch(self, owner, name, replacement):
         self._restore.append((owner, name, getattr(owner, name)))
@@ -345,16 +380,21 @@ class TransferCounter:
 def model_level_bytes(shape, row):
     """bytes_model for a measured level row."""
     work = bytes_model.LevelWork(
-        level=row["level"], n_nodes=row["nodes"], n_built=row["built"],
-        built_rows=row["built_rows"], split_nodes=row["split_nodes"],
-        split_rows=row["split_rows"], n_split_features=row["split_features"],
-    )  # fmt: skip
+        level=row["level"],
+        n_nodes=row["nodes"],
+        n_built=row["built"],
+        built_rows=row["built_rows"],
+        split_nodes=row["split_nodes"],
+        split_rows=row["split_rows"],
+        n_split_features=row["split_features"],
+    )
     return bytes_model.level_bytes(shape, work)
 
 
 # -- gpu_tree -----------------------------------------------------------------------------
-def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s,
-                 on_depth=None):  # fmt: skip
+def run_gpu_tree(
+    name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s, on_depth=None
+):
     from gpu_tree import DecisionTreeClassifier
     from gpu_tree.backends.rows import RowData
     from gpu_tree.data.stats import StatsLayout
@@ -368,28 +408,39 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
     log(f"{name}: moving {X.nbytes / 1e9:.2f} GB to the device")
     X_device = xp.asarray(X)
     _, binned = bin_features(X, max_bins=bins, device="cuda")  # as fit does from numpy
-    row_data = RowData(StatsLayout(True, n_classes, has_count_channel=False),
-                       weight=np.ones(len(y)), y_class=y.astype(np.int64))  # fmt: skip
+    row_data = RowData(
+        StatsLayout(True, n_classes, has_count_channel=False),
+        weight=np.ones(len(y)),
+        y_class=y.astype(np.int64),
+    )
     model = DecisionTreeClassifier(max_depth=min(depths), max_bins=bins, device="cuda")
     _, warmup = timed(xp, model.fit, X[:warmup_rows], y[:warmup_rows])
     log(f"{name}: warm-up fit (kernel compilation) {warmup:.2f} s")
     for depth in depths:
         log(f"{name}: depth {depth}")
-        entry = results[str(depth)] = {"depth": depth, "bins": bins, "rows": X.shape[0],
-                                       "features": X.shape[1], "classes": n_classes}  # fmt: skip
+        entry = results[str(depth)] = {
+            "depth": depth,
+            "bins": bins,
+            "rows": X.shape[0],
+            "features": X.shape[1],
+            "classes": n_classes,
+        }
         try:
             model = DecisionTreeClassifier(max_depth=depth, max_bins=bins, device="cuda")
             entry["fit_host_s"], entry["fit_host_runs_s"] = median_time(
-                xp, repeats, model.fit, X, y)  # fmt: skip
+                xp, repeats, model.fit, X, y
+            )
             if not simulated:
                 entry["fit_device_s"], entry["fit_device_runs_s"] = median_time(
-                    xp, repeats, model.fit, X_device, y)  # fmt: skip
+                    xp, repeats, model.fit, X_device, y
+                )
             tree = model.tree_
             entry["leaves"] = int(model.get_n_leaves())
             entry["depth_reached"] = int(tree.max_depth)
             sample = slice(0, min(200_000, X.shape[0]))
-            entry["train_accuracy"] = float(np.mean(
-                np.asarray(model.predict(X[sample])) == y[sample]))  # fmt: skip
+            entry["train_accuracy"] = float(
+                np.mean(np.asarray(model.predict(X[sample])) == y[sample])
+            )
 
             params = GrowthParams(criterion="gini", max_depth=depth)
 
@@ -400,8 +451,7 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
 
             if not simulated:
                 build()  # CuPy's kernels for this depth's shapes
-            entry["device_build_s"], entry["device_build_runs_s"] = median_time(
-                xp, repeats, build)  # fmt: skip
+            entry["device_build_s"], entry["device_build_runs_s"] = median_time(xp, repeats, build)
             timer = PhaseTimer(xp)
             with TransferCounter(xp, timer) as transfers:
                 start = time.perf_counter()
@@ -411,15 +461,20 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
             totals = {"as_implemented": 0, "one_pass_floor": 0, "ideal_floor": 0}
             for row in rows_per_level(timer, transfers.levels, end):
                 lv = model_level_bytes(shape, row)
-                row.update(dataset=name, depth=depth, kernel=lv.path,
-                           model_as_implemented_bytes=lv.as_implemented_total,
-                           model_one_pass_floor_bytes=lv.one_pass_floor,
-                           model_ideal_floor_bytes=lv.ideal_floor,
-                           model_histogram_kernel_bytes=sum(
-                               v for k, v in lv.as_implemented.items()
-                               if k.startswith("hist:") and "fill" not in k and "result" not in k),
-                           floor_s_at_copy=lv.one_pass_floor / (copy_gb_s * 1e9)
-                           if copy_gb_s else None)  # fmt: skip
+                row.update(
+                    dataset=name,
+                    depth=depth,
+                    kernel=lv.path,
+                    model_as_implemented_bytes=lv.as_implemented_total,
+                    model_one_pass_floor_bytes=lv.one_pass_floor,
+                    model_ideal_floor_bytes=lv.ideal_floor,
+                    model_histogram_kernel_bytes=sum(
+                        v
+                        for k, v in lv.as_implemented.items()
+                        if k.startswith("hist:") and "fill" not in k and "result" not in k
+                    ),
+                    floor_s_at_copy=lv.one_pass_floor / (copy_gb_s * 1e9) if copy_gb_s else None,
+                )
                 totals["as_implemented"] += lv.as_implemented_total
                 totals["one_pass_floor"] += lv.one_pass_floor
                 totals["ideal_floor"] += lv.ideal_floor
@@ -444,10 +499,13 @@ def run_gpu_tree(name, X, y, depths, bins, repeats, predict_rows, warmup_rows, x
             model.predict(X_predict[:1000])
             entry["predict_rows"] = int(n_predict)
             entry["predict_s"], entry["predict_runs_s"] = median_time(
-                xp, repeats, model.predict, X_predict)  # fmt: skip
-            log(f"{name} depth {depth}: fit {entry['fit_host_s']:.3f} s, device build "
+                xp, repeats, model.predict, X_predict
+            )
+            log(
+                f"{name} depth {depth}: fit {entry['fit_host_s']:.3f} s, device build "
                 f"{entry['device_build_s'] * 1e3:.1f} ms, predict {entry['predict_s'] * 1e3:.1f} "
-                f"ms, {entry['leaves']} leaves")  # fmt: skip
+                f"ms, {entry['leaves']} leaves"
+            )
         except Exception as exc:  # noqa: BLE001 - record, go on with the matrix
             entry["error"] = f"{type(exc).__name__}: {exc}"
             log(f"{name} depth {depth} failed: {entry['error']}\n{traceback.format_exc()}")
@@ -487,8 +545,9 @@ def peer_worker(args):
         X, y = X[: args.sklearn_tree_max_rows], y[: args.sklearn_tree_max_rows]
         out["rows_used"] = int(X.shape[0])
     # The warm-up slice holds every class (the boosters want them all).
-    warm = np.union1d(np.arange(min(args.warmup_rows, X.shape[0])),
-                      np.unique(y, return_index=True)[1])  # fmt: skip
+    warm = np.union1d(
+        np.arange(min(args.warmup_rows, X.shape[0])), np.unique(y, return_index=True)[1]
+    )
     sample = slice(0, min(200_000, X.shape[0]))
     for depth in depths:
         make_fit, one_round, leaves = _peer_setup(name, depth, bins, threads, n_classes)
@@ -499,15 +558,19 @@ def peer_worker(args):
             start = time.perf_counter()
             model.fit(X, y)
             runs.append(time.perf_counter() - start)
-        row = {"fit_s": statistics.median(runs), "fit_runs_s": runs,
-               "train_accuracy": float(np.mean(np.asarray(model.predict(X[sample])) == y[sample])),
-               "leaves": leaves(model)}  # fmt: skip
+        row = {
+            "fit_s": statistics.median(runs),
+            "fit_runs_s": runs,
+            "train_accuracy": float(np.mean(np.asarray(model.predict(X[sample])) == y[sample])),
+            "leaves": leaves(model),
+        }
         if one_round is not None:
             row.update(one_round(X, y, args.repeats))
         out["by_depth"][str(depth)] = row
         print(f"{name} depth {depth}: {row}", file=sys.stderr, flush=True)
-    out["versions"] = _versions(["scikit-learn", "lightgbm", "xgboost", "cuml", "cupy",
-                                 "cupy-cuda12x", "cupy-cuda13x"])  # fmt: skip
+    out["versions"] = _versions(
+        ["scikit-learn", "lightgbm", "xgboost", "cuml", "cupy", "cupy-cuda12x", "cupy-cuda13x"]
+    )
     print(json.dumps(out))
 
 
@@ -629,19 +692,34 @@ def run_peers(name, X, y, peers, args, simulated, cfg):
                 results[peer] = {"skipped": "no GPU here (CUDA simulator run)"}
                 log(f"{name}: {peer} skipped (simulator)")
                 continue
-            command = [sys.executable, str(Path(__file__).resolve()), "--peer-worker", peer,
-                       "--data", folder, "--depths", ",".join(map(str, cfg["depths"])),
-                       "--bins", str(cfg["bins"]), "--repeats", str(cfg["peer_repeats"]),
-                       "--threads", str(args.threads),
-                       "--sklearn-tree-max-rows", str(cfg["sklearn_tree_max_rows"]),
-                       "--warmup-rows", str(cfg["warmup_rows"])]  # fmt: skip
+            command = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--peer-worker",
+                peer,
+                "--data",
+                folder,
+                "--depths",
+                ",".join(map(str, cfg["depths"])),
+                "--bins",
+                str(cfg["bins"]),
+                "--repeats",
+                str(cfg["peer_repeats"]),
+                "--threads",
+                str(args.threads),
+                "--sklearn-tree-max-rows",
+                str(cfg["sklearn_tree_max_rows"]),
+                "--warmup-rows",
+                str(cfg["warmup_rows"]),
+            ]
             env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
             env.pop("NUMBA_ENABLE_CUDASIM", None)
             log(f"{name}: {peer} (child process, timeout {args.peer_timeout} s)")
             start = time.perf_counter()
             try:
-                child = subprocess.run(command, capture_output=True, text=True, env=env,
-                                       timeout=args.peer_timeout)  # fmt: skip
+                child = subprocess.run(
+                    command, capture_output=True, text=True, env=env, timeout=args.peer_timeout
+                )
             except subprocess.TimeoutExpired:
                 results[peer] = {"failed": f"timed out after {args.peer_timeout} s"}
                 log(f"{name}: {peer} timed out")
@@ -687,29 +765,43 @@ def render(results):
     for key in ("commands", "versions", "sizes"):
         if meta.get(key):
             value = meta[key]
-            text = "; ".join(f"`{c}`" for c in value) if key == "commands" else (
-                ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict)
-                else str(value))  # fmt: skip
+            text = (
+                "; ".join(f"`{c}`" for c in value)
+                if key == "commands"
+                else (
+                    ", ".join(f"{k} {v}" for k, v in value.items())
+                    if isinstance(value, dict)
+                    else str(value)
+                )
+            )
             lines.append(f"{key.capitalize()}: {text}.")
     if meta.get("simulated"):
         lines += ["", "**CUDA simulator run (smoke test): the times mean nothing.**"]
     bw = results.get("bandwidth")
     if bw:
-        lines += ["", "| copy | GB/s | bytes |", "|---|---:|---:|",
-                  f"| device → device (read + write) | {bw['device_to_device_gb_s']:.1f} | "
-                  f"{bw['device_to_device_bytes']:,} |",
-                  f"| host → device (pageable numpy) | {bw['host_to_device_pageable_gb_s']:.1f} | "
-                  f"{bw['host_bytes']:,} |",
-                  f"| device → host (pageable numpy) | {bw['device_to_host_pageable_gb_s']:.1f} | "
-                  f"{bw['host_bytes']:,} |"]  # fmt: skip
+        lines += [
+            "",
+            "| copy | GB/s | bytes |",
+            "|---|---:|---:|",
+            f"| device → device (read + write) | {bw['device_to_device_gb_s']:.1f} | "
+            f"{bw['device_to_device_bytes']:,} |",
+            f"| host → device (pageable numpy) | {bw['host_to_device_pageable_gb_s']:.1f} | "
+            f"{bw['host_bytes']:,} |",
+            f"| device → host (pageable numpy) | {bw['device_to_host_pageable_gb_s']:.1f} | "
+            f"{bw['host_bytes']:,} |",
+        ]
     gpu = results.get("gpu_tree", {})
     if gpu:
-        lines += ["", "gpu_tree (medians; build = the grower on codes already on the device; "
-                  "floor = the bytes model's one-pass floor at the measured copy bandwidth):", "",
-                  "| data | depth | fit from numpy s | fit from device s | device build ms | "
-                  "instrumented ms | floor ms | build / floor | predict rows | predict ms | "
-                  "leaves | train acc. |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            "",
+            "gpu_tree (medians; build = the grower on codes already on the device; "
+            "floor = the bytes model's one-pass floor at the measured copy bandwidth):",
+            "",
+            "| data | depth | fit from numpy s | fit from device s | device build ms | "
+            "instrumented ms | floor ms | build / floor | predict rows | predict ms | "
+            "leaves | train acc. |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for name, by_depth in gpu.items():
             for depth, e in sorted(by_depth.items(), key=lambda kv: int(kv[0])):
                 if "error" in e:
@@ -729,12 +821,16 @@ def render(results):
     for row in levels:
         groups.setdefault((row["dataset"], row["depth"]), []).append(row)
     for (name, depth), rows in groups.items():
-        lines += ["", f"Per level, {name}, depth {depth} (ms; transfers are inside the phases; "
-                  "model MB: as implemented / one-pass floor):", "",
-                  "| level | nodes | built | kernel | hist | of which kernel | subtract | scoring "
-                  "| partition | host other | level | H2D n / KB / ms | D2H n / KB / ms | "
-                  "model MB | floor ms | level / floor |",
-                  "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|"]  # fmt: skip
+        lines += [
+            "",
+            f"Per level, {name}, depth {depth} (ms; transfers are inside the phases; "
+            "model MB: as implemented / one-pass floor):",
+            "",
+            "| level | nodes | built | kernel | hist | of which kernel | subtract | scoring "
+            "| partition | host other | level | H2D n / KB / ms | D2H n / KB / ms | "
+            "model MB | floor ms | level / floor |",
+            "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|",
+        ]
         for r in rows:
             floor = r.get("floor_s_at_copy")
             lines.append(
@@ -749,10 +845,14 @@ def render(results):
             )
     peers = results.get("peers", {})
     if peers:
-        lines += ["", "Peers (fit from numpy; one round = on bins already built; boosters grow "
-                  "one tree per class per round on 7 classes):", "",
-                  "| data | tool | depth | fit s | one round s | train acc. | leaves | note |",
-                  "|---|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+        lines += [
+            "",
+            "Peers (fit from numpy; one round = on bins already built; boosters grow "
+            "one tree per class per round on 7 classes):",
+            "",
+            "| data | tool | depth | fit s | one round s | train acc. | leaves | note |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
+        ]
         for name, by_peer in peers.items():
             for peer, r in by_peer.items():
                 note = r.get("failed") or r.get("skipped") or ""
@@ -803,24 +903,45 @@ def goals(results):
 
     higgs = entry("higgs")
     build = higgs and higgs.get("device_build_s")
-    rows.append(("device tree build, Higgs depth 10", _ms(build) + " ms" if build else "–",
-                 "≤ 20 ms", verdict(build, build is not None and build <= 0.020)))  # fmt: skip
+    rows.append(
+        (
+            "device tree build, Higgs depth 10",
+            _ms(build) + " ms" if build else "–",
+            "≤ 20 ms",
+            verdict(build, build is not None and build <= 0.020),
+        )
+    )
     for name, label in (("higgs", "Higgs"), ("covertype", "7-class")):
         e = entry(name)
         mine = e and e.get("device_build_s")
         theirs, why = xgb_round(name)
         ratio = theirs / mine if mine and theirs else None
-        rows.append((f"build vs XGBoost device='cuda' one round, {label} depth 10",
-                     f"{ratio:.2f}×" if ratio else f"– ({why or 'gpu_tree not measured'})",
-                     "≥ 2×" + (" (more)" if name == "covertype" else ""),
-                     verdict(ratio, ratio is not None and ratio >= 2)))  # fmt: skip
+        rows.append(
+            (
+                f"build vs XGBoost device='cuda' one round, {label} depth 10",
+                f"{ratio:.2f}×" if ratio else f"– ({why or 'gpu_tree not measured'})",
+                "≥ 2×" + (" (more)" if name == "covertype" else ""),
+                verdict(ratio, ratio is not None and ratio >= 2),
+            )
+        )
     fit = higgs and higgs.get("fit_host_s")
-    rows.append(("end-to-end fit from host numpy, Higgs depth 10", _s(fit) + " s" if fit else "–",
-                 "≤ 0.5 s", verdict(fit, fit is not None and fit <= 0.5)))  # fmt: skip
+    rows.append(
+        (
+            "end-to-end fit from host numpy, Higgs depth 10",
+            _s(fit) + " s" if fit else "–",
+            "≤ 0.5 s",
+            verdict(fit, fit is not None and fit <= 0.5),
+        )
+    )
     fit_device = higgs and higgs.get("fit_device_s")
-    rows.append(("end-to-end fit from a device array, Higgs depth 10",
-                 _s(fit_device) + " s" if fit_device else "–", "≤ 0.5 s",
-                 verdict(fit_device, fit_device is not None and fit_device <= 0.5)))  # fmt: skip
+    rows.append(
+        (
+            "end-to-end fit from a device array, Higgs depth 10",
+            _s(fit_device) + " s" if fit_device else "–",
+            "≤ 0.5 s",
+            verdict(fit_device, fit_device is not None and fit_device <= 0.5),
+        )
+    )
     predict = higgs and higgs.get("predict_s")
     n = higgs.get("predict_rows", 0) if higgs else 10_000_000
     rows.append(
@@ -834,20 +955,48 @@ def goals(results):
     root = higgs and higgs.get("root_hist_gb_s")
     copy = bw.get("device_to_device_gb_s")
     share = root / copy if root and copy else None
-    rows.append(("root histogram kernel / copy bandwidth",
-                 f"{share:.0%} ({root:.0f} of {copy:.0f} GB/s)" if share else "–", "≥ 30%",
-                 verdict(share, share is not None and share >= 0.30)))  # fmt: skip
+    rows.append(
+        (
+            "root histogram kernel / copy bandwidth",
+            f"{share:.0%} ({root:.0f} of {copy:.0f} GB/s)" if share else "–",
+            "≥ 30%",
+            verdict(share, share is not None and share >= 0.30),
+        )
+    )
     return rows
 
 
 LEVEL_COLUMNS = (
-    "dataset", "depth", "level", "nodes", "built", "derived", "built_rows", "split_nodes",
-    "split_rows", "split_features", "kernel", "hist_s", "hist_kernel_s", "subtract_s",
-    "scoring_s", "partition_s", "other_s", "level_s", "h2d_count", "h2d_bytes", "h2d_s",
-    "d2h_count", "d2h_bytes", "d2h_s", "model_as_implemented_bytes",
-    "model_one_pass_floor_bytes", "model_ideal_floor_bytes", "model_histogram_kernel_bytes",
+    "dataset",
+    "depth",
+    "level",
+    "nodes",
+    "built",
+    "derived",
+    "built_rows",
+    "split_nodes",
+    "split_rows",
+    "split_features",
+    "kernel",
+    "hist_s",
+    "hist_kernel_s",
+    "subtract_s",
+    "scoring_s",
+    "partition_s",
+    "other_s",
+    "level_s",
+    "h2d_count",
+    "h2d_bytes",
+    "h2d_s",
+    "d2h_count",
+    "d2h_bytes",
+    "d2h_s",
+    "model_as_implemented_bytes",
+    "model_one_pass_floor_bytes",
+    "model_ideal_floor_bytes",
+    "model_histogram_kernel_bytes",
     "floor_s_at_copy",
-)  # fmt: skip
+)
 
 
 def write_outputs(results, out: Path):
@@ -951,8 +1100,9 @@ def main(argv=None):
     if unknown or bad_peers:
         raise SystemExit(f"unknown parts {unknown} or peers {bad_peers}")
     named = [d for d in DATASETS if d in parts]
-    peer_sets = ([d.strip() for d in args.datasets.split(",")] if args.datasets
-                 else named or list(DATASETS))  # fmt: skip
+    peer_sets = (
+        [d.strip() for d in args.datasets.split(",")] if args.datasets else named or list(DATASETS)
+    )
 
     from gpu_tree import __version__
     from gpu_tree.backends.cuda import cuda_status
@@ -966,23 +1116,33 @@ def main(argv=None):
     if usable and not simulated:
         props = xp.cuda.runtime.getDeviceProperties(0)
         name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        device = (f"{name}, {props['multiProcessorCount']} SMs, "
-                  f"{props['totalGlobalMem'] / 2**30:.0f} GiB; CUDA runtime "
-                  f"{xp.cuda.runtime.runtimeGetVersion()}, driver "
-                  f"{xp.cuda.runtime.driverGetVersion()}")  # fmt: skip
+        device = (
+            f"{name}, {props['multiProcessorCount']} SMs, "
+            f"{props['totalGlobalMem'] / 2**30:.0f} GiB; CUDA runtime "
+            f"{xp.cuda.runtime.runtimeGetVersion()}, driver "
+            f"{xp.cuda.runtime.driverGetVersion()}"
+        )
     command = "python bench/bench_gpu_matrix.py " + " ".join(sys.argv[1:] if argv is None else argv)
     results = {
         "meta": {
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "device": device, "simulated": simulated, "commands": [command],
+            "device": device,
+            "simulated": simulated,
+            "commands": [command],
             "host": f"{platform.node()}, {os.cpu_count()} CPUs, threads {args.threads}",
-            "versions": {"gpu_tree": __version__, "python": platform.python_version(),
-                         **_versions(["numpy", "numba", "numba-cuda", "cupy-cuda12x",
-                                      "cupy-cuda13x", "cupy"])},
+            "versions": {
+                "gpu_tree": __version__,
+                "python": platform.python_version(),
+                **_versions(
+                    ["numpy", "numba", "numba-cuda", "cupy-cuda12x", "cupy-cuda13x", "cupy"]
+                ),
+            },
             "sizes": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
         },
-        "gpu_tree": {}, "peers": {}, "levels": [],
-    }  # fmt: skip
+        "gpu_tree": {},
+        "peers": {},
+        "levels": [],
+    }
     copy_gb_s = None
     if "bandwidth" in parts:
         log("copy bandwidth")
@@ -1008,9 +1168,18 @@ def main(argv=None):
                 write_outputs(results, out)
 
             by_depth, levels = run_gpu_tree(
-                name, X, y, cfg["depths"], cfg["bins"], cfg["repeats"], cfg["predict_rows"],
-                cfg["warmup_rows"], xp, copy_gb_s or bytes_model.ASSUMED_COPY_GB_S, on_depth,
-            )  # fmt: skip
+                name,
+                X,
+                y,
+                cfg["depths"],
+                cfg["bins"],
+                cfg["repeats"],
+                cfg["predict_rows"],
+                cfg["warmup_rows"],
+                xp,
+                copy_gb_s or bytes_model.ASSUMED_COPY_GB_S,
+                on_depth,
+            )
             results["levels"] = earlier
             if copy_gb_s is None:
                 results["meta"]["floor_bandwidth"] = (

@@ -240,8 +240,12 @@ def summary(shape: Shape, depth: int, bandwidths, smaller_fraction: float = 0.5)
         "one_pass_floor": sum(lv.one_pass_floor for lv in levels),
         "ideal_floor": sum(lv.ideal_floor for lv in levels),
     }
-    result = {"depth": depth, "bytes": totals, "levels": levels,
-              "histogram_atomics": sum(lv.histogram_atomics for lv in levels)}  # fmt: skip
+    result = {
+        "depth": depth,
+        "bytes": totals,
+        "levels": levels,
+        "histogram_atomics": sum(lv.histogram_atomics for lv in levels),
+    }
     result["ms"] = {
         bw: {name: 1e3 * seconds(value, bw) for name, value in totals.items()} for bw in bandwidths
     }
@@ -258,8 +262,12 @@ def _gb(value: float) -> str:
     return f"{value / 1e9:.3f}"
 
 
-def predictions_markdown(depths=(8, 10, 12), bandwidths=(H200_NOMINAL_GB_S, ASSUMED_COPY_GB_S),
-                         smaller_fraction: float = 0.5, shapes=None) -> str:  # fmt: skip
+def predictions_markdown(
+    depths=(8, 10, 12),
+    bandwidths=(H200_NOMINAL_GB_S, ASSUMED_COPY_GB_S),
+    smaller_fraction: float = 0.5,
+    shapes=None,
+) -> str:
     """Markdown tables: per tree, and per level at the deepest depth, for each shape."""
     shapes = MATRIX_SHAPES if shapes is None else shapes
     bw_names = ", ".join(f"{bw / 1000:g} TB/s" for bw in bandwidths)
@@ -281,7 +289,7 @@ def predictions_markdown(depths=(8, 10, 12), bandwidths=(H200_NOMINAL_GB_S, ASSU
                 " / ".join(
                     f"{s['ms'][bw][k]:.2f}"
                     for k in ("as_implemented", "one_pass_floor", "ideal_floor")
-                )  # fmt: skip
+                )
                 for bw in bandwidths
             ]
             lines.append(
@@ -303,8 +311,9 @@ def predictions_markdown(depths=(8, 10, 12), bandwidths=(H200_NOMINAL_GB_S, ASSU
             "ideal ms |",
             "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for work, lv in zip(assumed_levels(shape, deepest, smaller_fraction), s["levels"],
-                            strict=True):  # fmt: skip
+        for work, lv in zip(
+            assumed_levels(shape, deepest, smaller_fraction), s["levels"], strict=True
+        ):
             kernel = sum(v for k, v in lv.as_implemented.items() if k.startswith("hist:"))
             lines.append(
                 f"| {lv.level} | {work.n_nodes} | {work.n_built} | {lv.path} | "

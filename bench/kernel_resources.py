@@ -40,9 +40,14 @@ import tempfile
 from pathlib import Path
 
 KERNELS = (
-    "bin_columns", "histograms_global", "histograms_shared", "partition_rows",
-    "partition_rows_multiway", "count_rows", "predict_leaves",
-)  # fmt: skip
+    "bin_columns",
+    "histograms_global",
+    "histograms_shared",
+    "partition_rows",
+    "partition_rows_multiway",
+    "count_rows",
+    "predict_leaves",
+)
 
 # Per-SM limits by compute capability (CUDA occupancy calculator's table).
 SM_LIMITS = {
@@ -56,7 +61,7 @@ SM_LIMITS = {
         reserved_shared=1024,
         reg_unit=256,
         shared_unit=128,
-    ),  # fmt: skip
+    ),
     (8, 0): dict(
         regs=65536,
         threads=2048,
@@ -67,7 +72,7 @@ SM_LIMITS = {
         reserved_shared=1024,
         reg_unit=256,
         shared_unit=128,
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -243,8 +248,12 @@ def occupancy(registers: int, shared_bytes: int, threads: int, cc=(9, 0)) -> dic
     limits["shared memory"] = lim["shared"] // (per_block * lim["shared_unit"])
     blocks = min(limits.values())
     limiter = "/".join(k for k, v in limits.items() if v == blocks)
-    return {"blocks_per_sm": blocks, "occupancy": blocks * warps / lim["warps"],
-            "limiter": limiter, "limits": limits}  # fmt: skip
+    return {
+        "blocks_per_sm": blocks,
+        "occupancy": blocks * warps / lim["warps"],
+        "limiter": limiter,
+        "limits": limits,
+    }
 
 
 PTXAS_PATTERNS = {
@@ -261,11 +270,13 @@ def ptx_notes(ptx: str) -> str:
     """Static counts of PTX instructions worth a look: 64-bit integer division/remainder
     (a software routine of tens of instructions) and atomics by space and type."""
     counts = {}
-    for pattern, label in ((r"\b(?:div|rem)\.[su]64\b", "div/rem.64"),
-                           (r"\b(?:atom|red)\.shared\.\w+\.f64\b", "shared f64 atomics"),
-                           (r"\b(?:atom|red)(?:\.global)?\.(?:add\.)?f64\b", "global f64 atomics"),
-                           (r"\batom\.global\.cas\.b64\b", "CAS loops"),
-                           (r"\b(?:atom|red)\.global\.add\.u64\b", "global int atomics")):  # fmt: skip
+    for pattern, label in (
+        (r"\b(?:div|rem)\.[su]64\b", "div/rem.64"),
+        (r"\b(?:atom|red)\.shared\.\w+\.f64\b", "shared f64 atomics"),
+        (r"\b(?:atom|red)(?:\.global)?\.(?:add\.)?f64\b", "global f64 atomics"),
+        (r"\batom\.global\.cas\.b64\b", "CAS loops"),
+        (r"\b(?:atom|red)\.global\.add\.u64\b", "global int atomics"),
+    ):
         n = len(re.findall(pattern, ptx))
         if n:
             counts[label] = n
@@ -326,8 +337,9 @@ def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> l
             with tempfile.TemporaryDirectory() as tmp:
                 result = subprocess.run(
                     [ptxas, "-v", "--gpu-name", arch, str(ptx_path), "-o", f"{tmp}/k.cubin"],
-                    capture_output=True, text=True,
-                )  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                )
             report = result.stdout + result.stderr
             (out / "ptx" / f"{stem}.ptxas.txt").write_text(report)
             if result.returncode != 0:
@@ -337,8 +349,10 @@ def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> l
             row.update(parse_ptxas(report))
             row["ptx_notes"] = ptx_notes(ptx)
             row.update(occupancy(row["registers"], row["shared_bytes"], threads, cc))
-            log(f"{stem}: {row['registers']} registers, {row['shared_bytes']} B shared, "
-                f"occupancy {row['occupancy']:.0%} ({row['limiter']})")  # fmt: skip
+            log(
+                f"{stem}: {row['registers']} registers, {row['shared_bytes']} B shared, "
+                f"occupancy {row['occupancy']:.0%} ({row['limiter']})"
+            )
     return rows
 
 
@@ -398,8 +412,10 @@ def main(argv=None):
     log("recording the kernels' argument types under the CUDA simulator")
     child = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--record-only"],
-        capture_output=True, text=True, env={**env, "NUMBA_ENABLE_CUDASIM": "1"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**env, "NUMBA_ENABLE_CUDASIM": "1"},
+    )
     if child.returncode != 0:
         log("recording failed:\n" + child.stderr[-3000:])
         return 2
@@ -413,8 +429,10 @@ def main(argv=None):
     ptxas = args.ptxas or (candidates[0][1] if candidates else None)
     problems = []
     if root is None:
-        problems.append("no CUDA toolkit with libNVVM found (set CUDA_HOME to one; numba-cuda "
-                        "with the cuda-bindings/nvvm wheels also provides it)")  # fmt: skip
+        problems.append(
+            "no CUDA toolkit with libNVVM found (set CUDA_HOME to one; numba-cuda "
+            "with the cuda-bindings/nvvm wheels also provides it)"
+        )
     if ptxas is None:
         problems.append("no ptxas found (PATH, --ptxas, or the toolkit's bin/)")
     if problems:
@@ -443,9 +461,11 @@ def main(argv=None):
         "limits (theoretical)."
     )
     (out / "kernels.md").write_text(markdown(rows, args.arch, header))
-    (out / "kernels.json").write_text(json.dumps({"arch": args.arch, "ptxas": version,
-                                                  "compiler": compiler,
-                                                  "kernels": rows}, indent=1))  # fmt: skip
+    (out / "kernels.json").write_text(
+        json.dumps(
+            {"arch": args.arch, "ptxas": version, "compiler": compiler, "kernels": rows}, indent=1
+        )
+    )
     print(markdown(rows, args.arch, header), end="")
     failed = [row for row in rows if "error" in row]
     if failed:

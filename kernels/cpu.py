@@ -69,9 +69,17 @@ def build_bin_lookup(edges, edge_offsets, n_cells, lookup, cells_per_unit):
 
 @njit(parallel=True, cache=True)
 def bin_columns(
-    X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, missing_bin, X_binned,
-    bin_lower, bin_upper,
-):  # fmt: skip
+    X,
+    edges,
+    edge_offsets,
+    lookup,
+    cells_per_unit,
+    track_bounds,
+    missing_bin,
+    X_binned,
+    bin_lower,
+    bin_upper,
+):
     """Map raw values to bins; record each bin's smallest and largest value.
 
     A value goes to bin b when edges[b-1] < x <= edges[b] (b = number of edges below x).
@@ -135,9 +143,17 @@ def _group_task(task, n_features, group):
 
 @njit(parallel=True, cache=True)
 def histograms_classification(
-    X_binned, sample_indices, node_start, node_end, y_class, weight, unit_weight, count_channel,
-    n_threads, hist,
-):  # fmt: skip
+    X_binned,
+    sample_indices,
+    node_start,
+    node_end,
+    y_class,
+    weight,
+    unit_weight,
+    count_channel,
+    n_threads,
+    hist,
+):
     """Class-weight histograms for a batch of nodes; ``count_channel`` < 0 means none.
 
     One task per (node, group of features): each task owns its histogram blocks, so no
@@ -182,9 +198,18 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
 
 @njit(parallel=True, cache=True)
 def partition_rows(
-    columns, sample_indices, node_start, node_end, feature, threshold, missing_left, missing_code,
-    category_offset, category_words, scratch,
-):  # fmt: skip
+    columns,
+    sample_indices,
+    node_start,
+    node_end,
+    feature,
+    threshold,
+    missing_left,
+    missing_code,
+    category_offset,
+    category_words,
+    scratch,
+):
     """Stable in-place partition of each node's rows: ``columns[f, i] <= threshold`` goes left.
 
     ``columns`` is either ``X_binned`` with bin thresholds (histogram mode) or the raw
@@ -238,7 +263,7 @@ _INSERTION_SORT_ROWS = 32
 @njit(parallel=True, cache=True)
 def compact_histograms(
     columns, sample_indices, node_start, node_end, row_stats, missing_code, hist, values, missing
-):  # fmt: skip
+):
     """Per node and feature, one compact bin per distinct value among the node's rows, in
     increasing order, holding the summed row statistics.
 
@@ -332,9 +357,20 @@ def compact_rows(hist, slots, nonempty, compact, bin_index):
 
 @njit(parallel=True, cache=True)
 def compact_code_histograms(
-    X_binned, sample_indices, node_start, node_end, row_stats, missing_bin, bin_lower,
-    bin_upper, hist, code, lower, upper, missing,
-):  # fmt: skip
+    X_binned,
+    sample_indices,
+    node_start,
+    node_end,
+    row_stats,
+    missing_bin,
+    bin_lower,
+    bin_upper,
+    hist,
+    code,
+    lower,
+    upper,
+    missing,
+):
     """:func:`compact_histograms` for bin codes: compact bins in code order without
     sorting.
 
@@ -407,9 +443,17 @@ def compact_code_histograms(
 
 @njit(parallel=True, cache=True)
 def partition_rows_multiway(
-    columns, sample_indices, node_start, node_end, feature, branch_of_code, default_branch,
-    missing_code, scratch, branch_rows,
-):  # fmt: skip
+    columns,
+    sample_indices,
+    node_start,
+    node_end,
+    feature,
+    branch_of_code,
+    default_branch,
+    missing_code,
+    scratch,
+    branch_rows,
+):
     """Stable in-place partition of each node's rows into its multiway branches.
 
     Row i of node k goes to branch ``branch_of_code[k, code]`` (code: the row's category
@@ -424,8 +468,14 @@ def partition_rows_multiway(
         start = node_start[node]
         end = node_end[node]
         for j in range(start, end):
-            branch = _branch_of(column[sample_indices[j]], branch_of_code, default_branch, node,
-                                n_codes, missing_code)  # fmt: skip
+            branch = _branch_of(
+                column[sample_indices[j]],
+                branch_of_code,
+                default_branch,
+                node,
+                n_codes,
+                missing_code,
+            )
             branch_rows[node, branch] += 1
         position = start
         for b in range(branch_rows.shape[1]):  # each branch's first position in scratch
@@ -434,8 +484,9 @@ def partition_rows_multiway(
             position += count
         for j in range(start, end):
             i = sample_indices[j]
-            branch = _branch_of(column[i], branch_of_code, default_branch, node, n_codes,
-                                missing_code)  # fmt: skip
+            branch = _branch_of(
+                column[i], branch_of_code, default_branch, node, n_codes, missing_code
+            )
             scratch[branch_rows[node, branch]] = i
             branch_rows[node, branch] += 1
         previous = start
@@ -465,8 +516,9 @@ WALK_NODE_COLUMNS = _walk.NODE_COLUMNS
 
 def _compile_predict_leaves(walk_source_hash):
     @njit(parallel=True, cache=True)
-    def predict_leaves(X, nodes, threshold, category_bitsets, n_category_words, branch_children,
-                       out):  # fmt: skip
+    def predict_leaves(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, out
+    ):
         """Leaf index reached by each row: ``Tree.walk_arrays()`` are the arguments between
         ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)

@@ -43,8 +43,18 @@ SIMULATOR_GRID = (3, 16)
 
 
 @cuda.jit
-def bin_columns(X, edges, edge_offsets, lookup, cells_per_unit, track_bounds, missing_bin,
-                X_binned, bin_lower, bin_upper):  # fmt: skip
+def bin_columns(
+    X,
+    edges,
+    edge_offsets,
+    lookup,
+    cells_per_unit,
+    track_bounds,
+    missing_bin,
+    X_binned,
+    bin_lower,
+    bin_upper,
+):
     """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
     same cell arithmetic, so the same codes), one thread per (row, feature).
 
@@ -73,8 +83,9 @@ SHARED_HISTOGRAM_FLOATS = 6144
 
 
 @cuda.jit(device=True, inline=True)
-def _add_row(target, index, i, is_classification, y_class, weight, unit_weight, count_channel,
-             row_stats):  # fmt: skip
+def _add_row(
+    target, index, i, is_classification, y_class, weight, unit_weight, count_channel, row_stats
+):
     """Add row i's statistics to the channels starting at flat ``index`` of ``target``
     (a histogram entry of one node, feature and bin)."""
     if is_classification:
@@ -87,8 +98,20 @@ def _add_row(target, index, i, is_classification, y_class, weight, unit_weight, 
 
 
 @cuda.jit
-def histograms_global(X_binned, node_of_row, slot_of_node, is_classification, y_class, weight,
-                      unit_weight, count_channel, row_stats, hist_flat, n_bins, n_channels):  # fmt: skip
+def histograms_global(
+    X_binned,
+    node_of_row,
+    slot_of_node,
+    is_classification,
+    y_class,
+    weight,
+    unit_weight,
+    count_channel,
+    row_stats,
+    hist_flat,
+    n_bins,
+    n_channels,
+):
     """Histograms of every node of a level in one launch, straight into global memory.
 
     The path for levels whose histograms do not fit a block's shared memory. One thread
@@ -107,14 +130,36 @@ def histograms_global(X_binned, node_of_row, slot_of_node, is_classification, y_
         if slot < 0:
             continue
         index = ((slot * n_features + f) * n_bins + X_binned[f, i]) * n_channels
-        _add_row(hist_flat, index, i, is_classification, y_class, weight, unit_weight,
-                 count_channel, row_stats)  # fmt: skip
+        _add_row(
+            hist_flat,
+            index,
+            i,
+            is_classification,
+            y_class,
+            weight,
+            unit_weight,
+            count_channel,
+            row_stats,
+        )
 
 
 @cuda.jit
-def histograms_shared(X_binned, node_of_row, slot_of_node, is_classification, y_class, weight,
-                      unit_weight, count_channel, row_stats, hist_flat, n_bins, n_channels,
-                      n_slots, features_per_block):  # fmt: skip
+def histograms_shared(
+    X_binned,
+    node_of_row,
+    slot_of_node,
+    is_classification,
+    y_class,
+    weight,
+    unit_weight,
+    count_channel,
+    row_stats,
+    hist_flat,
+    n_bins,
+    n_channels,
+    n_slots,
+    features_per_block,
+):
     """As :func:`histograms_global`, accumulating in a block-private shared-memory histogram.
 
     Grid: (row blocks, feature groups). Block (x, g) sums the rows x, x + gridDim.x, ...
@@ -138,8 +183,17 @@ def histograms_shared(X_binned, node_of_row, slot_of_node, is_classification, y_
             continue
         for g in range(group):
             index = ((slot * group + g) * n_bins + X_binned[first + g, i]) * n_channels
-            _add_row(shared, index, i, is_classification, y_class, weight, unit_weight,
-                     count_channel, row_stats)  # fmt: skip
+            _add_row(
+                shared,
+                index,
+                i,
+                is_classification,
+                y_class,
+                weight,
+                unit_weight,
+                count_channel,
+                row_stats,
+            )
     cuda.syncthreads()
     for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
         value = shared[k]
@@ -162,8 +216,18 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
 
 
 @cuda.jit
-def partition_rows(X_binned, node_of_row, split_feature, split_bin, missing_left, missing_bin,
-                   category_offset, category_words, left_child, right_child):  # fmt: skip
+def partition_rows(
+    X_binned,
+    node_of_row,
+    split_feature,
+    split_bin,
+    missing_left,
+    missing_bin,
+    category_offset,
+    category_words,
+    left_child,
+    right_child,
+):
     """Move every row of a split node to its child: bin <= split_bin goes left, and the
     missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
     (``category_offset[node]`` >= 0) send the codes in their bitset left.

@@ -29,9 +29,20 @@ def test_cpu_benchmark_runs_and_writes_json(tmp_path):
     pytest.importorskip("sklearn")
     out = tmp_path / "cpu.json"
     stdout = _run(
-        "bench_cpu.py", "--rows", "4000", "--depth", "4", "--repeats", "1",
-        "--skip", "lightgbm,xgboost,hist_gb", "--warmup-rows", "500", "--json", str(out),
-    )  # fmt: skip
+        "bench_cpu.py",
+        "--rows",
+        "4000",
+        "--depth",
+        "4",
+        "--repeats",
+        "1",
+        "--skip",
+        "lightgbm,xgboost,hist_gb",
+        "--warmup-rows",
+        "500",
+        "--json",
+        str(out),
+    )
     assert "gpu_tree" in stdout and "scikit-learn DecisionTreeClassifier" in stdout
     assert out.is_file() and json.loads(out.read_text())
 
@@ -39,10 +50,23 @@ def test_cpu_benchmark_runs_and_writes_json(tmp_path):
 def test_gpu_benchmark_runs_under_the_simulator(tmp_path):
     out = tmp_path / "gpu.json"
     stdout = _run(
-        "bench_gpu.py", "--rows", "2000", "--features", "4", "--depth", "3", "--bins", "16",
-        "--repeats", "1", "--predict-rows", "300", "--json", str(out),
+        "bench_gpu.py",
+        "--rows",
+        "2000",
+        "--features",
+        "4",
+        "--depth",
+        "3",
+        "--bins",
+        "16",
+        "--repeats",
+        "1",
+        "--predict-rows",
+        "300",
+        "--json",
+        str(out),
         env={"NUMBA_ENABLE_CUDASIM": "1"},
-    )  # fmt: skip
+    )
     results = json.loads(out.read_text())
     assert results["simulated"] and results["leaves"] >= 2 and results["histogram_floor_bytes"] > 0
     assert "device tree build alone" in stdout
@@ -55,9 +79,16 @@ def test_categorical_benchmark_runs_and_writes_markdown(tmp_path):
     dataset_path("penguins.csv")
     out = tmp_path / "categorical.md"
     stdout = _run(
-        "bench_categorical.py", "--datasets", "car_evaluation,penguins", "--depths", "4",
-        "--repeats", "1", "--out", str(out),
-    )  # fmt: skip
+        "bench_categorical.py",
+        "--datasets",
+        "car_evaluation,penguins",
+        "--depths",
+        "4",
+        "--repeats",
+        "1",
+        "--out",
+        str(out),
+    )
     table = [line for line in stdout.splitlines() if line.startswith("| ")]
     assert len(table) == 1 + 3 + 2  # header; car: native, multiway, one-hot; penguins: 2
     assert "gpu_tree multiway, gain_ratio" in stdout and "sklearn one-hot" in stdout
@@ -97,10 +128,16 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
 
     out = tmp_path / "matrix"
     stdout = _run(
-        "bench_gpu_matrix.py", "--smoke", "--out", str(out), "--datasets", "higgs",
-        "--peers", "sklearn_tree,xgboost_cuda,selftest_crash",
+        "bench_gpu_matrix.py",
+        "--smoke",
+        "--out",
+        str(out),
+        "--datasets",
+        "higgs",
+        "--peers",
+        "sklearn_tree,xgboost_cuda,selftest_crash",
         env={"NUMBA_ENABLE_CUDASIM": "1"},
-    )  # fmt: skip
+    )
     text = (out / "matrix.md").read_text()
     assert text in stdout
     tables = _markdown_tables(text)
@@ -127,8 +164,14 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
         assert int(rows[1]["derived"]) >= 1  # the subtraction trick was used
     # --merge joins runs into one set of tables (no device needed).
     merged = tmp_path / "merged"
-    _run("bench_gpu_matrix.py", "--merge", str(out / "matrix.json"), str(out / "matrix.json"),
-         "--out", str(merged))  # fmt: skip
+    _run(
+        "bench_gpu_matrix.py",
+        "--merge",
+        str(out / "matrix.json"),
+        str(out / "matrix.json"),
+        "--out",
+        str(merged),
+    )
     assert _markdown_tables((merged / "matrix.md").read_text())[-1] == tables[-1]
 
 
@@ -152,8 +195,9 @@ def test_bytes_model_matches_a_hand_computed_case():
     assert labels == 3933
     assert level.as_implemented["hist: labels"] == labels
     assert level.as_implemented["subtraction"] == 5 * 1024
-    assert level.as_implemented_total == (4000 + 4000 + labels + 1024 + 1024 + 5 * 1024
-                                          + 2 * 1024 + 8000 + 2000 + 4000)  # fmt: skip
+    assert level.as_implemented_total == (
+        4000 + 4000 + labels + 1024 + 1024 + 5 * 1024 + 2 * 1024 + 8000 + 2000 + 4000
+    )
     hist_terms = 1024 + 3 * 1024 + 2 * 1024
     assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000
     assert level.ideal_floor == 400 * 8 + hist_terms + 9000
@@ -165,7 +209,10 @@ def test_bytes_model_matches_a_hand_computed_case():
     assert model.seconds(4.8e12, 4800.0) == pytest.approx(1.0)
     levels = model.assumed_levels(shape, 3, smaller_fraction=0.25)
     assert [(w.n_nodes, w.n_built, w.built_rows) for w in levels] == [
-        (1, 1, 1000), (2, 1, 250), (4, 2, 250)]  # fmt: skip
+        (1, 1, 1000),
+        (2, 1, 250),
+        (4, 2, 250),
+    ]
     assert "| level |" in model.predictions_markdown(depths=(3,), shapes={"tiny": shape})
 
 
@@ -175,9 +222,13 @@ def test_bytes_model_constants_follow_the_kernels():
     model = _bench_module("bytes_model")
     assert model.SHARED_HISTOGRAM_FLOATS == kernels.SHARED_HISTOGRAM_FLOATS
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
-    for hist_slots, bins, classes, features in ((1, 256, 2, 28), (8, 256, 2, 28),
-                                                (16, 256, 2, 28), (2, 256, 7, 54),
-                                                (1, 16, 3, 5)):  # fmt: skip
+    for hist_slots, bins, classes, features in (
+        (1, 256, 2, 28),
+        (8, 256, 2, 28),
+        (16, 256, 2, 28),
+        (2, 256, 7, 54),
+        (1, 16, 3, 5),
+    ):
         shape = model.Shape(10, features, bins, classes)
         assert model.shared_features_per_block(hist_slots, shape) == (
             kernels.shared_features_per_block(hist_slots, bins, classes, features)
@@ -196,9 +247,14 @@ def test_kernel_resources_occupancy_and_ptxas_parsing():
         "ptxas info    : Used 62 registers, used 1 barriers, 49152 bytes smem, 400 bytes "
         "cmem[0]\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads"
     )
-    assert report.parse_ptxas(text) == {"registers": 62, "shared_bytes": 49152, "stack_bytes": 16,
-                                        "spill_store_bytes": 8, "spill_load_bytes": 4,
-                                        "cmem_bytes": 400}  # fmt: skip
+    assert report.parse_ptxas(text) == {
+        "registers": 62,
+        "shared_bytes": 49152,
+        "stack_bytes": 16,
+        "spill_store_bytes": 8,
+        "spill_load_bytes": 4,
+        "cmem_bytes": 400,
+    }
 
 
 def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
@@ -237,8 +293,10 @@ def _split_on_markers(text, names):
 
 def test_readme_figure_blocks_are_replaced_and_nothing_else():
     figures = _bench_module("readme_figures")
-    text = "intro\n<!-- figures:a begin -->\nold a\n<!-- figures:a end -->\nmiddle\n" \
-           "<!-- figures:b begin -->\n<!-- figures:b end -->\ntail"  # fmt: skip
+    text = (
+        "intro\n<!-- figures:a begin -->\nold a\n<!-- figures:a end -->\nmiddle\n"
+        "<!-- figures:b begin -->\n<!-- figures:b end -->\ntail"
+    )
     new = figures.replace_blocks(text, {"a": "new a\n", "b": "new b\n"})
     assert new == text.replace("old a\n", "new a\n").replace(
         "<!-- figures:b begin -->\n", "<!-- figures:b begin -->\nnew b\n"
@@ -251,17 +309,32 @@ def test_readme_figure_blocks_are_replaced_and_nothing_else():
 
 def test_readme_figures_take_medians_and_ranges_over_runs():
     figures = _bench_module("readme_figures")
-    info = {"date": "2026-01-02 03:04 UTC", "commit": "abc123", "modified": False, "cores": 2,
-            "usable_cores": 2, "cpu_model": "Some CPU", "memory_bytes": 8 * 2**30}  # fmt: skip
+    info = {
+        "date": "2026-01-02 03:04 UTC",
+        "commit": "abc123",
+        "modified": False,
+        "cores": 2,
+        "usable_cores": 2,
+        "cpu_model": "Some CPU",
+        "memory_bytes": 8 * 2**30,
+    }
     runs = [
         figures.Run(
-            tools={"gpu_tree": {"fit_s": fit, "ratio": 1.0, "accuracy": 0.88, "leaves": 900},
-                   "peer": {"fit_s": fit * ratio, "ratio": ratio, "accuracy": 0.881,
-                            "leaves": 901}},
-            settings={"depth": 10, "bins": 256, "features": 28, "n_train": 800, "n_test": 200,
-                      "repeats": 5, "sklearn_repeats": 3},
+            tools={
+                "gpu_tree": {"fit_s": fit, "ratio": 1.0, "accuracy": 0.88, "leaves": 900},
+                "peer": {"fit_s": fit * ratio, "ratio": ratio, "accuracy": 0.881, "leaves": 901},
+            },
+            settings={
+                "depth": 10,
+                "bins": 256,
+                "features": 28,
+                "n_train": 800,
+                "n_test": 200,
+                "repeats": 5,
+                "sklearn_repeats": 3,
+            },
             not_installed=["XGBoost"],
-        )  # fmt: skip
+        )
         for fit, ratio in ((0.8, 50.0), (0.9, 54.0), (0.85, 52.0))
     ]
     text = figures.render_cpu_1m(runs, info, "python bench/bench_cpu.py")
@@ -279,8 +352,16 @@ def test_readme_figures_quick_run_rewrites_a_copy_of_the_readme_between_markers(
     original_readme, original_results = README.read_text(), RESULTS.read_text()
     readme.write_text(original_readme)
     results.write_text(original_results)
-    stdout = _run("readme_figures.py", "--quick", "--runs", "1", "--readme", str(readme),
-                  "--results", str(results))  # fmt: skip
+    stdout = _run(
+        "readme_figures.py",
+        "--quick",
+        "--runs",
+        "1",
+        "--readme",
+        str(readme),
+        "--results",
+        str(results),
+    )
     names = ("cpu-1m", "full-depth", "quick-start")
     before_outside, before_inside = _split_on_markers(original_readme, names)
     after_outside, after_inside = _split_on_markers(readme.read_text(), names)
@@ -296,7 +377,7 @@ def test_readme_figures_quick_run_rewrites_a_copy_of_the_readme_between_markers(
     assert "Accuracy gate: passed" in " ".join(after_inside["quick-start"].split())
     history = results.read_text()
     assert history.startswith(original_results)  # appended, nothing before rewritten
-    appended = history[len(original_results):]
+    appended = history[len(original_results) :]
     assert "README figures (`bench/readme_figures.py`)" in appended
     assert appended.count("Run by run") == 3
     # The real files were not touched.
@@ -306,6 +387,8 @@ def test_readme_figures_quick_run_rewrites_a_copy_of_the_readme_between_markers(
 def test_readme_figures_quick_mode_refuses_to_write_the_real_readme():
     result = subprocess.run(
         [sys.executable, str(BENCH / "readme_figures.py"), "--quick"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "--readme and --results" in result.stderr

@@ -33,15 +33,25 @@ def _classification_data(n_samples, n_features, n_classes, n_values, seed):
 
 
 # -- kernels against oracles ---------------------------------------------------------------
-def _launch_histograms(path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block):
+def _launch_histograms(
+    path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block
+):
     is_classification = row_arrays["row_stats"] is None
     n_hist_slots, n_features, n_bins, n_channels = hist.shape
     args = (
-        xp.asarray(X_binned), xp.asarray(node_of_row), xp.asarray(hist_slot_of_node), is_classification,
-        xp.asarray(row_arrays["y_class"]), xp.asarray(row_arrays["weight"]), row_arrays["unit_weight"],
-        row_arrays["count_channel"], xp.asarray(row_arrays["row_stats"] if not is_classification else np.zeros((1, 1))),
-        hist.reshape(-1), n_bins, n_channels,
-    )  # fmt: skip
+        xp.asarray(X_binned),
+        xp.asarray(node_of_row),
+        xp.asarray(hist_slot_of_node),
+        is_classification,
+        xp.asarray(row_arrays["y_class"]),
+        xp.asarray(row_arrays["weight"]),
+        row_arrays["unit_weight"],
+        row_arrays["count_channel"],
+        xp.asarray(row_arrays["row_stats"] if not is_classification else np.zeros((1, 1))),
+        hist.reshape(-1),
+        n_bins,
+        n_channels,
+    )
     if path == "global":
         blocks, threads = cuda_kernels.launch_config(X_binned.size)
         cuda_kernels.histograms_global[blocks, threads](*args)
@@ -65,19 +75,31 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
     weight = np.ones(n_samples) if kind == "unit" else rng.integers(1, 4, n_samples).astype(float)
     if kind == "regression":
         row_stats = rng.integers(-5, 6, size=(n_samples, 4)).astype(float)
-        row_arrays = {"y_class": np.zeros(1, np.int32), "weight": np.zeros(1), "unit_weight": False,
-                "count_channel": -1, "row_stats": row_stats}  # fmt: skip
+        row_arrays = {
+            "y_class": np.zeros(1, np.int32),
+            "weight": np.zeros(1),
+            "unit_weight": False,
+            "count_channel": -1,
+            "row_stats": row_stats,
+        }
     else:
         n_channels = n_classes + (kind == "weighted")
         row_stats = np.zeros((n_samples, n_channels))
         row_stats[np.arange(n_samples), y_class] = weight
         if kind == "weighted":
             row_stats[:, -1] = 1.0
-        row_arrays = {"y_class": y_class, "weight": weight, "unit_weight": kind == "unit",
-                "count_channel": n_classes if kind == "weighted" else -1, "row_stats": None}  # fmt: skip
+        row_arrays = {
+            "y_class": y_class,
+            "weight": weight,
+            "unit_weight": kind == "unit",
+            "count_channel": n_classes if kind == "weighted" else -1,
+            "row_stats": None,
+        }
     hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
     # Two features per block: one group of two and a group of one (a partial group).
-    _launch_histograms(path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2)
+    _launch_histograms(
+        path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2
+    )
     order = np.argsort(node_of_row, kind="stable")
     counts = np.bincount(node_of_row, minlength=5)
     end = np.cumsum(counts)
@@ -112,10 +134,17 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
     category_offset = np.array([-1, -1, 0, -1, -1, -1, -1], dtype=np.int64)
     category_words = np.array([0b1010], dtype=np.int64)
     cuda_kernels.partition_rows[blocks, threads](
-        xp.asarray(X_binned), device_rows, xp.asarray(split_feature), xp.asarray(split_bin),
-        xp.asarray(missing_left), 4, xp.asarray(category_offset), xp.asarray(category_words),
-        xp.asarray(left), xp.asarray(right),
-    )  # fmt: skip
+        xp.asarray(X_binned),
+        device_rows,
+        xp.asarray(split_feature),
+        xp.asarray(split_bin),
+        xp.asarray(missing_left),
+        4,
+        xp.asarray(category_offset),
+        xp.asarray(category_words),
+        xp.asarray(left),
+        xp.asarray(right),
+    )
     expected = before.copy()
     for node in (1, 2):
         rows = before == node
@@ -132,9 +161,11 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
 @pytest.mark.parametrize("categorical_split", [None, "binary", "multiway"])
 def test_prediction_kernel_matches_cpu_traversal(categorical_split):
     X, y = _classification_data(120, 3, 2, 6, seed=3)
-    params = {} if categorical_split is None else {
-        "categorical_features": [0, 2], "categorical_split": categorical_split
-    }  # fmt: skip
+    params = (
+        {}
+        if categorical_split is None
+        else {"categorical_features": [0, 2], "categorical_split": categorical_split}
+    )
     tree = DecisionTreeClassifier(max_depth=4, device="cpu", **params).fit(X, y).tree_
     if categorical_split is not None:
         assert (tree.split_kind >= 2).any()  # the walk meets categorical nodes

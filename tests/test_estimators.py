@@ -82,9 +82,11 @@ def test_exact_mode_matches_sklearn_classifier(criterion):
             ours = DecisionTreeClassifier(criterion=criterion, splitter="exact")
             theirs = SklearnClassifier(criterion=criterion, random_state=0)
             pred_ours, pred_theirs = _sklearn_parity(ours, theirs, X[train], y[train], X[test])
-            shares.append(assert_same_predictions_away_from_ties(
-                ours, theirs, X[train], y[train], X[test], criterion
-            ))  # fmt: skip
+            shares.append(
+                assert_same_predictions_away_from_ties(
+                    ours, theirs, X[train], y[train], X[test], criterion
+                )
+            )
             assert ours.score(X[train], y[train]) == 1.0  # grown to purity
             correct_ours += np.sum(pred_ours == y[test])
             correct_theirs += np.sum(pred_theirs == y[test])
@@ -243,7 +245,9 @@ def test_every_classification_criterion_learns(criterion):
     def cv_accuracy(model):
         return cross_val_score(model, X, y, cv=folds).mean()
 
-    stump = max(cv_accuracy(SklearnClassifier(max_depth=1, criterion=c)) for c in ("gini", "entropy"))
+    stump = max(
+        cv_accuracy(SklearnClassifier(max_depth=1, criterion=c)) for c in ("gini", "entropy")
+    )
     reference = cv_accuracy(SklearnClassifier(max_depth=4, random_state=0))
     ours = cv_accuracy(DecisionTreeClassifier(criterion=criterion, max_depth=4))
     assert ours >= stump + 0.02, (ours, stump)

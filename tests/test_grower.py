@@ -435,11 +435,16 @@ def test_max_features_hist_equals_exact_with_same_seed():
 
 @pytest.mark.parametrize(
     ("categorical_split", "splitter", "device", "n_seeds"),
-    [("binary", "hist", "cpu", 40), ("binary", "exact", "cpu", 40),
-     ("multiway", "hist", "cpu", 40), ("binary", "hist", "cuda", 16)],
-)  # fmt: skip
-def test_max_features_draw_binds_categorical_features_too(categorical_split, splitter, device,
-                                                         n_seeds):  # fmt: skip
+    [
+        ("binary", "hist", "cpu", 40),
+        ("binary", "exact", "cpu", 40),
+        ("multiway", "hist", "cpu", 40),
+        ("binary", "hist", "cuda", 16),
+    ],
+)
+def test_max_features_draw_binds_categorical_features_too(
+    categorical_split, splitter, device, n_seeds
+):
     """A categorical feature that decides y and a numeric feature of noise, one feature
     drawn per node: the root may split on the categorical feature only when it was drawn,
     about half the seeds (Binomial(n, 1/2); the bounds are 3.5 standard deviations). A
@@ -448,8 +453,14 @@ def test_max_features_draw_binds_categorical_features_too(categorical_split, spl
     category = rng.integers(0, 4, size=400)
     X = np.column_stack([category, rng.normal(size=400)]).astype(float)
     y = np.isin(category, [1, 2]).astype(int)
-    params = dict(max_features=1, max_depth=1, categorical_features=[0], splitter=splitter,
-                  categorical_split=categorical_split, device=device)  # fmt: skip
+    params = dict(
+        max_features=1,
+        max_depth=1,
+        categorical_features=[0],
+        splitter=splitter,
+        categorical_split=categorical_split,
+        device=device,
+    )
     on_category = sum(
         DecisionTreeClassifier(random_state=seed, **params).fit(X, y).tree_.feature[0] == 0
         for seed in range(n_seeds)
@@ -457,7 +468,9 @@ def test_max_features_draw_binds_categorical_features_too(categorical_split, spl
     half, spread = n_seeds / 2, 3.5 * np.sqrt(n_seeds) / 2
     assert half - spread <= on_category <= half + spread, on_category
     # With every feature available the categorical feature always wins.
-    assert DecisionTreeClassifier(**{**params, "max_features": None}).fit(X, y).tree_.feature[0] == 0
+    assert (
+        DecisionTreeClassifier(**{**params, "max_features": None}).fit(X, y).tree_.feature[0] == 0
+    )
 
 
 @pytest.mark.parametrize("splitter", SPLITTERS)
@@ -533,9 +546,11 @@ def test_a_split_improving_exactly_min_impurity_decrease_is_made():
         n = len(labels)
         return 1 - sum(Fraction(int(np.sum(labels == k)), n) ** 2 for k in range(3))
 
-    improvement = gini(y) - Fraction(int(left.sum()), 7) * gini(y[left]) - Fraction(
-        int((~left).sum()), 7
-    ) * gini(y[~left])
+    improvement = (
+        gini(y)
+        - Fraction(int(left.sum()), 7) * gini(y[left])
+        - Fraction(int((~left).sum()), 7) * gini(y[~left])
+    )
     assert improvement == Fraction(1, 5)
     at = DecisionTreeClassifier(max_depth=1, min_impurity_decrease=0.2).fit(X, y)
     assert at.tree_.node_count == 3
@@ -551,8 +566,11 @@ def test_max_features_keeps_searching_when_the_drawn_features_cannot_split(devic
     X = np.column_stack([np.zeros(40), np.arange(40.0)])
     y = (np.arange(40) >= 20).astype(int)
     for seed in range(12 if device == "cpu" else 6):
-        tree = DecisionTreeClassifier(max_features=1, max_depth=1, random_state=seed,
-                                      device=device).fit(X, y).tree_  # fmt: skip
+        tree = (
+            DecisionTreeClassifier(max_features=1, max_depth=1, random_state=seed, device=device)
+            .fit(X, y)
+            .tree_
+        )
         assert tree.node_count == 3 and tree.feature[0] == 1, seed
 
 
@@ -600,11 +618,19 @@ class NaiveBackend:
 
     def histograms(self, nodes, out=None):
         n_bins = self.bin_lower.shape[1]
-        hist = np.concatenate([
-            naive_histograms(self.X_binned, self._rows(node), [0], [self._rows(node).size],
-                             self.row_data.row_stats, n_bins)
-            for node in nodes
-        ])  # fmt: skip
+        hist = np.concatenate(
+            [
+                naive_histograms(
+                    self.X_binned,
+                    self._rows(node),
+                    [0],
+                    [self._rows(node).size],
+                    self.row_data.row_stats,
+                    n_bins,
+                )
+                for node in nodes
+            ]
+        )
         if out is not None:
             out[...] = hist
             hist = out
@@ -640,8 +666,17 @@ class NaiveBackend:
                 upper[k, f, : present.size] = self.bin_upper[f, present]
         return CompactHistograms(hist, lower, upper, code, missing)
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
-                  right_children, category_sets=None):  # fmt: skip
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
         n_left = np.zeros(len(nodes), dtype=np.int64)
         for k, node in enumerate(nodes):
             rows = self._rows(node)
@@ -669,9 +704,13 @@ class NaiveBackend:
 def _grower_data(task, with_categories):
     rng = np.random.default_rng(11)
     n = 160
-    X = np.column_stack([
-        rng.integers(0, 9, size=n), np.round(rng.normal(size=n), 2), rng.integers(0, 4, size=n),
-    ]).astype(float)  # fmt: skip
+    X = np.column_stack(
+        [
+            rng.integers(0, 9, size=n),
+            np.round(rng.normal(size=n), 2),
+            rng.integers(0, 4, size=n),
+        ]
+    ).astype(float)
     signal = (X[:, 0] > 4) ^ (X[:, 1] > 0) | (X[:, 2] == 2)
     if with_categories:
         X[rng.random(n) < 0.1, 1] = np.nan  # missing values, learned per split
@@ -692,15 +731,17 @@ def _grower_data(task, with_categories):
 @pytest.mark.parametrize("categories", [None, "binary", "multiway"])
 @pytest.mark.parametrize("small_node_size", [0, 16])
 @pytest.mark.parametrize("max_leaf_nodes", [None, 9])
-def test_grower_with_a_naive_backend_grows_the_cpu_backends_tree(task, categories,
-                                                                 small_node_size, max_leaf_nodes):  # fmt: skip
+def test_grower_with_a_naive_backend_grows_the_cpu_backends_tree(
+    task, categories, small_node_size, max_leaf_nodes
+):
     binned, row_data = _grower_data(task, categories is not None)
     criterion = "squared_error" if task == "regression" else "entropy"
     categorical = None
     if categories is not None:
         categorical = CategoricalSearch(np.array([2]), multiway=categories == "multiway")
-    params = dict(criterion=criterion, max_depth=5, max_leaf_nodes=max_leaf_nodes,
-                  categorical=categorical)  # fmt: skip
+    params = dict(
+        criterion=criterion, max_depth=5, max_leaf_nodes=max_leaf_nodes, categorical=categorical
+    )
     naive = NaiveBackend(binned, row_data, small_node_size)
     assert isinstance(naive, DenseHistogramBackend)
     grown = Grower(naive, row_data.layout, GrowthParams(**params), 3).grow()

@@ -72,9 +72,17 @@ def test_histograms_classification_matches_naive(with_count, n_bins, n_classes, 
     for n_threads in (1, 3):  # feature groups of every size give the same histograms
         hist[:] = 0.0
         cpu_kernels.histograms_classification(
-            X_binned, sample_indices, start, end, y_class, weight, unit_weight, count_channel,
-            n_threads, hist,
-        )  # fmt: skip
+            X_binned,
+            sample_indices,
+            start,
+            end,
+            y_class,
+            weight,
+            unit_weight,
+            count_channel,
+            n_threads,
+            hist,
+        )
         row_stats = classification_row_stats(y_class, weight, n_classes, with_count)
         expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
         np.testing.assert_array_equal(hist, expected)
@@ -149,7 +157,9 @@ def _backend(rng, n_samples, n_features, *, classification, weighted, max_bins=2
     weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
     if classification:
         layout = StatsLayout(True, 3, weighted)
-        row_data = RowData(layout, weight, y_class=rng.integers(0, 3, size=n_samples).astype(np.int64))
+        row_data = RowData(
+            layout, weight, y_class=rng.integers(0, 3, size=n_samples).astype(np.int64)
+        )
     else:
         layout = StatsLayout(False, 0, weighted)
         row_data = RowData(layout, weight, y=rng.integers(-5, 6, size=n_samples).astype(float))
@@ -561,7 +571,9 @@ def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, wei
     X_binned, bin_lower, bin_upper = mapper.transform(X)
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
     weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
-    row_data = RowData(layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class)
+    row_data = RowData(
+        layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class
+    )
     backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, row_data)
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     state = backend.row_partition

@@ -27,7 +27,9 @@ def _data(n=400, seed=0):
 def _fitted(kind="classifier", **params):
     X, y = _data()
     if kind == "regressor":
-        return DecisionTreeRegressor(max_depth=5, device="cpu", **params).fit(X, y * 2.5 + X[:, 2]), X
+        return DecisionTreeRegressor(max_depth=5, device="cpu", **params).fit(
+            X, y * 2.5 + X[:, 2]
+        ), X
     labels = np.array(["no", "yes"])[y]
     return DecisionTreeClassifier(max_depth=5, device="cpu", **params).fit(X, labels), X
 
@@ -64,13 +66,18 @@ def test_round_trip_is_exact(tmp_path, kind, params):
 
 def test_string_categories_feature_names_and_unseen_values_survive(tmp_path):
     X, y = _data(seed=3)
-    frame = pd.DataFrame({
-        "colour": np.array(["blue", "green", "plum", "red", "rose"], dtype=object)[X[:, 0].astype(int)],
-        "size": X[:, 1], "weight": X[:, 2],
-    })  # fmt: skip
-    model = DecisionTreeClassifier(
-        max_depth=4, categorical_features=["colour"], device="cpu"
-    ).fit(frame, y)
+    frame = pd.DataFrame(
+        {
+            "colour": np.array(["blue", "green", "plum", "red", "rose"], dtype=object)[
+                X[:, 0].astype(int)
+            ],
+            "size": X[:, 1],
+            "weight": X[:, 2],
+        }
+    )
+    model = DecisionTreeClassifier(max_depth=4, categorical_features=["colour"], device="cpu").fit(
+        frame, y
+    )
     model.save(tmp_path / "m.json")
     loaded = gpu_tree.load(tmp_path / "m.json")
     assert list(loaded.feature_names_in_) == ["colour", "size", "weight"]
@@ -176,23 +183,47 @@ def _set_child(document, value):
         (lambda: "not json at all", "invalid or truncated JSON"),
         (lambda: {"name": "something else"}, "not a gpu_tree model \\(format None"),
         (lambda: [1, 2, 3], "not a gpu_tree model \\(format 'list'"),
-        (lambda: _broken(lambda d: d.update(format_version=7)), "format_version 7 is not supported"),
-        (lambda: _broken(lambda d: d.update(estimator="os.system")), "unknown estimator 'os.system'"),
+        (
+            lambda: _broken(lambda d: d.update(format_version=7)),
+            "format_version 7 is not supported",
+        ),
+        (
+            lambda: _broken(lambda d: d.update(estimator="os.system")),
+            "unknown estimator 'os.system'",
+        ),
         (lambda: _broken(lambda d: d["tree"]["feature"].pop()), "array 'feature' has"),
         (lambda: _broken(lambda d: d["tree"].pop("threshold")), "no field 'threshold'"),
         (lambda: _broken(lambda d: _set_child(d, 10_000)), "child 10000, out of range"),
-        (lambda: _broken(lambda d: _set_child(d, 0)), "numbered before it: the tree would have a cycle"),
-        (lambda: _broken(lambda d: d["tree"]["value"].__setitem__(0, "many")), "'many', which is not a number"),
+        (
+            lambda: _broken(lambda d: _set_child(d, 0)),
+            "numbered before it: the tree would have a cycle",
+        ),
+        (
+            lambda: _broken(lambda d: d["tree"]["value"].__setitem__(0, "many")),
+            "'many', which is not a number",
+        ),
         (lambda: _broken(lambda d: d["tree"]["children_left"].__setitem__(0, -1)), "half a leaf"),
-        (lambda: _broken(lambda d: d["classes"]["values"].pop()), "1 class labels, but the tree has 2"),
+        (
+            lambda: _broken(lambda d: d["classes"]["values"].pop()),
+            "1 class labels, but the tree has 2",
+        ),
         (lambda: _broken(lambda d: d.update(n_features_in=9)), "n_features_in is 9"),
-        (lambda: _broken(lambda d: d["tree"]["branch_children"].clear()), "branch table is out of range"),
-        (lambda: _broken(lambda d: d["categorical"].update(is_categorical=[False] * 3,
-                                                          categories=[None] * 3)),
-         "is not categorical"),
-        (lambda: _broken(lambda d: d["tree"].update(node_count="7")), "'node_count' of the tree should be an integer"),
+        (
+            lambda: _broken(lambda d: d["tree"]["branch_children"].clear()),
+            "branch table is out of range",
+        ),
+        (
+            lambda: _broken(
+                lambda d: d["categorical"].update(is_categorical=[False] * 3, categories=[None] * 3)
+            ),
+            "is not categorical",
+        ),
+        (
+            lambda: _broken(lambda d: d["tree"].update(node_count="7")),
+            "'node_count' of the tree should be an integer",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_files_raise_value_error_naming_the_problem(tmp_path, make, message):
     path = _write(tmp_path, make())
     with pytest.raises(ValueError, match=message):
@@ -204,8 +235,11 @@ def test_shared_child_is_refused(tmp_path):
     tree = document["tree"]
     node = _first_internal(tree, kind=1)
     # Point a later numeric node's child at a node that already has a parent.
-    later = [k for k in range(node + 1, len(tree["split_kind"]))
-             if tree["split_kind"][k] == 1 and tree["children_left"][k] > k]  # fmt: skip
+    later = [
+        k
+        for k in range(node + 1, len(tree["split_kind"]))
+        if tree["split_kind"][k] == 1 and tree["children_left"][k] > k
+    ]
     if not later:
         pytest.skip("the tree has a single numeric node")
     k = later[0]
@@ -271,9 +305,14 @@ def test_true_false_in_an_integer_array_is_refused(tmp_path, model, array):
 
 @pytest.mark.parametrize(
     "where, name",
-    [((), "format_version"), ((), "n_features_in"), (("tree",), "node_count"),
-     (("tree",), "n_features"), (("tree",), "n_category_words")],
-)  # fmt: skip
+    [
+        ((), "format_version"),
+        ((), "n_features_in"),
+        (("tree",), "node_count"),
+        (("tree",), "n_features"),
+        (("tree",), "n_category_words"),
+    ],
+)
 def test_true_false_in_an_integer_field_is_refused(tmp_path, where, name):
     document = _saved(tmp_path, "classifier")
     holder = document
@@ -286,7 +325,9 @@ def test_true_false_in_an_integer_field_is_refused(tmp_path, where, name):
 def test_format_version_true_is_not_version_1(tmp_path):
     document = _saved(tmp_path, "regressor")
     document["format_version"] = True
-    _refused(tmp_path, document, "field 'format_version' of the model should be an integer, got True")
+    _refused(
+        tmp_path, document, "field 'format_version' of the model should be an integer, got True"
+    )
 
 
 @pytest.mark.parametrize("model", ["classifier", "regressor", "subset"])
@@ -296,8 +337,11 @@ def test_a_node_that_is_its_own_child_is_refused(tmp_path, model, side):
     tree = document["tree"]
     node = [k for k in range(1, tree["node_count"]) if tree["children_left"][k] >= 0][0]
     tree[side][node] = node  # not the root: the 'root has a parent' check cannot catch it
-    _refused(tmp_path, document, f"node {node} has child {node}, numbered before it: the tree "
-                                 "would have a cycle")  # fmt: skip
+    _refused(
+        tmp_path,
+        document,
+        f"node {node} has child {node}, numbered before it: the tree would have a cycle",
+    )
 
 
 @pytest.mark.parametrize("model", ["classifier", "subset", "multiway"])
@@ -307,11 +351,14 @@ def test_a_child_one_past_the_last_node_is_refused(tmp_path, model):
     n = tree["node_count"]
     node = _first_internal(tree)
     tree["children_right"][node] = n
-    _refused(tmp_path, document, f"node {node} has child {n}, out of range \\(the tree has {n} nodes\\)")
+    _refused(
+        tmp_path, document, f"node {node} has child {n}, out of range \\(the tree has {n} nodes\\)"
+    )
 
 
-@pytest.mark.parametrize("model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3),
-                                         ("regressor", 1)])  # fmt: skip
+@pytest.mark.parametrize(
+    "model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3), ("regressor", 1)]
+)
 @pytest.mark.parametrize("shift", [0, 1])
 def test_a_split_feature_past_the_last_is_refused(tmp_path, model, kind, shift):
     document = _saved(tmp_path, model)
@@ -329,18 +376,26 @@ def test_orphan_nodes_are_refused(tmp_path, model):
     document = _saved(tmp_path, model)
     tree = document["tree"]
     left, right = tree["children_left"], tree["children_right"]
-    node = [k for k in range(tree["node_count"])
-            if left[k] >= 0 and left[left[k]] < 0 and left[right[k]] < 0][-1]  # fmt: skip
+    node = [
+        k
+        for k in range(tree["node_count"])
+        if left[k] >= 0 and left[left[k]] < 0 and left[right[k]] < 0
+    ][-1]
     orphan = left[node]
     left[node] = right[node] = -1
     tree["split_kind"][node] = 0
     tree["feature"][node] = -2
     tree["category_offset"][node] = -1
-    _refused(tmp_path, document, f"node {orphan} has 0 parents; every node but the root needs "
-                                 "exactly one")  # fmt: skip
+    _refused(
+        tmp_path,
+        document,
+        f"node {orphan} has 0 parents; every node but the root needs exactly one",
+    )
 
 
-@pytest.mark.parametrize("model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3), ("multiway", 7)])
+@pytest.mark.parametrize(
+    "model, kind", [("classifier", 1), ("subset", 2), ("multiway", 3), ("multiway", 7)]
+)
 def test_a_leaf_with_an_internal_split_kind_is_refused(tmp_path, model, kind):
     document = _saved(tmp_path, model)
     tree = document["tree"]
@@ -355,13 +410,17 @@ def test_a_multiway_table_without_its_default_slot_is_refused(tmp_path):
     document = _saved(tmp_path, "multiway")
     tree = document["tree"]
     node = max(_nodes(tree, 3), key=lambda k: tree["branch_offset"][k])
-    assert tree["branch_offset"][node] + tree["n_branches"][node] + 1 == len(tree["branch_children"])
+    assert tree["branch_offset"][node] + tree["n_branches"][node] + 1 == len(
+        tree["branch_children"]
+    )
     tree["branch_children"].pop()
     _refused(tmp_path, document, f"multiway node {node}: its branch table is out of range")
 
 
-@pytest.mark.parametrize("field, value", [("branch_offset", -1), ("branch_offset", -3),
-                                          ("n_branches", 0), ("n_branches", 6)])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, value",
+    [("branch_offset", -1), ("branch_offset", -3), ("n_branches", 0), ("n_branches", 6)],
+)
 def test_a_multiway_table_out_of_range_is_refused(tmp_path, field, value):
     document = _saved(tmp_path, "multiway")
     tree = document["tree"]
@@ -396,8 +455,11 @@ def test_an_empty_tree_is_refused(tmp_path, model):
     for values in tree.values():
         if isinstance(values, list):
             values.clear()
-    _refused(tmp_path, document, "node_count, n_features, n_classes and n_category_words must "
-                                 "be positive")  # fmt: skip
+    _refused(
+        tmp_path,
+        document,
+        "node_count, n_features, n_classes and n_category_words must be positive",
+    )
 
 
 @pytest.mark.parametrize("model", ["classifier", "regressor", "subset"])
@@ -417,8 +479,9 @@ def test_a_value_array_of_the_wrong_length_is_refused(tmp_path, model, change):
     _refused(tmp_path, document, f"array 'value' has {len(values)} entries, expected {expected}")
 
 
-@pytest.mark.parametrize("model, feature", [("subset", 1), ("subset", 2), ("multiway", 1),
-                                            ("classifier", 0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "model, feature", [("subset", 1), ("subset", 2), ("multiway", 1), ("classifier", 0)]
+)
 def test_is_categorical_true_without_categories_is_refused(tmp_path, model, feature):
     document = _saved(tmp_path, model)
     document["categorical"]["is_categorical"][feature] = True
@@ -465,8 +528,9 @@ def test_infinities_and_nan_round_trip_bit_for_bit(tmp_path, model):
         return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
 
     for name in ("threshold", "impurity", "weighted_n_node_samples", "value"):
-        np.testing.assert_array_equal(bits(getattr(loaded.tree_, name)), bits(getattr(tree, name)),
-                                      err_msg=name)  # fmt: skip
+        np.testing.assert_array_equal(
+            bits(getattr(loaded.tree_, name)), bits(getattr(tree, name)), err_msg=name
+        )
     for mine, theirs in zip(loaded._bin_mapper.edges_, estimator._bin_mapper.edges_, strict=True):
         np.testing.assert_array_equal(bits(mine), bits(theirs))
     np.testing.assert_array_equal(loaded.predict(X), estimator.predict(X))

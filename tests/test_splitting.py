@@ -424,7 +424,9 @@ def test_single_bin_histograms_have_no_split(criterion):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+@pytest.mark.parametrize(
+    ("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")]
+)
 def test_missing_rows_tied_between_sides_go_to_the_side_with_more_present_rows(splitter, device):
     """One present row (y = -7) left, 49 (y = 5) right, one missing row (y = 0). Its two
     placements have the same squared error exactly (sums of squares of whole numbers:
@@ -440,7 +442,9 @@ def test_missing_rows_tied_between_sides_go_to_the_side_with_more_present_rows(s
     np.testing.assert_array_equal(tree.predict([[np.nan], [0.0], [1.0]]), [4.9, -7.0, 4.9])
 
 
-@pytest.mark.parametrize(("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")])
+@pytest.mark.parametrize(
+    ("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")]
+)
 def test_missing_values_unseen_in_training_follow_the_bigger_child_left_on_ties(splitter, device):
     from gpu_tree import DecisionTreeClassifier
 
@@ -480,8 +484,13 @@ def test_multiway_node_with_one_category_is_a_leaf(device):
     from gpu_tree import DecisionTreeClassifier
 
     X = np.zeros((6, 1))  # one category, both classes: no split can separate them
-    tree = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway",
-                                  device=device).fit(X, [0, 1, 0, 1, 0, 1]).tree_  # fmt: skip
+    tree = (
+        DecisionTreeClassifier(
+            categorical_features=[0], categorical_split="multiway", device=device
+        )
+        .fit(X, [0, 1, 0, 1, 0, 1])
+        .tree_
+    )
     assert tree.node_count == 1
 
 
@@ -494,9 +503,12 @@ def test_multiway_missing_and_unseen_categories_take_the_largest_branch(device):
     rows = {0: 5, 1: 6, 2: 12, 3: 4}
     X = np.concatenate([np.full(n, float(code)) for code, n in rows.items()] + [[np.nan] * 3])
     y = np.concatenate([np.full(n, code % 2) for code, n in rows.items()] + [[1, 1, 1]])
-    model = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway",
-                                   device=device).fit(X[:, None], y)  # fmt: skip
-    leaf_of = dict(zip([0.0, 1.0, 2.0, 3.0], model.apply(np.array([[0.0], [1.0], [2.0], [3.0]])), strict=True))
+    model = DecisionTreeClassifier(
+        categorical_features=[0], categorical_split="multiway", device=device
+    ).fit(X[:, None], y)
+    leaf_of = dict(
+        zip([0.0, 1.0, 2.0, 3.0], model.apply(np.array([[0.0], [1.0], [2.0], [3.0]])), strict=True)
+    )
     assert len(set(leaf_of.values())) == 4
     assert model.apply([[np.nan]])[0] == leaf_of[2.0]
     # Code 2's leaf holds its 12 rows and the 3 missing ones: 15.

@@ -43,9 +43,14 @@ class _CPUBackend:
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
         first = np.array([c[0] for c in children], dtype=np.int64)
         return self.row_partition.split_multiway(
-            self.columns, nodes, feature, np.asarray(child_of_code) - first[:, None],
-            np.asarray(default_child) - first, self.missing_code, children,
-        )  # fmt: skip
+            self.columns,
+            nodes,
+            feature,
+            np.asarray(child_of_code) - first[:, None],
+            np.asarray(default_child) - first,
+            self.missing_code,
+            children,
+        )
 
     def _distinct_value_histograms(self, nodes):
         """Distinct column values of each node's rows: hist (n, F, width, C), values
@@ -60,9 +65,16 @@ class _CPUBackend:
         values = np.full((nodes.size, n_features, width), np.inf, dtype=self.columns.dtype)
         missing = layout.zeros((nodes.size, n_features))
         cpu_kernels.compact_histograms(
-            self.columns, partition.sample_indices, start, end, self.row_data.row_stats,
-            self.missing_code, hist, values, missing,
-        )  # fmt: skip
+            self.columns,
+            partition.sample_indices,
+            start,
+            end,
+            self.row_data.row_stats,
+            self.missing_code,
+            hist,
+            values,
+            missing,
+        )
         used = max(1, int(np.isfinite(values).sum(axis=2).max(initial=1)))
         return hist[:, :, :used], values[:, :, :used], missing
 
@@ -144,17 +156,44 @@ class CPUHistogramBackend(_CPUBackend):
         upper = np.empty((nodes.size, n_features, width), dtype=self.bin_upper.dtype)
         missing = layout.zeros((nodes.size, n_features))
         cpu_kernels.compact_code_histograms(
-            self.X_binned, partition.sample_indices, start, end, self.row_data.row_stats,
-            self.missing_bin, self.bin_lower, self.bin_upper, hist, code, lower, upper, missing,
-        )  # fmt: skip
+            self.X_binned,
+            partition.sample_indices,
+            start,
+            end,
+            self.row_data.row_stats,
+            self.missing_bin,
+            self.bin_lower,
+            self.bin_upper,
+            hist,
+            code,
+            lower,
+            upper,
+            missing,
+        )
         return CompactHistograms(hist, lower, upper, code, missing)
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
-                  right_children, category_sets=None):  # fmt: skip
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
         return self.row_partition.split(
-            self.X_binned, nodes, feature, np.asarray(bin_threshold, dtype=np.int64),
-            missing_left, self.missing_code, left_children, right_children, category_sets,
-        )  # fmt: skip
+            self.X_binned,
+            nodes,
+            feature,
+            np.asarray(bin_threshold, dtype=np.int64),
+            missing_left,
+            self.missing_code,
+            left_children,
+            right_children,
+            category_sets,
+        )
 
 
 class CPUExactBackend(_CPUBackend):
@@ -179,9 +218,25 @@ class CPUExactBackend(_CPUBackend):
         hist, values, missing = self._distinct_value_histograms(nodes)
         return CompactHistograms(hist, values, values, None, missing)
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
-                  right_children, category_sets=None):  # fmt: skip
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
         return self.row_partition.split(
-            self.columns, nodes, feature, np.asarray(threshold, dtype=np.float64),
-            missing_left, self.missing_code, left_children, right_children, category_sets,
-        )  # fmt: skip
+            self.columns,
+            nodes,
+            feature,
+            np.asarray(threshold, dtype=np.float64),
+            missing_left,
+            self.missing_code,
+            left_children,
+            right_children,
+            category_sets,
+        )

@@ -66,8 +66,16 @@ class CUDAHistogramBackend:
     capabilities = BackendCapabilities(device="cuda", exact=False, subtraction=True)
     small_node_size = 0  # every node takes a dense histogram: one launch per level
 
-    def __init__(self, X_binned, bin_lower, bin_upper, row_data: RowData, xp,
-                 missing_bin: int = -1, timer=None):  # fmt: skip
+    def __init__(
+        self,
+        X_binned,
+        bin_lower,
+        bin_upper,
+        row_data: RowData,
+        xp,
+        missing_bin: int = -1,
+        timer=None,
+    ):
         from gpu_tree.kernels import cuda as cuda_kernels
 
         self.kernels = cuda_kernels
@@ -150,10 +158,19 @@ class CUDAHistogramBackend:
         layout = self.row_data.layout
         n_channels = layout.n_channels
         common = (
-            self.X_binned, self.node_of_row, hist_slot_of_node, layout.is_classification,
-            self.y_class, self.weight, self.unit_weight, self.count_channel, self.row_stats,
-            hist.reshape(-1), self.n_bins, n_channels,
-        )  # fmt: skip
+            self.X_binned,
+            self.node_of_row,
+            hist_slot_of_node,
+            layout.is_classification,
+            self.y_class,
+            self.weight,
+            self.unit_weight,
+            self.count_channel,
+            self.row_stats,
+            hist.reshape(-1),
+            self.n_bins,
+            n_channels,
+        )
         group = kernels.shared_features_per_block(
             n_hist_slots, self.n_bins, n_channels, self.n_features
         )
@@ -193,8 +210,17 @@ class CUDAHistogramBackend:
         self._node_size[np.asarray(nodes)] = 0
         return counts
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
-                  right_children, category_sets=None):  # fmt: skip
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
         offsets, words = category_tables(category_sets, len(nodes))
@@ -240,9 +266,12 @@ class CUDAHistogramBackend:
         table_index_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self.kernels.partition_rows_multiway[blocks, threads](
-            self.X_binned, self.node_of_row, xp.asarray(table_index_of_node),
-            xp.asarray(np.asarray(feature, dtype=np.int32)), xp.asarray(table),
-        )  # fmt: skip
+            self.X_binned,
+            self.node_of_row,
+            xp.asarray(table_index_of_node),
+            xp.asarray(np.asarray(feature, dtype=np.int32)),
+            xp.asarray(table),
+        )
         counts = self._count_rows(nodes, np.concatenate(children))
         return [counts[c] for c in children]
 
@@ -263,8 +292,12 @@ def required_device_bytes(
         4 + (4 + stat_bytes if layout.is_classification else stat_bytes * layout.n_channels)
     )
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
-    parts = {"float X while binning": floats, "bin codes": codes, "per-row arrays": per_row,
-             "histograms": histograms}  # fmt: skip
+    parts = {
+        "float X while binning": floats,
+        "bin codes": codes,
+        "per-row arrays": per_row,
+        "histograms": histograms,
+    }
     return max(floats + codes, codes + per_row + histograms), parts
 
 
@@ -279,9 +312,14 @@ def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
         free_bytes = int(xp.cuda.runtime.memGetInfo()[0])
     x_on_host = isinstance(X, np.ndarray) and xp is not np
     needed, parts = required_device_bytes(
-        X.shape[0], X.shape[1], np.dtype(bin_mapper.bin_dtype_).itemsize, X.dtype.itemsize,
-        x_on_host or xp is np, layout, bin_mapper.n_bins_,
-    )  # fmt: skip
+        X.shape[0],
+        X.shape[1],
+        np.dtype(bin_mapper.bin_dtype_).itemsize,
+        X.dtype.itemsize,
+        x_on_host or xp is np,
+        layout,
+        bin_mapper.n_bins_,
+    )
     if needed > free_bytes:
         detail = ", ".join(f"{name} {size:,}" for name, size in parts.items() if size)
         raise MemoryError(

@@ -202,8 +202,18 @@ class RowPartition:
             self.start = np.resize(self.start, size)
             self.end = np.resize(self.end, size)
 
-    def split(self, columns, nodes, feature, threshold, missing_left, missing_code,
-              left_children, right_children, category_sets=None):  # fmt: skip
+    def split(
+        self,
+        columns,
+        nodes,
+        feature,
+        threshold,
+        missing_left,
+        missing_code,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
         """Split each node's slice in two (rows going left first, each side in its old
         order); returns the rows sent left, per node."""
         nodes = np.asarray(nodes, dtype=np.int64)
@@ -229,17 +239,25 @@ class RowPartition:
         self.end[right_children] = self.end[nodes]
         return n_left
 
-    def split_multiway(self, columns, nodes, feature, branch_of_code, default_branch,
-                       missing_code, children):  # fmt: skip
+    def split_multiway(
+        self, columns, nodes, feature, branch_of_code, default_branch, missing_code, children
+    ):
         """Split each node k into the consecutive children ``children[k]`` (a list of id
         arrays) by its category table; returns the rows of each child, per node."""
         nodes = np.asarray(nodes, dtype=np.int64)
         branch_sizes = np.zeros((nodes.size, max(len(c) for c in children)), dtype=np.int64)
         cpu_kernels.partition_rows_multiway(
-            columns, self.sample_indices, self.start[nodes], self.end[nodes],
-            np.asarray(feature, dtype=np.int64), branch_of_code, default_branch, missing_code,
-            self._scratch, branch_sizes,
-        )  # fmt: skip
+            columns,
+            self.sample_indices,
+            self.start[nodes],
+            self.end[nodes],
+            np.asarray(feature, dtype=np.int64),
+            branch_of_code,
+            default_branch,
+            missing_code,
+            self._scratch,
+            branch_sizes,
+        )
         self.reserve(int(max(c.max() for c in children)) + 1)
         child_sizes = []
         for k, node in enumerate(nodes):

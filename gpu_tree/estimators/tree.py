@@ -278,9 +278,13 @@ class _BaseDecisionTree(BaseEstimator):
             check_cuda_support(self.splitter)
         if self.splitter == "hist":
             self._bin_mapper, data = bin_features(
-                X, max_bins=max_bins, device=self.device_, layout=row_data.layout,
-                n_categories=n_categories, feature_names=feature_names,
-            )  # fmt: skip
+                X,
+                max_bins=max_bins,
+                device=self.device_,
+                layout=row_data.layout,
+                n_categories=n_categories,
+                feature_names=feature_names,
+            )
         else:
             if categorical is not None:  # the same limit as in histogram mode
                 has_missing = bool(np.isnan(X[:, categorical.features]).any())
@@ -356,8 +360,12 @@ class _BaseDecisionTree(BaseEstimator):
         self._check_fitted()
         X_val = to_host(self._validate_X_predict(X_val))
         name = type(self).__name__
-        y_val = check_y(to_host(y_val), X_val.shape[0], estimator_name=name,
-                        is_classification=self._is_classification)  # fmt: skip
+        y_val = check_y(
+            to_host(y_val),
+            X_val.shape[0],
+            estimator_name=name,
+            is_classification=self._is_classification,
+        )
         if X_val.shape[0] == 0:
             raise ValueError("reduced_error_prune needs at least one validation row")
         weight = check_sample_weight(to_host(sample_weight), X_val.shape[0])
@@ -389,14 +397,10 @@ class _BaseDecisionTree(BaseEstimator):
         if shape is None:
             shape = np.shape(np.asarray(X, dtype=object))
         n_features = shape[1] if len(shape) == 2 else 0
-        mask = resolve_categorical_features(
-            self.categorical_features, X, n_features, feature_names
-        )
+        mask = resolve_categorical_features(self.categorical_features, X, n_features, feature_names)
         self._category_maps = CategoryMaps(mask, feature_names).fit(X)
         self.is_categorical_ = mask
-        self.categories_ = [
-            self._category_maps.categories.get(j) for j in range(n_features)
-        ]
+        self.categories_ = [self._category_maps.categories.get(j) for j in range(n_features)]
         if not mask.any():
             return None
         return CategoricalSearch(
@@ -446,8 +450,9 @@ class _BaseDecisionTree(BaseEstimator):
         if categorical:
             n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
             if n_features != self.n_features_in_:
-                check_X(X, n_features_expected=self.n_features_in_,
-                        estimator_name=type(self).__name__)  # fmt: skip
+                check_X(
+                    X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
+                )
             X = with_codes(X, maps)  # unseen categories become NaN: the missing rule
         if is_device_array(X):
             usable, reason, xp = cuda_status()

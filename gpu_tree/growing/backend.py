@@ -127,8 +127,17 @@ class HistogramBackend(Protocol):
             n_channels).
         """
 
-    def partition(self, nodes, feature, bin_threshold, threshold, missing_left, left_children,
-                  right_children, category_sets=None) -> np.ndarray:  # fmt: skip
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ) -> np.ndarray:
         """Route the rows of binary-split ``nodes`` to their two children.
 
         A row goes left when its value of the node's feature is at most the threshold
@@ -156,8 +165,9 @@ class HistogramBackend(Protocol):
             The rows sent left, per node (the grower checks them against the histograms).
         """
 
-    def partition_multiway(self, nodes, feature, child_of_code, default_child,
-                           children) -> list[np.ndarray]:  # fmt: skip
+    def partition_multiway(
+        self, nodes, feature, child_of_code, default_child, children
+    ) -> list[np.ndarray]:
         """Route the rows of multiway-split ``nodes`` to one child per category.
 
         Parameters
@@ -246,8 +256,9 @@ class BinnedData(NamedTuple):
     missing_bin: int = -1
 
 
-def bin_features(X, *, max_bins=256, device="cpu", layout=None, n_categories=None,
-                 feature_names=None) -> tuple[BinMapper, BinnedData]:  # fmt: skip
+def bin_features(
+    X, *, max_bins=256, device="cpu", layout=None, n_categories=None, feature_names=None
+) -> tuple[BinMapper, BinnedData]:
     """Fit a :class:`~gpu_tree.data.binning.BinMapper` on X and bin X with it.
 
     Parameters
@@ -277,8 +288,9 @@ def bin_features(X, *, max_bins=256, device="cpu", layout=None, n_categories=Non
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
 
 
-def make_backend(data, row_data: RowData, *, device="cpu", splitter="hist",
-                 timer: PhaseTimer | None = None) -> HistogramBackend:  # fmt: skip
+def make_backend(
+    data, row_data: RowData, *, device="cpu", splitter="hist", timer: PhaseTimer | None = None
+) -> HistogramBackend:
     """The backend of the training pipeline.
 
     Parameters
@@ -315,9 +327,14 @@ def make_backend(data, row_data: RowData, *, device="cpu", splitter="hist",
     if device == "cuda":
         xp = cuda_status()[2]
         return CUDAHistogramBackend(
-            data.X_binned, data.bin_lower, data.bin_upper, row_data, xp, data.missing_bin,
+            data.X_binned,
+            data.bin_lower,
+            data.bin_upper,
+            row_data,
+            xp,
+            data.missing_bin,
             timer=timer,
-        )  # fmt: skip
+        )
     return CPUHistogramBackend(
         data.X_binned, data.bin_lower, data.bin_upper, row_data, data.missing_bin
     )
@@ -387,8 +404,15 @@ class PhaseTimer:
             self.xp.cuda.get_current_stream().synchronize()
 
     @contextmanager
-    def phase(self, name: str, level: int | None = None, *, n_nodes: int = 0, n_rows: int = 0,
-              n_features: int = 0):  # fmt: skip
+    def phase(
+        self,
+        name: str,
+        level: int | None = None,
+        *,
+        n_nodes: int = 0,
+        n_rows: int = 0,
+        n_features: int = 0,
+    ):
         """Time the body as phase ``name`` of ``level`` (None: the enclosing phase's)."""
         if level is not None:
             self.level = int(level)
@@ -400,8 +424,11 @@ class PhaseTimer:
         finally:
             self.synchronize()
             seconds = time.perf_counter() - start
-            self.records.append(PhaseRecord(name, record_level, start, seconds, int(n_nodes),
-                                            int(n_rows), int(n_features)))  # fmt: skip
+            self.records.append(
+                PhaseRecord(
+                    name, record_level, start, seconds, int(n_nodes), int(n_rows), int(n_features)
+                )
+            )
 
     def totals(self) -> dict[str, float]:
         """Seconds per phase, over the whole tree."""

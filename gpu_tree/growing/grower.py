@@ -126,8 +126,14 @@ class Grower:
         partition) per level; None (the default) times nothing.
     """
 
-    def __init__(self, backend: HistogramBackend, layout: StatsLayout, params: GrowthParams,
-                 n_features: int, timer: PhaseTimer | None = None):  # fmt: skip
+    def __init__(
+        self,
+        backend: HistogramBackend,
+        layout: StatsLayout,
+        params: GrowthParams,
+        n_features: int,
+        timer: PhaseTimer | None = None,
+    ):
         self.backend = backend
         self.capabilities = backend.capabilities
         self.timer = timer
@@ -223,18 +229,33 @@ class Grower:
         if batch.dense and missing_bin >= 0:
             hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         chosen = select_splits(
-            hist, p.criterion, self.layout, self.constraints, mask, xp, slots, compact, missing,
+            hist,
+            p.criterion,
+            self.layout,
+            self.constraints,
+            mask,
+            xp,
+            slots,
+            compact,
+            missing,
             p.categorical,
-        )  # fmt: skip
+        )
         if drawn is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
             # searching, here over all (usable) features.
             retry = np.flatnonzero(~chosen.has_split)
             again = select_splits(
-                hist, p.criterion, self.layout, self.constraints,
-                None if usable is None else usable[retry], xp, slots[retry], compact, missing,
+                hist,
+                p.criterion,
+                self.layout,
+                self.constraints,
+                None if usable is None else usable[retry],
+                xp,
+                slots[retry],
+                compact,
+                missing,
                 p.categorical,
-            )  # fmt: skip
+            )
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)
         root_weight = self.tree.weighted_n_node_samples[0]
@@ -316,8 +337,16 @@ class Grower:
             chunk = nodes[order[start:stop]]
             with self._phase("histograms", chunk):
                 compact = self.backend.compact_histograms(chunk)
-            batch = _Batch(chunk, compact.hist, np.arange(chunk.size), compact.bin_lower,
-                           compact.bin_upper, compact.bin_code, False, compact.missing)  # fmt: skip
+            batch = _Batch(
+                chunk,
+                compact.hist,
+                np.arange(chunk.size),
+                compact.bin_lower,
+                compact.bin_upper,
+                compact.bin_code,
+                False,
+                compact.missing,
+            )
             evaluated.append(self._evaluate(batch))
             start = stop
         return evaluated
@@ -351,8 +380,10 @@ class Grower:
         """
         multiway = ev.kind[which] == MULTIWAY
         batches, compact = [], []
-        for part, split in ((which[~multiway], self._split_binary),
-                            (which[multiway], self._split_multiway)):  # fmt: skip
+        for part, split in (
+            (which[~multiway], self._split_binary),
+            (which[multiway], self._split_multiway),
+        ):
             if part.size:
                 batch, compact_children = split(ev, part)
                 batches += [] if batch is None else [batch]
@@ -423,15 +454,25 @@ class Grower:
         if subset.any():
             words = self._category_words(ev, which)
             tree.set_subset_splits(
-                nodes[subset], ev.feature[which][subset], words[subset], left[subset],
-                right[subset], missing_left[subset],
-            )  # fmt: skip
+                nodes[subset],
+                ev.feature[which][subset],
+                words[subset],
+                left[subset],
+                right[subset],
+                missing_left[subset],
+            )
             category_sets = (subset, words)
         with self._phase("partition", nodes, ev.feature[which]):
             n_left = self.backend.partition(
-                nodes, ev.feature[which], ev.bin[which], ev.threshold[which],
-                ev.missing_left[which], left, right, category_sets,
-            )  # fmt: skip
+                nodes,
+                ev.feature[which],
+                ev.bin[which],
+                ev.threshold[which],
+                ev.missing_left[which],
+                left,
+                right,
+                category_sets,
+            )
         if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
@@ -472,11 +513,12 @@ class Grower:
         batch_nodes = np.concatenate([smaller, larger])
         # Children ids are parent-major (left = even offset), so this maps id -> open.
         is_open = open_mask[batch_nodes - children[0]]
-        batch = _Batch(batch_nodes, hist, np.flatnonzero(is_open), built.bin_lower,
-                       built.bin_upper)  # fmt: skip
+        batch = _Batch(batch_nodes, hist, np.flatnonzero(is_open), built.bin_lower, built.bin_upper)
         return batch, compact_children
 
-    def _split_multiway(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:
+    def _split_multiway(
+        self, ev: _Evaluated, which: np.ndarray
+    ) -> tuple[_Batch | None, np.ndarray]:
         """Split nodes into one child per category present (Quinlan's ID3, 1986); see
         :meth:`_split`.
 
@@ -522,8 +564,13 @@ class Grower:
             return None, open_children
         with self._phase("histograms", open_children[dense]):
             built = self.backend.histograms(open_children[dense])
-        batch = _Batch(open_children[dense], built.hist, np.arange(int(dense.sum())),
-                       built.bin_lower, built.bin_upper)  # fmt: skip
+        batch = _Batch(
+            open_children[dense],
+            built.hist,
+            np.arange(int(dense.sum())),
+            built.bin_lower,
+            built.bin_upper,
+        )
         return batch, open_children[~dense]
 
     # -- growth policies ----------------------------------------------------------------
@@ -537,8 +584,9 @@ class Grower:
         if self.capabilities.subtraction and self.backend.node_sizes(root)[0] >= small:
             with self._phase("histograms", root):
                 built = self.backend.histograms(root)
-            batch = _Batch(root, built.hist, np.zeros(1, dtype=np.int64), built.bin_lower,
-                           built.bin_upper)  # fmt: skip
+            batch = _Batch(
+                root, built.hist, np.zeros(1, dtype=np.int64), built.bin_lower, built.bin_upper
+            )
             evaluated = [self._evaluate(batch)]
         else:
             evaluated = self._evaluate_compact(root)
@@ -547,8 +595,13 @@ class Grower:
         else:
             self._grow_best_first(evaluated)
         tree = self.tree
-        logger.info("tree grown: depth %d, %d leaves, %d nodes (%.2f s)", tree.max_depth,
-                    tree.n_leaves, tree.node_count, time.perf_counter() - self._start)  # fmt: skip
+        logger.info(
+            "tree grown: depth %d, %d leaves, %d nodes (%.2f s)",
+            tree.max_depth,
+            tree.n_leaves,
+            tree.node_count,
+            time.perf_counter() - self._start,
+        )
         return tree
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
@@ -562,9 +615,13 @@ class Grower:
             if ev.nodes.size == 0:
                 break
             evaluated = self._evaluate_children(self._split(ev, np.arange(ev.nodes.size)))
-            logger.info("level %d: %d nodes split, %d nodes in the tree (%.2f s)",
-                        int(self.tree.depth[ev.nodes[0]]), ev.nodes.size, self.tree.node_count,
-                        time.perf_counter() - self._start)  # fmt: skip
+            logger.info(
+                "level %d: %d nodes split, %d nodes in the tree (%.2f s)",
+                int(self.tree.depth[ev.nodes[0]]),
+                ev.nodes.size,
+                self.tree.node_count,
+                time.perf_counter() - self._start,
+            )
 
     def _grow_best_first(self, evaluated):
         heap = []

@@ -175,10 +175,17 @@ def select_splits(
         start = stop
 
     search = _SearchContext(
-        hist=hist, nonempty=nonempty, missing=missing, compact_input=compact_input,
-        feature_mask=feature_mask, criterion=criterion, layout=layout,
-        constraints=constraints, categorical=categorical, xp=xp,
-    )  # fmt: skip
+        hist=hist,
+        nonempty=nonempty,
+        missing=missing,
+        compact_input=compact_input,
+        feature_mask=feature_mask,
+        criterion=criterion,
+        layout=layout,
+        constraints=constraints,
+        categorical=categorical,
+        xp=xp,
+    )
 
     def score_chunk(chunk):
         _select_in_chunk(search, chosen, chunk, slots[chunk], int(width[chunk].max()))
@@ -215,8 +222,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
         cpu_kernels.compact_rows(hist, slots, nonempty, compact, bin_index)
     else:
-        compact, bin_index = _compact(hist[device_slots], nonempty[device_slots],
-                                      width, xp)  # fmt: skip
+        compact, bin_index = _compact(hist[device_slots], nonempty[device_slots], width, xp)
     mask = None if search.feature_mask is None else np.asarray(search.feature_mask[chunk])
     n_nonempty = xp.sum(nonempty[device_slots], axis=2)  # per (node, feature)
     node_missing = None if search.missing is None else search.missing[device_slots]
@@ -235,9 +241,12 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     missing_left = None
     if n_features > cat_features.size:
         score, missing_left = _score_candidates(
-            search, compact[:, numeric], n_nonempty[:, numeric], _take(node_missing, numeric),
+            search,
+            compact[:, numeric],
+            n_nonempty[:, numeric],
+            _take(node_missing, numeric),
             _take(mask, numeric_host),
-        )  # fmt: skip
+        )
         best_position = xp.argmax(score, axis=2)
         feature_best[:, numeric] = xp.take_along_axis(score, best_position[..., None], axis=2)[
             ..., 0
@@ -246,9 +255,12 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     if cat_features.size:
         device_cat = xp.asarray(cat_features)
         cat = _score_categorical(
-            search, compact[:, device_cat], n_nonempty[:, device_cat],
-            _take(node_missing, device_cat), _take(mask, cat_features),
-        )  # fmt: skip
+            search,
+            compact[:, device_cat],
+            n_nonempty[:, device_cat],
+            _take(node_missing, device_cat),
+            _take(mask, cat_features),
+        )
         feature_best[:, device_cat] = cat.best
     feature = to_host(xp.argmax(feature_best, axis=1))
     each_node = xp.arange(n)
@@ -362,8 +374,9 @@ def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
     position = xp.arange(cumulative.shape[2])
     present_left = position[None, None, :] < n_nonempty[:, :, None]
     values_right = position[None, None, :] < (n_nonempty - 1)[:, :, None]
-    return _score_sides(search, cumulative, total, missing, present_left, values_right,
-                        feature_mask)  # fmt: skip
+    return _score_sides(
+        search, cumulative, total, missing, present_left, values_right, feature_mask
+    )
 
 
 def _score_sides(search, left, total, missing, present_left, values_right, feature_mask):
@@ -476,19 +489,27 @@ class _CategoricalScores:
             compact = to_host(self.compact[int(node), int(column)])  # (width, n_channels)
             n_nonempty = int(to_host(self.n_nonempty[int(node), int(column)]))
             missing = (
-                layout.zeros() if self.missing is None
+                layout.zeros()
+                if self.missing is None
                 else to_host(self.missing[int(node), int(column)])
-            )  # fmt: skip
+            )
             present = compact[:n_nonempty]
             total = present.sum(axis=0)
             if self.default is not None:  # multiway
                 default = int(defaults[k])
                 branches = present.copy()
                 branches[default] += missing
-                details.append(_CategoricalDetail(
-                    total + missing, np.zeros_like(total), False, None, bins[k][:n_nonempty],
-                    branches, default,
-                ))  # fmt: skip
+                details.append(
+                    _CategoricalDetail(
+                        total + missing,
+                        np.zeros_like(total),
+                        False,
+                        None,
+                        bins[k][:n_nonempty],
+                        branches,
+                        default,
+                    )
+                )
                 continue
             positions = np.sort(self.families[family[k]](node, column, int(index[k])))
             left = present[positions].sum(axis=0)
@@ -501,9 +522,11 @@ class _CategoricalScores:
                 left = left + missing
             else:
                 right = right + missing
-            details.append(_CategoricalDetail(
-                left, right, goes_left, bins[k][positions], bins[k][:n_nonempty], None, 0
-            ))  # fmt: skip
+            details.append(
+                _CategoricalDetail(
+                    left, right, goes_left, bins[k][positions], bins[k][:n_nonempty], None, 0
+                )
+            )
         return details
 
 
@@ -551,8 +574,10 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         branches = compact
         parent = total
         if missing is not None:
-            branches = compact + (position[None, None, :, None] == default[..., None, None]) * (
-                missing[:, :, None, :]
+            branches = (
+                compact
+                + (position[None, None, :, None] == default[..., None, None])
+                * (missing[:, :, None, :])
             )
             parent = total + missing
         score = weighted_multiway_split_score(criterion, layout, branches, parent, xp)
@@ -580,17 +605,21 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         part = order[:, :, first : first + per_pass]
         shape = part.shape + (n_channels,)
         ordered = xp.take_along_axis(
-            xp.broadcast_to(compact[:, :, None], shape), xp.broadcast_to(part[..., None], shape),
+            xp.broadcast_to(compact[:, :, None], shape),
+            xp.broadcast_to(part[..., None], shape),
             axis=3,
-        )  # fmt: skip
+        )
         left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, part.shape[2] * width, n_channels)
         prefix_end = xp.tile(position, part.shape[2])  # last position of each prefix
         score, missing_left = _score_sides(
-            search, left, total[:, :, None, :], missing,
+            search,
+            left,
+            total[:, :, None, :],
+            missing,
             prefix_end[None, None, :] < n_nonempty[:, :, None],
             prefix_end[None, None, :] < (n_nonempty - 1)[:, :, None],
             feature_mask,
-        )  # fmt: skip
+        )
 
         def ordering_prefix(node, column, index, first=first):
             ordering, end = divmod(index, width)
@@ -605,7 +634,9 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         if table.shape[0]:
             size = np.sum(table < most, axis=1)
             largest = np.max(np.where(table < most, table, -1), axis=1)
-            padded = xp.concatenate([compact[:, :, :most], xp.zeros_like(compact[:, :, :1])], axis=2)
+            padded = xp.concatenate(
+                [compact[:, :, :most], xp.zeros_like(compact[:, :, :1])], axis=2
+            )
             per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * compact.shape[3]))
             for first in range(0, table.shape[0], per_pass):
                 part = table[first : first + per_pass]
@@ -615,11 +646,14 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
                 device_size = xp.asarray(size[first : first + per_pass])
                 device_largest = xp.asarray(largest[first : first + per_pass])
                 score, missing_left = _score_sides(
-                    search, subset_left, total[:, :, None, :], missing,
+                    search,
+                    subset_left,
+                    total[:, :, None, :],
+                    missing,
                     device_largest[None, None, :] < n_nonempty[:, :, None],
                     device_size[None, None, :] < n_nonempty[:, :, None],
                     feature_mask,
-                )  # fmt: skip
+                )
 
                 def subset(node, column, index, part=part):
                     members = part[index]

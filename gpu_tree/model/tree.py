@@ -237,8 +237,12 @@ class Tree:
         new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
         new_id[old] = np.arange(old.size)
 
-        out = Tree(self.n_features, self.n_classes, capacity=old.size,
-                   n_category_words=self.n_category_words)  # fmt: skip
+        out = Tree(
+            self.n_features,
+            self.n_classes,
+            capacity=old.size,
+            n_category_words=self.n_category_words,
+        )
         out.node_count = old.size
         for name in NODE_ARRAYS:
             getattr(out, "_" + name)[: old.size] = getattr(self, name)[old]
@@ -288,9 +292,12 @@ class Tree:
         for column, name in enumerate(WALK_NODE_COLUMNS):
             nodes[:, column] = getattr(self, name)
         return (
-            nodes, self.threshold, self.category_bitsets, self.n_category_words,
+            nodes,
+            self.threshold,
+            self.category_bitsets,
+            self.n_category_words,
             self.branch_children,
-        )  # fmt: skip
+        )
 
     # -- scikit-learn's array names (views trimmed to node_count) ----------------------
     def __getattr__(self, name):
