@@ -65,6 +65,8 @@ GROWER = "gpu_tree/growing/grower.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
 MODEL_FILE = "gpu_tree/model/file_format.py"
 STATS = "gpu_tree/data/stats.py"
+ROWS = "gpu_tree/backends/rows.py"
+TREE = "gpu_tree/model/tree.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
 NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
@@ -98,6 +100,8 @@ FILE_TESTS = {
     GROWER: ("tests/test_grower.py", "tests/test_missing_values.py"),
     CATEGORICAL: ("tests/test_categorical.py",),
     MODEL_FILE: ("tests/test_model_file.py",),
+    ROWS: ("tests/test_histograms.py", "tests/test_cuda_backend.py", "tests/test_categorical.py"),
+    TREE: ("tests/test_model_file.py", "tests/test_criteria.py", "tests/test_pruning.py"),
     STATS: ("tests/test_histograms.py", "tests/test_criteria.py", "tests/test_categorical.py"),
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
@@ -122,28 +126,24 @@ MUTANTS: list[Mutant] = [
     M(
         "S01",
         SPLITTING,
-        "present_left = slot[None, None, :] < n_slots[:, :, None]",
-        "present_left = slot[None, None, :] <= n_slots[:, :, None]",
-        "off-by-one: the empty slot past a node's values counts as holding a value (a feature "
-        "missing at every row of a node can send nothing left and the missing rows right)",
+        "present_left = position[None, None, :] < n_nonempty[:, :, None]",
+        "present_left = position[None, None, :] <= n_nonempty[:, :, None]",
+        "off-by-one: the empty slot past a node's values counts as holding a value (a feature missing at every row of a node can send nothing left and the missing rows right)",
     ),
     M(
         "S02",
         SPLITTING,
-        "values_right = slot[None, None, :] < (n_slots - 1)[:, :, None]",
-        "values_right = slot[None, None, :] < n_slots[:, :, None]",
+        "values_right = position[None, None, :] < (n_nonempty - 1)[:, :, None]",
+        "values_right = position[None, None, :] < n_nonempty[:, :, None]",
         "off-by-one: a candidate at the node's last value (empty right side) is allowed",
     ),
     M(
         "S03",
         SPLITTING,
-        "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
-        "        cumulative = cumulative[:, :, :-1]\n",
-        "    if missing is None:  # the last slot cannot be a split: nothing would go right\n"
-        "        pass\n",
+        "    if missing is None:  # the last position cannot be a split: nothing would go right\n        cumulative = cumulative[:, :, :-1]\n",
+        "    if missing is None:  # the last position cannot be a split: nothing would go right\n        pass\n",
         "the last slot is not dropped from the candidates",
-        equivalent="values_right (slot < n_slots - 1) already refuses the last slot, and "
-        "argmax keeps the first maximum, so the extra -inf column never wins",
+        equivalent="values_right (position < n_nonempty - 1) already refuses the last position, and argmax keeps the first maximum, so the extra -inf column never wins",
     ),
     M(
         "S04",
@@ -163,8 +163,8 @@ MUTANTS: list[Mutant] = [
     M(
         "S06",
         SPLITTING,
-        "present_left & (values_right | has_missing), layout, constraints, left, right + m,",
-        "present_left & values_right, layout, constraints, left, right + m,",
+        "search, present_left & (values_right | has_missing), left, right + m, feature_mask",
+        "search, present_left & values_right, left, right + m, feature_mask",
         "the 'every present value left, missing right' candidate is never allowed",
     ),
     M(
@@ -205,10 +205,9 @@ MUTANTS: list[Mutant] = [
     M(
         "S12",
         SPLITTING,
-        "next_bin = np.where(position + 1 < slots,",
-        "next_bin = np.where(position + 1 <= slots,",
-        "off-by-one: a split after the last present value reads a bin past the node's values "
-        "instead of marking 'missing only right' (+inf threshold)",
+        "next_bin = np.where(position + 1 < n_chosen,",
+        "next_bin = np.where(position + 1 <= n_chosen,",
+        "off-by-one: a split after the last present value reads a bin past the node's values instead of marking 'missing only right' (+inf threshold)",
     ),
     M(
         "S13",
@@ -220,10 +219,9 @@ MUTANTS: list[Mutant] = [
     M(
         "S14",
         SPLITTING,
-        "chosen.score[nodes] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)",
-        "chosen.score[nodes] = np.where(has_split, best, -np.inf)",
-        "the winner's weighted score is not divided by the node weight (priorities, "
-        "min_impurity_decrease)",
+        "chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)",
+        "chosen.score[chunk] = np.where(has_split, best, -np.inf)",
+        "the winner's weighted score is not divided by the node weight (priorities, min_impurity_decrease)",
     ),
     M(
         "S15",
@@ -235,10 +233,10 @@ MUTANTS: list[Mutant] = [
     M(
         "S16",
         SPLITTING,
-        "prefix_end[None, None, :] < (n_slots - 1)[:, :, None],",
-        "prefix_end[None, None, :] < n_slots[:, :, None],",
+        "prefix_end[None, None, :] < (n_nonempty - 1)[:, :, None],",
+        "prefix_end[None, None, :] < n_nonempty[:, :, None],",
         "categorical off-by-one: the subset holding every category (empty right) is a candidate",
-        tests=CATEGORICAL_TESTS,
+        tests=("tests/test_categorical.py", "tests/test_splitting.py"),
     ),
     M(
         "S17",
@@ -251,10 +249,10 @@ MUTANTS: list[Mutant] = [
     M(
         "S18",
         SPLITTING,
-        "allowed = n_slots >= 2",
-        "allowed = n_slots >= 1",
+        "allowed = n_nonempty >= 2",
+        "allowed = n_nonempty >= 1",
         "multiway: a node holding one category can be 'split' into a single branch",
-        tests=CATEGORICAL_TESTS,
+        tests=("tests/test_categorical.py", "tests/test_splitting.py"),
     ),
     M(
         "S19",
@@ -305,8 +303,8 @@ MUTANTS: list[Mutant] = [
     M(
         "M04",
         MODEL_FILE,
-        "if kind is not None and not isinstance(value, kind) or isinstance(value, bool) and kind is int:",
-        "if kind is not None and not isinstance(value, kind):",
+        "            and not isinstance(value, kind)\n            or isinstance(value, bool)\n            and kind is int\n",
+        "            and not isinstance(value, kind)\n",
         "integer fields accept true/false (format_version: true passes as 1)",
     ),
     M(
@@ -421,7 +419,7 @@ MUTANTS: list[Mutant] = [
     M(
         "M20",
         MODEL_FILE,
-        "if kind not in _ESTIMATORS:",
+        "if kind not in _REGISTRY:",
         "if False:",
         "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called",
     ),
@@ -488,9 +486,10 @@ MUTANTS: list[Mutant] = [
     M(
         "B08",
         BINNING,
-        "        self._bounds_from_edges(bin_lower, bin_upper)\n"
-        '        logger.info("binned %d rows x %d features, at most',
-        '        logger.info("binned %d rows x %d features, at most',
+        "        self._bounds_from_edges(bin_lower, bin_upper)\n        logger.info(\n"
+        '            "binned %d rows x %d features, at most %d bins (%.2f s)",\n',
+        "        logger.info(\n"
+        '            "binned %d rows x %d features, at most %d bins (%.2f s)",\n',
         "CPU transform forgets the quantile-binned features' bin bounds (thresholds from +-inf)",
     ),
     M(
@@ -592,10 +591,11 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "C08",
-        CRITERIA,
+        TREE,
         '"log_loss": "entropy",',
         '"log_loss": "gini",',
         "log_loss mapped to the wrong impurity",
+        tests=("tests/test_criteria.py", "tests/test_splitting.py"),
     ),
     # -- grower -----------------------------------------------------------------------------
     M(
@@ -804,8 +804,8 @@ MUTANTS: list[Mutant] = [
     M(
         "K10",
         CPU_KERNELS,
-        "if n_slots * n_slots <= n_bins:",
-        "if n_slots * n_slots < n_bins:",
+        "if n_present * n_present <= n_bins:",
+        "if n_present * n_present < n_bins:",
         "switch point between insertion sort and presence-table scan",
         equivalent="both branches produce the same ascending list of codes; only speed differs",
     ),
@@ -827,14 +827,14 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "P02",
-        CPU_BACKEND,
+        ROWS,
         "self.weight = round_to_exact_sum_grid(self.weight)",
         "self.weight = np.asarray(self.weight, dtype=np.float64)",
         "sample weights not put on the exact-sum grid",
     ),
     M(
         "P03",
-        CPU_BACKEND,
+        ROWS,
         "offsets = np.where(is_subset, np.arange(n_nodes) * words.shape[1], -1)",
         "offsets = np.where(is_subset, np.arange(n_nodes), -1)",
         "category-set offsets ignore the words per set: multi-word bitsets overlap",
@@ -901,7 +901,7 @@ MUTANTS: list[Mutant] = [
     M(
         "U09",
         CUDA_BACKEND,
-        "self.unit_weight = not rows.layout.has_count_channel",
+        "self.unit_weight = not layout.has_count_channel",
         "self.unit_weight = True",
         "GPU histograms ignore sample weights",
     ),
