@@ -49,7 +49,12 @@ def test_a_cpu_run_never_asks_xgboost_for_the_gpu():
 
 
 def test_an_unavailable_peer_is_listed_with_the_reason(monkeypatch):
-    monkeypatch.setattr(type(PEERS["lightgbm"]), "available", lambda self: self.name != "lightgbm")
-    rows = {label: (factory, why) for label, _, factory, why in bench.peers(4, 32, "cpu")}
-    assert rows[PEERS["lightgbm"].label] == (None, "not installed")
+    missing = {"lightgbm", "xgboost"}
+    monkeypatch.setattr(type(PEERS["lightgbm"]), "available", lambda self: self.name not in missing)
+    listed = bench.peers(4, 32, "cpu")
+    rows = {label: (factory, why) for label, _, factory, why in listed}
+    for name in missing:
+        assert rows[PEERS[name].label] == (None, "not installed")
     assert rows[PEERS["sklearn"].label][0] is not None
+    # a missing peer is still listed on a concrete device, never "auto"
+    assert {device for _, device, _, _ in listed} <= {"cpu", "cuda"}

@@ -98,10 +98,11 @@ def peers(depth: int, bins: int, backend: str):
     work = PeerWork(depth=depth, bins=bins, device=backend)
     found = []
     for peer in PEERS.values():
+        device = peer.device_for(work)  # "auto" resolves to where it would run
         if peer.available():
-            found.append((peer.label, peer.device_for(work), lambda p=peer: p.make(work), None))
+            found.append((peer.label, device, lambda p=peer: p.make(work), None))
         else:
-            found.append((peer.label, peer.device, None, "not installed"))
+            found.append((peer.label, device, None, "not installed"))
     return found
 
 
