@@ -47,6 +47,24 @@ def test_cpu_benchmark_runs_and_writes_json(tmp_path):
     assert out.is_file() and json.loads(out.read_text())
 
 
+def test_regression_precision_benchmark_measures_every_node(tmp_path):
+    out = tmp_path / "precision.json"
+    stdout = _run(
+        "bench_regression_precision.py",
+        *("--rows", "3000", "--depth", "3", "--only", "offset 10000", "--json", str(out)),
+    )
+    assert "offset 10000" in stdout
+    report = json.loads(out.read_text())
+    by_target = {r["target"]: r for r in report["results"]}
+    assert set(by_target) == {"offset 0", "offset 10000"}
+    base = by_target["offset 0"]
+    # The numpy two-pass variance of the root is the target's variance, and the
+    # offset-free tree's impurities agree with it closely (a check the script can fail).
+    assert base["root_variance_numpy"] > 0
+    assert base["worst_relative_impurity_error"] < 1e-6
+    assert "same_tree_as_offset_0" in by_target["offset 10000"]
+
+
 def test_gpu_benchmark_runs_under_the_simulator(tmp_path):
     out = tmp_path / "gpu.json"
     stdout = _run(
