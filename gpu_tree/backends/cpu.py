@@ -40,6 +40,31 @@ class _CPUBackend:
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)
 
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+    ):
+        # Histogram mode splits the bin codes at the bin, exact mode the raw values at the
+        # threshold (_split_points); the row partition is the same.
+        return self.row_partition.split(
+            self.columns,
+            nodes,
+            feature,
+            self._split_points(bin_threshold, threshold),
+            missing_left,
+            self.missing_code,
+            left_children,
+            right_children,
+            category_sets,
+        )
+
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
         first = np.array([c[0] for c in children], dtype=np.int64)
         return self.row_partition.split_multiway(
@@ -172,28 +197,9 @@ class CPUHistogramBackend(_CPUBackend):
         )
         return CompactHistograms(hist, lower, upper, code, missing)
 
-    def partition(
-        self,
-        nodes,
-        feature,
-        bin_threshold,
-        threshold,
-        missing_left,
-        left_children,
-        right_children,
-        category_sets=None,
-    ):
-        return self.row_partition.split(
-            self.X_binned,
-            nodes,
-            feature,
-            np.asarray(bin_threshold, dtype=np.int64),
-            missing_left,
-            self.missing_code,
-            left_children,
-            right_children,
-            category_sets,
-        )
+    @staticmethod
+    def _split_points(bin_threshold, threshold):
+        return np.asarray(bin_threshold, dtype=np.int64)  # codes <= it go left
 
 
 class CPUExactBackend(_CPUBackend):
@@ -218,25 +224,6 @@ class CPUExactBackend(_CPUBackend):
         hist, values, missing = self._distinct_value_histograms(nodes)
         return CompactHistograms(hist, values, values, None, missing)
 
-    def partition(
-        self,
-        nodes,
-        feature,
-        bin_threshold,
-        threshold,
-        missing_left,
-        left_children,
-        right_children,
-        category_sets=None,
-    ):
-        return self.row_partition.split(
-            self.columns,
-            nodes,
-            feature,
-            np.asarray(threshold, dtype=np.float64),
-            missing_left,
-            self.missing_code,
-            left_children,
-            right_children,
-            category_sets,
-        )
+    @staticmethod
+    def _split_points(bin_threshold, threshold):
+        return np.asarray(threshold, dtype=np.float64)  # raw values <= it go left
