@@ -56,5 +56,5 @@ def test_an_unavailable_peer_is_listed_with_the_reason(monkeypatch):
     for name in missing:
         assert rows[PEERS[name].label] == (None, "not installed")
     assert rows[PEERS["sklearn"].label][0] is not None
-    # a missing peer is still listed on a concrete device, never "auto"
+    # a missing peer is still listed on the device it would run on
     assert {device for _, device, _, _ in listed} <= {"cpu", "cuda"}

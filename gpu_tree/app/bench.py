@@ -98,7 +98,7 @@ def peers(depth: int, bins: int, backend: str):
     work = PeerWork(depth=depth, bins=bins, device=backend)
     found = []
     for peer in PEERS.values():
-        device = peer.device_for(work)  # "auto" resolves to where it would run
+        device = peer.device_for(work)  # where it would run, installed or not
         if peer.available():
             found.append((peer.label, device, lambda p=peer: p.make(work), None))
         else:

@@ -28,27 +28,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def memory_bytes() -> int | None:
-    """Total memory (MemTotal), or None where /proc/meminfo is not there."""
+def _meminfo_bytes(field: str) -> int | None:
+    """A /proc/meminfo field (``MemTotal``, ``MemAvailable``) in bytes, or None."""
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
-                if line.startswith("MemTotal:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
 
 
+def memory_bytes() -> int | None:
+    """Total memory, or None where /proc/meminfo is not there."""
+    return _meminfo_bytes("MemTotal")
+
+
 def available_memory_bytes() -> int | None:
     """Bytes of memory available now (Linux /proc/meminfo, else sysconf), or None."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+    available = _meminfo_bytes("MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

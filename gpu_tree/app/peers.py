@@ -35,15 +35,14 @@ class Peer:
     name: str  # short key: --skip names, JSON keys
     label: str  # what tables print
     module: str  # what must import for the peer to run
-    device: str  # "cpu", "cuda", or "auto": the device of the work where the peer has both
+    # "cpu", "cuda", or, for a peer with both, the device it runs on for a given work
+    device: str | Callable[[PeerWork], str]
     settings: Callable[[PeerWork], dict]
     estimator: Callable[[], type]  # the class, imported only when asked for
     tree_shape: Callable[[object], tuple[int, int]]  # (leaves, depth) of the fitted tree
 
     def device_for(self, work: PeerWork) -> str:
-        if self.device != "auto":
-            return self.device
-        return "cuda" if work.device == "cuda" and xgboost_has_cuda() else "cpu"
+        return self.device(work) if callable(self.device) else self.device
 
     def make(self, work: PeerWork):
         """An unfitted estimator for ``work``; ImportError where the module is missing."""
@@ -64,6 +63,11 @@ def xgboost_has_cuda() -> bool:
         return bool(xgboost.build_info().get("USE_CUDA"))
     except Exception:  # not installed, or an old or odd build: treat it as CPU-only
         return False
+
+
+def _xgboost_device(work: PeerWork) -> str:
+    """XGBoost runs on the GPU for GPU work where its build has CUDA, else on the CPU."""
+    return "cuda" if work.device == "cuda" and xgboost_has_cuda() else "cpu"
 
 
 # -- tree shapes: (leaves, depth) -----------------------------------------------------------
@@ -206,7 +210,7 @@ PEERS: dict[str, Peer] = {
             name="xgboost",
             label="XGBoost hist (1 round)",
             module="xgboost",
-            device="auto",
+            device=_xgboost_device,
             settings=lambda w: dict(
                 n_estimators=1,
                 tree_method="hist",
@@ -218,7 +222,7 @@ PEERS: dict[str, Peer] = {
                 # of 1) would stop it short of the tree the others grow.
                 min_child_weight=0.0,
                 reg_lambda=0.0,
-                device="cuda" if w.device == "cuda" and xgboost_has_cuda() else "cpu",
+                device=_xgboost_device(w),
                 random_state=w.seed,
                 **_threads(w, "n_jobs"),
             ),
