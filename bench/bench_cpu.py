@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import importlib
 import json
 import os
 import shlex
@@ -60,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu_tree.app.machine import machine_info
-from gpu_tree.app.peers import PEERS, PeerWork, shape_of_estimator_tree
+from gpu_tree.app.peers import PEERS, PeerWork, importable, shape_of_estimator_tree
 
 GOAL_SPEEDUP_VS_SKLEARN = 40.0
 GOAL_MAX_ACCURACY_GAP_PP = 0.3
@@ -223,14 +222,6 @@ def timed(call: Callable[[], object]) -> tuple[float, object]:
     start = time.perf_counter()
     value = call()
     return time.perf_counter() - start, value
-
-
-def is_importable(module: str) -> bool:
-    try:
-        importlib.import_module(module)
-    except Exception:  # ImportError, or a broken native library (OSError, ...)
-        return False
-    return True
 
 
 def warm_up(contender: Contender, data: Dataset, n_rows: int, result: Result) -> None:
@@ -527,7 +518,7 @@ def main(argv=None) -> int:
         if contender.name in args.skip:
             results.append(Result(contender.name, contender.label, status="skipped"))
             continue
-        if not is_importable(contender.module):
+        if not importable(contender.module):
             results.append(Result(contender.name, contender.label, status="not installed"))
             print(f"  {contender.name}: not installed, skipped")
             continue

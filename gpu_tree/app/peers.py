@@ -49,11 +49,17 @@ class Peer:
         return self.estimator()(**self.settings(work))
 
     def available(self) -> bool:
-        try:
-            importlib.import_module(self.module)
-        except Exception:  # cuML, for one, fails on import in many ways without a GPU
-            return False
-        return True
+        return importable(self.module)
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` imports: ImportError, or a broken native library (OSError, ...),
+    or cuML's many ways of failing without a GPU all say no."""
+    try:
+        importlib.import_module(module)
+    except Exception:
+        return False
+    return True
 
 
 def xgboost_has_cuda() -> bool:
