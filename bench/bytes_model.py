@@ -59,12 +59,15 @@ from dataclasses import dataclass, field
 SECTOR_BYTES = 32  # DRAM/L2 transaction granularity
 NODE_ID_BYTES = 4  # int32 node_of_row
 LABEL_BYTES = 4  # int32 y_class
-WEIGHT_BYTES = 8  # float64 weight (read only when rows are weighted)
-HIST_VALUE_BYTES = 8  # float64 histogram entries
-# kernels/cuda.py: SHARED_HISTOGRAM_FLOATS, THREADS_PER_BLOCK, shared_launch_config's
+WEIGHT_BYTES = 8  # int64 fixed-point weight (read only when rows are weighted)
+# Histogram entries (gpu_tree.data.stats): int32 counts unweighted, int64 fixed point
+# weighted.
+COUNT_HIST_VALUE_BYTES = 4
+WEIGHTED_HIST_VALUE_BYTES = 8
+# kernels/cuda.py: SHARED_HISTOGRAM_ENTRIES, THREADS_PER_BLOCK, shared_launch_config's
 # rows_per_thread and its cap on row blocks. Repeated here so that the model imports
 # without numba; tests/test_bench_scripts.py checks they agree with the kernels.
-SHARED_HISTOGRAM_FLOATS = 6144
+SHARED_HISTOGRAM_ENTRIES = 6144
 THREADS_PER_BLOCK = 256
 ROWS_PER_THREAD = 16
 MAX_ROW_BLOCKS = 1024
@@ -84,7 +87,7 @@ class Shape:
     n_features: int
     n_bins: int = 256
     n_classes: int = 2
-    weighted: bool = False  # weighted rows carry a float64 weight and a count channel
+    weighted: bool = False  # weighted rows carry an int64 weight and a count channel
     code_bytes: int = 1  # uint8 bin codes up to 256 bins
 
     @property
@@ -92,9 +95,13 @@ class Shape:
         return self.n_classes + (1 if self.weighted else 0)
 
     @property
+    def hist_value_bytes(self) -> int:
+        return WEIGHTED_HIST_VALUE_BYTES if self.weighted else COUNT_HIST_VALUE_BYTES
+
+    @property
     def node_hist_bytes(self) -> int:
-        """One node's dense histogram: features x bins x channels float64."""
-        return self.n_features * self.n_bins * self.n_channels * HIST_VALUE_BYTES
+        """One node's dense histogram: features x bins x channels entries."""
+        return self.n_features * self.n_bins * self.n_channels * self.hist_value_bytes
 
     @property
     def row_label_bytes(self) -> int:
@@ -143,7 +150,7 @@ def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
     """As kernels.cuda.shared_features_per_block for ``n_hist_slots`` nodes' histograms
     built at once: 0 means the global-memory kernel."""
     per_feature = n_hist_slots * shape.n_bins * shape.n_channels
-    return min(shape.n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0
+    return min(shape.n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
 
 
 def row_blocks(n_rows: int) -> int:

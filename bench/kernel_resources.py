@@ -46,6 +46,8 @@ KERNELS = (
     "partition_rows",
     "partition_rows_multiway",
     "count_rows",
+    "largest_squared_deviations",
+    "squared_deviation_sums",
     "predict_leaves",
 )
 

@@ -828,9 +828,9 @@ MUTANTS: list[Mutant] = [
     M(
         "P02",
         ROWS,
-        "self.weight = round_to_exact_sum_grid(self.weight)",
-        "self.weight = np.asarray(self.weight, dtype=np.float64)",
-        "sample weights not put on the exact-sum grid",
+        "self.weight = from_fixed_point(self.weight_fixed, weight_exponent)",
+        "self.weight = weight",
+        "real weights not the fixed-point ones the histograms count",
     ),
     M(
         "P03",
@@ -887,8 +887,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U07",
         CUDA_KERNELS,
-        "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0",
-        "return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature + 1) if per_feature else 0",
+        "return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0",
+        "return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature + 1) if per_feature else 0",
         "off-by-one: a block's shared histogram overflows by one feature",
     ),
     M(

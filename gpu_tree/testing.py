@@ -27,7 +27,7 @@ def naive_histograms(X_binned, sample_indices, node_start, node_end, row_stats, 
     ndarray of shape (n_nodes, n_features, n_bins, n_channels)
     """
     n_features = X_binned.shape[0]
-    hist = np.zeros((len(node_start), n_features, n_bins, row_stats.shape[1]))
+    hist = np.zeros((len(node_start), n_features, n_bins, row_stats.shape[1]), row_stats.dtype)
     for node, (start, end) in enumerate(zip(node_start, node_end, strict=True)):
         rows = sample_indices[start:end]
         for f in range(n_features):

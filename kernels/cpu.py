@@ -9,8 +9,8 @@ Layout conventions shared with the CUDA kernels:
 - Rows of a node are the slice ``sample_indices[start:end]``; a split partitions that
   slice in place, stably (left rows first), so row order inside every node stays
   ascending and reads stay cache friendly.
-- Histograms have shape (n_nodes, n_features, n_bins, n_channels), float64. Class
-  counts and integer weights are exact in float64 (below 2**53).
+- Histograms have shape (n_nodes, n_features, n_bins, n_channels) and hold integers
+  (the fixed-point statistics of :mod:`gpu_tree.data.stats`): int32 counts or int64.
 """
 
 import hashlib
@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
+from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 
 
@@ -169,17 +170,17 @@ def histograms_classification(
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
             c = y_class[i]
-            w = 1.0 if unit_weight else weight[i]
+            w = 1 if unit_weight else weight[i]
             for f in range(first, last):
                 b = X_binned[f, i]
                 node_hist[f, b, c] += w
                 if count_channel >= 0:
-                    node_hist[f, b, count_channel] += 1.0
+                    node_hist[f, b, count_channel] += 1
 
 
 @njit(parallel=True, cache=True)
 def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, n_threads, hist):
-    """Histograms of dense per-row statistics (regression: w, w*y, w*y^2[, 1])."""
+    """Histograms of dense per-row statistics (regression: w, w*(y - centre)[, 1])."""
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[0]
     n_channels = row_stats.shape[1]
@@ -503,6 +504,80 @@ def _branch_of(value, branch_of_code, default_branch, node, n_codes, missing_cod
     if value != value or value == missing_code or value < 0 or value >= n_codes:
         return default_branch[node]
     return branch_of_code[node, int(value)]
+
+
+# Host steps between and after the two passes (numpy; the CUDA backend uses them too).
+term_exponent = _deviations.term_exponent
+combine_squared_deviation_parts = _deviations.combine
+_squared_deviation = njit(inline="always")(_deviations.squared_deviation)
+_fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
+DEVIATIONS_SOURCE_HASH = hashlib.sha256(Path(_deviations.__file__).read_bytes()).hexdigest()
+
+
+def _compile_squared_deviation_kernels(source_hash):
+    # The helpers' source hash is in the cache key, as for predict_leaves below.
+    @njit(parallel=True, cache=True)
+    def largest_squared_deviations(
+        sample_indices,
+        node_start,
+        node_end,
+        centred,
+        weight,
+        unit_weight,
+        means,
+        largest,
+        lowest,
+        highest,
+    ):
+        """Pass 1 of :mod:`_squared_deviations`: each node's largest term, lowest and
+        highest centred target."""
+        source_hash  # noqa: B018 - in the cache key only
+        for k in prange(node_start.shape[0]):
+            most = 0.0
+            low = np.inf
+            high = -np.inf
+            for j in range(node_start[k], node_end[k]):
+                i = sample_indices[j]
+                most = max(most, _squared_deviation(centred, weight, unit_weight, i, means[k]))
+                low = min(low, centred[i])
+                high = max(high, centred[i])
+            largest[k] = most
+            lowest[k] = low
+            highest[k] = high
+
+    @njit(parallel=True, cache=True)
+    def squared_deviation_sums(
+        sample_indices,
+        node_start,
+        node_end,
+        centred,
+        weight,
+        unit_weight,
+        means,
+        exponent,
+        high,
+        low,
+    ):
+        """Pass 2 of :mod:`_squared_deviations`: each node's fixed-point terms, summed as
+        their high and low parts."""
+        source_hash  # noqa: B018 - in the cache key only
+        for k in prange(node_start.shape[0]):
+            high_sum = 0
+            low_sum = 0
+            for j in range(node_start[k], node_end[k]):
+                term = _squared_deviation(centred, weight, unit_weight, sample_indices[j], means[k])
+                q = _fixed_point_term(term, exponent[k])
+                high_sum += q >> _deviations.LOW_BITS
+                low_sum += q & _deviations.LOW_MASK
+            high[k] = high_sum
+            low[k] = low_sum
+
+    return largest_squared_deviations, squared_deviation_sums
+
+
+largest_squared_deviations, squared_deviation_sums = _compile_squared_deviation_kernels(
+    DEVIATIONS_SOURCE_HASH
+)
 
 
 # numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and

@@ -6,11 +6,10 @@ Layout conventions shared with :mod:`gpu_tree.kernels.cpu`:
   threads of a warp, which take consecutive rows, read consecutive bytes.
 - ``node_of_row`` holds each row's current tree node; a level's histogram launch maps
   node ids to histogram slots with ``slot_of_node`` (-1: the node is not built).
-- Histograms have shape (n_slots, n_features, n_bins, n_channels), float64. Every
-  per-row statistic lies on an exact-sum grid (``gpu_tree.data.stats.
-  round_to_exact_sum_grid``: class counts, weights, regression sums), so float64 atomic
-  additions are exact and their order does not matter: trees are deterministic and
-  equal to the CPU backend's.
+- Histograms have shape (n_slots, n_features, n_bins, n_channels) and hold integers: the
+  fixed-point statistics of ``gpu_tree.data.stats`` (class counts, weights, regression
+  sums), int32 counts or int64. Integer atomic additions are exact and their order
+  does not matter: trees are deterministic and equal to the CPU backend's.
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` the same source runs on the CPU, one Python thread per
 CUDA thread: CI checks these kernels there on small data. The simulator runs the GPU's
@@ -21,9 +20,10 @@ warp intrinsics are used (the simulator has none). Arrays from CuPy are passed t
 harmless here since every launch's result is needed by the next step.
 """
 
-from numba import config, cuda, float64
+from numba import config, cuda, int64
 
 from . import _binning_search as _search
+from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 
 # The bin search shared with the CPU kernels (one source, the same codes).
@@ -77,9 +77,10 @@ def bin_columns(
             cuda.atomic.max(bin_upper, (f, b), x)
 
 
-# Shared memory per block for a block-private histogram: 48 KiB of float64, the static
-# limit every CUDA GPU offers without opting in to more.
-SHARED_HISTOGRAM_FLOATS = 6144
+# Shared memory per block for a block-private histogram: 48 KiB of int64 (the statistics
+# are fixed-point integers; an int32 histogram's entries are summed in int64 here too),
+# the static limit every CUDA GPU offers without opting in to more.
+SHARED_HISTOGRAM_ENTRIES = 6144
 
 
 @cuda.jit(device=True, inline=True)
@@ -89,9 +90,9 @@ def _add_row(
     """Add row i's statistics to the channels starting at flat ``index`` of ``target``
     (a histogram entry of one node, feature and bin)."""
     if is_classification:
-        cuda.atomic.add(target, index + y_class[i], 1.0 if unit_weight else weight[i])
+        cuda.atomic.add(target, index + y_class[i], 1 if unit_weight else weight[i])
         if count_channel >= 0:
-            cuda.atomic.add(target, index + count_channel, 1.0)
+            cuda.atomic.add(target, index + count_channel, 1)
     else:
         for c in range(row_stats.shape[1]):
             cuda.atomic.add(target, index + c, row_stats[i, c])
@@ -166,15 +167,15 @@ def histograms_shared(
     for the ``features_per_block`` features of group g, every slot, in shared memory,
     then adds its non-zero entries to the global histogram: one global atomic per entry
     per block instead of one per row. The launcher guarantees
-    n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_FLOATS.
+    n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_ENTRIES.
     """
-    shared = cuda.shared.array(SHARED_HISTOGRAM_FLOATS, dtype=float64)
+    shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=int64)
     n_features, n_samples = X_binned.shape
     first = cuda.blockIdx.y * features_per_block
     group = min(features_per_block, n_features - first)
     n_entries = n_slots * group * n_bins * n_channels
     for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
-        shared[k] = 0.0
+        shared[k] = 0
     cuda.syncthreads()
     row_stride = cuda.gridDim.x * cuda.blockDim.x
     for i in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_samples, row_stride):
@@ -197,7 +198,7 @@ def histograms_shared(
     cuda.syncthreads()
     for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
         value = shared[k]
-        if value != 0.0:
+        if value != 0:
             c = k % n_channels
             rest = k // n_channels
             b = rest % n_bins
@@ -212,7 +213,43 @@ def histograms_shared(
 def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_features: int) -> int:
     """Features one block's shared histogram holds for every slot; 0: use global memory."""
     per_feature = n_slots * n_bins * n_channels
-    return min(n_features, SHARED_HISTOGRAM_FLOATS // per_feature) if per_feature else 0
+    return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
+
+
+_squared_deviation = cuda.jit(device=True)(_deviations.squared_deviation)
+_fixed_point_term = cuda.jit(device=True)(_deviations.fixed_point_term)
+
+
+@cuda.jit
+def largest_squared_deviations(
+    node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
+):
+    """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
+    term, lowest and highest centred target (atomic max and min: any order)."""
+    start = cuda.grid(1)
+    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+        slot = slot_of_node[node_of_row[i]]
+        if slot >= 0:
+            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+            cuda.atomic.max(largest, slot, term)
+            cuda.atomic.min(lowest, slot, centred[i])
+            cuda.atomic.max(highest, slot, centred[i])
+
+
+@cuda.jit
+def squared_deviation_sums(
+    node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
+):
+    """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
+    low parts (integer atomics: exact in any order)."""
+    start = cuda.grid(1)
+    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+        slot = slot_of_node[node_of_row[i]]
+        if slot >= 0:
+            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+            q = _fixed_point_term(term, exponent[slot])
+            cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
+            cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
 
 
 @cuda.jit

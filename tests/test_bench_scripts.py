@@ -196,15 +196,17 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
 def test_bytes_model_matches_a_hand_computed_case():
     model = _bench_module("bytes_model")
     shape = model.Shape(n_rows=1000, n_features=4, n_bins=16, n_classes=2)
-    assert shape.node_hist_bytes == 4 * 16 * 2 * 8 == 1024
+    # int32 class counts (unweighted): H bytes of histogram per node.
+    H = 4 * 16 * 2 * 4
+    assert shape.node_hist_bytes == H == 512
     root = model.level_bytes(shape, model.LevelWork(0, 1, 1, 1000, 1, 1000, 1))
     # Shared kernel, one feature group: node ids 4000 + codes 4000 + labels 4000, zero fill
-    # and result 1024 each, scoring 1024; partition: node ids read + written 8000, one code
+    # and result H each, scoring H; partition: node ids read + written 8000, one code
     # per row 1000, count_rows 4000.
     assert root.path == "shared"
-    assert root.as_implemented_total == 4000 + 4000 + 4000 + 1024 + 1024 + 1024 + 8000 + 1000 + 4000
-    assert root.one_pass_floor == 1000 * (4 + 4 + 4) + 1024 + 1024 + 1000 * (1 + 8)
-    assert root.ideal_floor == 1000 * (4 + 4) + 1024 + 1024 + 1000 * (1 + 8)
+    assert root.as_implemented_total == 4000 + 4000 + 4000 + H + H + H + 8000 + 1000 + 4000
+    assert root.one_pass_floor == 1000 * (4 + 4 + 4) + H + H + 1000 * (1 + 8)
+    assert root.ideal_floor == 1000 * (4 + 4) + H + H + 1000 * (1 + 8)
     assert root.histogram_atomics == 1 * 4 * 16 * 2 and root.count_atomics == 1000
     # Level 1: 400 rows in the built child (40%), the sibling by subtraction, two split
     # features. Labels: 8 per sector, 1 - 0.6**8 of the sectors; codes: 32 per sector.
@@ -212,11 +214,11 @@ def test_bytes_model_matches_a_hand_computed_case():
     labels = round(1000 * 4 * (1 - 0.6**8))
     assert labels == 3933
     assert level.as_implemented["hist: labels"] == labels
-    assert level.as_implemented["subtraction"] == 5 * 1024
+    assert level.as_implemented["subtraction"] == 5 * H
     assert level.as_implemented_total == (
-        4000 + 4000 + labels + 1024 + 1024 + 5 * 1024 + 2 * 1024 + 8000 + 2000 + 4000
+        4000 + 4000 + labels + H + H + 5 * H + 2 * H + 8000 + 2000 + 4000
     )
-    hist_terms = 1024 + 3 * 1024 + 2 * 1024
+    hist_terms = H + 3 * H + 2 * H
     assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000
     assert level.ideal_floor == 400 * 8 + hist_terms + 9000
     # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory.
@@ -238,7 +240,7 @@ def test_bytes_model_constants_follow_the_kernels():
     from gpu_tree.kernels import cuda as kernels
 
     model = _bench_module("bytes_model")
-    assert model.SHARED_HISTOGRAM_FLOATS == kernels.SHARED_HISTOGRAM_FLOATS
+    assert model.SHARED_HISTOGRAM_ENTRIES == kernels.SHARED_HISTOGRAM_ENTRIES
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
     for hist_slots, bins, classes, features in (
         (1, 256, 2, 28),

@@ -34,7 +34,6 @@ from gpu_tree.growing.criteria import (
     node_impurity,
     split_info,
     split_score,
-    variance,
 )
 
 TWO_CLASSES = StatsLayout(is_classification=True, n_classes=2, has_count_channel=False)
@@ -446,28 +445,23 @@ def test_split_info_extremes():
 
 
 def _regression_stats(y, w, with_count=False):
-    stats = [np.sum(w), np.sum(w * y), np.sum(w * y * y)]
+    stats = [np.sum(w), np.sum(w * y)]
     if with_count:
         stats.append(float(len(y)))
     return np.array(stats)
 
 
 @pytest.mark.parametrize("with_count", [False, True])
-def test_squared_error_matches_numpy_weighted_variance(with_count):
+def test_squared_error_scores_the_weighted_variance_decrease(with_count):
+    """The S1^2/W form scores a split by the weighted variance decrease, without sums of
+    squares."""
     rng = np.random.default_rng(4)
     layout = StatsLayout(False, 0, has_count_channel=with_count)
     for _ in range(30):
         n = int(rng.integers(2, 30))
         y = rng.normal(3.0, 2.0, size=n)
         w = rng.uniform(0.1, 3.0, size=n) if with_count else np.ones(n)
-        stats = _regression_stats(y, w, with_count)
         expected = np.average((y - np.average(y, weights=w)) ** 2, weights=w)
-        assert float(variance(stats)) == pytest.approx(expected, rel=1e-9, abs=1e-12)
-        assert float(node_impurity("squared_error", layout, stats)) == pytest.approx(
-            expected, rel=1e-9, abs=1e-12
-        )
-        if not with_count:
-            assert float(variance(stats)) == pytest.approx(np.var(y), rel=1e-9, abs=1e-12)
         cut = int(rng.integers(1, n))
         left = _regression_stats(y[:cut], w[:cut], with_count)
         right = _regression_stats(y[cut:], w[cut:], with_count)
@@ -484,14 +478,9 @@ def test_squared_error_matches_numpy_weighted_variance(with_count):
         )
 
 
-def test_variance_of_constant_target_is_zero_not_negative():
-    # E[y^2] - E[y]^2 can round below zero for a constant y; the variance is clamped at 0.
-    values = np.array([0.1, 0.3, 1 / 3, 2.2, 1e3 + 0.1, -7.7])
-    stats = np.array([_regression_stats(np.full(n, v), np.ones(n)) for v in values for n in (3, 7)])
-    result = variance(stats)
-    assert np.all(result >= 0.0)
-    np.testing.assert_allclose(result, 0.0, atol=1e-9)
-    assert np.any(stats[:, 2] / stats[:, 0] < (stats[:, 1] / stats[:, 0]) ** 2)  # clamp used
+def test_a_regression_node_impurity_is_not_computed_from_sums():
+    with pytest.raises(ValueError, match="measured on its rows"):
+        node_impurity("squared_error", StatsLayout(False, 0, False), np.array([2.0, 1.0]))
 
 
 def test_node_impurity_kinds():
@@ -506,14 +495,17 @@ def test_node_impurity_kinds():
 def test_stats_layout_channels():
     assert StatsLayout(True, 3, False).n_channels == 3
     assert StatsLayout(True, 3, True).n_channels == 4
-    assert StatsLayout(False, 0, False).n_channels == 3
-    assert StatsLayout(False, 0, True).n_channels == 4
+    assert StatsLayout(False, 0, False).n_channels == 2  # [sum w, sum w (y - centre)]
+    assert StatsLayout(False, 0, True).n_channels == 3
     weighted = StatsLayout(True, 2, True)
     stats = np.array([[0.5, 2.5, 4.0]])
     np.testing.assert_array_equal(weighted.weight(stats), [3.0])
     np.testing.assert_array_equal(weighted.count(stats), [4.0])
     unweighted = StatsLayout(True, 3, False)
     np.testing.assert_array_equal(unweighted.count(np.array([1.0, 2.0, 3.0])), 6.0)
+    # Fixed point: integers times 2**-exponent per channel; the count channel's is 0.
+    fixed = StatsLayout(True, 2, True, exponents=(3, 3, 0))
+    np.testing.assert_array_equal(fixed.real(np.array([[4, 20, 4]])), [[0.5, 2.5, 4.0]])
     reg = StatsLayout(False, 0, True)
     np.testing.assert_array_equal(reg.weight(np.array([2.5, 1.0, 1.0, 3.0])), 2.5)
     np.testing.assert_array_equal(reg.count(np.array([2.5, 1.0, 1.0, 3.0])), 3.0)
@@ -600,8 +592,8 @@ def test_squared_error_scores_on_4d_arrays_match_a_python_loop():
     rng = np.random.default_rng(5)
     layout = StatsLayout(False, 0, False)
     ys = {}
-    left = np.empty(SHAPE + (3,))
-    right = np.empty(SHAPE + (3,))
+    left = np.empty(SHAPE + (2,))
+    right = np.empty(SHAPE + (2,))
     for index in np.ndindex(*SHAPE):
         y_left = rng.integers(-5, 6, size=int(rng.integers(1, 6))).astype(float)
         y_right = rng.integers(-5, 6, size=int(rng.integers(1, 6))).astype(float)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -615,6 +617,16 @@ class NaiveBackend:
 
     def node_sizes(self, nodes):
         return np.array([self._rows(node).size for node in nodes], dtype=np.int64)
+
+    def squared_deviation_sums(self, nodes, means):
+        """Each node's sum of w * (y - mean)**2, row by row (math.fsum); 0 for equal targets."""
+        centred, weight = self.row_data.centred, self.row_data.weight
+        sums = []
+        for node, mean in zip(nodes, means, strict=True):
+            rows = self._rows(node)
+            constant = np.ptp(centred[rows]) == 0
+            sums.append(0.0 if constant else math.fsum(weight[rows] * (centred[rows] - mean) ** 2))
+        return np.array(sums)
 
     def histograms(self, nodes, out=None):
         n_bins = self.bin_lower.shape[1]

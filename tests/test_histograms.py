@@ -121,10 +121,16 @@ def test_histograms_dense_matches_naive(with_count, n_bins, n_nodes):
     y = rng.integers(-10, 11, size=n_samples).astype(float)
     w = rng.integers(1, 3, size=n_samples).astype(float) if with_count else np.ones(n_samples)
     layout = StatsLayout(False, 0, with_count)
-    row_stats = RowData(layout=layout, weight=w, y=y).row_stats
-    np.testing.assert_array_equal(row_stats[:, :3], np.stack([w, w * y, w * y * y], axis=1))
+    row_data = RowData(layout=layout, weight=w, y=y)
+    row_stats = row_data.row_stats
+    # Integers: [w, w * (y - centre)] in fixed point (exact here: small integer targets).
+    assert row_stats.dtype == np.int64
+    centre = row_data.layout.centre
+    np.testing.assert_array_equal(
+        row_data.layout.real(row_stats)[:, :2], np.stack([w, w * (y - centre)], axis=1)
+    )
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
-    hist = np.zeros((n_nodes, n_features, n_bins, row_stats.shape[1]))
+    hist = np.zeros((n_nodes, n_features, n_bins, row_stats.shape[1]), dtype=row_stats.dtype)
     cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, row_stats, 2, hist)
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
     np.testing.assert_array_equal(hist, expected)
@@ -360,14 +366,13 @@ def test_binmapper_subsample_still_bounds_every_value():
 
 
 @pytest.mark.parametrize("kind", ["uniform weights", "offset target", "tiny and huge", "signed"])
-def test_exact_sum_grid_makes_every_sum_exact_in_any_order(kind):
-    """After rounding, every partial sum of a column is exactly its rational sum, so
-    forward, backward, shuffled and pairwise sums agree to the bit (the property that
-    makes CPU and GPU histograms identical); each value moves by at most 2**-51 of its
-    column's absolute total; integer columns are untouched."""
+def test_fixed_point_sums_are_exact_in_any_order(kind):
+    """Fixed-point integers sum exactly in any order and never near int64's limit (the
+    property that makes CPU and GPU histograms identical); each value moves by at most
+    2**-61 of its column's absolute total; integers with exponent 0 are untouched."""
     from fractions import Fraction
 
-    from gpu_tree.data.stats import round_to_exact_sum_grid
+    from gpu_tree.data.stats import fixed_point_exponent, from_fixed_point, to_fixed_point
 
     rng = np.random.default_rng(5)
     n = 2000
@@ -377,22 +382,18 @@ def test_exact_sum_grid_makes_every_sum_exact_in_any_order(kind):
         "tiny and huge": np.concatenate([rng.uniform(size=n - 2) * 1e-9, [1e12, 3.3e11]]),
         "signed": rng.normal(size=n) * 1e3,
     }
-    raw = np.column_stack([columns[kind], np.arange(n, dtype=float) % 7])
-    rounded = round_to_exact_sum_grid(raw)
-    np.testing.assert_array_equal(rounded[:, 1], raw[:, 1])  # integers: unchanged
-    values = rounded[:, 0]
-    exact = sum(Fraction(v) for v in values)
-    for order in (np.arange(n), np.arange(n)[::-1], rng.permutation(n), rng.permutation(n)):
-        running = 0.0
-        for v in values[order]:
-            running += v
-        assert Fraction(running) == exact
-    assert Fraction(float(np.sum(values))) == exact  # numpy's pairwise summation too
-    # The raw column's float sum is not exact (otherwise this test could not tell
-    # rounding from no rounding).
-    assert Fraction(float(np.sum(raw[:, 0]))) != sum(Fraction(v) for v in raw[:, 0])
-    bound = np.sum(np.abs(raw[:, 0])) * 2.0**-51
-    assert np.max(np.abs(values - raw[:, 0])) <= bound
+    raw = columns[kind]
+    exponent = fixed_point_exponent(raw)
+    integers = to_fixed_point(raw, exponent)
+    assert integers.dtype == np.int64
+    assert int(np.sum(np.abs(integers))) < 2**62
+    exact = sum(Fraction(int(v)) for v in integers)
+    for order in (np.arange(n), np.arange(n)[::-1], rng.permutation(n)):
+        assert Fraction(int(np.cumsum(integers[order])[-1])) == exact
+    bound = np.sum(np.abs(raw)) * 2.0**-61
+    assert np.max(np.abs(from_fixed_point(integers, exponent) - raw)) <= bound
+    counts = np.arange(n, dtype=float) % 7
+    np.testing.assert_array_equal(to_fixed_point(counts, 0), counts)
 
 
 def test_binning_sample_is_a_seeded_uniform_sample_of_all_rows():

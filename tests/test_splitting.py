@@ -28,11 +28,6 @@ ALL_CRITERIA = CLASSIFICATION_CRITERIA + ("squared_error",)
 # ---------------------------------------------------------------------------------------
 
 
-def _variance(stats):
-    w, wy, wy2 = stats[0], stats[1], stats[2]
-    return max(wy2 / w - (wy / w) ** 2, 0.0)
-
-
 def oracle_score(criterion, layout, left, right):
     """Score of one candidate from its left / right statistics vectors (Python floats)."""
     if layout.is_classification:
@@ -54,10 +49,11 @@ def oracle_score(criterion, layout, left, right):
             f = w_l / w
             return gain / (-f * math.log2(f) - (1 - f) * math.log2(1 - f))
         return gain
-    parent = [a + b for a, b in zip(left, right, strict=True)]
-    w_l, w_r = left[0], right[0]
-    w = w_l + w_r
-    return _variance(parent) - w_l / w * _variance(left) - w_r / w * _variance(right)
+    # Regression [sum w, sum w y]: the variance decrease is (S_L^2/W_L + S_R^2/W_R - S^2/W) / W
+    # (sum w y^2 cancels).
+    (w_l, s_l), (w_r, s_r) = left[:2], right[:2]
+    w, s = w_l + w_r, s_l + s_r
+    return (s_l * s_l / w_l + s_r * s_r / w_r - s * s / w) / w
 
 
 def _weight(layout, stats):
@@ -178,7 +174,7 @@ def random_histograms(rng, criterion, *, n_nodes, n_features, n_bins, n_classes,
                 if is_classification:
                     cell[y[i]] += w[i]
                 else:
-                    cell[:3] += (w[i], w[i] * y[i], w[i] * y[i] * y[i])
+                    cell[:2] += (w[i], w[i] * y[i])
                 if weighted:
                     cell[-1] += 1.0
     return hist, layout
@@ -270,7 +266,7 @@ def _planted_hist(criterion, n_bins, b, rng):
     counts = rng.integers(1, 5, size=n_bins).astype(float)
     if criterion == "squared_error":
         y = np.where(np.arange(n_bins) <= b, 0.0, 10.0)
-        stats = np.stack([counts, counts * y, counts * y * y], axis=-1)
+        stats = np.stack([counts, counts * y], axis=-1)
         return stats[None, None], StatsLayout(False, 0, False)
     stats = np.zeros((n_bins, 2))
     stats[np.arange(n_bins), (np.arange(n_bins) > b).astype(int)] = counts
@@ -409,7 +405,7 @@ def test_single_bin_histograms_have_no_split(criterion):
     # (this used to raise: argmax of an empty sequence).
     if criterion == "squared_error":
         layout = StatsLayout(False, 0, False)
-        hist = np.array([2.0, 1.0, 1.0])[None, None, None].repeat(3, axis=1).repeat(2, axis=0)
+        hist = np.array([2.0, 1.0])[None, None, None].repeat(3, axis=1).repeat(2, axis=0)
     else:
         layout = StatsLayout(True, 2, False)
         hist = np.array([1.0, 1.0])[None, None, None].repeat(3, axis=1).repeat(2, axis=0)

@@ -18,6 +18,7 @@ from gpu_tree.backends.rows import (
     DenseHistograms,
     RowData,
     RowPartition,
+    squared_deviation_sums,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
 
@@ -39,6 +40,26 @@ class _CPUBackend:
 
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)
+
+    def squared_deviation_sums(self, nodes, means):
+        nodes = np.asarray(nodes, dtype=np.int64)
+        partition, row_data = self.row_partition, self.row_data
+        rows = (
+            partition.sample_indices,
+            partition.start[nodes],
+            partition.end[nodes],
+            row_data.centred,
+            row_data.weight,
+            not row_data.layout.has_count_channel,  # unweighted: every weight is 1
+            np.ascontiguousarray(means, dtype=np.float64),
+        )
+        return squared_deviation_sums(
+            nodes.size,
+            lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
+            lambda exponent, high, low: cpu_kernels.squared_deviation_sums(
+                *rows, exponent, high, low
+            ),
+        )
 
     def partition(
         self,
@@ -126,7 +147,7 @@ class CPUHistogramBackend(_CPUBackend):
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
         hist = self.empty_histograms(nodes.size) if out is None else out
-        hist.fill(0.0)
+        hist.fill(0)
         partition = self.row_partition
         start = partition.start[nodes]
         end = partition.end[nodes]
@@ -138,7 +159,7 @@ class CPUHistogramBackend(_CPUBackend):
                 start,
                 end,
                 self.row_data.y_class,
-                self.row_data.weight,
+                self.row_data.weight_fixed,
                 not layout.has_count_channel,  # unweighted: every weight is 1
                 count_channel,
                 numba.get_num_threads(),

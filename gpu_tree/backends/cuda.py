@@ -9,9 +9,11 @@ Rows are tracked by node id (``node_of_row``) rather than partitioned: one histo
 launch covers every node of a level. Only per-node results (chosen splits, row counts)
 travel to the host; histograms stay on the device.
 
-Every row statistic lies on an exact-sum grid (see ``round_to_exact_sum_grid``), so the
-atomic float64 sums are exact in any order: trees are identical to the CPU backend's, for
-classification and regression, with any weights, and identical from run to run.
+Every row statistic is an integer (the fixed point of ``gpu_tree.data.stats``), so the
+atomic sums are exact in any order, and so are the regression nodes' sums of squared
+deviations (``kernels/_squared_deviations.py``): trees are identical to the CPU
+backend's, for classification and regression, with any weights, and identical from run
+to run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from gpu_tree.backends.rows import (
     DenseHistograms,
     RowData,
     category_tables,
+    squared_deviation_sums,
 )
 from gpu_tree.data.validation import to_host
 
@@ -93,12 +96,15 @@ class CUDAHistogramBackend:
         # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
         if layout.is_classification:
             self.y_class = xp.asarray(row_data.y_class.astype(np.int32))
-            self.weight = xp.asarray(row_data.weight)
+            self.weight = xp.asarray(row_data.weight_fixed)
             self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
-            self.weight = xp.zeros(1, dtype=layout.dtype)
+            self.weight = xp.zeros(1, dtype=np.int64)
             self.row_stats = xp.asarray(row_data.row_stats)
+            # What node impurities are measured on (squared_deviation_sums).
+            self.centred = xp.asarray(row_data.centred)
+            self.real_weight = xp.asarray(row_data.weight)
         self.unit_weight = not layout.has_count_channel
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
@@ -110,6 +116,30 @@ class CUDAHistogramBackend:
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
 
+    def squared_deviation_sums(self, nodes, means):
+        xp = self.xp
+        nodes = np.asarray(nodes, dtype=np.int64)
+        slot_of_node = self._node_table(-1, np.int32)
+        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
+        rows = (
+            self.node_of_row,
+            xp.asarray(slot_of_node),
+            self.centred,
+            self.real_weight,
+            self.unit_weight,
+            xp.asarray(np.asarray(means, dtype=np.float64)),
+        )
+        kernels = self.kernels
+        blocks, threads = kernels.launch_config(self.n_samples)
+        return squared_deviation_sums(
+            nodes.size,
+            lambda *extremes: kernels.largest_squared_deviations[blocks, threads](*rows, *extremes),
+            lambda exponent, high, low: kernels.squared_deviation_sums[blocks, threads](
+                *rows, exponent, high, low
+            ),
+            xp,
+        )
+
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
 
@@ -118,7 +148,7 @@ class CUDAHistogramBackend:
         xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
         hist = self.empty_histograms(nodes.size) if out is None else out
-        hist.fill(0.0)
+        hist.fill(0)
         hist_slot_of_node = self._node_table(-1, np.int32)
         hist_slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         hist_slot_of_node = xp.asarray(hist_slot_of_node)
@@ -287,9 +317,11 @@ def required_device_bytes(
     """
     codes = n_samples * n_features * bin_itemsize
     floats = n_samples * n_features * x_itemsize if x_on_host else 0
-    stat_bytes = np.dtype(layout.dtype).itemsize  # a weight, a statistic, a histogram entry
+    stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
+    # Node id; classification: class and int64 weight; regression: integer statistics,
+    # and the float64 centred target and weight that node variances are measured on.
     per_row = n_samples * (
-        4 + (4 + stat_bytes if layout.is_classification else stat_bytes * layout.n_channels)
+        4 + (4 + 8 if layout.is_classification else stat_bytes * layout.n_channels + 16)
     )
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {

@@ -12,12 +12,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_tree.data.stats import BITSET_WORD_DTYPE, StatsLayout, round_to_exact_sum_grid
+from gpu_tree.data.stats import (
+    BITSET_WORD_DTYPE,
+    COUNT_DTYPE,
+    COUNT_DTYPE_MAX_ROWS,
+    STATS_DTYPE,
+    StatsLayout,
+    fixed_point_exponent,
+    from_fixed_point,
+    regression_centre,
+    to_fixed_point,
+)
+from gpu_tree.data.validation import to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 
 DEVICES = ("cpu", "cuda")
@@ -102,13 +113,20 @@ class CompactHistograms(NamedTuple):
 
 @dataclass
 class RowData:
-    """What each row contributes to a histogram.
+    """What each training row contributes to a histogram.
 
-    Classification: ``y_class`` (int) and ``weight``; regression: dense ``row_stats``.
-    ``row_stats`` (n_samples, n_channels) is always available (built on first use for
-    classification: one-hot weights) because exact mode sums dense statistics. Weights
-    and regression statistics are put on exact-sum grids (:func:`round_to_exact_sum_grid`)
-    when the rows are given, so that no sum depends on its order.
+    Built from real weights (and ``y_class`` or ``y``) and a layout that says the kind of
+    target; on construction it fixes the layout's fixed-point exponents, integer type and
+    regression centre (:mod:`gpu_tree.data.stats`) and turns every row's statistics into
+    integers, so that no sum depends on its order. Afterwards:
+
+    - ``weight``: the real weights the histograms count (each rounded to its fixed point);
+    - ``weight_fixed``: those weights as integers;
+    - ``centred`` (regression): ``y - layout.centre``, float64, what node impurities are
+      measured on;
+    - ``row_stats`` (n_samples, n_channels): each row's integer statistics; always
+      available (built on first use for classification: one-hot weights) because exact
+      mode sums dense statistics.
     """
 
     layout: StatsLayout
@@ -118,7 +136,41 @@ class RowData:
     _row_stats: np.ndarray | None = None
 
     def __post_init__(self):
-        self.weight = round_to_exact_sum_grid(self.weight)
+        layout = self.layout
+        weight = np.asarray(self.weight, dtype=np.float64)
+        n_samples = weight.shape[0]
+        # Unweighted fits count rows: exponent 0, and 32-bit classification histograms
+        # where no count can reach 2**31.
+        weight_exponent = fixed_point_exponent(weight) if layout.has_count_channel else 0
+        self.weight_fixed = to_fixed_point(weight, weight_exponent)
+        self.weight = from_fixed_point(self.weight_fixed, weight_exponent)
+        count = (0,) if layout.has_count_channel else ()
+        if layout.is_classification:
+            small = not layout.has_count_channel and n_samples <= COUNT_DTYPE_MAX_ROWS
+            self.layout = replace(
+                layout,
+                exponents=(weight_exponent,) * layout.n_classes + count,
+                dtype=COUNT_DTYPE if small else STATS_DTYPE,
+            )
+            self.centred = None
+            return
+        y = np.asarray(self.y, dtype=np.float64)
+        centre = regression_centre(y)
+        self.centred = y - centre
+        weighted_sum = self.weight * self.centred
+        sum_exponent = fixed_point_exponent(weighted_sum)
+        self.layout = replace(
+            layout,
+            exponents=(weight_exponent, sum_exponent) + count,
+            dtype=STATS_DTYPE,
+            centre=centre,
+        )
+        stats = np.empty((n_samples, self.layout.n_channels), dtype=STATS_DTYPE)
+        stats[:, 0] = self.weight_fixed
+        stats[:, 1] = to_fixed_point(weighted_sum, sum_exponent)
+        if layout.has_count_channel:
+            stats[:, 2] = 1
+        self._row_stats = stats
 
     @property
     def n_samples(self):
@@ -129,31 +181,45 @@ class RowData:
         layout = self.layout
         if not layout.is_classification:
             return self.row_stats.sum(axis=0)
-        stats = layout.zeros()
-        stats[: layout.n_classes] = np.bincount(
-            self.y_class, weights=self.weight, minlength=layout.n_classes
-        )
+        stats = np.zeros(layout.n_channels, dtype=STATS_DTYPE)
+        np.add.at(stats, self.y_class, self.weight_fixed)
         if layout.has_count_channel:
             stats[-1] = self.n_samples
-        return stats
+        return stats.astype(layout.dtype)
 
     @property
     def row_stats(self) -> np.ndarray:
-        """Statistics of each row: shape (n_samples, n_channels)."""
-        if self._row_stats is None:
+        """Integer statistics of each row: shape (n_samples, n_channels)."""
+        if self._row_stats is None:  # classification: one-hot weights
             layout = self.layout
             stats = layout.zeros((self.n_samples,))
-            if layout.is_classification:
-                stats[np.arange(self.n_samples), self.y_class] = self.weight
-            else:
-                stats[:, 0] = self.weight
-                stats[:, 1] = self.weight * self.y
-                stats[:, 2] = self.weight * self.y * self.y
-                stats[:, :3] = round_to_exact_sum_grid(stats[:, :3])
+            stats[np.arange(self.n_samples), self.y_class] = self.weight_fixed
             if layout.has_count_channel:
-                stats[:, -1] = 1.0
+                stats[:, -1] = 1
             self._row_stats = stats
         return self._row_stats
+
+
+def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):
+    """Sum of w * (d - mean)**2 over each node's rows, exact in any order: the two passes of
+    ``kernels/_squared_deviations.py`` and the host steps between and after them.
+
+    ``largest_pass(largest, lowest, highest)`` writes each node's largest term, lowest and
+    highest centred target into float64 arrays (zeros, +inf, -inf on entry);
+    ``sum_pass(exponent, high, low)`` adds each node's fixed-point terms into zeroed int64
+    ``high`` and ``low``. Returns float64 (n_nodes,) on the host: 0 for a node whose
+    targets are all equal.
+    """
+    largest = xp.zeros(n_nodes, dtype=np.float64)
+    lowest = xp.full(n_nodes, np.inf)
+    highest = xp.full(n_nodes, -np.inf)
+    largest_pass(largest, lowest, highest)
+    exponent = cpu_kernels.term_exponent(to_host(largest))
+    high = xp.zeros(n_nodes, dtype=np.int64)
+    low = xp.zeros(n_nodes, dtype=np.int64)
+    sum_pass(xp.asarray(exponent), high, low)
+    sums = cpu_kernels.combine_squared_deviation_parts(to_host(high), to_host(low), exponent)
+    return np.where(to_host(lowest) < to_host(highest), sums, 0.0)
 
 
 def category_tables(category_sets, n_nodes):
@@ -277,4 +343,5 @@ __all__ = [
     "RowData",
     "RowPartition",
     "category_tables",
+    "squared_deviation_sums",
 ]

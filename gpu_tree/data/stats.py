@@ -1,18 +1,25 @@
 """The layout of the statistics that histograms sum, and of categorical bitsets.
 
-This module is their one owner: the dtype, the channels, the grid on which sums are
-exact, and the bit layout of category sets. Backends, criteria, the grower and the
-model read them from here.
+This module is their one owner: the integer types, the channels, the fixed-point scales
+on which sums are exact, and the bit layout of category sets. Backends, criteria, the
+grower and the model read them from here.
 
 Channels of a statistics vector (the last axis of every statistics array):
 
-- classification: ``n_classes`` weighted class totals, then an unweighted row count
+- classification: ``n_classes`` class totals (weights), then an unweighted row count
   when the fit is weighted (otherwise the class totals already are counts);
-- regression: ``[sum w, sum w*y, sum w*y**2]``, then the row count when weighted.
+- regression: ``[sum w, sum w*(y - centre)]``, then the row count when weighted. The
+  centre is a training target (see :func:`regression_centre`); the sum of squares is no
+  statistic: split scores do without it (criteria) and node impurities are measured on
+  the rows (backends).
 
-Sums are exact in any order (on the CPU, and with atomics in any order on the GPU)
-because every per-row statistic lies on a power-of-two grid of its column's total:
-:func:`round_to_exact_sum_grid`.
+Every statistic is an integer: counts as they are, weights and sums of ``w*(y-centre)``
+in fixed point, ``round(value * 2**exponent)`` with one power-of-two exponent per channel
+chosen from the data so that no partial sum can reach 2**62
+(:func:`fixed_point_exponent`, after XGBoost's gradient quantiser and Demmel and Nguyen's
+reproducible sums). Integer sums are exact in any order, so histograms are identical on
+the CPU, in GPU atomics, and across machines. :meth:`StatsLayout.real` turns them into
+float64 in real units for the criteria.
 
 Category sets: ``n_words`` words of :data:`BITSET_WORD_DTYPE` per set, category ``k`` at
 bit ``k % 64`` of word ``k // 64``. The tree walk in ``kernels/_tree_walk.py`` and the
@@ -25,11 +32,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The type of every statistics array: per-row statistics, histograms, node totals.
-STATS_DTYPE = np.float64
+# The type of statistics arrays (per-row statistics, histograms, node totals) ...
+STATS_DTYPE = np.int64
+# ... except unweighted classification, whose class counts fit 32 bits below this many
+# rows: half the histogram memory.
+COUNT_DTYPE = np.int32
+COUNT_DTYPE_MAX_ROWS = np.iinfo(COUNT_DTYPE).max
+
+# Fixed point: |every column's total| * 2**exponent stays at most 2**FIXED_POINT_BITS, so
+# that with each value's rounding (half a unit per row, for fewer than 2**61 rows) every
+# partial sum stays below 2**62 and far from int64's limit.
+FIXED_POINT_BITS = 61
 
 # The channels of a regression statistics vector, in order (before the count channel).
-REGRESSION_CHANNELS = ("weight", "weighted_sum", "weighted_sum_of_squares")
+REGRESSION_CHANNELS = ("weight", "weighted_centred_sum")
 
 # Category sets: words of 64 bits, stored as signed integers (JSON and numba read int64).
 BITSET_WORD_DTYPE = np.int64
@@ -53,14 +69,21 @@ def channel_sum(values, xp=np):
 
 @dataclass(frozen=True)
 class StatsLayout:
-    """Where each quantity lives on the channel axis of a statistics array."""
+    """Where each quantity lives on the channel axis of a statistics array, and how its
+    integers map to real values.
+
+    ``exponents``: per channel, statistic = integer * 2**-exponent (empty: all 0, plain
+    counts). Every method but :meth:`real` and :meth:`count` reads *real* statistics, the
+    float64 output of :meth:`real` (raw integers do where every exponent is 0).
+    """
 
     is_classification: bool
     n_classes: int  # 0 for regression
     has_count_channel: bool
-
+    exponents: tuple = ()
     # Every statistics array (per-row statistics, histograms, node totals) holds this type.
-    dtype = STATS_DTYPE
+    dtype: type = STATS_DTYPE
+    centre: float = 0.0  # regression: the target the sums of w*(y - centre) are taken about
 
     @property
     def n_channels(self) -> int:
@@ -71,6 +94,16 @@ class StatsLayout:
         """A zeroed statistics array of shape ``leading_shape + (n_channels,)``."""
         return xp.zeros((*tuple(leading_shape), self.n_channels), dtype=self.dtype)
 
+    def real(self, stats, xp=np):
+        """float64 statistics in real units: each channel's integers times 2**-exponent.
+
+        Exact scaling of the (correctly rounded) conversion to float64, so it gives the same
+        bits on every device."""
+        out = stats.astype(np.float64)
+        if any(self.exponents):
+            out *= xp.asarray(np.ldexp(1.0, -np.asarray(self.exponents, dtype=np.int64)))
+        return out
+
     def weight(self, stats, xp=np):
         """Weighted number of rows."""
         if self.is_classification:
@@ -78,7 +111,7 @@ class StatsLayout:
         return stats[..., 0]
 
     def count(self, stats, xp=np):
-        """Unweighted number of rows."""
+        """Unweighted number of rows (raw or real statistics alike: its exponent is 0)."""
         if self.has_count_channel:
             return stats[..., -1]
         return self.weight(stats, xp)
@@ -86,22 +119,52 @@ class StatsLayout:
     def class_weights(self, stats):
         return stats[..., : self.n_classes]
 
+    def centred_mean(self, stats, xp=np):
+        """Regression: the weighted mean of ``y - centre`` (0 where there is no weight)."""
+        weight = stats[..., 0]
+        return stats[..., 1] / xp.where(weight > 0, weight, 1.0)
 
-def round_to_exact_sum_grid(values: np.ndarray) -> np.ndarray:
-    """Round each column onto a power-of-two grid on which every sum is exact.
 
-    A column whose absolute values total T is rounded to multiples of 2**e, with e the
-    exponent of T minus 50. Every partial sum of such values is then an integer multiple
-    of 2**e below 2**52 multiples: exactly representable in float64. So histogram sums
-    come out identical in any order: on the CPU and on the GPU (where atomics land in any
-    order), in histogram and in exact mode. The rounding moves each value by at most
-    2**-51 of its column's total; integer columns (unit or integer weights) are unchanged.
+def fixed_point_exponent(values) -> int:
+    """The exponent e of ``values``' fixed point: sum(|values|) * 2**e <= 2**FIXED_POINT_BITS,
+    the largest such e (0 for an all-zero column).
+
+    A value then moves by at most half a unit, 2**-e / 2, which is at most 2**-61 of the
+    column's absolute total (a unit is between 2**-61 and 2**-60 of it); a value below
+    2**-62 of the total becomes 0. A power-of-two scale of the values shifts e and leaves
+    the integers unchanged.
     """
-    values = np.asarray(values, dtype=STATS_DTYPE)
-    total = np.sum(np.abs(values), axis=0)
-    _, exponent = np.frexp(total)  # total < 2**exponent
-    exponent = np.where(total > 0, exponent - 51, 0).astype(np.int64)
-    return np.ldexp(np.rint(np.ldexp(values, -exponent)), exponent)
+    total = float(np.sum(np.abs(values)))
+    if total == 0.0:
+        return 0
+    if not np.isfinite(total):
+        raise ValueError("statistics must be finite: their absolute total is not")
+    _, exponent = np.frexp(total)  # 2**(exponent - 1) <= total < 2**exponent
+    return FIXED_POINT_BITS - int(exponent)
+
+
+def to_fixed_point(values, exponent: int) -> np.ndarray:
+    """``round(values * 2**exponent)`` as int64 (ties to even)."""
+    return np.rint(np.ldexp(np.asarray(values, dtype=np.float64), exponent)).astype(STATS_DTYPE)
+
+
+def from_fixed_point(integers, exponent: int) -> np.ndarray:
+    """The real values of fixed-point ``integers``."""
+    return np.ldexp(np.asarray(integers, dtype=np.float64), -exponent)
+
+
+def regression_centre(y) -> float:
+    """The value regression targets are centred on: a median training target.
+
+    A target itself (the lower middle one), not a mean: then ``y + c`` centres to the very
+    same values as ``y`` wherever ``y + c`` is exact, and ``k * y`` (k a power of two) to
+    ``k`` times them; and one huge outlier does not move it, as it would a mean.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return 0.0
+    middle = (y.size - 1) // 2
+    return float(np.partition(y, middle)[middle])
 
 
 def words_for(n_categories: int) -> int:

@@ -108,6 +108,22 @@ class HistogramBackend(Protocol):
         ndarray of shape (n_nodes,), int64
         """
 
+    def squared_deviation_sums(self, nodes, means) -> np.ndarray:
+        """Regression: sum of w * (y - centre - mean)**2 over each node's rows, exact in
+        any order (``kernels/_squared_deviations.py``): the weighted variance of a node is
+        this over its weight, measured on its rows rather than from sums of squares.
+
+        Parameters
+        ----------
+        nodes : ndarray of shape (n_nodes,), int
+        means : ndarray of shape (n_nodes,), float64
+            Each node's weighted mean of ``y - centre`` (see ``StatsLayout.centred_mean``).
+
+        Returns
+        -------
+        ndarray of shape (n_nodes,), float64, on the host
+        """
+
     def compact_histograms(self, nodes) -> CompactHistograms:
         """Compact histograms of ``nodes``: per feature, only the bins (histogram search)
         or raw values (exact search) present among each node's rows, in increasing order.

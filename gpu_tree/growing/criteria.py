@@ -8,14 +8,16 @@ Channel layout of a statistics vector (owned by :mod:`gpu_tree.data.stats`):
 
 - classification: ``n_classes`` weighted class totals, then an unweighted row count
   when the fit is weighted (otherwise the class totals already are counts);
-- regression: ``[sum w, sum w*y, sum w*y**2]``, then the row count when weighted.
+- regression: ``[sum w, sum w*y]`` (y centred), then the row count when weighted.
+
+The functions read *real* statistics (:meth:`StatsLayout.real` of the integer ones).
 
 Formulas, with their published sources:
 
 - entropy  H(D) = -sum_i P(c_i|D) log2 P(c_i|D)                 (Zaki and Meira, eq. 19.3)
 - gini     G(D) = 1 - sum_i P(c_i|D)^2                            (Zaki and Meira, ch. 19)
 - misclassification  1 - max_i P(c_i|D)                          (ESL, section 9.2.3)
-- squared_error: the weighted variance of y                      (Breiman et al. 1984)
+- squared_error: the weighted variance of y, scored in the S1^2/W form (Breiman et al. 1984)
 - information gain  H(D) - n_Y/n H(D_Y) - n_N/n H(D_N)           (Zaki and Meira, eq. 19.5)
 - multiway gain  H(D) - sum_v n_v/n H(D_v)                       (Quinlan 1986, ID3)
 - gain_ratio  gain / (-sum_k f_k log2 f_k)                       (Quinlan 1993, C4.5)
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.stats import STATS_DTYPE, StatsLayout, channel_sum
+from gpu_tree.data.stats import StatsLayout, channel_sum
 from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
@@ -49,7 +51,7 @@ def _safe_divide(numerator, denominator, xp):
         # One masked pass into a zeroed (lazily allocated) output instead of a select
         # then a divide: this sits on the scoring hot path.
         numerator, denominator = np.broadcast_arrays(numerator, denominator)
-        out = np.zeros(numerator.shape, dtype=STATS_DTYPE)
+        out = np.zeros(numerator.shape, dtype=np.float64)
         return np.divide(numerator, denominator, out=out, where=denominator > 0)
     return numerator / xp.where(denominator > 0, denominator, 1.0)
 
@@ -94,13 +96,19 @@ def weighted_misclassification(class_weights, xp=np):
     return channel_sum(class_weights, xp) - xp.max(class_weights, axis=-1)
 
 
-def weighted_variance(regression_stats, xp=np):
-    """w * Var(y) = sum w y^2 - (sum w y)^2 / w: the regression impurity of Breiman et al.
-    1984, times the weight."""
+def weighted_squared_error_term(regression_stats, xp=np):
+    """-(sum w y)^2 / w: w * Var(y) less sum w y^2, the part of the regression impurity
+    (Breiman et al. 1984) that split scores need.
+
+    w * Var(y) = sum w y^2 - (sum w y)^2 / w, and sum w y^2 is the same for a node and its
+    children together, so it cancels from every impurity decrease: a split's weighted
+    score is (sum_L w y)^2 / w_L + (sum_R w y)^2 / w_R - (sum w y)^2 / w, no square sums
+    needed (the S1^2/W form). Node impurities themselves are measured on the rows, by the
+    backend (two-pass: about the node's mean).
+    """
     w = regression_stats[..., 0]
     sum_y = regression_stats[..., 1]
-    # Round-off can push the difference a hair below zero for constant y.
-    return xp.maximum(regression_stats[..., 2] - _safe_divide(sum_y * sum_y, w, xp), 0.0)
+    return -_safe_divide(sum_y * sum_y, w, xp)
 
 
 def _per_weight(weighted_impurity):
@@ -118,11 +126,6 @@ gini = _per_weight(weighted_gini)
 misclassification = _per_weight(weighted_misclassification)
 
 
-def variance(regression_stats, xp=np):
-    """Weighted variance of y from ``[sum w, sum w*y, sum w*y**2]``."""
-    return _safe_divide(weighted_variance(regression_stats, xp), regression_stats[..., 0], xp)
-
-
 _WEIGHTED_IMPURITY = {
     "gini": weighted_gini,
     "entropy": weighted_entropy,
@@ -133,12 +136,15 @@ _WEIGHTED_IMPURITY = {
 def _weighted_node_impurity(criterion, layout, stats, xp):
     kind = NODE_IMPURITY[criterion]
     if kind == "squared_error":
-        return weighted_variance(stats, xp)
+        return weighted_squared_error_term(stats, xp)
     return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)
 
 
 def node_impurity(criterion: str, layout: StatsLayout, stats, xp=np):
-    """The impurity ``tree_.impurity`` holds for nodes with these statistics."""
+    """The impurity ``tree_.impurity`` holds for classification nodes with these (real)
+    statistics. Regression nodes' variances need their rows: the backend measures them."""
+    if NODE_IMPURITY[criterion] == "squared_error":
+        raise ValueError("a regression node's impurity is measured on its rows, not its sums")
     return _safe_divide(
         _weighted_node_impurity(criterion, layout, stats, xp), layout.weight(stats, xp), xp
     )

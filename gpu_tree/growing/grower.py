@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_tree.data.stats import STATS_DTYPE, StatsLayout, bitset
+from gpu_tree.data.stats import StatsLayout, bitset
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
 from gpu_tree.growing.splitting import (
@@ -45,7 +45,7 @@ _COMPACT_CELLS_PER_CHUNK = 1 << 21
 
 # scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
 # on the min_impurity_decrease comparison.
-EPSILON = np.finfo(STATS_DTYPE).eps
+EPSILON = np.finfo(np.float64).eps
 
 # The context of a phase when no timer is given: nothing to do.
 _UNTIMED = nullcontext()
@@ -163,22 +163,51 @@ class Grower:
         return timer.phase(name, level, n_nodes=nodes.size, n_rows=n_rows, n_features=n_features)
 
     # -- node bookkeeping -------------------------------------------------------------
-    def _node_values(self, stats):
+    def _node_values(self, real_stats):
         layout = self.layout
-        weight = layout.weight(stats)
-        safe = np.where(weight > 0, weight, 1.0)
         if layout.is_classification:
-            return layout.class_weights(stats) / safe[:, None]
-        return (stats[:, 1] / safe)[:, None]
+            weight = layout.weight(real_stats)
+            return layout.class_weights(real_stats) / np.where(weight > 0, weight, 1.0)[:, None]
+        return (layout.centre + layout.centred_mean(real_stats))[:, None]
 
     def _add_nodes(self, depth, stats):
+        """Add nodes with these (integer) statistics. A regression node's impurity needs its
+        rows: it is NaN until :meth:`_measure_impurity`, once the rows are partitioned."""
+        layout = self.layout
+        real = layout.real(stats)
+        if layout.is_classification:
+            impurity = node_impurity(self.params.criterion, layout, real)
+        else:
+            impurity = np.full(stats.shape[0], np.nan)
         return self.tree.add_nodes(
             depth=depth,
-            impurity=node_impurity(self.params.criterion, self.layout, stats),
-            n_node_samples=np.rint(self.layout.count(stats)).astype(np.int64),
-            weighted_n_node_samples=self.layout.weight(stats),
-            value=self._node_values(stats),
+            impurity=impurity,
+            n_node_samples=layout.count(stats).astype(np.int64),
+            weighted_n_node_samples=layout.weight(real),
+            value=self._node_values(real),
         )
+
+    def _measure_impurity(self, nodes, stats):
+        """Regression: each node's weighted variance, two-pass on its rows (about the mean
+        its sums give), as the backend measures it; classification impurities come from
+        the class totals when the nodes are added."""
+        if self.layout.is_classification:
+            return
+        real = self.layout.real(stats)
+        weight = real[:, 0]
+        squared_deviations = self.backend.squared_deviation_sums(
+            nodes, self.layout.centred_mean(real)
+        )
+        self.tree.impurity[nodes] = squared_deviations / np.where(weight > 0, weight, 1.0)
+
+    @property
+    def _pure_impurity(self):
+        """Impurities at or below this count as pure: scikit-learn's EPSILON for the
+        classification impurities (fractions); 0 for regression, whose nodes of equal
+        targets measure exactly 0 (kernels/_squared_deviations.py), so that scaling the
+        target scales the tree (an absolute bound would make pure a node of y * 2**-30
+        that y's tree splits)."""
+        return EPSILON if self.layout.is_classification else 0.0
 
     def _splittable(self, nodes, stats):
         """Stopping rules checked before any split search: among them Zaki and Meira's
@@ -192,12 +221,11 @@ class Grower:
             & (count >= p.min_samples_split)
             & (count >= 2 * p.min_samples_leaf)
             & (weight >= 2 * p.min_weight_leaf)
-            & (tree.impurity[nodes] > EPSILON)
+            & (tree.impurity[nodes] > self._pure_impurity)
         )
         if self.layout.is_classification and p.min_purity < 1.0:
-            purity = np.max(self.layout.class_weights(stats), axis=1) / np.where(
-                weight > 0, weight, 1.0
-            )
+            class_weights = self.layout.class_weights(self.layout.real(stats))
+            purity = np.max(class_weights, axis=1) / np.where(weight > 0, weight, 1.0)
             ok &= purity < p.min_purity
         return ok
 
@@ -473,8 +501,9 @@ class Grower:
                 right,
                 category_sets,
             )
-        if not np.array_equal(n_left, np.rint(left_count).astype(np.int64)):
+        if not np.array_equal(n_left, left_count):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
+        self._measure_impurity(children, child_stats)
 
         open_mask = self._splittable(children, child_stats)
         no_compact = np.zeros(0, dtype=np.int64)
@@ -549,11 +578,12 @@ class Grower:
             child_sizes = self.backend.partition_multiway(
                 nodes, ev.feature[which], child_of_code, default_child, children
             )
-        expected = [np.rint(layout.count(b)).astype(np.int64) for b in branch_stats]
+        expected = [layout.count(b) for b in branch_stats]
         if any(not np.array_equal(a, b) for a, b in zip(child_sizes, expected, strict=True)):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
         child_stats = np.concatenate(branch_stats)
+        self._measure_impurity(all_children, child_stats)
         open_children = all_children[self._splittable(all_children, child_stats)]
         if open_children.size == 0:
             return None, open_children
@@ -578,6 +608,7 @@ class Grower:
         self._start = time.perf_counter()
         root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
+        self._measure_impurity(root, root_stats)
         if not self._splittable(root, root_stats).any():
             return self.tree
         small = self.backend.small_node_size

@@ -145,8 +145,8 @@ def select_splits(
         bin=np.zeros(n_nodes, dtype=np.int64),
         next_bin=np.zeros(n_nodes, dtype=np.int64),
         score=np.full(n_nodes, -np.inf, dtype=SCORE_DTYPE),
-        left_stats=np.zeros((n_nodes, n_channels), dtype=layout.dtype),
-        right_stats=np.zeros((n_nodes, n_channels), dtype=layout.dtype),
+        left_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
+        right_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
         missing_left=np.zeros(n_nodes, dtype=bool),
         kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
         left_bins=np.full(n_nodes, None, dtype=object),
@@ -214,11 +214,11 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         compact = hist[device_slots][:, :, :width]
         if compact.shape[2] < width:
             pad_shape = compact.shape[:2] + (width - compact.shape[2],) + compact.shape[3:]
-            pad = xp.zeros(pad_shape, dtype=layout.dtype)
+            pad = xp.zeros(pad_shape, dtype=hist.dtype)
             compact = xp.concatenate([compact, pad], axis=2)
         bin_index = xp.broadcast_to(xp.arange(width), compact.shape[:3])
     elif xp is np:
-        compact = np.zeros((n, n_features, width, hist.shape[3]), dtype=layout.dtype)
+        compact = np.zeros((n, n_features, width, hist.shape[3]), dtype=hist.dtype)
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
         cpu_kernels.compact_rows(hist, slots, nonempty, compact, bin_index)
     else:
@@ -286,8 +286,8 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         goes_left = to_host(missing_left[each_node, column, device_position])
         chosen_missing = node_missing[each_node, device_feature]
         side = xp.asarray(goes_left)[:, None]
-        left = left + xp.where(side, chosen_missing, 0.0)
-        right = right + xp.where(side, 0.0, chosen_missing)
+        left = left + xp.where(side, chosen_missing, 0)
+        right = right + xp.where(side, 0, chosen_missing)
     left, right = to_host(left), to_host(right)
     chosen.has_split[chunk] = has_split
     chosen.feature[chunk] = np.where(has_split, feature, 0)
@@ -321,7 +321,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.default_branch[result] = detail.default_branch
                 chosen.bin[result] = -1
                 chosen.next_bin[result] = -1
-    node_weight = layout.weight(left + right, np)
+    node_weight = layout.weight(layout.real(left + right), np)
     chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[chunk] = left
     chosen.right_stats[chunk] = right
@@ -390,7 +390,11 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
     Returns the scores (-inf where not allowed) and where missing rows go (or None).
     """
     criterion, layout, xp = search.criterion, search.layout, search.xp
-    right = total - left
+    # The histograms' integers (exact sums: right = total - left exactly) become real
+    # statistics here, where scoring starts.
+    right = layout.real(total - left, xp)
+    left = layout.real(left, xp)
+    total = layout.real(total, xp)
     if missing is None:
         # Ranked by w * score: w is constant within a node, and dropping the division
         # saves passes over every candidate; the winner's score is divided by w afterwards.
@@ -398,9 +402,9 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
         allowed = _allowed(search, present_left & values_right, left, right, feature_mask)
         return xp.where(allowed, score, -xp.inf), None
 
-    m = missing[:, :, None, :]
-    parent = total + m
     has_missing = (layout.count(missing, xp) > 0)[:, :, None]
+    m = layout.real(missing, xp)[:, :, None, :]
+    parent = total + m
     score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)
     score_right = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)
     allowed_left = _allowed(search, present_left & values_right, left + m, right, feature_mask)
@@ -532,6 +536,7 @@ class _CategoricalScores:
 
 def _category_order_keys(compact, layout, xp):
     """Per position, the statistic categories are ordered by: (n, F, n_orderings, width)."""
+    compact = layout.real(compact, xp)
     weight = layout.weight(compact, xp)
     safe = xp.where(weight > 0, weight, 1.0)
     if not layout.is_classification or layout.n_classes == 2:
@@ -580,6 +585,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
                 * (missing[:, :, None, :])
             )
             parent = total + missing
+        branches, parent = layout.real(branches, xp), layout.real(parent, xp)
         score = weighted_multiway_split_score(criterion, layout, branches, parent, xp)
         allowed = n_nonempty >= 2
         branch_count = xp.where(present, layout.count(branches, xp), xp.inf)

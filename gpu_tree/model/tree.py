@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.stats import BITSET_WORD_DTYPE, STATS_DTYPE
+from gpu_tree.data.stats import BITSET_WORD_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
 
@@ -45,8 +45,9 @@ NUMERIC = 1
 CATEGORICAL_SUBSET = 2
 MULTIWAY = 3
 
-# Thresholds, impurities and values (class fractions, mean targets) are float64, as in
-# scikit-learn; weighted node sizes are statistics (gpu_tree.data.stats).
+# Thresholds, impurities, values (class fractions, mean targets) and weighted node sizes
+# are float64, as in scikit-learn (the growing statistics are integers: gpu_tree.data.stats;
+# the tree keeps their real values).
 VALUE_DTYPE = np.float64
 
 # The impurity ``impurity`` holds (and pruning and feature importances use) for each split
@@ -71,7 +72,7 @@ NODE_ARRAYS = {
     "bin_threshold": np.int64,
     "impurity": VALUE_DTYPE,
     "n_node_samples": np.int64,
-    "weighted_n_node_samples": STATS_DTYPE,
+    "weighted_n_node_samples": VALUE_DTYPE,
     "depth": np.int64,
     "missing_go_to_left": np.uint8,
     "split_kind": np.uint8,

@@ -1,0 +1,315 @@
+"""Integer statistics (issue 14): the fixed point, its bounds, and what it makes exact.
+
+- the fixed point of weights and regression sums, and the README's bound on how much a
+  weight can lose against the total;
+- node variances measured on the rows, exact in any order and the same on both devices;
+- regression at any offset, scale and weighting (hypothesis): the same tree for y + c and
+  k * y, and every node's impurity within 1e-9 of a two-pass variance.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from conftest import REAL_GPU
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
+from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.rows import RowData, squared_deviation_sums
+from gpu_tree.data.stats import (
+    COUNT_DTYPE,
+    FIXED_POINT_BITS,
+    STATS_DTYPE,
+    StatsLayout,
+    fixed_point_exponent,
+    regression_centre,
+)
+from gpu_tree.kernels import cpu as cpu_kernels
+
+
+# -- the fixed point --------------------------------------------------------------------
+@pytest.mark.parametrize("total", [1e-300, 3e-7, 1.0, 1.5, 2.0**40, 7e200])
+def test_the_exponent_keeps_the_total_just_below_2_to_the_61(total):
+    values = np.array([total / 4, -total / 4, total / 2])
+    e = fixed_point_exponent(values)
+    scaled = math.ldexp(total, e)
+    assert 2.0 ** (FIXED_POINT_BITS - 1) <= scaled < 2.0**FIXED_POINT_BITS
+
+
+def test_the_exponent_of_zeros_is_zero_and_of_infinities_an_error():
+    assert fixed_point_exponent(np.zeros(5)) == 0
+    with pytest.raises(ValueError, match="finite"):
+        fixed_point_exponent(np.array([1.0, np.inf]))
+
+
+def test_a_power_of_two_scale_shifts_the_exponent_and_keeps_the_integers():
+    rng = np.random.default_rng(0)
+    weight = rng.uniform(0.1, 3.0, size=1000)
+    base = RowData(StatsLayout(True, 3, True), weight, y_class=rng.integers(0, 3, 1000))
+    scaled = RowData(StatsLayout(True, 3, True), weight * 2.0**-30, y_class=base.y_class)
+    np.testing.assert_array_equal(scaled.weight_fixed, base.weight_fixed)
+    assert scaled.layout.exponents[0] == base.layout.exponents[0] + 30
+
+
+def _weighted_rows(weight):
+    n = weight.size
+    return RowData(StatsLayout(True, 2, True), weight, y_class=np.arange(n) % 2)
+
+
+def test_the_weight_bound_of_the_readme():
+    """Each weight moves by at most 2**-61 of the total weight; one below 2**-62 of it
+    becomes 0; one of 2**-60 of it does not."""
+    rng = np.random.default_rng(1)
+    weight = rng.lognormal(0.0, 3.0, size=10_000)
+    total = weight.sum()
+    rows = _weighted_rows(weight)
+    assert np.max(np.abs(rows.weight - weight)) <= total * 2.0**-61
+    tiny = np.append(np.ones(1000), [1000 * 2.0**-62 * 0.999, 1000 * 2.0**-60])
+    rows = _weighted_rows(tiny)
+    assert rows.weight[-2] == 0.0
+    assert rows.weight[-1] > 0.0
+    # The histograms' sums never come near int64's limit.
+    assert int(np.sum(rows.weight_fixed)) < 2**62
+
+
+def test_integer_statistics_types():
+    y_class = np.arange(10) % 2
+    unweighted = RowData(StatsLayout(True, 2, False), np.ones(10), y_class=y_class)
+    assert unweighted.layout.dtype == COUNT_DTYPE  # half the histogram memory
+    assert unweighted.row_stats.dtype == COUNT_DTYPE
+    np.testing.assert_array_equal(unweighted.total_stats(), [5, 5])
+    weighted = RowData(StatsLayout(True, 2, True), np.full(10, 0.5), y_class=y_class)
+    assert weighted.layout.dtype == STATS_DTYPE
+    np.testing.assert_array_equal(weighted.layout.real(weighted.total_stats()), [2.5, 2.5, 10])
+    regression = RowData(StatsLayout(False, 0, False), np.ones(4), y=np.array([1.0, 2, 3, 10]))
+    assert regression.layout.centre == 2.0  # the lower middle target
+    np.testing.assert_array_equal(regression.layout.real(regression.total_stats()), [4, 8])
+
+
+def test_the_regression_centre_is_a_target_unmoved_by_an_outlier():
+    y = np.array([5.0, 1.0, 3.0, 2.0, 4.0, 1e300])
+    assert regression_centre(y) == 3.0
+    assert regression_centre(y + 2.0**40) == 3.0 + 2.0**40
+    assert regression_centre(np.array([7.0])) == 7.0
+
+
+# -- squared deviations, measured on the rows -------------------------------------------
+def _reference_squared_deviations(centred, weight, mean):
+    return math.fsum(weight * (centred - mean) ** 2)
+
+
+def _cpu_squared_deviations(centred, weight, unit_weight, starts, ends, means):
+    sample_indices = np.arange(centred.size, dtype=np.int64)
+    rows = (sample_indices, starts, ends, centred, weight, unit_weight, means)
+    return squared_deviation_sums(
+        starts.size,
+        lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
+        lambda exponent, high, low: cpu_kernels.squared_deviation_sums(*rows, exponent, high, low),
+    )
+
+
+@pytest.mark.parametrize("unit_weight", [True, False])
+def test_squared_deviation_sums_match_an_exact_sum(unit_weight):
+    """Nodes of ordinary, huge-offset, outlier and constant rows: within 1e-12 of fsum."""
+    rng = np.random.default_rng(2)
+    parts = [
+        rng.normal(0, 1, 5000),
+        rng.normal(1e9, 1e-3, 5000),
+        np.append(rng.normal(0, 1, 4999), 1e12),
+        np.full(100, 3.25),
+    ]
+    centred = np.concatenate(parts)
+    weight = np.ones(centred.size) if unit_weight else rng.uniform(0.01, 10, centred.size)
+    ends = np.cumsum([p.size for p in parts])
+    starts = np.concatenate([[0], ends[:-1]])
+    means = np.array(
+        [np.average(centred[a:b], weights=weight[a:b]) for a, b in zip(starts, ends, strict=True)]
+    )
+    measured = _cpu_squared_deviations(centred, weight, unit_weight, starts, ends, means)
+    expected = [
+        _reference_squared_deviations(centred[a:b], weight[a:b], m)
+        for a, b, m in zip(starts, ends, means, strict=True)
+    ]
+    np.testing.assert_allclose(measured[:3], expected[:3], rtol=1e-12)
+    assert measured[3] == 0.0
+
+
+def test_squared_deviation_sums_do_not_depend_on_the_row_order():
+    rng = np.random.default_rng(3)
+    centred = rng.lognormal(0, 4, 3000)
+    weight = rng.uniform(0, 5, 3000)
+    whole = (np.array([0]), np.array([3000]), np.array([centred.mean()]))
+    first = _cpu_squared_deviations(centred, weight, False, *whole)
+    order = rng.permutation(3000)
+    second = _cpu_squared_deviations(centred[order], weight[order], False, *whole)
+    assert first[0] == second[0]
+
+
+CUDA_USABLE = cuda_status()[0]
+
+
+@pytest.mark.skipif(not CUDA_USABLE, reason="CUDA backend not usable")
+def test_cuda_squared_deviation_sums_equal_the_cpu_ones_bit_for_bit():
+    from gpu_tree.kernels import cuda as cuda_kernels
+
+    _, _, xp = cuda_status()
+    rng = np.random.default_rng(4)
+    n = 600 if not REAL_GPU else 200_000
+    centred = np.append(rng.normal(0, 1, n - 1), 1e10)
+    weight = rng.uniform(0, 2, n)
+    node_of_row = rng.integers(0, 4, n).astype(np.int32)
+    slot_of_node = np.array([1, -1, 0, 2], dtype=np.int32)  # node 1 is not asked for
+    means = np.array([0.1, -0.2, 5.0])
+    rows = (
+        xp.asarray(node_of_row),
+        xp.asarray(slot_of_node),
+        xp.asarray(centred),
+        xp.asarray(weight),
+        False,
+        xp.asarray(means),
+    )
+    blocks, threads = cuda_kernels.launch_config(n)
+    on_device = squared_deviation_sums(
+        3,
+        lambda *extremes: cuda_kernels.largest_squared_deviations[blocks, threads](
+            *rows, *extremes
+        ),
+        lambda exponent, high, low: cuda_kernels.squared_deviation_sums[blocks, threads](
+            *rows, exponent, high, low
+        ),
+        xp,
+    )
+    order = np.argsort(slot_of_node[node_of_row], kind="stable")
+    slots = slot_of_node[node_of_row][order]
+    starts = np.searchsorted(slots, [0, 1, 2])
+    ends = np.searchsorted(slots, [0, 1, 2], side="right")
+    on_cpu = _cpu_squared_deviations(centred[order], weight[order], False, starts, ends, means)
+    np.testing.assert_array_equal(on_device, on_cpu)
+
+
+# -- regression at any offset, scale and weighting ---------------------------------------
+def _weighted_two_pass_variance(values, weight):
+    shifted = values - values[0]  # exact (Sterbenz) for values this close
+    mean = math.fsum(weight * shifted) / math.fsum(weight)
+    return math.fsum(weight * (shifted - mean) ** 2) / math.fsum(weight)
+
+
+def _node_rows(model, X):
+    path = model.decision_path(X).tocsc()
+    return [path.indices[path.indptr[k] : path.indptr[k + 1]] for k in range(path.shape[1])]
+
+
+def _assert_impurities_are_two_pass_variances(model, X, y, weight):
+    weight = np.ones(y.size) if weight is None else weight
+    for node, rows in enumerate(_node_rows(model, X)):
+        w = weight[rows]
+        if w.sum() == 0:
+            continue
+        expected = _weighted_two_pass_variance(y[rows], w)
+        assert model.tree_.impurity[node] == pytest.approx(expected, rel=1e-9, abs=1e-300), node
+
+
+def _assert_same_structure(a, b):
+    ta, tb = a.tree_, b.tree_
+    assert ta.node_count == tb.node_count
+    np.testing.assert_array_equal(ta.feature, tb.feature)
+    np.testing.assert_array_equal(ta.threshold, tb.threshold)
+    np.testing.assert_array_equal(ta.n_node_samples, tb.n_node_samples)
+
+
+def _grid_data(seed, n=400):
+    """Targets on a grid of 2**-10 below 8 in size: y + c is exact for integer c < 2**42."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n)
+    return X, np.round(y * 1024) / 1024
+
+
+_weights = st.sampled_from(["none", "uniform", "integers", "lognormal"])
+
+
+def _make_weight(kind, n, seed):
+    rng = np.random.default_rng(seed + 1)
+    return {
+        "none": None,
+        "uniform": rng.uniform(0.1, 10, n),
+        "integers": rng.integers(1, 5, n).astype(float),
+        "lognormal": rng.lognormal(0, 2, n),
+    }[kind]
+
+
+def _fit(X, y, weight):
+    return DecisionTreeRegressor(max_depth=5, device="cpu").fit(X, y, sample_weight=weight)
+
+
+_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    offset=st.integers(-(2**40), 2**40),
+    weights=_weights,
+)
+def test_an_offset_target_grows_the_same_tree(seed, offset, weights):
+    X, y = _grid_data(seed)
+    weight = _make_weight(weights, y.size, seed)
+    base, shifted = _fit(X, y, weight), _fit(X, y + offset, weight)
+    _assert_same_structure(shifted, base)
+    np.testing.assert_allclose(
+        shifted.predict(X) - offset, base.predict(X), rtol=0, atol=1e-12 * max(1, abs(offset))
+    )
+    _assert_impurities_are_two_pass_variances(shifted, X, y + offset, weight)
+
+
+@_SETTINGS
+@given(seed=st.integers(0, 10_000), power=st.integers(-60, 60), weights=_weights)
+def test_a_power_of_two_scale_scales_the_tree_exactly(seed, power, weights):
+    X, y = _grid_data(seed)
+    weight = _make_weight(weights, y.size, seed)
+    k = 2.0**power
+    base, scaled = _fit(X, y, weight), _fit(X, y * k, weight)
+    _assert_same_structure(scaled, base)
+    np.testing.assert_array_equal(scaled.predict(X), base.predict(X) * k)
+    np.testing.assert_array_equal(scaled.tree_.impurity, base.tree_.impurity * k * k)
+
+
+@_SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    scale=st.floats(1e-6, 1e12),
+    offset=st.floats(-1e12, 1e12),
+    weights=_weights,
+)
+def test_impurities_are_two_pass_variances_at_any_scale_and_offset(seed, scale, offset, weights):
+    X, y = _grid_data(seed)
+    y = y * scale + offset
+    weight = _make_weight(weights, y.size, seed)
+    _assert_impurities_are_two_pass_variances(_fit(X, y, weight), X, y, weight)
+
+
+@pytest.mark.parametrize("ratio", [1e3, 1e8, 1e12])
+def test_one_outlier_leaves_every_impurity_exact(ratio):
+    """A single row at ``ratio`` times the spread of the rest: every node, with or without
+    the outlier, keeps its variance to 1e-9."""
+    X, y = _grid_data(5, n=2000)
+    y[17] = ratio
+    model = _fit(X, y, None)
+    _assert_impurities_are_two_pass_variances(model, X, y, None)
+    rest = np.arange(y.size) != 17
+    assert model.score(X[rest], y[rest]) > 0.5  # the other rows are still fitted
+
+
+def test_weighted_classification_counts_are_exact_whatever_the_weight_scale():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(500, 3))
+    y = (X[:, 0] + 0.2 * rng.standard_normal(500) > 0.5).astype(int)
+    weight = rng.uniform(0.5, 2, 500)
+    base = DecisionTreeClassifier(max_depth=4).fit(X, y, sample_weight=weight)
+    scaled = DecisionTreeClassifier(max_depth=4).fit(X, y, sample_weight=weight * 2.0**-40)
+    _assert_same_structure(scaled, base)
+    np.testing.assert_array_equal(
+        scaled.tree_.weighted_n_node_samples, base.tree_.weighted_n_node_samples * 2.0**-40
+    )
