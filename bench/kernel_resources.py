@@ -275,9 +275,10 @@ def ptx_notes(ptx: str) -> str:
     for pattern, label in (
         (r"\b(?:div|rem)\.[su]64\b", "div/rem.64"),
         (r"\b(?:atom|red)\.shared\.\w+\.f64\b", "shared f64 atomics"),
+        (r"\b(?:atom|red)\.shared\.add\.[us](?:32|64)\b", "shared int atomics"),
         (r"\b(?:atom|red)(?:\.global)?\.(?:add\.)?f64\b", "global f64 atomics"),
         (r"\batom\.global\.cas\.b64\b", "CAS loops"),
-        (r"\b(?:atom|red)\.global\.add\.u64\b", "global int atomics"),
+        (r"\b(?:atom|red)\.global\.add\.[us](?:32|64)\b", "global int atomics"),
     ):
         n = len(re.findall(pattern, ptx))
         if n:
