@@ -89,7 +89,11 @@ FILE_TESTS = {
         "tests/test_categorical.py",
     ),
     SEARCH: ("tests/test_histograms.py", "tests/test_cuda_backend.py"),
-    CPU_KERNELS: ("tests/test_histograms.py", "tests/test_missing_values.py"),
+    CPU_KERNELS: (
+        "tests/test_histograms.py",
+        "tests/test_missing_values.py",
+        "tests/test_fixed_point.py",
+    ),
     CUDA_KERNELS: ("tests/test_cuda_backend.py",),
     CPU_BACKEND: (
         "tests/test_histograms.py",
@@ -97,12 +101,22 @@ FILE_TESTS = {
         "tests/test_categorical.py",
     ),
     CUDA_BACKEND: ("tests/test_cuda_backend.py",),
-    GROWER: ("tests/test_grower.py", "tests/test_missing_values.py"),
+    GROWER: ("tests/test_grower.py", "tests/test_missing_values.py", "tests/test_fixed_point.py"),
     CATEGORICAL: ("tests/test_categorical.py",),
     MODEL_FILE: ("tests/test_model_file.py",),
-    ROWS: ("tests/test_histograms.py", "tests/test_cuda_backend.py", "tests/test_categorical.py"),
+    ROWS: (
+        "tests/test_histograms.py",
+        "tests/test_fixed_point.py",
+        "tests/test_cuda_backend.py",
+        "tests/test_categorical.py",
+    ),
     TREE: ("tests/test_model_file.py", "tests/test_criteria.py", "tests/test_pruning.py"),
-    STATS: ("tests/test_histograms.py", "tests/test_criteria.py", "tests/test_categorical.py"),
+    STATS: (
+        "tests/test_histograms.py",
+        "tests/test_fixed_point.py",
+        "tests/test_criteria.py",
+        "tests/test_categorical.py",
+    ),
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 
@@ -148,10 +162,10 @@ MUTANTS: list[Mutant] = [
     M(
         "S04",
         SPLITTING,
-        "missing_left = (score_left > score_right) | ((score_left == score_right) & more_rows_left)",
-        "missing_left = score_left >= score_right",
-        "tie-break of the missing side: equal scores send missing rows left instead of to the "
-        "side with more present rows",
+        "missing_left = xp.where(tied, more_rows_left, better_left)",
+        "missing_left = better_left",
+        "tie-break of the missing side: tied scores send missing rows to the side that rounded "
+        "higher instead of to the side with more present rows",
     ),
     M(
         "S05",
@@ -191,16 +205,18 @@ MUTANTS: list[Mutant] = [
     M(
         "S10",
         SPLITTING,
+        "feature = to_host(_first_near_max(search, feature_best, parent, feature_divisor))",
         "feature = to_host(xp.argmax(feature_best, axis=1))",
-        "feature = to_host(n_features - 1 - xp.argmax(feature_best[:, ::-1], axis=1))",
-        "tie-break order: the highest feature index wins ties instead of the lowest",
+        "tie tolerance across features: the feature whose score rounded highest wins instead "
+        "of the lowest among scores within rounding",
     ),
     M(
         "S11",
         SPLITTING,
+        "best_position = _first_near_max(search, score, parent[:, None], divisor)",
         "best_position = xp.argmax(score, axis=2)",
-        "best_position = score.shape[2] - 1 - xp.argmax(score[:, :, ::-1], axis=2)",
-        "tie-break order: the highest bin wins ties instead of the lowest",
+        "tie tolerance within a feature: the bin whose score rounded highest wins instead of "
+        "the lowest among scores within rounding",
     ),
     M(
         "S12",
@@ -241,7 +257,7 @@ MUTANTS: list[Mutant] = [
     M(
         "S17",
         SPLITTING,
-        "better = best > self.best",
+        "better = (best > self.best) & ~tied",
         "better = best >= self.best",
         "categorical tie-break: a later candidate family wins ties",
         tests=CATEGORICAL_TESTS,
@@ -922,6 +938,50 @@ MUTANTS: list[Mutant] = [
         equivalent="the table row is filled with the default child first, and a categorical "
         "feature's codes (at most max_bins - 1 with missing values) stop below the missing "
         "bin, so that entry already holds it",
+    ),
+    # Issue 14: integer statistics, measured node variances, the tie tolerance.
+    M(
+        "F01",
+        ROWS,
+        "centre = regression_centre(y)",
+        "centre = float(np.mean(y))",
+        "regression centred on the mean: an outlier moves it, y + c no longer centres alike",
+    ),
+    M(
+        "F02",
+        ROWS,
+        "return np.where(to_host(lowest) < to_host(highest), sums, 0.0)",
+        "return sums",
+        "a node of equal targets reports the last-bit variance of its mean's rounding",
+    ),
+    M(
+        "F03",
+        STATS,
+        "return FIXED_POINT_BITS - int(exponent)",
+        "return FIXED_POINT_BITS + 3 - int(exponent)",
+        "fixed point too fine: column totals reach past 2**63 and sums overflow",
+    ),
+    M(
+        "F04",
+        CPU_KERNELS,
+        "high_sum += q >> _deviations.LOW_BITS",
+        "high_sum += q >> (_deviations.LOW_BITS + 1)",
+        "the high parts of squared deviations summed at the wrong weight",
+    ),
+    M(
+        "F05",
+        GROWER,
+        "return EPSILON if self.layout.is_classification else 0.0",
+        "return EPSILON",
+        "an absolute purity bound for regression: y * 2**-40 grows a smaller tree than y",
+    ),
+    M(
+        "F06",
+        CRITERIA,
+        "SCORE_RTOL = 1e-12",
+        "SCORE_RTOL = 0.0",
+        "no tie tolerance: scores one ulp apart choose by their last bit",
+        tests=("tests/test_criteria.py", "tests/test_split_ties.py"),
     ),
 ]
 del M

@@ -24,7 +24,9 @@ from gpu_tree.data.binning import feature_edges
 from gpu_tree.growing.criteria import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
+    SCORE_RTOL,
     StatsLayout,
+    branch_split_info,
     cart_measure,
     check_criterion,
     entropy,
@@ -32,6 +34,7 @@ from gpu_tree.growing.criteria import (
     misclassification,
     multiway_information_gain,
     node_impurity,
+    score_tolerance,
     split_info,
     split_score,
 )
@@ -692,3 +695,79 @@ def test_estimators_refuse_other_kind_criteria():
         gpu_tree.DecisionTreeClassifier(criterion="squared_error").fit(X, [0, 1, 0, 1, 0, 1])
     with pytest.raises(ValueError, match="'gini'"):
         gpu_tree.DecisionTreeRegressor(criterion="gini").fit(X, np.arange(6.0))
+
+
+# ---------------------------------------------------------------------------------------
+# The tolerance under which split scores tie
+# ---------------------------------------------------------------------------------------
+
+
+def test_tie_tolerance_is_about_rounding_and_far_below_real_differences():
+    # float64 rounding is 1.1e-16; one row of a million moves scores by about 1e-6.
+    assert 1e-14 <= SCORE_RTOL <= 1e-10
+
+
+@pytest.mark.parametrize("criterion", ["gini", "misclassification", "cart"])
+def test_tie_tolerance_of_the_quadratic_and_linear_criteria_scales_with_the_weight(criterion):
+    # Their terms (c^2 / w, max c, w) are of the node's weight w: 30 here, whatever the
+    # score; the score's own rounding adds |best|.
+    parent = np.array([[10.0, 20.0], [1e6, 2e6]])
+    tolerance = score_tolerance(criterion, TWO_CLASSES, parent, np.array([2.0, -4.0]))
+    np.testing.assert_allclose(tolerance, SCORE_RTOL * np.array([32.0, 3e6 + 4.0]), rtol=1e-15)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "log_loss", "gain_ratio"])
+def test_tie_tolerance_of_the_entropy_criteria_scales_with_w_log_w(criterion):
+    # Terms c log2 c: w (1 + |log2 w|) = 1024 * 11 for w = 1024, 0.25 * 3 for w = 0.25.
+    parent = np.array([[1000.0, 24.0], [0.125, 0.125]])
+    tolerance = score_tolerance(criterion, TWO_CLASSES, parent, np.array([5.0, 0.5]))
+    np.testing.assert_allclose(tolerance, SCORE_RTOL * np.array([11264 + 5.0, 0.75 + 0.5]))
+
+
+def test_gain_ratio_tolerance_is_divided_by_the_split_information():
+    """gain_ratio divides the entropy decrease, and with it its rounding error, by the
+    split information of the best candidate: a tenth of a bit, ten times the tolerance."""
+    parent = np.array([1000.0, 24.0])
+    plain = score_tolerance("gain_ratio", TWO_CLASSES, parent, 0.0)
+    divided = score_tolerance("gain_ratio", TWO_CLASSES, parent, 0.0, divisor=0.1)
+    assert divided == pytest.approx(10 * plain, rel=1e-15)
+    # The other criteria do not divide their scores.
+    assert score_tolerance("entropy", TWO_CLASSES, parent, 0.0, divisor=0.1) == plain
+    # A split information of 0 (a side weighing nothing: a score of 0) divides nothing.
+    assert score_tolerance("gain_ratio", TWO_CLASSES, parent, 0.0, divisor=0.0) == plain
+
+
+def test_branch_split_info_is_gain_ratios_denominator():
+    weights = np.array([[3.0, 1.0], [2.0, 2.0], [4.0, 0.0]])
+    np.testing.assert_allclose(branch_split_info(weights), split_info(weights[:, 0] / 4))
+    # Four equal branches: 2 bits; empty branches add nothing.
+    assert branch_split_info(np.array([1.0, 1.0, 0.0, 1.0, 1.0])) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("with_count", [False, True])
+def test_squared_error_tolerance_reads_only_the_weight_and_the_weighted_sum(with_count):
+    """(sum w y)^2 / w of the node plus |best|: 40^2 / 8 + 3. The sum of w y^2 (channel 2)
+    and the count do not enter it."""
+    layout = StatsLayout(False, 0, has_count_channel=with_count)
+    parent = np.array([8.0, 40.0, 250.0] + ([5.0] if with_count else []))
+    tolerance = score_tolerance("squared_error", layout, parent, -3.0)
+    assert tolerance == pytest.approx(SCORE_RTOL * 203.0, rel=1e-15)
+    other = parent.copy()
+    other[2] = 1e9
+    if with_count:
+        other[3] = 1.0
+    assert score_tolerance("squared_error", layout, other, -3.0) == tolerance
+
+
+@pytest.mark.parametrize("criterion", CLASSIFICATION_CRITERIA + REGRESSION_CRITERIA)
+def test_tie_tolerance_without_an_allowed_candidate_is_finite(criterion):
+    """best = -inf (no candidate allowed): the tolerance is that of the node alone, finite,
+    also for an empty node; per node for a batch of nodes, through the namespace."""
+    is_classification = criterion != "squared_error"
+    layout = StatsLayout(is_classification, 3 if is_classification else 0, False)
+    parent = np.array([[4.0, 2.0, 2.0], [0.0, 0.0, 0.0]])
+    xp = RecordingNamespace()
+    tolerance = score_tolerance(criterion, layout, parent, np.array([-np.inf, -np.inf]), xp)
+    assert tolerance.shape == (2,)
+    assert np.all(np.isfinite(tolerance)) and tolerance[0] > 0 and tolerance[1] == 0
+    assert xp.used

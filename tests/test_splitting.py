@@ -526,3 +526,137 @@ def test_categorical_ties_go_to_the_first_candidate_class_orderings_before_subse
         tree = tree.fit(X, y).tree_
         words = tree.category_bitsets[tree.category_offset[0] :][: tree.n_category_words]
         assert set(bitset_members(words).tolist()) & {0, 1, 2} == {1}, device
+
+
+# ---------------------------------------------------------------------------------------
+# Ties within rounding: scores closer than criteria.score_tolerance are ties
+# ---------------------------------------------------------------------------------------
+
+
+def _search(criterion="gini", layout=None):
+    """What the choosing helpers read of a search: the criterion, the layout, numpy."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(criterion=criterion, layout=layout or StatsLayout(True, 2, False), xp=np)
+
+
+def _tie_tolerance(parent, best, criterion="gini", layout=None):
+    from gpu_tree.growing.criteria import score_tolerance
+
+    layout = layout or StatsLayout(True, 2, False)
+    return float(score_tolerance(criterion, layout, np.asarray(parent, float), best))
+
+
+def test_first_near_max_keeps_the_first_index_within_the_tie_tolerance():
+    first = _splitting._first_near_max
+    parent = np.array([30.0, 10.0])  # gini: the tolerance is 1e-12 * (w + |best|)
+    tol = _tie_tolerance(parent, 5.0)
+    assert tol > 0
+    search = _search()
+    assert first(search, np.array([5.0 - 0.5 * tol, 5.0, 4.0]), parent) == 0
+    assert first(search, np.array([4.0, 5.0 - 0.9 * tol, 5.0]), parent) == 1
+    assert first(search, np.array([5.0 - 2 * tol, 5.0, 4.0]), parent) == 1  # apart: the max
+    # -inf (not allowed) never ties with a finite maximum; all -inf gives index 0.
+    assert first(search, np.array([-np.inf, 5.0 - 0.5 * tol, 5.0]), parent) == 1
+    assert first(search, np.array([-np.inf, -np.inf]), parent) == 0
+    # Row by row, each with its node's tolerance: 1e-7 apart ties in a node weighing 1e6
+    # (rounding of terms of 1e6) and not in one weighing 40.
+    rows = np.array([[1.0, 1.0 + 1e-7], [1.0, 1.0 + 1e-7]])
+    parents = np.array([[5e5, 5e5], [30.0, 10.0]])
+    np.testing.assert_array_equal(first(search, rows, parents), [0, 1])
+
+
+def test_tolerance_of_a_gain_ratio_row_follows_the_split_information_of_its_maximum():
+    first = _splitting._first_near_max
+    search = _search("gain_ratio")
+    parent = np.array([30.0, 10.0])
+    tol = _tie_tolerance(parent, 5.0, "gain_ratio")
+    scores = np.array([5.0 - 5 * tol, 5.0])
+    assert first(search, scores, parent, np.array([1.0, 1.0])) == 1
+    # The maximum's score was divided by a split information of 0.1: ten times the error.
+    assert first(search, scores, parent, np.array([1.0, 0.1])) == 0
+
+
+def _script_scores(monkeypatch, *arrays):
+    """Make select_splits rank the given scores, one array per call of the criterion (in
+    call order), broadcast to the candidates' shape (n, F, positions)."""
+    queue = list(arrays)
+
+    def scripted(criterion, layout, left, right, parent=None, xp=np):
+        return np.broadcast_to(np.asarray(queue.pop(0), dtype=float), left.shape[:-1]).copy()
+
+    monkeypatch.setattr(_splitting, "weighted_split_score", scripted)
+
+
+def _one_row_per_bin(n_features, n_bins):
+    """One node; every feature holds one row in each bin, classes alternating."""
+    hist = np.zeros((1, n_features, n_bins, 2))
+    hist[0, :, np.arange(n_bins), np.arange(n_bins) % 2] = 1.0
+    return hist, StatsLayout(True, 2, False)
+
+
+def test_scores_within_tolerance_choose_the_lowest_feature_then_position(monkeypatch):
+    hist, layout = _one_row_per_bin(2, 4)  # positions 0, 1, 2 are candidates
+    tol = _tie_tolerance(hist[0, 0].sum(axis=0), 5.0)
+
+    def choose(scores, mask=None):
+        _script_scores(monkeypatch, [scores])
+        chosen = select_splits(hist, "gini", layout, SplitConstraints(), mask)
+        return int(chosen.feature[0]), int(chosen.bin[0])
+
+    # Within the tolerance: feature 0 before feature 1, position 1 before position 2.
+    assert choose([[1.0, 5.0, 5.0 + 0.5 * tol], [5.0 + 0.9 * tol, 2.0, 0.0]]) == (0, 1)
+    # Apart by more than the tolerance: the true maximum.
+    assert choose([[1.0, 5.0, 5.0 + 2 * tol], [5.0 + 0.9 * tol, 2.0, 0.0]]) == (0, 2)
+    assert choose([[1.0, 5.0, 5.0], [5.0 + 2 * tol, 2.0, 0.0]]) == (1, 0)
+    # A feature that may not be used (-inf scores) ties with nothing.
+    mask = np.array([[False, True]])
+    assert choose([[5.0, 5.0, 5.0], [5.0 - 0.5 * tol, 5.0, 0.0]], mask) == (1, 0)
+    # The chosen score is the chosen candidate's own, per unit weight.
+    _script_scores(monkeypatch, [[1.0, 5.0, 5.0 + 0.5 * tol], [0.0, 0.0, 0.0]])
+    chosen = select_splits(hist, "gini", layout, SplitConstraints())
+    assert chosen.score[0] == 5.0 / 4
+
+
+@pytest.mark.parametrize("more_rows_left", [True, False])
+def test_missing_rows_tied_within_tolerance_go_to_the_side_with_more_present_rows(
+    monkeypatch, more_rows_left
+):
+    """One feature, two present values (two rows and one row), two missing rows: the
+    missing rows scored left and right, scores scripted a fraction of the tolerance or
+    more apart."""
+    layout = StatsLayout(True, 2, False)
+    bins = [[2.0, 0.0], [0.0, 1.0]] if more_rows_left else [[1.0, 0.0], [0.0, 2.0]]
+    hist = np.array(bins)[None, None]
+    missing = np.array([[[1.0, 1.0]]])
+    tol = _tie_tolerance(hist[0, 0].sum(axis=0) + missing[0, 0], 5.0)
+
+    def missing_left(on_left, on_right):
+        # Position 0 is the split between the two values (position 1, every value left,
+        # scores -inf with the missing rows left and 0 with them right).
+        _script_scores(monkeypatch, [[[on_left, 0.0]]], [[[on_right, 0.0]]])
+        chosen = select_splits(hist, "gini", layout, SplitConstraints(), missing=missing)
+        assert chosen.has_split[0] and chosen.bin[0] == 0
+        return bool(chosen.missing_left[0])
+
+    near = 0.5 * tol
+    assert missing_left(5.0, 5.0 + near) == more_rows_left
+    assert missing_left(5.0 + near, 5.0) == more_rows_left
+    assert missing_left(5.0, 5.0 + 2 * tol) is False
+    assert missing_left(5.0 + 2 * tol, 5.0) is True
+
+
+def test_categorical_families_tied_within_tolerance_keep_the_earlier_family():
+    parent = np.array([[[30.0, 10.0]]])  # (node, categorical feature, channels)
+    tol = _tie_tolerance(parent[0, 0], 5.0)
+    compact = np.zeros((1, 1, 3, 2))
+    scores = _splitting._CategoricalScores(_search(), compact, np.array([[3]]), None, parent)
+
+    def offer(values):
+        scores.offer(np.array([[values]]), None, decoder=None)
+        return int(scores.family[0, 0]), int(scores.index[0, 0])
+
+    assert offer([4.0, 5.0 - 0.5 * tol, 5.0]) == (0, 1)  # within a family: the first tied
+    assert offer([5.0 + 0.4 * tol, 1.0, 1.0]) == (0, 1)  # tied with the one kept: kept
+    assert offer([1.0, 5.0 + 2 * tol, 1.0]) == (2, 1)  # better by more than rounding
+    assert scores.best[0, 0] == 5.0 + 2 * tol

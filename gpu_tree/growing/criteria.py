@@ -198,6 +198,62 @@ def weighted_split_score(criterion: str, layout: StatsLayout, left, right, paren
     return decrease
 
 
+# Split scores closer than this, relative to the size of the terms they are computed from
+# (see score_tolerance), are ties. A score is a difference of a few dozen terms (one per
+# class and side) that float64 rounds to 2**-53 = 1.1e-16 each; numpy's and CUDA's log2
+# may differ by an ulp or two more. Measured on letter and HIGGS nodes, scoring with another
+# log2 moves the scores near the best by at most 1e-15 of that scale: 1e-12 is a margin of
+# about a thousand above that. And it is far below any difference worth a choice: moving
+# one row of a node of a million rows changes its scores by about 1e-6 of the scale.
+SCORE_RTOL = 1e-12
+
+
+def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, divisor=None):
+    """How far below ``best`` a weighted split score (:func:`weighted_split_score`,
+    :func:`weighted_multiway_split_score`) of a node still ties with it: rounding cannot
+    tell them apart.
+
+    ``parent`` (..., n_channels): the node's statistics; ``best`` (...): the best weighted
+    score among the candidates compared (-inf: none allowed); ``divisor`` (..., gain_ratio
+    only): the best candidate's split information (:func:`split_info`). A score is
+    a difference of terms much larger than itself, so its rounding error scales with those
+    terms, not with the score: the tolerance is :data:`SCORE_RTOL` times |best| (the
+    score's own rounding) plus
+
+    - entropy, log_loss: w (1 + |log2 w|), the size of the terms c log2 c (c <= w);
+    - gain_ratio: the same divided by the split information, as the score is (a split
+      sending a few rows aside has a small one, and a score of larger error);
+    - gini, misclassification, cart: w, the size of their terms (c^2 / w, max c, w);
+    - squared_error: (sum w y)^2 / w of the node, the size of its term; the children's
+      terms add up to the node's plus the score. Only channels 0 and 1 (sum w, sum w y)
+      are read.
+
+    w is the node's weight.
+    """
+    weight = xp.abs(layout.weight(parent, xp))
+    kind = NODE_IMPURITY[criterion]
+    if kind == "entropy":
+        scale = weight * (1.0 + xp.abs(xp.log2(xp.where(weight > 0, weight, 1.0))))
+        if criterion == "gain_ratio" and divisor is not None:
+            scale = xp.where(divisor > 0, scale / xp.where(divisor > 0, divisor, 1.0), scale)
+    elif kind == "squared_error":
+        weighted_sum = parent[..., 1]
+        scale = _safe_divide(weighted_sum * weighted_sum, parent[..., 0], xp)
+    else:
+        scale = weight
+    magnitude = xp.where(xp.isfinite(best), xp.abs(best), 0.0)
+    return SCORE_RTOL * (scale + magnitude)
+
+
+def branch_split_info(side_weights, xp=np):
+    """-sum_k f_k log2 f_k with f_k = side_weights[..., k] / sum_k side_weights[..., k]:
+    the split information gain_ratio divides by (Quinlan's C4.5), of splits into sides
+    (or branches) of these weights; 0 where they weigh nothing."""
+    total = channel_sum(side_weights, xp)
+    fractions = _safe_divide(side_weights, total[..., None], xp)
+    return -channel_sum(_plog2p(fractions, xp), xp)
+
+
 def split_score(criterion: str, layout: StatsLayout, left, right, parent=None, xp=np):
     """Score of splitting a node into children with statistics ``left`` and ``right``.
 

@@ -8,8 +8,9 @@ exact mode and histogram mode share the criteria, the candidate rules and the ti
 A candidate "bin b" sends bins 0..b left. Only non-empty bins are candidates: every
 b between two non-empty bins makes the same partition, and keeping the lowest makes the
 threshold the node-local midpoint between neighbouring values, as exact search does.
-Ties go to the lowest feature index, then the lowest bin (``argmax`` returns the first
-maximum of the row-major (feature, bin) order).
+Ties go to the lowest feature index, then the lowest bin. Scores within rounding of each
+other are ties (:func:`gpu_tree.growing.criteria.score_tolerance`): numpy and CuPy may
+round a score differently in its last bits, and must still choose alike.
 
 Names: a *histogram slot* is an index along the histogram's first axis (one node's
 histograms); each (node, feature) row is compacted to its non-empty bins, and a
@@ -28,7 +29,13 @@ import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.data.validation import to_host
-from gpu_tree.growing.criteria import weighted_multiway_split_score, weighted_split_score
+from gpu_tree.growing.criteria import (
+    branch_split_info,
+    score_tolerance,
+    split_info,
+    weighted_multiway_split_score,
+    weighted_split_score,
+)
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 
@@ -227,6 +234,13 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     n_nonempty = xp.sum(nonempty[device_slots], axis=2)  # per (node, feature)
     node_missing = None if search.missing is None else search.missing[device_slots]
 
+    # The node's statistics (feature 0's present and missing rows), the parent of every
+    # candidate: how close two scores must be to tie depends on it.
+    parent = xp.sum(compact[:, 0], axis=1)
+    if node_missing is not None:
+        parent = parent + node_missing[:, 0]
+    parent = layout.real(parent, xp)
+
     # The best candidate of every (node, feature), then the best feature: the lowest
     # feature wins ties, and within a feature the first candidate (lowest bin).
     if categorical is None:
@@ -237,20 +251,22 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         numeric_host = np.setdiff1d(np.arange(n_features), cat_features)
         numeric = xp.asarray(numeric_host)
     feature_best = xp.full((n, n_features), -xp.inf, dtype=SCORE_DTYPE)
+    # gain_ratio: the split information of each feature's best candidate, else None.
+    feature_divisor = None if search.criterion != "gain_ratio" else xp.ones_like(feature_best)
     best_position = xp.zeros((n, 1), dtype=xp.int64)
     missing_left = None
     if n_features > cat_features.size:
-        score, missing_left = _score_candidates(
+        score, missing_left, divisor = _score_candidates(
             search,
             compact[:, numeric],
             n_nonempty[:, numeric],
             _take(node_missing, numeric),
             _take(mask, numeric_host),
         )
-        best_position = xp.argmax(score, axis=2)
-        feature_best[:, numeric] = xp.take_along_axis(score, best_position[..., None], axis=2)[
-            ..., 0
-        ]
+        best_position = _first_near_max(search, score, parent[:, None], divisor)
+        feature_best[:, numeric] = _take_last(score, best_position, xp)
+        if divisor is not None:
+            feature_divisor[:, numeric] = _take_last(divisor, best_position, xp)
     cat = None
     if cat_features.size:
         device_cat = xp.asarray(cat_features)
@@ -262,7 +278,9 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
             _take(mask, cat_features),
         )
         feature_best[:, device_cat] = cat.best
-    feature = to_host(xp.argmax(feature_best, axis=1))
+        if cat.divisor is not None:
+            feature_divisor[:, device_cat] = cat.divisor
+    feature = to_host(_first_near_max(search, feature_best, parent, feature_divisor))
     each_node = xp.arange(n)
     device_feature = xp.asarray(feature)
     best = to_host(feature_best[each_node, device_feature])
@@ -334,6 +352,39 @@ def _take(array, index):
     return array[:, index]
 
 
+def _take_last(array, index, xp):
+    """``array[..., index]`` with one index per row: ``index`` has ``array``'s shape
+    without the last axis."""
+    return xp.take_along_axis(array, index[..., None], axis=-1)[..., 0]
+
+
+def _tied(search, score, best, parent, divisor=None):
+    """Whether ``score`` ties with ``best`` (the highest score it is compared with): lies
+    within :func:`~gpu_tree.growing.criteria.score_tolerance` of it, so that rounding
+    cannot tell them apart. ``parent``: the statistics of their node, broadcastable to
+    ``best.shape + (n_channels,)``; ``divisor`` (gain_ratio, else None): the split
+    information of ``best``. -inf scores (not allowed) never tie with a finite ``best``.
+    """
+    tolerance = score_tolerance(search.criterion, search.layout, parent, best, search.xp, divisor)
+    return score >= best - tolerance
+
+
+def _first_near_max(search, score, parent, divisor=None):
+    """Along the last axis of ``score``: the index of the first score that ties with the
+    maximum (:func:`_tied`), so the lowest index wins among scores that rounding cannot
+    tell apart, whichever of them rounded highest on this device.
+
+    ``parent``: the statistics of the scored candidates' node, broadcastable to
+    ``score.shape[:-1] + (n_channels,)``; ``divisor`` (gain_ratio, like ``score``, else
+    None): each score's split information. A row of -inf gives index 0.
+    """
+    xp = search.xp
+    at_max = xp.argmax(score, axis=-1)[..., None]
+    best = xp.take_along_axis(score, at_max, axis=-1)
+    best_divisor = None if divisor is None else xp.take_along_axis(divisor, at_max, axis=-1)
+    return xp.argmax(_tied(search, score, best, parent[..., None, :], best_divisor), axis=-1)
+
+
 def _compact(hist, nonempty, width, xp):
     """Move each (node, feature) row's non-empty bins to the front, keeping their order.
 
@@ -361,10 +412,10 @@ def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
     bool or None: the features each node may use.
 
     With ``missing`` (n, n_features, n_channels), each candidate is scored with the
-    missing rows on the left and on the right; the better side wins (equal scores: the
+    missing rows on the left and on the right; the better side wins (tied scores: the
     side holding more present rows), and one more candidate per feature, every present
-    value left and the missing ones right, is allowed. Returns the scores and, with
-    ``missing``, whether the missing rows go left for each candidate (else None).
+    value left and the missing ones right, is allowed. Returns what
+    :func:`_score_sides` returns.
     """
     xp = search.xp
     cumulative = xp.cumsum(compact, axis=2)
@@ -387,7 +438,9 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
     (n, F, P): whether some present row goes left / right. Without missing values a
     candidate needs both sides non-empty. With ``missing`` (n, F, C) each candidate is
     also scored with the missing rows on either side (see :func:`_score_candidates`).
-    Returns the scores (-inf where not allowed) and where missing rows go (or None).
+    Returns the scores (-inf where not allowed), where missing rows go (or None), and for
+    gain_ratio the split information of each scored split (else None; see
+    :func:`_first_near_max`).
     """
     criterion, layout, xp = search.criterion, search.layout, search.xp
     # The histograms' integers (exact sums: right = total - left exactly) become real
@@ -400,7 +453,8 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
         # saves passes over every candidate; the winner's score is divided by w afterwards.
         score = weighted_split_score(criterion, layout, left, right, parent=total, xp=xp)
         allowed = _allowed(search, present_left & values_right, left, right, feature_mask)
-        return xp.where(allowed, score, -xp.inf), None
+        divisor = _divisor(search, left, right)
+        return xp.where(allowed, score, -xp.inf), None, divisor
 
     has_missing = (layout.count(missing, xp) > 0)[:, :, None]
     m = layout.real(missing, xp)[:, :, None, :]
@@ -413,9 +467,33 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
     )
     score_left = xp.where(allowed_left, score_left, -xp.inf)
     score_right = xp.where(allowed_right, score_right, -xp.inf)
+    divisor_left = _divisor(search, left + m, right)
+    divisor_right = _divisor(search, left, right + m)
+    # The better side; tied sides (scores within rounding): the one holding more present
+    # rows, as in _first_near_max for these two scores with that side first.
     more_rows_left = layout.count(left, xp) >= layout.count(right, xp)
-    missing_left = (score_left > score_right) | ((score_left == score_right) & more_rows_left)
-    return xp.where(missing_left, score_left, score_right), missing_left
+    better_left = score_left > score_right
+    divisor = None
+    if divisor_left is not None:
+        divisor = xp.where(better_left, divisor_left, divisor_right)
+    best = xp.maximum(score_left, score_right)
+    tied = _tied(search, xp.minimum(score_left, score_right), best, parent, divisor)
+    missing_left = xp.where(tied, more_rows_left, better_left)
+    score = xp.where(missing_left, score_left, score_right)
+    if divisor is not None:
+        divisor = xp.where(missing_left, divisor_left, divisor_right)
+    return score, missing_left, divisor
+
+
+def _divisor(search, left, right):
+    """gain_ratio: the split information of splits into ``left`` and ``right`` (what their
+    scores are divided by); None for the other criteria."""
+    if search.criterion != "gain_ratio":
+        return None
+    layout, xp = search.layout, search.xp
+    left_weight = layout.weight(left, xp)
+    weight = left_weight + layout.weight(right, xp)
+    return split_info(left_weight / xp.where(weight > 0, weight, 1.0), xp)
 
 
 # Candidates per scoring pass of categorical features (multiclass: per-class orderings
@@ -439,7 +517,8 @@ class _CategoricalDetail:
 class _CategoricalScores:
     """Best categorical candidate per (node, categorical feature) and how to rebuild it.
 
-    Candidates come in families, tried in this order (ties go to the earlier one):
+    Candidates come in families, tried in this order (ties, scores within rounding of each
+    other, go to the earlier one):
 
     - prefixes of the node's categories ordered by a statistic: P(class 1) for binary
       targets and the mean for regression, where the best prefix is the best subset
@@ -451,12 +530,15 @@ class _CategoricalScores:
     - multiway mode instead has a single candidate per feature: one branch per category.
     """
 
-    def __init__(self, search, compact, n_nonempty, missing):
+    def __init__(self, search, compact, n_nonempty, missing, parent):
         self.compact, self.n_nonempty, self.missing = compact, n_nonempty, missing
-        self.layout, self.xp = search.layout, search.xp
+        self.search, self.layout, self.xp = search, search.layout, search.xp
+        self.parent = parent  # (n, F_cat, n_channels): each node's statistics
         xp = self.xp
         n, n_cat = compact.shape[:2]
         self.best = xp.full((n, n_cat), -xp.inf, dtype=SCORE_DTYPE)
+        # gain_ratio: the split information of the best candidate (else None).
+        self.divisor = xp.ones((n, n_cat)) if search.criterion == "gain_ratio" else None
         self.index = xp.zeros((n, n_cat), dtype=xp.int64)
         self.family = xp.zeros((n, n_cat), dtype=xp.int64)
         self.missing_left = xp.zeros((n, n_cat), dtype=bool)
@@ -464,17 +546,24 @@ class _CategoricalScores:
         self.families = []
         self.default = None  # multiway: (n, F_cat) position of the branch of missing rows
 
-    def offer(self, score, missing_left, decoder):
-        """Keep, per (node, feature), the family's best candidate if strictly better."""
-        xp = self.xp
-        index = xp.argmax(score, axis=2)
-        best = xp.take_along_axis(score, index[..., None], axis=2)[..., 0]
-        better = best > self.best
+    def offer(self, score, missing_left, decoder, divisor=None):
+        """Keep, per (node, feature), the family's best candidate if it beats the best so
+        far by more than rounding. ``score``, ``missing_left`` (or None) and ``divisor``
+        (gain_ratio's split information, else None): (n, F_cat, candidates)."""
+        xp, search = self.xp, self.search
+        index = _first_near_max(search, score, self.parent, divisor)
+        best = _take_last(score, index, xp)
+        best_divisor = None if divisor is None else _take_last(divisor, index, xp)
+        # Not better when tied: the earlier family wins ties.
+        tied = _tied(search, self.best, best, self.parent, best_divisor)
+        better = (best > self.best) & ~tied
+        if divisor is not None:
+            self.divisor = xp.where(better, best_divisor, self.divisor)
         self.best = xp.where(better, best, self.best)
         self.index = xp.where(better, index, self.index)
         self.family = xp.where(better, len(self.families), self.family)
         if missing_left is not None:
-            chosen = xp.take_along_axis(missing_left, index[..., None], axis=2)[..., 0]
+            chosen = _take_last(missing_left, index, xp)
             self.missing_left = xp.where(better, chosen, self.missing_left)
         self.families.append(decoder)
 
@@ -568,24 +657,24 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
     criterion, layout, xp = search.criterion, search.layout, search.xp
     constraints, categorical = search.constraints, search.categorical
     n, n_cat, width, _ = compact.shape
-    scores = _CategoricalScores(search, compact, n_nonempty, missing)
     position = xp.arange(width)
     present = position[None, None, :] < n_nonempty[:, :, None]
     total = xp.sum(compact, axis=2)
+    # The node's real statistics: the parent of every candidate.
+    parent = layout.real(total if missing is None else total + missing, xp)
+    scores = _CategoricalScores(search, compact, n_nonempty, missing, parent)
     if categorical.multiway:
         counts = xp.where(present, layout.count(compact, xp), -1.0)
         default = xp.argmax(counts, axis=2)  # the largest branch takes missing rows
         scores.default = default
         branches = compact
-        parent = total
         if missing is not None:
             branches = (
                 compact
                 + (position[None, None, :, None] == default[..., None, None])
                 * (missing[:, :, None, :])
             )
-            parent = total + missing
-        branches, parent = layout.real(branches, xp), layout.real(parent, xp)
+        branches = layout.real(branches, xp)
         score = weighted_multiway_split_score(criterion, layout, branches, parent, xp)
         allowed = n_nonempty >= 2
         branch_count = xp.where(present, layout.count(branches, xp), xp.inf)
@@ -596,7 +685,10 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
             allowed = allowed & (xp.min(branch_weight, axis=2) >= constraints.min_weight_leaf)
         if feature_mask is not None:
             allowed = allowed & xp.asarray(feature_mask)
-        scores.offer(xp.where(allowed, score, -xp.inf)[..., None], None, None)
+        divisor = None
+        if criterion == "gain_ratio":
+            divisor = branch_split_info(layout.weight(branches, xp), xp)[..., None]
+        scores.offer(xp.where(allowed, score, -xp.inf)[..., None], None, None, divisor)
         return scores
 
     # Orderings: sort each row's present categories by the key (absent ones last, ties by
@@ -617,7 +709,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         )
         left = xp.cumsum(ordered, axis=3).reshape(n, n_cat, part.shape[2] * width, n_channels)
         prefix_end = xp.tile(position, part.shape[2])  # last position of each prefix
-        score, missing_left = _score_sides(
+        score, missing_left, divisor = _score_sides(
             search,
             left,
             total[:, :, None, :],
@@ -631,7 +723,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
             ordering, end = divmod(index, width)
             return to_host(order[node, column, first + ordering, : end + 1])
 
-        scores.offer(score, missing_left, ordering_prefix)
+        scores.offer(score, missing_left, ordering_prefix, divisor)
 
     multiclass = layout.is_classification and layout.n_classes > 2
     if multiclass and categorical.max_subset >= 1:
@@ -651,7 +743,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
                     subset_left = subset_left + padded[:, :, xp.asarray(part[:, j])]
                 device_size = xp.asarray(size[first : first + per_pass])
                 device_largest = xp.asarray(largest[first : first + per_pass])
-                score, missing_left = _score_sides(
+                score, missing_left, divisor = _score_sides(
                     search,
                     subset_left,
                     total[:, :, None, :],
@@ -665,7 +757,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
                     members = part[index]
                     return members[members < most]
 
-                scores.offer(score, missing_left, subset)
+                scores.offer(score, missing_left, subset, divisor)
     return scores
 
 
