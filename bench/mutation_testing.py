@@ -242,7 +242,7 @@ MUTANTS: list[Mutant] = [
     M(
         "S15",
         SPLITTING,
-        "left = left + xp.where(side, chosen_missing, 0.0)",
+        "left = left + xp.where(side, chosen_missing, 0)",
         "left = left",
         "the '+ missing' term dropped: missing rows sent left are not in the left child's stats",
     ),
@@ -759,8 +759,8 @@ MUTANTS: list[Mutant] = [
     M(
         "K03",
         CPU_KERNELS,
-        "w = 1.0 if unit_weight else weight[i]",
-        "w = 1.0",
+        "w = 1 if unit_weight else weight[i]",
+        "w = 1",
         "sample weights ignored by the classification histograms",
     ),
     M(
@@ -837,9 +837,9 @@ MUTANTS: list[Mutant] = [
     M(
         "P01",
         STATS,
-        "exponent = np.where(total > 0, exponent - 51, 0)",
-        "exponent = np.where(total > 0, exponent - 60, 0)",
-        "exact-sum grid too fine: float sums depend on their order (CPU vs GPU atomics)",
+        "return FIXED_POINT_BITS - int(exponent)",
+        "return FIXED_POINT_BITS + 3 - int(exponent)",
+        "fixed point too fine: column totals reach past 2**63 and sums overflow",
     ),
     M(
         "P02",
@@ -866,8 +866,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U02",
         CUDA_KERNELS,
-        "cuda.atomic.add(target, index + y_class[i], 1.0 if unit_weight else weight[i])",
-        "target[index + y_class[i]] += 1.0 if unit_weight else weight[i]",
+        "cuda.atomic.add(target, index + y_class[i], 1 if unit_weight else weight[i])",
+        "target[index + y_class[i]] += 1 if unit_weight else weight[i]",
         "non-atomic add of class weights in the histogram kernels",
     ),
     M(
@@ -882,8 +882,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U04",
         CUDA_KERNELS,
-        "        shared[k] = 0.0\n    cuda.syncthreads()\n",
-        "        shared[k] = 0.0\n",
+        "        shared[k] = 0\n    cuda.syncthreads()\n",
+        "        shared[k] = 0\n",
         "missing barrier between zeroing the shared histogram and accumulating into it",
     ),
     M(
@@ -953,13 +953,6 @@ MUTANTS: list[Mutant] = [
         "return np.where(to_host(lowest) < to_host(highest), sums, 0.0)",
         "return sums",
         "a node of equal targets reports the last-bit variance of its mean's rounding",
-    ),
-    M(
-        "F03",
-        STATS,
-        "return FIXED_POINT_BITS - int(exponent)",
-        "return FIXED_POINT_BITS + 3 - int(exponent)",
-        "fixed point too fine: column totals reach past 2**63 and sums overflow",
     ),
     M(
         "F04",
