@@ -651,7 +651,7 @@ MUTANTS: list[Mutant] = [
         "smaller_is_left = left_count[parents] <= right_count[parents]",
         "smaller_is_left = left_count[parents] >= right_count[parents]",
         "the subtraction trick builds the larger child and derives the smaller",
-        equivalent="histograms lie on an exact-sum grid, so parent - larger is exactly the "
+        equivalent="histograms hold integers, so parent - larger is exactly the "
         "smaller child's histogram: only the cost changes",
     ),
     M(
@@ -814,7 +814,7 @@ MUTANTS: list[Mutant] = [
         "while t >= 0 and keys[order[t]] > keys[k]:",
         "while t >= 0 and keys[order[t]] >= keys[k]:",
         "unstable insertion sort of a node's values",
-        equivalent="equal values land in the same slot and sums on the exact-sum grid do not "
+        equivalent="equal values land in the same slot and integer sums do not "
         "depend on their order",
     ),
     M(

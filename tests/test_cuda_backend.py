@@ -247,7 +247,7 @@ def test_cuda_refuses_exact_search():
 
 @pytest.mark.parametrize("max_depth", [2, 5])
 def test_cuda_regression_tree_equals_cpu_tree(max_depth, histogram_path):
-    """Real-valued targets and fractional weights: sums on exact-sum grids make the
+    """Real-valued targets and fractional weights: integer (fixed-point) sums make the
     atomic order irrelevant, so the trees are identical node for node."""
     rng = np.random.default_rng(max_depth)
     X = rng.integers(0, 6, size=(150, 3)).astype(float)

@@ -393,7 +393,7 @@ def test_device_cuda_says_why_it_cannot_run(monkeypatch):
 
 
 def test_hist_equals_exact_for_real_targets_and_fractional_weights():
-    """Row statistics sit on exact-sum grids, so histogram sums (bin by bin) and exact
+    """Row statistics are integers (fixed point), so histogram sums (bin by bin) and exact
     sums (value by value) agree to the bit: the trees are identical, not just close."""
     rng = np.random.default_rng(3)
     X = rng.integers(0, 12, size=(400, 4)).astype(float) / 4.0
