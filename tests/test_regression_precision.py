@@ -5,12 +5,17 @@ total, and for an offset target the total of w*y^2 is near n*c^2, which wiped ou
 variance: offsets from 1e6 changed the tree, and from 1e3 the node impurities. Now the
 target is centred on one of its values, sums are integers, splits are scored without sums
 of squares and node variances are measured on the rows.
+
+The first tests pin the issue's examples; the hypothesis tests below them range over
+offsets, power-of-two and other scales, four kinds of weights, and single outliers.
 """
 
 import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpu_tree import DecisionTreeRegressor
 
@@ -28,29 +33,30 @@ def _fit(X, y):
     return DecisionTreeRegressor(max_depth=6, device="cpu").fit(X, y)
 
 
-def _two_pass_variance(values):
-    """Two-pass float64 variance, about the correctly rounded mean (math.fsum) of the
-    values less their first one.
+def _two_pass_variance(values, weight=None):
+    """Two-pass float64 (weighted) variance, about the correctly rounded mean (math.fsum)
+    of the values less their first one.
 
     Not np.var on the values: near 1e12 float64 values are 1.2e-4 apart, so a mean there
     (numpy's pairwise one errs further) is off by up to 6e-5, which moves a variance of
     0.4 by about 1e-8 relative, ten times this file's tolerance. The differences to one
     of the values are exact (Sterbenz) and their mean is not limited so.
     """
+    weight = np.ones(len(values)) if weight is None else weight
     shifted = values - values[0]
-    mean = math.fsum(shifted) / len(shifted)
-    return float(np.mean((shifted - mean) ** 2))
+    total = math.fsum(weight)
+    mean = math.fsum(weight * shifted) / total
+    return math.fsum(weight * (shifted - mean) ** 2) / total
+
+
+def _node_rows(model, X):
+    path = model.decision_path(X).tocsc()
+    return [path.indices[path.indptr[k] : path.indptr[k + 1]] for k in range(path.shape[1])]
 
 
 def _node_variances(model, X, y):
     """Two-pass float64 variance of every node's training rows."""
-    path = model.decision_path(X).tocsc()
-    return np.array(
-        [
-            _two_pass_variance(y[path.indices[path.indptr[k] : path.indptr[k + 1]]])
-            for k in range(path.shape[1])
-        ]
-    )
+    return np.array([_two_pass_variance(y[rows]) for rows in _node_rows(model, X)])
 
 
 def _same_structure(a, b):
@@ -97,3 +103,97 @@ def test_a_power_of_two_scale_grows_the_same_tree_and_scales_predictions_exactly
     _same_structure(scaled, base)
     np.testing.assert_array_equal(scaled.predict(X), base.predict(X) * k)
     np.testing.assert_array_equal(scaled.tree_.impurity, base.tree_.impurity * k * k)
+
+
+# -- hypothesis: any offset, scale and weighting; single outliers ------------------------
+def _assert_impurities_are_two_pass_variances(model, X, y, weight):
+    weight = np.ones(y.size) if weight is None else weight
+    for node, rows in enumerate(_node_rows(model, X)):
+        w = weight[rows]
+        if w.sum() == 0:
+            continue
+        expected = _two_pass_variance(y[rows], w)
+        assert model.tree_.impurity[node] == pytest.approx(expected, rel=1e-9, abs=1e-300), node
+
+
+def _grid_data(seed, n=400):
+    """Targets on a grid of 2**-10 below 8 in size: y + c is exact for integer c < 2**42."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n)
+    return X, np.round(y * 1024) / 1024
+
+
+_weights = st.sampled_from(["none", "uniform", "integers", "lognormal"])
+
+
+def _make_weight(kind, n, seed):
+    rng = np.random.default_rng(seed + 1)
+    return {
+        "none": None,
+        "uniform": rng.uniform(0.1, 10, n),
+        "integers": rng.integers(1, 5, n).astype(float),
+        "lognormal": rng.lognormal(0, 2, n),
+    }[kind]
+
+
+def _fit_weighted(X, y, weight):
+    return DecisionTreeRegressor(max_depth=5, device="cpu").fit(X, y, sample_weight=weight)
+
+
+_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    offset=st.integers(-(2**40), 2**40),
+    weights=_weights,
+)
+def test_an_offset_target_grows_the_same_tree(seed, offset, weights):
+    X, y = _grid_data(seed)
+    weight = _make_weight(weights, y.size, seed)
+    base, shifted = _fit_weighted(X, y, weight), _fit_weighted(X, y + offset, weight)
+    _same_structure(shifted, base)
+    np.testing.assert_allclose(
+        shifted.predict(X) - offset, base.predict(X), rtol=0, atol=1e-12 * max(1, abs(offset))
+    )
+    _assert_impurities_are_two_pass_variances(shifted, X, y + offset, weight)
+
+
+@_SETTINGS
+@given(seed=st.integers(0, 10_000), power=st.integers(-60, 60), weights=_weights)
+def test_a_power_of_two_scale_scales_the_tree_exactly(seed, power, weights):
+    X, y = _grid_data(seed)
+    weight = _make_weight(weights, y.size, seed)
+    k = 2.0**power
+    base, scaled = _fit_weighted(X, y, weight), _fit_weighted(X, y * k, weight)
+    _same_structure(scaled, base)
+    np.testing.assert_array_equal(scaled.predict(X), base.predict(X) * k)
+    np.testing.assert_array_equal(scaled.tree_.impurity, base.tree_.impurity * k * k)
+
+
+@_SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    scale=st.floats(1e-6, 1e12),
+    offset=st.floats(-1e12, 1e12),
+    weights=_weights,
+)
+def test_impurities_are_two_pass_variances_at_any_scale_and_offset(seed, scale, offset, weights):
+    X, y = _grid_data(seed)
+    y = y * scale + offset
+    weight = _make_weight(weights, y.size, seed)
+    _assert_impurities_are_two_pass_variances(_fit_weighted(X, y, weight), X, y, weight)
+
+
+@pytest.mark.parametrize("ratio", [1e3, 1e8, 1e12])
+def test_one_outlier_leaves_every_impurity_exact(ratio):
+    """A single row at ``ratio`` times the spread of the rest: every node, with or without
+    the outlier, keeps its variance to 1e-9."""
+    X, y = _grid_data(5, n=2000)
+    y[17] = ratio
+    model = _fit_weighted(X, y, None)
+    _assert_impurities_are_two_pass_variances(model, X, y, None)
+    rest = np.arange(y.size) != 17
+    assert model.score(X[rest], y[rest]) > 0.5  # the other rows are still fitted
