@@ -200,3 +200,26 @@ def test_weighted_classification_counts_are_exact_whatever_the_weight_scale():
     np.testing.assert_array_equal(
         scaled.tree_.weighted_n_node_samples, base.tree_.weighted_n_node_samples * 2.0**-40
     )
+
+
+@pytest.mark.parametrize(
+    "y", [[1e308, -1e308] + [0.0] * 8, [0.0] * 5 + [1e300] * 5], ids=["opposite", "far"]
+)
+def test_targets_whose_squared_spread_overflows_are_refused_naming_a_row(y):
+    """No variance or split score of such targets fits float64: a clear error, not a tree
+    of overflowed sums."""
+    from gpu_tree import DecisionTreeRegressor
+
+    X = np.arange(10.0)[:, None]
+    with pytest.raises(ValueError, match=r"y spreads too widely .* y\[\d\] = .*scale y down"):
+        DecisionTreeRegressor().fit(X, np.array(y))
+
+
+def test_a_wide_but_representable_spread_still_fits_exactly():
+    from gpu_tree import DecisionTreeRegressor
+
+    X = np.arange(10.0)[:, None]
+    y = np.array([0.0] * 5 + [1e150] * 5)
+    model = DecisionTreeRegressor().fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), y)
+    assert model.tree_.impurity[0] == pytest.approx(0.25e300, rel=1e-12)

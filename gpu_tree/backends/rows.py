@@ -157,6 +157,7 @@ class RowData:
         y = np.asarray(self.y, dtype=np.float64)
         centre = regression_centre(y)
         self.centred = y - centre
+        _check_target_spread(y, self.centred, self.weight, centre)
         weighted_sum = self.weight * self.centred
         sum_exponent = fixed_point_exponent(weighted_sum)
         self.layout = replace(
@@ -198,6 +199,22 @@ class RowData:
                 stats[:, -1] = 1
             self._row_stats = stats
         return self._row_stats
+
+
+def _check_target_spread(y, centred, weight, centre):
+    """Refuse targets whose squared spread overflows float64: no variance, no split score
+    (sum w (y - centre)^2 bounds both) could be computed for them."""
+    if centred.size == 0:
+        return
+    far = int(np.argmax(np.abs(centred)))
+    with np.errstate(over="ignore"):  # the overflow is what is being looked for
+        bound = centred[far] * centred[far] * max(float(np.sum(weight)), 1.0)
+    if not np.isfinite(bound):
+        raise ValueError(
+            f"y spreads too widely for float64: y[{far}] = {float(y[far])!r} lies "
+            f"{abs(centred[far]):.3g} from the median target {centre!r}, and the squares of "
+            "such deviations overflow; scale y down (a power of two scales the tree exactly)"
+        )
 
 
 def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):
