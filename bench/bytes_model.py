@@ -11,7 +11,7 @@ What one level L of the level-wise build does on the device (read from the code)
   smaller child of every split, the larger child coming from the subtraction trick).
   Rows are not moved: ``node_of_row`` says where each row is, so the kernel reads every
   row's node id and, for rows of built nodes, their bin codes (uint8, feature-major) and
-  label. ``histograms_shared`` (a block-private float64 histogram of 6,144 entries per
+  label. ``histograms_shared`` (a block-private int64 histogram of 6,144 entries per
   block) when one feature of every built node fits, else ``histograms_global`` (one
   global atomic per (row, feature)). Each feature group of the shared kernel, and each
   feature sweep of the global kernel, reads the node ids again;
