@@ -10,10 +10,34 @@ LOOKUP_CELLS_PER_EDGE = 8
 
 
 def lookup_cell(x, first_edge, cells_per_unit, n_cells):
-    """Grid cell of x (x > first_edge). Monotone non-decreasing in x, the property that
-    makes the lookup exact: a value never lands in a cell before an edge below it."""
-    cell = int((x - first_edge) * cells_per_unit)
-    return min(cell, n_cells - 1)
+    """Grid cell of x (first_edge < x <= the last edge). Monotone non-decreasing in x, the
+    property that makes the lookup exact: a value never lands in a cell before an edge
+    below it. Always in 0..n_cells - 1: a position that is not a finite number below
+    n_cells (an overflow; :func:`grid_scale` avoids them) is the last cell, never an
+    index out of range."""
+    if cells_per_unit == 0.0:  # a one-cell grid (see grid_scale): no arithmetic to overflow
+        return 0
+    position = (x - first_edge) * cells_per_unit
+    if not position < n_cells:  # also inf and NaN
+        return n_cells - 1
+    if not position > 0.0:
+        return 0
+    return min(int(position), n_cells - 1)
+
+
+def grid_scale(first_edge, last_edge, n_cells):
+    """Cells per unit of value for a grid of ``n_cells`` cells from the first edge to the
+    last one; 0 (one cell: a plain binary search over every edge) where that number or the
+    positions it gives would not be finite: edges spanning more than float64's range
+    (last - first overflows), or so close that n_cells / (last - first) overflows
+    (subnormal or one-ulp spans)."""
+    span = last_edge - first_edge
+    if not (span > 0.0 and span < 1.7e308):
+        return 0.0
+    scale = n_cells / span
+    if not scale < 1.7e308:
+        return 0.0
+    return scale
 
 
 def make_bin_code(cell_of):

@@ -38,6 +38,7 @@ def has_nan(X):
 # The bin search is shared with the CUDA kernels (one source, the same codes).
 LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
 _lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
+_grid_scale = njit(cache=True, inline="always")(_search.grid_scale)
 _bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 # The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
 _in_category_set = njit(cache=True, inline="always")(_walk.in_category_set)
@@ -57,7 +58,7 @@ def build_bin_lookup(edges, edge_offsets, n_cells, lookup, cells_per_unit):
         if n_edges < 2:
             continue
         first = edges[offset]
-        cells_per_unit[f] = n_cells / (edges[offset + n_edges - 1] - first)
+        cells_per_unit[f] = _grid_scale(first, edges[offset + n_edges - 1], n_cells)
         # Edge 0 sits at the grid's origin; count each later edge into every cell past its own.
         for k in range(1, n_edges):
             cell = _lookup_cell(edges[offset + k], first, cells_per_unit[f], n_cells)
