@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -386,6 +387,7 @@ def test_orphan_nodes_are_refused(tmp_path, model):
     tree["split_kind"][node] = 0
     tree["feature"][node] = -2
     tree["category_offset"][node] = -1
+    tree["missing_go_to_left"][node] = 0
     _refused(
         tmp_path,
         document,
@@ -498,30 +500,21 @@ def test_categories_for_a_feature_marked_numeric_are_refused(tmp_path, model):
 
 
 @pytest.mark.parametrize("model", ["classifier", "regressor", "multiway"])
-def test_infinities_and_nan_round_trip_bit_for_bit(tmp_path, model):
+def test_infinite_thresholds_and_negative_zero_round_trip_bit_for_bit(tmp_path, model):
     kind, params = _MODELS[model]
     estimator, X = _fitted(kind, **params)
     tree = estimator.tree_
     numeric = np.flatnonzero(tree.split_kind == 1)
     leaves = np.flatnonzero(tree.children_left == -1)
-    # -inf, inf and NaN in each float array: a threshold of -inf sends only -inf left.
+    # A threshold of -inf sends only -inf left; +inf sends every present value left.
     tree.threshold[numeric[0]] = -np.inf
     tree.threshold[numeric[-1]] = np.inf
-    tree.impurity[leaves[0]] = -np.inf
-    tree.impurity[leaves[1]] = np.inf
-    tree.impurity[leaves[2]] = np.nan
-    tree.weighted_n_node_samples[leaves[0]] = -np.inf
-    tree.weighted_n_node_samples[leaves[1]] = np.inf
-    tree.value[leaves[0], 0, 0] = -np.inf
-    tree.value[leaves[1], 0, -1] = np.inf
-    tree.value[leaves[2], 0, 0] = np.nan
-    tree.value[leaves[3], 0, 0] = -0.0
+    tree.value[leaves[3], 0, 0] = -0.0 if model == "regressor" else tree.value[leaves[3], 0, 0]
     estimator._bin_mapper.edges_[1][0] = -np.inf
     path = tmp_path / "model.json"
     estimator.save(path)
     saved = json.loads(path.read_text())["tree"]
     assert saved["threshold"][numeric[0]] == "-inf" and saved["threshold"][numeric[-1]] == "inf"
-    assert saved["value"][leaves[0] * tree.n_classes] == "-inf"
     loaded = gpu_tree.load(path)
 
     def bits(a):
@@ -534,6 +527,43 @@ def test_infinities_and_nan_round_trip_bit_for_bit(tmp_path, model):
     for mine, theirs in zip(loaded._bin_mapper.edges_, estimator._bin_mapper.edges_, strict=True):
         np.testing.assert_array_equal(bits(mine), bits(theirs))
     np.testing.assert_array_equal(loaded.predict(X), estimator.predict(X))
+
+
+@pytest.mark.parametrize("model", ["classifier", "regressor"])
+@pytest.mark.parametrize(
+    ("name", "bad", "message"),
+    [
+        ("impurity", -np.inf, "impurity -inf, expected a finite number >= 0"),
+        ("impurity", np.nan, "impurity nan, expected a finite number >= 0"),
+        ("impurity", -1.0, "impurity -1.0, expected a finite number >= 0"),
+        ("weighted_n_node_samples", np.inf, "weighted_n_node_samples inf, expected a finite"),
+        ("value", np.inf, "expected finite numbers"),
+        ("value", np.nan, "expected finite numbers"),
+    ],
+)
+def test_non_finite_or_negative_node_numbers_are_refused(tmp_path, model, name, bad, message):
+    """Saving writes whatever the tree holds; loading refuses what prediction, export or
+    pruning could not use, naming the field and the node."""
+    kind, params = _MODELS[model]
+    estimator, _ = _fitted(kind, **params)
+    leaf = int(np.flatnonzero(estimator.tree_.children_left == -1)[0])
+    array = estimator.tree_.value[:, 0, 0] if name == "value" else getattr(estimator.tree_, name)
+    array[leaf] = bad
+    path = tmp_path / "model.json"
+    estimator.save(path)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gpu_tree.load(path)
+
+
+def test_class_probabilities_must_be_non_negative_and_sum_to_one(tmp_path):
+    estimator, _ = _fitted("classifier")
+    leaf = int(np.flatnonzero(estimator.tree_.children_left == -1)[0])
+    estimator.tree_.value[leaf, 0, :] = 0.0
+    estimator.tree_.value[leaf, 0, 0] = 0.75  # sums to 0.75
+    path = tmp_path / "model.json"
+    estimator.save(path)
+    with pytest.raises(ValueError, match=f"node {leaf} has value .* sum to 1"):
+        gpu_tree.load(path)
 
 
 # -- loader gaps: files the walk would misread, refused by name -------------------------------
@@ -588,3 +618,48 @@ def test_a_count_beyond_64_bits_is_refused(tmp_path):
     document = _saved(tmp_path, "classifier")
     document["tree"]["n_category_words"] = 2**64
     _refused(tmp_path, document, "n_category_words must fit 64 bits")
+
+
+# -- issue 15: every field the walk or the arrays' readers rely on, for every node ----------
+@pytest.mark.parametrize("model", ["classifier", "multiway"])
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [
+        ("feature", 10**9),  # read by feature_importances_ and export: an IndexError before
+        ("category_offset", 10**12),
+        ("branch_offset", 0),  # with branch_children [0]: a walk that never ended
+        ("n_branches", 3),
+        ("missing_go_to_left", 1),
+    ],
+)
+def test_a_leaf_holding_a_rule_is_refused(tmp_path, model, field, bad):
+    document = _saved(tmp_path, model)
+    tree = document["tree"]
+    leaf = tree["children_left"].index(-1)
+    tree[field][leaf] = bad
+    if field == "branch_offset" and not tree["branch_children"]:
+        tree["branch_children"] = [0]
+    _refused(tmp_path, document, rf"leaf {leaf} has {field} {bad}, expected")
+
+
+@pytest.mark.parametrize("depth", [10**12, 0, 5])
+def test_a_depth_that_is_not_one_below_the_parent_is_refused(tmp_path, depth):
+    # decision_path sized its arrays by the largest depth: 10**12 asked for 14.6 TiB.
+    document = _saved(tmp_path, "classifier")
+    tree = document["tree"]
+    child = tree["children_left"][0]
+    tree["depth"][child] = depth
+    _refused(tmp_path, document, rf"node {child} has depth {depth}, expected 1")
+
+
+def test_a_root_below_depth_zero_is_refused(tmp_path):
+    document = _saved(tmp_path, "regressor")
+    document["tree"]["depth"][0] = 1
+    _refused(tmp_path, document, "the root has depth 1, expected 0")
+
+
+def test_json_nested_too_deeply_is_refused_not_a_recursion_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        gpu_tree.load(path)

@@ -35,6 +35,7 @@ from gpu_tree.model.tree import (
     NODE_ARRAYS,
     NUMERIC,
     TREE_LEAF,
+    TREE_UNDEFINED,
     Tree,
 )
 from gpu_tree.utils.atomic_files import atomic_text
@@ -250,6 +251,10 @@ def read_model_document(path) -> dict:
             f"{source}: not a gpu_tree model file: invalid or truncated JSON at line "
             f"{exc.lineno}, column {exc.colno} ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise ValueError(
+            f"{source}: not a gpu_tree model file: JSON nested too deeply to read"
+        ) from None
     return document
 
 
@@ -299,6 +304,7 @@ def model_from_document(document, source="model"):
             read.fail(f"feature_names_in should be {n_features} strings")
         estimator.feature_names_in_ = np.asarray(names, dtype=object)
     _read_classes(read, document, estimator, kind, tree)
+    _check_values(read, tree, kind != "DecisionTreeRegressor")
     _read_categories(read, document, estimator, n_features)
     _read_binning(read, document, estimator, n_features)
     return estimator
@@ -432,6 +438,11 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
                     f"node {node} is half a leaf: children {left[node]}, {right[node]}, "
                     f"split kind {kind[node]}"
                 )
+            # What a leaf holds where a split holds its rule (the tree's own leaves, and
+            # pruning's): nothing that a reader of the arrays could follow.
+            for name, expected in _LEAF_FIELDS.items():
+                if arrays[name][node] != expected:
+                    read.fail(f"leaf {node} has {name} {arrays[name][node]}, expected {expected}")
             continue
         for child in (left[node], right[node]):
             if not 0 <= child < n:
@@ -484,3 +495,69 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
     if orphan.size:
         k = orphan[0] + 1
         read.fail(f"node {k} has {parents[k]} parents; every node but the root needs exactly one")
+    _check_depths(read, n, arrays)
+    _check_node_numbers(read, arrays)
+
+
+# A leaf's fields that a split uses for its rule (see Tree.add_nodes and Tree.pruned).
+_LEAF_FIELDS = {
+    "feature": TREE_UNDEFINED,
+    "category_offset": -1,
+    "branch_offset": -1,
+    "n_branches": 0,
+    "missing_go_to_left": 0,
+}
+
+
+def _check_depths(read, n, arrays):
+    """The root at depth 0, every child one below its parent (what decision_path and the
+    level-wise code size their arrays by)."""
+    depth, left, right, kind = (
+        arrays["depth"],
+        arrays["children_left"],
+        arrays["children_right"],
+        arrays["split_kind"],
+    )
+    if depth[0] != 0:
+        read.fail(f"the root has depth {depth[0]}, expected 0")
+    for node in range(n):
+        if left[node] == TREE_LEAF:
+            continue
+        children = (
+            range(left[node], right[node] + 1)
+            if kind[node] == MULTIWAY
+            else (left[node], right[node])
+        )
+        for child in children:
+            if depth[child] != depth[node] + 1:
+                read.fail(
+                    f"node {child} has depth {depth[child]}, expected {depth[node] + 1} "
+                    f"(one below its parent {node})"
+                )
+
+
+def _check_node_numbers(read, arrays):
+    """Impurities and weighted sizes are finite and non-negative, node sizes too."""
+    for name in ("impurity", "weighted_n_node_samples", "n_node_samples"):
+        values = arrays[name]
+        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+        if bad.size:
+            read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
+
+
+def _check_values(read, tree, is_classification):
+    """Values are finite; a classifier's are class probabilities (each >= 0, summing to 1;
+    a node of zero weight may hold zeros)."""
+    value = tree.value[:, 0, :]
+    bad = np.flatnonzero(~np.all(np.isfinite(value), axis=1))
+    if bad.size:
+        read.fail(f"node {bad[0]} has value {value[bad[0]].tolist()}, expected finite numbers")
+    if not is_classification:
+        return
+    total = value.sum(axis=1)
+    bad = np.flatnonzero(np.any(value < 0, axis=1) | ((np.abs(total - 1) > 1e-9) & (total != 0)))
+    if bad.size:
+        read.fail(
+            f"node {bad[0]} has value {value[bad[0]].tolist()}: class probabilities must be "
+            ">= 0 and sum to 1"
+        )
