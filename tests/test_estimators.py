@@ -408,3 +408,38 @@ def test_hist_equals_exact_for_real_targets_and_fractional_weights():
         X, labels, sample_weight=weight
     )
     assert_tree_equal(hist.tree_, exact.tree_, impurity_rtol=0, value_rtol=0)
+
+
+# -- issue 15: weights get one validation, scalar or array, sample or class -----------------
+@pytest.mark.parametrize(
+    ("sample_weight", "match"),
+    [
+        (-1.0, "Negative values in data passed to sample_weight"),
+        (0.0, "at least one positive value"),
+        (float("nan"), "NaN or infinity"),
+        (float("inf"), "NaN or infinity"),
+    ],
+)
+def test_a_scalar_sample_weight_is_checked_as_an_array_is(sample_weight, match):
+    """Before, a scalar -1, 0 or NaN fitted on zero rows and predicted [0, 0]."""
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        DecisionTreeClassifier().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize(
+    ("class_weight", "match"),
+    [
+        ({0: -1}, r"class_weight\[0\] must be finite and >= 0, got -1"),
+        ({0: float("nan")}, r"class_weight\[0\] must be finite and >= 0, got nan"),
+        ({0: float("inf")}, r"class_weight\[0\] must be finite and >= 0, got inf"),
+        ({0: "x"}, r"class_weight\[0\] must be a number, got 'x'"),
+        ({0: 0, 1: 0}, "no row has a positive weight"),
+    ],
+)
+def test_bad_class_weights_are_refused_naming_the_class(class_weight, match):
+    """Before, a negative, NaN or infinite class weight silently dropped the class or gave
+    NaN probabilities."""
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        DecisionTreeClassifier(class_weight=class_weight).fit(X, y)

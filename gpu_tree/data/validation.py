@@ -190,7 +190,8 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if sample_weight is None:
         return np.ones(n_samples)
     if isinstance(sample_weight, numbers.Number):
-        return np.full(n_samples, float(sample_weight))
+        # A scalar gets the checks an array gets: -1.0, 0.0 or NaN fitted on no rows.
+        sample_weight = np.full(n_samples, sample_weight)
     if hasattr(sample_weight, "to_numpy"):
         sample_weight = sample_weight.to_numpy()
     weight = np.asarray(sample_weight)

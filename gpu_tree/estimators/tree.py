@@ -268,6 +268,11 @@ class _BaseDecisionTree(BaseEstimator):
         keep = weight > 0
         if keep.all():
             return X, targets, weight
+        if not keep.any():
+            raise ValueError(
+                "no row has a positive weight once class_weight multiplies sample_weight: "
+                "nothing to fit"
+            )
         keep_on_device = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
         return X[keep_on_device], targets[keep], weight[keep]
 
@@ -660,6 +665,12 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
             if unknown:
                 raise ValueError(f"class_weight names labels not present in y: {unknown}")
             for label, value in self.class_weight.items():
+                if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                    raise ValueError(f"class_weight[{label!r}] must be a number, got {value!r}")
+                if not (math.isfinite(value) and value >= 0):
+                    raise ValueError(
+                        f"class_weight[{label!r}] must be finite and >= 0, got {value!r}"
+                    )
                 multipliers[lookup[label]] = float(value)
             return multipliers
         raise ValueError(
