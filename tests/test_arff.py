@@ -29,3 +29,15 @@ def test_bad_rows_name_the_line(tmp_path, row, message):
     )
     with pytest.raises(ValueError, match=message):
         read_arff(path)
+
+
+def test_an_attribute_named_twice_is_refused_naming_the_line(tmp_path):
+    """Before, the second column was read under the first's name: 50% accuracy on the
+    training file itself."""
+    path = tmp_path / "twice.arff"
+    path.write_text(
+        "@relation r\n@attribute a numeric\n@attribute 'a' numeric\n@attribute c {x,y}\n"
+        "@data\n1,2,x\n"
+    )
+    with pytest.raises(ValueError, match=r"line 3: the attribute name 'a' appears twice"):
+        read_arff(path)

@@ -443,3 +443,11 @@ def test_bad_class_weights_are_refused_naming_the_class(class_weight, match):
     X, y = np.arange(20.0)[:, None], np.arange(20) % 2
     with pytest.raises(ValueError, match=match):
         DecisionTreeClassifier(class_weight=class_weight).fit(X, y)
+
+
+def test_a_dataframe_with_two_columns_of_one_name_is_refused():
+    """Before, it was accepted, and swapping the twins changed predictions."""
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.arange(40.0).reshape(20, 2), columns=["a", "a"])
+    with pytest.raises(ValueError, match=r"name 'a' twice \(again at position 1\)"):
+        DecisionTreeClassifier().fit(X, np.arange(20) % 2)

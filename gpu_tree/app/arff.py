@@ -25,7 +25,12 @@ def read_arff(path) -> tuple[list[str], list[bool], list[list[str | None]]]:
             if not in_data:
                 match = _ATTRIBUTE.match(text)
                 if match:
-                    names.append(match.group(1).strip("'\""))
+                    name = match.group(1).strip("'\"")
+                    if name in names:  # columns would be mis-mapped: refuse, as for CSV
+                        raise ValueError(
+                            f"{path}, line {number}: the attribute name {name!r} appears twice"
+                        )
+                    names.append(name)
                     nominal.append(match.group(2).lstrip().startswith("{"))
                 elif text.lower().startswith("@data"):
                     in_data = True

@@ -19,9 +19,20 @@ def feature_names_of(X):
     if not is_dataframe(X):
         return None
     names = np.asarray(list(X.columns), dtype=object)
+    _refuse_duplicates(list(X.columns), "the DataFrame's columns")
     if names.size and all(isinstance(name, str) for name in names):
         return names
     return None
+
+
+def _refuse_duplicates(names, where):
+    """Two columns of one name: which is meant at predict time is anyone's guess (swapping
+    the twins changed predictions), so they are refused, as scikit-learn does."""
+    seen = set()
+    for j, name in enumerate(names):
+        if name in seen:
+            raise ValueError(f"{where} name {name!r} twice (again at position {j}): rename one")
+        seen.add(name)
 
 
 def column_label(j, names):
