@@ -451,3 +451,33 @@ def test_a_dataframe_with_two_columns_of_one_name_is_refused():
     X = pd.DataFrame(np.arange(40.0).reshape(20, 2), columns=["a", "a"])
     with pytest.raises(ValueError, match=r"name 'a' twice \(again at position 1\)"):
         DecisionTreeClassifier().fit(X, np.arange(20) % 2)
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", np.longdouble])
+def test_big_endian_and_extended_precision_X_are_converted(dtype):
+    """Before: a numba TypingError at fit and predict (scikit-learn accepts them)."""
+    X = np.arange(40.0).reshape(20, 2)
+    y = np.arange(20) % 2
+    model = DecisionTreeClassifier().fit(X.astype(dtype), y)
+    np.testing.assert_array_equal(model.predict(X.astype(dtype)), model.predict(X))
+    assert model.score(X.astype(dtype), y) == 1.0
+
+
+def test_an_extended_precision_value_beyond_float64_is_refused_naming_it():
+    X = np.arange(40.0).reshape(20, 2).astype(np.longdouble)
+    X[3, 1] = np.longdouble(10) ** 400
+    with pytest.raises(ValueError, match="infinity or a value too large in column 1 at row 3"):
+        DecisionTreeClassifier().fit(X, np.arange(20) % 2)
+
+
+def test_pandas_na_is_a_missing_value_and_huge_integers_are_named():
+    pd = pytest.importorskip("pandas")
+    y = np.arange(6) % 2
+    X = pd.DataFrame({"a": pd.array([1, 2, pd.NA, 4, 5, 6], dtype=object), "b": [1.0] * 6})
+    from gpu_tree.data.validation import check_X
+
+    assert np.isnan(check_X(X)[2, 0])  # missing, as None and NaN are
+    assert DecisionTreeClassifier().fit(X, y).score(X, y) == 1.0
+    huge = np.array([[1, 2], [10**400, 3]] + [[1, 1]] * 4, dtype=object)
+    with pytest.raises(ValueError, match=r"column 0 holds '1000.*' at row 1, beyond float64"):
+        DecisionTreeClassifier().fit(huge, y)

@@ -50,17 +50,28 @@ def _convert_object_columns(array, names, first_column=0):
         column = array[:, k]
         try:
             out[:, k] = column.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            for i, value in enumerate(column):
-                try:
-                    float(value)
-                except (TypeError, ValueError):
-                    kind = TypeError if isinstance(exc, TypeError) else ValueError
-                    raise kind(
-                        f"{column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
-                        f"({exc}); declare categorical columns with categorical_features"
-                    ) from None
-            raise
+            continue
+        except (TypeError, ValueError, OverflowError):
+            pass
+        # The slow path, value by value: missing markers (None, pandas' NA) are NaN, and
+        # a value that is no number, or none float64 can hold, is named with its row.
+        for i, value in enumerate(column):
+            if value is None or type(value).__name__ == "NAType":
+                out[i, k] = np.nan
+                continue
+            try:
+                out[i, k] = float(value)
+            except OverflowError:
+                raise ValueError(
+                    f"{column_label(j, names)} holds {str(value)[:40]!r} at row {i}, beyond "
+                    "float64's range"
+                ) from None
+            except (TypeError, ValueError) as exc:
+                kind = TypeError if isinstance(exc, TypeError) else ValueError
+                raise kind(
+                    f"{column_label(j, names)} holds a non-numeric value {value!r} at row {i} "
+                    f"({exc}); declare categorical columns with categorical_features"
+                ) from None
     return out
 
 
@@ -125,6 +136,12 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
         array = array.astype(np.float32)
     elif array.dtype.kind != "f":
         raise TypeError(f"X has unsupported dtype {array.dtype}; expected numbers")
+    elif array.dtype not in (np.float32, np.float64):
+        # Big-endian floats and extended precision (longdouble): the kernels read native
+        # float32 / float64. A longdouble beyond float64's range becomes infinity below,
+        # which is refused naming its column and row.
+        with np.errstate(over="ignore"):
+            array = array.astype(np.float32 if array.dtype.itemsize == 4 else np.float64)
     _check_n_features(array.shape[1], n_features_expected, estimator_name)
     infinite = np.isinf(array)  # NaN is a missing value; infinity is an error
     if infinite.any():
