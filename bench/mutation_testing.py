@@ -101,7 +101,11 @@ FILE_TESTS = {
         "tests/test_categorical.py",
     ),
     CUDA_BACKEND: ("tests/test_cuda_backend.py",),
-    GROWER: ("tests/test_grower.py", "tests/test_missing_values.py", "tests/test_fixed_point.py"),
+    GROWER: (
+        "tests/test_grower.py",
+        "tests/test_missing_values.py",
+        "tests/test_regression_precision.py",
+    ),
     CATEGORICAL: ("tests/test_categorical.py",),
     MODEL_FILE: ("tests/test_model_file.py",),
     ROWS: (

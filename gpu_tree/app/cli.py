@@ -15,7 +15,9 @@ import csv
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -74,6 +76,38 @@ def _fail(message, code):
     return code
 
 
+class _Interrupted(BaseException):
+    """SIGINT or SIGTERM during a command: raised from the signal handler so that every
+    ``finally`` (the temporary file of an output being written) runs on the way out. Not a
+    KeyboardInterrupt, which click would turn into an "Abort" of exit status 1."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    raise _Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _interrupts_raise():
+    """SIGINT and SIGTERM raise :class:`_Interrupted` while the command runs (main thread
+    only: elsewhere, as under a test runner's threads, handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in _INTERRUPTS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
 class _Main(click.Group):
     """A group whose ``main`` turns every failure into one line and an exit status."""
 
@@ -86,16 +120,22 @@ class _Main(click.Group):
         _Main.verbose = False
         with warnings.catch_warnings():
             try:
-                value = super().main(
-                    args=args,
-                    prog_name=prog_name,
-                    complete_var=complete_var,
-                    standalone_mode=False,
-                    **extra,
-                )
+                with _interrupts_raise():
+                    value = super().main(
+                        args=args,
+                        prog_name=prog_name,
+                        complete_var=complete_var,
+                        standalone_mode=False,
+                        **extra,
+                    )
                 code = value if isinstance(value, int) else 0
-            except click.exceptions.Abort:
-                code = _fail("aborted", 1)
+            except _Interrupted as exc:
+                # 128 + the signal's number, as a shell reports it: 130 for Ctrl-C.
+                name = "interrupted" if exc.signum == signal.SIGINT else "terminated"
+                code = _fail(name, 128 + int(exc.signum))
+            except click.exceptions.Abort as exc:
+                interrupted = isinstance(exc.__cause__, KeyboardInterrupt)
+                code = _fail("interrupted", 130) if interrupted else _fail("aborted", 1)
             except KeyboardInterrupt:
                 code = _fail("interrupted", 130)
             except BrokenPipeError:
@@ -526,7 +566,7 @@ def train(
     fields and ?, NA, N/A, nan are missing values. .npz: arrays X, y and optionally
     feature_names. .npy: a 2-D array with --target a column index.
     """
-    check_writable(output)
+    check_writable(output, inputs=(data,))
     if target is None:
         if extension(data) != ".npz":
             raise click.UsageError("Missing option '--target' (the column to predict).")
@@ -619,7 +659,7 @@ def predict(model, data, output, proba, no_header):
     position); other columns, the target among them, are ignored.
     """
     if output != "-":
-        check_writable(output)
+        check_writable(output, inputs=(model, data))
     estimator = _load(model)
     if proba and not _is_classifier(estimator):
         raise click.UsageError("--proba needs a classification model; this one is a regressor")
@@ -712,7 +752,7 @@ def evaluate(model, data, target, json_path, no_header):
     from gpu_tree.app.metrics import classification_metrics, regression_metrics
 
     if json_path:
-        check_writable(json_path)
+        check_writable(json_path, inputs=(model, data))
     if target is None:
         if extension(data) != ".npz":
             raise click.UsageError("Missing option '--target' (the column of true values).")
@@ -807,7 +847,7 @@ def export(model, fmt, output, max_depth, decimals, filled):
     if fmt == "png" and not output:
         raise click.UsageError("--format png needs -o PATH.png")
     if output:
-        check_writable(output)
+        check_writable(output, inputs=(model,))
     if fmt == "png":
         try:
             from matplotlib.figure import Figure

@@ -3,7 +3,8 @@
 A file is written to a temporary file in its own folder (so the rename cannot cross file
 systems), flushed to disk, then renamed over the target: a reader sees the old file or the
 new one, never half of one, and a failure leaves the old file untouched and no temporary
-file behind.
+file behind. A symbolic link is followed (its target is replaced, the link stays); a target
+that is no regular file (a FIFO, a device) is written through, never replaced.
 """
 
 from __future__ import annotations
@@ -14,9 +15,19 @@ import secrets
 from pathlib import Path
 
 
-def check_writable(path) -> Path:
-    """Fail early, before any work, when ``path`` cannot be written."""
+def check_writable(path, inputs=()) -> Path:
+    """Fail early, before any work, when ``path`` cannot be written, or is the same file as
+    one of ``inputs`` (the paths a command reads: writing would destroy one)."""
     path = Path(path)
+    for source in inputs:
+        if source is None or str(source) == "-":
+            continue
+        with contextlib.suppress(OSError):  # either side missing: not the same file
+            if os.path.samefile(path, source):
+                raise ValueError(
+                    f"cannot write {path}: it is the input {source}, which writing would "
+                    "destroy; choose another output"
+                )
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise IsADirectoryError(f"cannot write {path}: it is a folder")
@@ -46,8 +57,15 @@ def atomic_path(path):
     """Yield a temporary path in ``path``'s folder for a writer that wants a file name
     (matplotlib's savefig, say); on success it replaces ``path``, on any failure it is
     removed and ``path`` is left as it was."""
-    path = check_writable(path)
-    folder = path.parent if str(path.parent) else Path(".")
+    check_writable(path)
+    # A link is followed: the file it names is written, the link stays.
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        # A FIFO or a device: written through, as `cat > path` would. Renaming a file
+        # over it would replace it (run as root, /dev/full became a regular file).
+        yield str(path)
+        return
+    folder = path.parent
     temporary = _new_temporary(folder, path.name)
     try:
         yield temporary
