@@ -235,3 +235,42 @@ def test_a_checkout_that_is_not_installed(tmp_path, with_kernels):
         assert "gpu_tree cannot find its kernels" in result.stderr
         assert "pip install" in result.stderr
         assert "Traceback" in result.stderr and result.stderr.count("File ") < 12
+
+
+def test_a_read_only_install_still_imports_and_caches_elsewhere(tmp_path):
+    """Issue 15, defect 4: where kernels/__pycache__ cannot be made and the user's cache
+    folder cannot either (HOME=/ on a read-only install), import raised "cannot cache
+    function 'has_nan'" for every command. Simulated as root can: __pycache__ is a file."""
+    import shutil
+
+    for name in ("gpu_tree", "kernels"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "kernels" / "__pycache__").write_text("not a folder")
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    code = (
+        "import numpy as np, gpu_tree\n"
+        "from numba.core import config\n"
+        "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
+        "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
+        "print(config.CACHE_DIR)\n"
+    )
+    env = {
+        "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
+        "HOME": str(home),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+    (tmp_path / "tmp").mkdir()
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    score, cache_dir = result.stdout.split()
+    assert score == "1.0"
+    assert cache_dir.startswith(str(tmp_path / "tmp"))
+    assert any(Path(cache_dir).rglob("*.nbi"))  # the kernels were cached there
