@@ -195,38 +195,39 @@ def _site_packages() -> str:
     return str(Path(numpy.__file__).resolve().parents[1])
 
 
+def _run_in_a_copy(tmp_path, code, env, with_kernels=True, prepare=None):
+    """Copy gpu_tree/ (and kernels/) to ``tmp_path``, let ``prepare(tmp_path)`` alter the
+    copy, and run ``code`` there uninstalled. ``-S`` keeps the editable install's import
+    hook (a .pth file) out of the child."""
+    import shutil
+
+    for name in ("gpu_tree", "kernels") if with_kernels else ("gpu_tree",):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if prepare is not None:
+        prepare(tmp_path)
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{tmp_path}:{_site_packages()}", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+_FIT_AND_SCORE = (
+    "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
+    "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
+)
+
+
 @pytest.mark.parametrize("with_kernels", [True, False])
 def test_a_checkout_that_is_not_installed(tmp_path, with_kernels):
     # Without an install, nothing maps kernels/ to gpu_tree.kernels: the package finds
-    # the folder beside itself, or says what is wrong and how to fix it. ``-S`` keeps the
-    # editable install's import hook (a .pth file) out of the child.
-    import shutil
-
-    shutil.copytree(
-        REPO / "gpu_tree", tmp_path / "gpu_tree", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    if with_kernels:
-        shutil.copytree(
-            REPO / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__")
-        )
-    code = (
-        "import numpy as np, gpu_tree, gpu_tree.kernels.cpu as k\n"
-        "print(k.__file__)\n"
-        "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
-        "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
-    )
-    env = {
-        "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
-        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
-    }
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    # the folder beside itself, or says what is wrong and how to fix it.
+    code = "import numpy as np, gpu_tree, gpu_tree.kernels.cpu as k\nprint(k.__file__)\n"
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    result = _run_in_a_copy(tmp_path, code + _FIT_AND_SCORE, env, with_kernels)
     if with_kernels:
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == [str(tmp_path / "kernels" / "cpu.py"), "1.0"]
@@ -241,33 +242,16 @@ def test_a_read_only_install_still_imports_and_caches_elsewhere(tmp_path):
     """Issue 15, defect 4: where kernels/__pycache__ cannot be made and the user's cache
     folder cannot either (HOME=/ on a read-only install), import raised "cannot cache
     function 'has_nan'" for every command. Simulated as root can: __pycache__ is a file."""
-    import shutil
 
-    for name in ("gpu_tree", "kernels"):
-        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "kernels" / "__pycache__").write_text("not a folder")
-    home = tmp_path / "home-is-a-file"
-    home.write_text("")
-    code = (
-        "import numpy as np, gpu_tree\n"
-        "from numba.core import config\n"
-        "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
-        "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
-        "print(config.CACHE_DIR)\n"
-    )
-    env = {
-        "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
-        "HOME": str(home),
-        "TMPDIR": str(tmp_path / "tmp"),
-    }
-    (tmp_path / "tmp").mkdir()
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    def unwritable_cache(root):
+        (root / "kernels" / "__pycache__").write_text("not a folder")
+        (root / "home-is-a-file").write_text("")
+        (root / "tmp").mkdir()
+
+    code = "import numpy as np, gpu_tree\nfrom numba.core import config\n" + _FIT_AND_SCORE
+    env = {"HOME": str(tmp_path / "home-is-a-file"), "TMPDIR": str(tmp_path / "tmp")}
+    result = _run_in_a_copy(
+        tmp_path, code + "print(config.CACHE_DIR)\n", env, prepare=unwritable_cache
     )
     assert result.returncode == 0, result.stderr[-2000:]
     score, cache_dir = result.stdout.split()
