@@ -717,3 +717,16 @@ def test_label_codes_one_rule_for_every_kind_of_label():
     pred = np.array([2, 2, "a"], object)
     matrix = confusion_matrix(np.array(["a", 2, 2], object), pred, [2, "a"])
     np.testing.assert_array_equal(matrix, [[1, 1], [1, 0]])
+
+
+def test_the_number_1_and_the_string_1_are_two_categories_whatever_the_batch():
+    """Issue 15: they were listed as two categories but coded as one (as text they are the
+    same), so a row's prediction depended on the other rows of its batch."""
+    X = np.array([[1], ["1"], [2], ["2"]] * 5, dtype=object)
+    y = np.array([0, 1, 0, 1] * 5)
+    model = DecisionTreeClassifier(categorical_features=[0]).fit(X, y)
+    assert model.score(X, y) == 1.0
+    alone = [model.predict(np.array([[v]], dtype=object))[0] for v in (1, "1", 1.0, "2")]
+    assert alone == [0, 1, 0, 1]
+    together = model.predict(np.array([["1"], [1], [1.0], ["2"]], dtype=object))
+    np.testing.assert_array_equal(together, [1, 0, 0, 1])

@@ -481,3 +481,12 @@ def test_pandas_na_is_a_missing_value_and_huge_integers_are_named():
     huge = np.array([[1, 2], [10**400, 3]] + [[1, 1]] * 4, dtype=object)
     with pytest.raises(ValueError, match=r"column 0 holds '1000.*' at row 1, beyond float64"):
         DecisionTreeClassifier().fit(huge, y)
+
+
+@pytest.mark.parametrize("random_state", [-1, -(2**40)])
+def test_a_negative_random_state_is_refused_naming_the_parameter(random_state):
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    with pytest.raises(
+        ValueError, match=f"random_state must be a non-negative integer, got {random_state}"
+    ):
+        DecisionTreeClassifier(random_state=random_state, max_features=1).fit(X, y)

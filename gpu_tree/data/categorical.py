@@ -200,13 +200,19 @@ class CategoryMaps:
         column = column.astype(object)
         present = _present(column)
         out = np.full(column.size, np.nan)
-        if present.any():
-            distinct, inverse = np.unique(column[present].astype(str), return_inverse=True)
-            # np.unique on strings: map each distinct string back to a value of the column.
+        # Strings and the other values apart: as text, 1 and "1" are one value, but they
+        # are two categories (label_key), and merged, a row's code depended on which of
+        # them came first in its batch.
+        is_text = np.frompyfunc(lambda value: isinstance(value, str), 1, 1)(column).astype(bool)
+        for group in (present & is_text, present & ~is_text):
+            if not group.any():
+                continue
+            values = column[group]
+            distinct, inverse = np.unique(values.astype(str), return_inverse=True)
+            # np.unique on strings: map each distinct string back to a value of the group.
             first = np.zeros(distinct.size, dtype=np.int64)
             first[inverse[::-1]] = np.arange(inverse.size)[::-1]
-            table = _lookup(column[present][first], categories)
-            out[present] = table[inverse]
+            out[group] = _lookup(values[first], categories)[inverse]
         return out
 
 

@@ -133,8 +133,12 @@ def _random_generator(random_state):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if random_state is None or isinstance(random_state, numbers.Integral):
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:  # numpy's own message names no parameter
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
         return np.random.default_rng(random_state)
+    if random_state is None:
+        return np.random.default_rng()
     raise ValueError(
         f"random_state must be None, an int or a numpy Generator, got {random_state!r}"
     )
