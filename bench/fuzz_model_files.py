@@ -1,0 +1,277 @@
+"""Model-file fuzzer: damaged model files are refused, never crash, hang or mislead.
+
+Fits a few real models (classifier, regressor, categorical subsets, multiway), saves them,
+and makes ``--cases`` damaged copies, one random edit each: a number of a tree array
+replaced by a hostile value (0, -1, huge or out-of-range integers, NaN, infinities,
+strings, lists, booleans), a field deleted, an array truncated or lengthened, a top-level
+field replaced. A child process loads each copy and, when the loader accepts it, predicts,
+walks and exports with it. Every case ends as:
+
+- ``refused``: the loader raised ValueError (the one error a damaged file may give);
+- ``worked``: loaded, and predict, predict_proba, apply, decision_path, export_text and
+  feature_importances_ ran, with finite outputs (and probabilities in [0, 1]);
+- ``defect``: anything else: another exception, a crash (the child died), a hang
+  (``--timeout`` per case), or non-finite predictions from a file the loader accepted.
+
+The child reports each case before running it, so a crash or hang names its case; the
+parent then starts a new child at the next case. Output: the counts, and each defect
+with its edit. Exit status 1 when there is a defect.
+
+    python bench/fuzz_model_files.py --cases 20000 --seed 1      # the long run
+    python bench/fuzz_model_files.py --cases 200                 # what CI runs (a test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import queue
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+HOSTILE = [
+    0,
+    -1,
+    -2,
+    1,
+    2**31,
+    2**63,
+    -(2**63) - 1,
+    10**12,
+    10**400,
+    0.5,
+    -0.5,
+    1e308,
+    "NaN",
+    "inf",
+    "-inf",
+    "x",
+    "",
+    None,
+    True,
+    [],
+    [0],
+    {},
+]
+
+
+def fitted_documents() -> dict[str, dict]:
+    """Model documents of small real fits, one per kind of node."""
+    import numpy as np
+
+    import gpu_tree
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(300) < 0.1, 1] = np.nan
+    X[:, 3] = rng.integers(0, 6, size=300)
+    y = (X[:, 0] + (X[:, 3] % 2) > 0.3).astype(int) + (X[:, 2] > 1)
+    models = {
+        "classifier": gpu_tree.DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y),
+        "regressor": gpu_tree.DecisionTreeRegressor(max_depth=4, device="cpu").fit(
+            X, X[:, 0] * 3 + rng.normal(size=300)
+        ),
+        "subset": gpu_tree.DecisionTreeClassifier(
+            max_depth=4, device="cpu", categorical_features=[3]
+        ).fit(X, y),
+        "multiway": gpu_tree.DecisionTreeClassifier(
+            max_depth=3, device="cpu", categorical_features=[3], categorical_split="multiway"
+        ).fit(X, y),
+    }
+    documents = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, model in models.items():
+            path = Path(folder) / f"{name}.json"
+            model.save(path)
+            documents[name] = json.loads(path.read_text())
+    return documents
+
+
+def damage(document: dict, rng: random.Random) -> tuple[dict, str]:
+    """One random edit of a copy of ``document``, and a description of it."""
+    doc = copy.deepcopy(document)
+    tree = doc["tree"]
+    arrays = [k for k, v in tree.items() if isinstance(v, list)]
+    kind = rng.random()
+    if kind < 0.6:  # one entry of a tree array
+        name = rng.choice([a for a in arrays if tree[a]] or arrays)
+        if not tree[name]:
+            tree[name].append(rng.choice(HOSTILE))
+            return doc, f"tree.{name} += [{tree[name][-1]!r}]"
+        index = rng.randrange(len(tree[name]))
+        value = rng.choice(HOSTILE + [tree[name][index] + rng.choice([-1, 1])])
+        if isinstance(tree[name][index], bool) or not isinstance(tree[name][index], (int, float)):
+            value = rng.choice(HOSTILE)
+        tree[name][index] = value
+        return doc, f"tree.{name}[{index}] = {value!r}"
+    if kind < 0.7:  # a tree scalar
+        name = rng.choice([k for k, v in tree.items() if not isinstance(v, list)])
+        tree[name] = rng.choice(HOSTILE + [tree[name] + 1, tree[name] - 1])
+        return doc, f"tree.{name} = {tree[name]!r}"
+    if kind < 0.8:  # an array truncated or lengthened
+        name = rng.choice(arrays)
+        if tree[name] and rng.random() < 0.5:
+            tree[name].pop()
+            return doc, f"tree.{name} truncated"
+        tree[name].append(tree[name][-1] if tree[name] else 0)
+        return doc, f"tree.{name} lengthened"
+    if kind < 0.9:  # a field deleted
+        name = rng.choice(list(tree) + list(doc))
+        (tree if name in tree else doc).pop(name)
+        return doc, f"{name} deleted"
+    name = rng.choice([k for k in doc if k != "tree"])  # a top-level field replaced
+    doc[name] = rng.choice(HOSTILE)
+    return doc, f"{name} = {doc[name]!r}"
+
+
+# The child: loads each case, uses what loads, prints one line per case.
+_CHILD = r"""
+import json, sys, warnings
+import numpy as np
+import gpu_tree
+warnings.simplefilter("ignore")
+paths = json.loads(sys.stdin.read())
+rng = np.random.default_rng(0)
+for i, path in enumerate(paths):
+    print(f"start {i}", flush=True)
+    try:
+        model = gpu_tree.load(path)
+    except ValueError:
+        print(f"refused {i}", flush=True)
+        continue
+    except BaseException as exc:
+        print(f"defect {i} load raised {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        continue
+    try:
+        X = rng.normal(size=(50, model.n_features_in_))
+        X[::7, 0] = np.nan
+        categorical = getattr(model, "_category_maps", None)
+        for f in (getattr(categorical, "features", []) if categorical is not None else []):
+            X[:, f] = rng.integers(-1, 8, size=50)
+        prediction = np.asarray(model.predict(X))
+        problem = None
+        if prediction.dtype.kind == "f" and not np.all(np.isfinite(prediction)):
+            problem = "non-finite predictions"
+        if hasattr(model, "predict_proba"):
+            proba = model.predict_proba(X)
+            if not (np.all(np.isfinite(proba)) and np.all((proba >= 0) & (proba <= 1))):
+                problem = "probabilities outside [0, 1]"
+        model.apply(X)
+        model.decision_path(X)
+        gpu_tree.export_text(model)
+        importances = model.feature_importances_
+        if not np.all(np.isfinite(importances)):
+            problem = "non-finite importances"
+        print(f"defect {i} {problem}" if problem else f"worked {i}", flush=True)
+    except BaseException as exc:
+        print(f"defect {i} use raised {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+"""
+
+
+def make_cases(n_cases: int, seed: int, folder: Path) -> list[tuple[str, str]]:
+    """(path, description) of ``n_cases`` damaged model files written into ``folder``."""
+    rng = random.Random(seed)
+    documents = fitted_documents()
+    names = sorted(documents)
+    cases = []
+    for i in range(n_cases):
+        doc, edit = damage(documents[names[i % len(names)]], rng)
+        path = folder / f"case{i}.json"
+        path.write_text(json.dumps(doc))
+        cases.append((str(path), f"{names[i % len(names)]}: {edit}"))
+    return cases
+
+
+def _forward_lines(stream, lines: queue.Queue) -> None:
+    """Put each line of ``stream`` into ``lines``, then "" at its end."""
+    for line in stream:
+        lines.put(line)
+    lines.put("")
+
+
+def run(cases, timeout: float, child_code: str = _CHILD) -> dict:
+    """Run every case in child processes (``child_code`` reads the paths as JSON on stdin
+    and prints ``start i`` then ``refused i``, ``worked i`` or ``defect i ...`` per case);
+    a child that dies or hangs makes a defect of its case, and a new child goes on."""
+    n_cases = len(cases)
+    counts = {"tried": n_cases, "refused": 0, "worked": 0, "defects": 0}
+    defects = []
+    start = 0
+    while start < n_cases:
+        batch = [path for path, _ in cases[start:]]
+        child = subprocess.Popen(
+            [sys.executable, "-c", child_code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        child.stdin.write(json.dumps(batch))
+        child.stdin.close()
+        lines = queue.Queue()  # the child's lines, read by a thread: get() can time out
+        reader = threading.Thread(target=_forward_lines, args=(child.stdout, lines), daemon=True)
+        reader.start()
+        current, finished = None, False
+        while True:
+            # The first case also waits for the child's import.
+            wait = timeout + (60 if current in (None, 0) else 0)
+            try:
+                line = lines.get(timeout=wait)
+            except queue.Empty:
+                child.kill()  # a hang: only the child this run started
+                child.wait()
+                break
+            if not line:
+                child.wait()
+                finished = current is None or current == len(batch) - 1
+                break
+            word, index, *rest = line.split(" ", 2)
+            index = int(index)
+            if word == "start":
+                current = index
+                continue
+            outcome = word if word in ("refused", "worked") else "defects"
+            counts[outcome] += 1
+            if word == "defect":
+                defects.append((start + index, cases[start + index][1], rest[0].strip()))
+            if index == len(batch) - 1:
+                finished = True
+        reader.join(timeout=5)
+        if finished:
+            break
+        # The child died or hung in case ``current``: a defect; go on after it.
+        failed = start + (current or 0)
+        outcome = "hang" if child.returncode in (-9, None) else f"crash (exit {child.returncode})"
+        counts["defects"] += 1
+        defects.append((failed, cases[failed][1], outcome))
+        start = failed + 1
+    return {"counts": counts, "defects": defects}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
+    parser.add_argument("--json", help="write the counts and defects here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        result = run(make_cases(args.cases, args.seed, Path(folder)), args.timeout)
+    counts = result["counts"]
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    for index, edit, outcome in result["defects"]:
+        print(f"defect in case {index} ({edit}): {outcome}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 1 if counts["defects"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
