@@ -730,3 +730,39 @@ def test_the_number_1_and_the_string_1_are_two_categories_whatever_the_batch():
     assert alone == [0, 1, 0, 1]
     together = model.predict(np.array([["1"], [1], [1.0], ["2"]], dtype=object))
     np.testing.assert_array_equal(together, [1, 0, 0, 1])
+
+
+def test_subset_search_is_bounded_whatever_max_category_subset():
+    """Issue 15: subsets were listed in full (K**l of them): max_category_subset=20 on 40
+    categories raised MemoryError, and 8,000 categories took 3.3 GiB. Subsets are now
+    tried only at nodes whose categories give at most 65,536 of them."""
+    from gpu_tree.growing.splitting import MAX_SUBSET_CANDIDATES, most_categories_for_subsets
+
+    assert MAX_SUBSET_CANDIDATES == 65_536
+    assert [most_categories_for_subsets(size) for size in (1, 2, 3, 20)] == [65_536, 361, 73, 16]
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 40, size=(2000, 1)).astype(float)
+    y = X[:, 0].astype(int) % 3
+    model = DecisionTreeClassifier(
+        max_depth=3, categorical_features=[0], max_category_subset=20
+    ).fit(X, y)
+    assert model.score(X, y) == 1.0  # the prefixes of the P(c) orderings still separate
+
+
+def test_small_nodes_keep_their_exhaustive_subset_search_next_to_large_ones():
+    """Whether a node tries subsets depends on its own categories only, never on the
+    other nodes scored with it."""
+    from gpu_tree.growing.splitting import most_categories_for_subsets
+
+    limit = most_categories_for_subsets(2)
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 5, size=(4000, 1)).astype(float)
+    y = np.isin(X[:, 0], [1, 3]).astype(int) + 2 * (X[:, 0] == 4)
+    params = {"max_depth": 1, "max_bins": 1000}
+    alone = DecisionTreeClassifier(categorical_features=[0], **params).fit(X, y)
+    # A second feature of more categories than the limit, scored in the same pass.
+    wide = np.column_stack([X, rng.integers(0, limit + 50, size=(4000, 1))])
+    assert np.unique(wide[:, 1]).size > limit
+    together = DecisionTreeClassifier(categorical_features=[0, 1], **params).fit(wide, y)
+    np.testing.assert_array_equal(together.tree_.feature[:1], [0])
+    np.testing.assert_array_equal(alone.predict(X), together.predict(wide))

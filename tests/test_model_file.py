@@ -663,3 +663,25 @@ def test_json_nested_too_deeply_is_refused_not_a_recursion_error(tmp_path):
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(ValueError, match="nested too deeply"):
         gpu_tree.load(path)
+
+
+def test_a_split_that_raises_the_weighted_impurity_is_refused(tmp_path):
+    """Found by bench/fuzz_model_files.py (11 cases of 10,000, seed 1): impurity 1e308 at
+    a node loaded, and feature_importances_ overflowed to inf and NaN. No grown or pruned
+    tree has a split that raises the weighted impurity (every impurity is concave)."""
+    document = _saved(tmp_path, "classifier")
+    internal = [k for k, c in enumerate(document["tree"]["children_left"]) if c >= 0]
+    child = document["tree"]["children_left"][internal[-1]]
+    document["tree"]["impurity"][child] = 1e308
+    _refused(tmp_path, document, f"node {internal[-1]}'s children hold more weighted impurity")
+
+
+def test_huge_weighted_impurities_give_finite_importances():
+    """Weights and impurities are scaled before their products are summed: a tree whose
+    impurities times weights overflow float64 still has finite importances."""
+    X = np.arange(40.0).reshape(20, 2)
+    model = DecisionTreeRegressor(max_depth=3).fit(X, np.arange(20) % 3)
+    model.tree_.impurity[:] *= 1e306
+    importances = model.feature_importances_
+    assert np.all(np.isfinite(importances))
+    assert importances.sum() == pytest.approx(1.0)

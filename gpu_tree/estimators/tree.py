@@ -585,6 +585,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         is tried (Zaki and Meira's l in Algorithm 19.3; exhaustive up to 2 * l + 1
         categories at a node), and so
         is every prefix of the categories ordered by P(c), for each class c. Default 2.
+        Subsets are tried at nodes whose categories give at most 65,536 of them (361
+        categories for l = 2, 73 for l = 3); at larger nodes the prefixes alone are the
+        search, so time and memory stay linear in the number of categories.
     ccp_alpha : float >= 0
         Minimal cost-complexity pruning after growth (Breiman et al.'s CART, 1984:
         ``alpha * size + sum of leaf impurities``, size counted in leaves, as in

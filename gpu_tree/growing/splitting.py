@@ -20,6 +20,8 @@ hold bins; ``bin_index`` maps positions back to bins).
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -526,7 +528,8 @@ class _CategoricalScores:
       ordering per class, P(c), a heuristic;
     - multiclass only: every subset of at most ``max_subset`` categories (Zaki and
       Meira's Algorithm 19.3 with l = max_subset): exhaustive when a node holds at most
-      2 * max_subset + 1 categories.
+      2 * max_subset + 1 categories; tried at nodes whose categories give at most
+      :data:`MAX_SUBSET_CANDIDATES` such subsets.
     - multiway mode instead has a single candidate per feature: one branch per category.
     """
 
@@ -640,12 +643,43 @@ def _subset_table(n_categories, max_size):
     """Every subset of 1..max_size of range(n_categories), padded with n_categories."""
     from itertools import combinations
 
+    width = min(max_size, n_categories)
     subsets = [
-        combo + (n_categories,) * (max_size - size)
-        for size in range(1, min(max_size, n_categories) + 1)
+        combo + (n_categories,) * (width - size)
+        for size in range(1, width + 1)
         for combo in combinations(range(n_categories), size)
     ]
-    return np.array(subsets, dtype=np.int64).reshape(len(subsets), max_size)
+    return np.array(subsets, dtype=np.int64).reshape(len(subsets), width)
+
+
+# Exhaustive subsets (Algorithm 19.3) are tried at a node whose present categories give at
+# most this many: their number grows as K**l, so past it the orderings' prefixes (linear
+# in K) are the search, and time and memory stay linear in the number of categories.
+MAX_SUBSET_CANDIDATES = 1 << 16
+
+
+def _subset_count(n_categories, max_size):
+    """Subsets of 1..max_size of n categories, counted up to just past the cap."""
+    count = 0
+    for size in range(1, min(max_size, n_categories) + 1):
+        count += math.comb(n_categories, size)
+        if count > MAX_SUBSET_CANDIDATES:
+            break
+    return count
+
+
+@functools.lru_cache(maxsize=64)
+def most_categories_for_subsets(max_size: int) -> int:
+    """The most categories a node may hold for its subsets of at most ``max_size`` to be
+    tried (361 for subsets of at most 2)."""
+    low, high = 0, MAX_SUBSET_CANDIDATES  # _subset_count grows with n: bisect
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _subset_count(middle, max_size) <= MAX_SUBSET_CANDIDATES:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
@@ -727,7 +761,9 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
 
     multiclass = layout.is_classification and layout.n_classes > 2
     if multiclass and categorical.max_subset >= 1:
-        most = int(to_host(xp.max(n_nonempty)))
+        limit = most_categories_for_subsets(categorical.max_subset)
+        eligible = (n_nonempty <= limit)[:, :, None]  # each node on its own categories
+        most = min(int(to_host(xp.max(n_nonempty))), limit)
         table = _subset_table(most, categorical.max_subset)
         if table.shape[0]:
             size = np.sum(table < most, axis=1)
@@ -748,7 +784,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
                     subset_left,
                     total[:, :, None, :],
                     missing,
-                    device_largest[None, None, :] < n_nonempty[:, :, None],
+                    (device_largest[None, None, :] < n_nonempty[:, :, None]) & eligible,
                     device_size[None, None, :] < n_nonempty[:, :, None],
                     feature_mask,
                 )

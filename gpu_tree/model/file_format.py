@@ -497,6 +497,7 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
         read.fail(f"node {k} has {parents[k]} parents; every node but the root needs exactly one")
     _check_depths(read, n, arrays)
     _check_node_numbers(read, arrays)
+    _check_impurity_decreases(read, n, arrays)
 
 
 # A leaf's fields that a split uses for its rule (see Tree.add_nodes and Tree.pruned).
@@ -543,6 +544,32 @@ def _check_node_numbers(read, arrays):
         bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
         if bad.size:
             read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
+
+
+def _check_impurity_decreases(read, n, arrays):
+    """No split raises the weighted impurity (each impurity is concave, so a grown or
+    pruned tree never does, to rounding): feature importances and the pruning path sum
+    these decreases. Weights and impurities are each scaled by a power of two first, so
+    that huge ones do not overflow the check."""
+    left, right, kind = arrays["children_left"], arrays["children_right"], arrays["split_kind"]
+    weight, impurity = arrays["weighted_n_node_samples"], arrays["impurity"]
+    _, weight_exponent = np.frexp(np.max(weight))
+    _, impurity_exponent = np.frexp(np.max(impurity))
+    weighted = np.ldexp(weight, -weight_exponent) * np.ldexp(impurity, -impurity_exponent)
+    slack = 1e-9 * np.max(weighted)
+    for node in range(n):
+        if left[node] == TREE_LEAF:
+            continue
+        children = (
+            np.arange(left[node], right[node] + 1)
+            if kind[node] == MULTIWAY
+            else np.array([left[node], right[node]])
+        )
+        if np.sum(weighted[children]) > weighted[node] * (1 + 1e-9) + slack:
+            read.fail(
+                f"node {node}'s children hold more weighted impurity than it does "
+                f"(impurity {impurity[node]!r} at weight {weight[node]!r}): no split raises it"
+            )
 
 
 def _check_values(read, tree, is_classification):

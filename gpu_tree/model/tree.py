@@ -348,22 +348,29 @@ class Tree:
         """Total weighted impurity decrease contributed by each feature."""
         importances = np.zeros(self.n_features, dtype=VALUE_DTYPE)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
-        if internal.size:
-            # Every node's weighted impurity leaves its parent's total (any number of
-            # children): decrease(parent) = W(parent) - sum over its children of W(child).
-            weighted = self.weighted_n_node_samples * self.impurity
-            decrease = np.zeros(self.node_count, dtype=VALUE_DTYPE)
-            decrease[internal] = weighted[internal]
-            parent = self.parents()
-            children = np.flatnonzero(parent >= 0)
-            np.subtract.at(decrease, parent[children], weighted[children])
-            np.add.at(importances, self.feature[internal], decrease[internal])
-            importances /= self.weighted_n_node_samples[0]
+        if internal.size == 0:
+            return importances
+        # Weights and impurities are each scaled by a power of two to at most 1 (exact), so
+        # that their products and sums stay finite whatever their size (a variance near
+        # 1e300 times a million rows overflowed to inf); the scale comes back at the end.
+        _, weight_exponent = np.frexp(np.max(self.weighted_n_node_samples))
+        _, impurity_exponent = np.frexp(np.max(self.impurity))
+        weighted = np.ldexp(self.weighted_n_node_samples, -weight_exponent) * np.ldexp(
+            self.impurity, -impurity_exponent
+        )
+        # Every node's weighted impurity leaves its parent's total (any number of
+        # children): decrease(parent) = W(parent) - sum over its children of W(child).
+        decrease = np.zeros(self.node_count, dtype=VALUE_DTYPE)
+        decrease[internal] = weighted[internal]
+        parent = self.parents()
+        children = np.flatnonzero(parent >= 0)
+        np.subtract.at(decrease, parent[children], weighted[children])
+        np.add.at(importances, self.feature[internal], decrease[internal])
         if normalize:
             total = importances.sum()
-            if total > 0:
-                importances /= total
-        return importances
+            return importances / total if total > 0 else importances
+        importances = np.ldexp(importances, weight_exponent + impurity_exponent)
+        return importances / self.weighted_n_node_samples[0]
 
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
