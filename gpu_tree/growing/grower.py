@@ -43,8 +43,8 @@ from gpu_tree.utils.progress import grower_logger as logger
 # memory.
 _COMPACT_CELLS_PER_CHUNK = 1 << 21
 
-# scikit-learn's EPSILON: impurities at or below it count as pure, and it is the slack
-# on the min_impurity_decrease comparison.
+# scikit-learn's EPSILON: classification impurities at or below it count as pure (see
+# Grower._pure_impurity), and it is the slack on the min_impurity_decrease comparison.
 EPSILON = np.finfo(np.float64).eps
 
 # The context of a phase when no timer is given: nothing to do.
