@@ -119,11 +119,9 @@ class CUDAHistogramBackend:
     def squared_deviation_sums(self, nodes, means):
         xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
-        slot_of_node = self._node_table(-1, np.int32)
-        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         rows = (
             self.node_of_row,
-            xp.asarray(slot_of_node),
+            self._slot_table(nodes),
             self.centred,
             self.real_weight,
             self.unit_weight,
@@ -140,18 +138,22 @@ class CUDAHistogramBackend:
             xp,
         )
 
+    def _slot_table(self, nodes):
+        """On the device: node id -> its position in ``nodes`` (-1 for other nodes), the
+        table a launch over every row uses to find each row's slot."""
+        slot_of_node = self._node_table(-1, np.int32)
+        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
+        return self.xp.asarray(slot_of_node)
+
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
 
     def histograms(self, nodes, out=None) -> DenseHistograms:
         """Dense histograms of ``nodes`` (one launch) and the bins' value bounds."""
-        xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0)
-        hist_slot_of_node = self._node_table(-1, np.int32)
-        hist_slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
-        hist_slot_of_node = xp.asarray(hist_slot_of_node)
+        hist_slot_of_node = self._slot_table(nodes)
         if self.timer is None:
             self._launch_histograms(hist_slot_of_node, nodes.size, hist)
         else:
@@ -292,13 +294,11 @@ class CUDAHistogramBackend:
             table[k, :n_codes] = child_of_code[k, :n_codes]
             if self.missing_bin >= 0:
                 table[k, self.missing_bin] = default_child[k]
-        table_index_of_node = self._node_table(-1, np.int32)
-        table_index_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self.kernels.partition_rows_multiway[blocks, threads](
             self.X_binned,
             self.node_of_row,
-            xp.asarray(table_index_of_node),
+            self._slot_table(np.asarray(nodes, dtype=np.int64)),  # each node's table row
             xp.asarray(np.asarray(feature, dtype=np.int32)),
             xp.asarray(table),
         )

@@ -341,7 +341,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.default_branch[result] = detail.default_branch
                 chosen.bin[result] = -1
                 chosen.next_bin[result] = -1
-    node_weight = layout.weight(layout.real(left + right), np)
+    node_weight = to_host(layout.weight(parent, xp))  # the real statistics of the node
     chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[chunk] = left
     chosen.right_stats[chunk] = right

@@ -37,6 +37,7 @@ from gpu_tree.model.tree import (
     TREE_LEAF,
     TREE_UNDEFINED,
     Tree,
+    scaled_weighted_impurity,
 )
 from gpu_tree.utils.atomic_files import atomic_text
 
@@ -431,6 +432,7 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
     if bad.size:
         read.fail(f"node {bad[0]} has missing_go_to_left {go_left[bad[0]]}, expected 0 or 1")
     parents = np.zeros(n, dtype=np.int64)
+    children_of = {}  # internal node -> its children
     for node in range(n):
         if left[node] == TREE_LEAF or right[node] == TREE_LEAF:
             if left[node] != right[node] or kind[node] != LEAF:
@@ -489,15 +491,16 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
         else:
             read.fail(f"node {node} has unknown split kind {kind[node]}")
         parents[children] += 1
+        children_of[node] = children
     if parents[0] != 0:
         read.fail("the root has a parent")
     orphan = np.flatnonzero(parents[1:] != 1)
     if orphan.size:
         k = orphan[0] + 1
         read.fail(f"node {k} has {parents[k]} parents; every node but the root needs exactly one")
-    _check_depths(read, n, arrays)
+    _check_depths(read, arrays, children_of)
     _check_node_numbers(read, arrays)
-    _check_impurity_decreases(read, n, arrays)
+    _check_impurity_decreases(read, arrays, children_of)
 
 
 # A leaf's fields that a split uses for its rule (see Tree.add_nodes and Tree.pruned).
@@ -510,25 +513,13 @@ _LEAF_FIELDS = {
 }
 
 
-def _check_depths(read, n, arrays):
+def _check_depths(read, arrays, children_of):
     """The root at depth 0, every child one below its parent (what decision_path and the
     level-wise code size their arrays by)."""
-    depth, left, right, kind = (
-        arrays["depth"],
-        arrays["children_left"],
-        arrays["children_right"],
-        arrays["split_kind"],
-    )
+    depth = arrays["depth"]
     if depth[0] != 0:
         read.fail(f"the root has depth {depth[0]}, expected 0")
-    for node in range(n):
-        if left[node] == TREE_LEAF:
-            continue
-        children = (
-            range(left[node], right[node] + 1)
-            if kind[node] == MULTIWAY
-            else (left[node], right[node])
-        )
+    for node, children in children_of.items():
         for child in children:
             if depth[child] != depth[node] + 1:
                 read.fail(
@@ -546,25 +537,15 @@ def _check_node_numbers(read, arrays):
             read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
 
 
-def _check_impurity_decreases(read, n, arrays):
+def _check_impurity_decreases(read, arrays, children_of):
     """No split raises the weighted impurity (each impurity is concave, so a grown or
     pruned tree never does, to rounding): feature importances and the pruning path sum
-    these decreases. Weights and impurities are each scaled by a power of two first, so
-    that huge ones do not overflow the check."""
-    left, right, kind = arrays["children_left"], arrays["children_right"], arrays["split_kind"]
+    these decreases. Compared on scaled weighted impurities (:func:`scaled_weighted_impurity`),
+    so that huge ones do not overflow the check."""
     weight, impurity = arrays["weighted_n_node_samples"], arrays["impurity"]
-    _, weight_exponent = np.frexp(np.max(weight))
-    _, impurity_exponent = np.frexp(np.max(impurity))
-    weighted = np.ldexp(weight, -weight_exponent) * np.ldexp(impurity, -impurity_exponent)
+    weighted, _ = scaled_weighted_impurity(weight, impurity)
     slack = 1e-9 * np.max(weighted)
-    for node in range(n):
-        if left[node] == TREE_LEAF:
-            continue
-        children = (
-            np.arange(left[node], right[node] + 1)
-            if kind[node] == MULTIWAY
-            else np.array([left[node], right[node]])
-        )
+    for node, children in children_of.items():
         if np.sum(weighted[children]) > weighted[node] * (1 + 1e-9) + slack:
             read.fail(
                 f"node {node}'s children hold more weighted impurity than it does "

@@ -82,6 +82,19 @@ NODE_ARRAYS = {
 }
 
 
+def scaled_weighted_impurity(weight, impurity):
+    """Each node's weight times impurity, as ``(scaled, exponent)`` with
+    ``weight * impurity == ldexp(scaled, exponent)``: weights and impurities are each
+    scaled by a power of two to at most 1 (exactly), so that the products and their sums
+    stay finite whatever their size (a variance near 1e300 times a million rows overflows
+    float64). Feature importances and the model loader's check of impurity decreases sum
+    these."""
+    _, weight_exponent = np.frexp(np.max(weight))
+    _, impurity_exponent = np.frexp(np.max(impurity))
+    scaled = np.ldexp(weight, -weight_exponent) * np.ldexp(impurity, -impurity_exponent)
+    return scaled, int(weight_exponent + impurity_exponent)
+
+
 class Tree:
     """Struct of arrays for one fitted tree (``n_outputs`` is always 1).
 
@@ -350,14 +363,7 @@ class Tree:
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size == 0:
             return importances
-        # Weights and impurities are each scaled by a power of two to at most 1 (exact), so
-        # that their products and sums stay finite whatever their size (a variance near
-        # 1e300 times a million rows overflowed to inf); the scale comes back at the end.
-        _, weight_exponent = np.frexp(np.max(self.weighted_n_node_samples))
-        _, impurity_exponent = np.frexp(np.max(self.impurity))
-        weighted = np.ldexp(self.weighted_n_node_samples, -weight_exponent) * np.ldexp(
-            self.impurity, -impurity_exponent
-        )
+        weighted, exponent = scaled_weighted_impurity(self.weighted_n_node_samples, self.impurity)
         # Every node's weighted impurity leaves its parent's total (any number of
         # children): decrease(parent) = W(parent) - sum over its children of W(child).
         decrease = np.zeros(self.node_count, dtype=VALUE_DTYPE)
@@ -369,8 +375,7 @@ class Tree:
         if normalize:
             total = importances.sum()
             return importances / total if total > 0 else importances
-        importances = np.ldexp(importances, weight_exponent + impurity_exponent)
-        return importances / self.weighted_n_node_samples[0]
+        return np.ldexp(importances, exponent) / self.weighted_n_node_samples[0]
 
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
