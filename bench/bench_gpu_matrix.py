@@ -247,6 +247,14 @@ PHASE_COLUMNS = {
 }
 
 
+def _no_transfers() -> dict:
+    """A level's transfer counters, zero: copies and bytes each way, and their time."""
+    return {f"{way}_{what}": zero for way in ("h2d", "d2h") for what, zero in _TRANSFER_ZEROS}
+
+
+_TRANSFER_ZEROS = (("count", 0), ("bytes", 0), ("s", 0.0))
+
+
 def _empty_level(level):
     return {
         "level": level,
@@ -258,12 +266,7 @@ def _empty_level(level):
         "split_rows": 0,
         "split_features": 0,
         **{f"{column}_s": 0.0 for column in PHASE_COLUMNS.values()},
-        "h2d_count": 0,
-        "h2d_bytes": 0,
-        "h2d_s": 0.0,
-        "d2h_count": 0,
-        "d2h_bytes": 0,
-        "d2h_s": 0.0,
+        **_no_transfers(),
     }
 
 
@@ -317,14 +320,7 @@ class TransferCounter:
     def _entry(self):
         return self.levels.setdefault(
             self.timer.level,
-            {
-                "h2d_count": 0,
-                "h2d_bytes": 0,
-                "h2d_s": 0.0,
-                "d2h_count": 0,
-                "d2h_bytes": 0,
-                "d2h_s": 0.0,
-            },
+            _no_transfers(),
         )
 
     def _patch(self, owner, name, replacement):

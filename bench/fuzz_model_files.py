@@ -237,8 +237,7 @@ def run(cases, timeout: float, child_code: str = _CHILD) -> dict:
             if word == "start":
                 current = index
                 continue
-            outcome = word if word in ("refused", "worked") else "defects"
-            counts[outcome] += 1
+            counts[word if word in ("refused", "worked") else "defects"] += 1
             if word == "defect":
                 defects.append((start + index, cases[start + index][1], rest[0].strip()))
             if index == len(batch) - 1:
@@ -248,9 +247,9 @@ def run(cases, timeout: float, child_code: str = _CHILD) -> dict:
             break
         # The child died or hung in case ``current``: a defect; go on after it.
         failed = start + (current or 0)
-        outcome = "hang" if child.returncode in (-9, None) else f"crash (exit {child.returncode})"
+        death = "hang" if child.returncode in (-9, None) else f"crash (exit {child.returncode})"
         counts["defects"] += 1
-        defects.append((failed, cases[failed][1], outcome))
+        defects.append((failed, cases[failed][1], death))
         start = failed + 1
     return {"counts": counts, "defects": defects}
 

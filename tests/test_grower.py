@@ -783,14 +783,21 @@ def test_the_backends_implement_the_contract():
         BackendCapabilities("cpu", exact=True, subtraction=True)
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_the_cuda_backend_implements_the_contract(device):
+def _classification_data_on(device):
+    """``_grower_data("classification", False)`` with its bin codes on ``device`` (the
+    test is skipped where the CUDA backend is not usable)."""
     usable, reason, xp = cuda_status()
     if device == "cuda" and not usable:
         pytest.skip(f"CUDA backend not usable: {reason}")
     binned, row_data = _grower_data("classification", False)
     if device == "cuda":
         binned = binned._replace(X_binned=xp.asarray(binned.X_binned))
+    return binned, row_data
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_cuda_backend_implements_the_contract(device):
+    binned, row_data = _classification_data_on(device)
     backend = make_backend(binned, row_data, device=device)
     assert isinstance(backend, DenseHistogramBackend)
     assert backend.capabilities.device == device and not backend.capabilities.exact
@@ -805,16 +812,11 @@ def test_the_cuda_backend_implements_the_contract(device):
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("max_leaf_nodes", [None, 12])
 def test_phase_timer_records_every_phase_of_every_level(device, max_leaf_nodes):
-    usable, reason, xp = cuda_status()
-    if device == "cuda" and not usable:
-        pytest.skip(f"CUDA backend not usable: {reason}")
-    binned, row_data = _grower_data("classification", False)
-    if device == "cuda":
-        binned = binned._replace(X_binned=xp.asarray(binned.X_binned))
+    binned, row_data = _classification_data_on(device)
     params = GrowthParams(criterion="gini", max_depth=4, max_leaf_nodes=max_leaf_nodes)
     untimed = Grower(make_backend(binned, row_data, device=device), row_data.layout, params, 3)
     expected = untimed.grow()
-    timer = PhaseTimer(np if device == "cpu" else xp)
+    timer = PhaseTimer(np if device == "cpu" else cuda_status()[2])
     backend = make_backend(binned, row_data, device=device, timer=timer)
     tree = Grower(backend, row_data.layout, params, 3, timer=timer).grow()
     assert_tree_equal(tree, expected, impurity_rtol=0, value_rtol=0)  # timing changes nothing

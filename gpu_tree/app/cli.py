@@ -86,6 +86,10 @@ class _Interrupted(BaseException):
         self.signum = signum
 
 
+# The signals a command stops on, running its cleanup first.
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
 def _raise_interrupted(signum, frame):
     raise _Interrupted(signum)
 
@@ -103,9 +107,6 @@ def _interrupts_raise():
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 class _Main(click.Group):
