@@ -1,4 +1,11 @@
-"""gpu_tree: decision trees for large tabular data, on NVIDIA GPUs and on the CPU."""
+"""gpu_tree: decision trees for large tabular data, on NVIDIA GPUs and on the CPU.
+
+The public names below load on first use (PEP 562), so that ``import gpu_tree`` and the
+``gputree`` command start in milliseconds: the command sets its interrupt handlers before
+numpy, numba or scikit-learn are imported (see ``gpu_tree.app.launch``).
+"""
+
+import importlib
 
 from gpu_tree._kernel_source import ensure_kernels_importable
 
@@ -7,20 +14,31 @@ from gpu_tree._kernel_source import ensure_kernels_importable
 ensure_kernels_importable()
 
 from gpu_tree._version import __version__  # noqa: E402
-from gpu_tree.estimators import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
-from gpu_tree.model.export import export_graphviz, export_text, plot_tree  # noqa: E402
-from gpu_tree.model.file_format import load_model as load  # noqa: E402
-from gpu_tree.model.tree import Tree  # noqa: E402
-from gpu_tree.testing import assert_tree_equal  # noqa: E402
 
-__all__ = [
-    "DecisionTreeClassifier",
-    "DecisionTreeRegressor",
-    "Tree",
-    "assert_tree_equal",
-    "export_graphviz",
-    "export_text",
-    "load",
-    "plot_tree",
-    "__version__",
-]
+# Public name -> (module, attribute) it is loaded from.
+_PUBLIC = {
+    "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
+    "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
+    "Tree": ("gpu_tree.model.tree", "Tree"),
+    "assert_tree_equal": ("gpu_tree.testing", "assert_tree_equal"),
+    "export_graphviz": ("gpu_tree.model.export", "export_graphviz"),
+    "export_text": ("gpu_tree.model.export", "export_text"),
+    "load": ("gpu_tree.estimators", "load_model"),  # the estimators register themselves
+    "plot_tree": ("gpu_tree.model.export", "plot_tree"),
+}
+
+__all__ = [*sorted(_PUBLIC), "__version__"]
+
+
+def __getattr__(name):
+    try:
+        module, attribute = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'gpu_tree' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -144,3 +144,64 @@ def test_an_interrupt_while_writing_leaves_no_temporary_file(trained, tmp_path, 
     assert child.returncode == code, stderr
     assert stderr.strip().splitlines() == [f"gputree: error: {word}"]
     assert list(output.parent.iterdir()) == []  # no output, no temporary file
+
+
+# Records, at the first import of each heavy module, whether the command's SIGINT handler
+# was already set; then runs the command as its console script does.
+_HANDLERS_AT_IMPORT = """
+import signal, sys
+HEAVY = ("numpy", "numba", "click", "sklearn")
+seen = {}
+def hook(event, args):
+    if event == "import" and args[0] in HEAVY and args[0] not in seen:
+        handler = signal.getsignal(signal.SIGINT)
+        seen[args[0]] = getattr(handler, "__qualname__", repr(handler))
+sys.addaudithook(hook)
+from gpu_tree.app.launch import main
+sys.argv = ["gputree"] + sys.argv[1:]
+try:
+    main()
+finally:
+    print(sorted(seen.items()), file=sys.stderr)
+"""
+
+
+def test_interrupt_handlers_are_set_before_any_heavy_import(trained):
+    _, model = trained
+    result = subprocess.run(
+        [sys.executable, "-c", _HANDLERS_AT_IMPORT, "info", str(model)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = dict(eval(result.stderr.strip().splitlines()[-1]))  # noqa: S307 - our own repr
+    assert {"numpy", "click"} <= set(seen)
+    assert set(seen.values()) == {"raise_interrupted"}, seen
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8])
+def test_ctrl_c_while_the_command_loads_is_one_line(trained, tmp_path, delay):
+    """SIGINT while numpy, numba and the estimators are still being imported (the import
+    takes over a second): one line and 130, no traceback, no output."""
+    data, _ = trained
+    output = tmp_path / "early.json"
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from gpu_tree.app.launch import main; main()", "train"]
+        + [str(data), "-t", "y", "-o", str(output)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(delay)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()  # only the process this test started
+    if child.returncode == 0:
+        pytest.skip(f"the command finished within {delay} s: nothing left to interrupt")
+    assert child.returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["gputree: error: interrupted"]
+    assert not output.exists()

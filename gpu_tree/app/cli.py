@@ -38,6 +38,7 @@ from gpu_tree.app.data_io import (
     resolve_column,
     split_specs,
 )
+from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
 from gpu_tree.model.export import export_graphviz, export_text, plot_tree
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
 from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
@@ -76,32 +77,14 @@ def _fail(message, code):
     return code
 
 
-class _Interrupted(BaseException):
-    """SIGINT or SIGTERM during a command: raised from the signal handler so that every
-    ``finally`` (the temporary file of an output being written) runs on the way out. Not a
-    KeyboardInterrupt, which click would turn into an "Abort" of exit status 1."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-# The signals a command stops on, running its cleanup first.
-_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _raise_interrupted(signum, frame):
-    raise _Interrupted(signum)
-
-
 @contextlib.contextmanager
 def _interrupts_raise():
-    """SIGINT and SIGTERM raise :class:`_Interrupted` while the command runs (main thread
+    """SIGINT and SIGTERM raise :class:`Interrupted` while the command runs (main thread
     only: elsewhere, as under a test runner's threads, handlers cannot be set)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in _INTERRUPTS}
+    previous = {sig: signal.signal(sig, raise_interrupted) for sig in INTERRUPTS}
     try:
         yield
     finally:
@@ -130,10 +113,8 @@ class _Main(click.Group):
                         **extra,
                     )
                 code = value if isinstance(value, int) else 0
-            except _Interrupted as exc:
-                # 128 + the signal's number, as a shell reports it: 130 for Ctrl-C.
-                name = "interrupted" if exc.signum == signal.SIGINT else "terminated"
-                code = _fail(name, 128 + int(exc.signum))
+            except Interrupted as exc:
+                code = _fail(exc.message, exc.exit_status)
             except click.exceptions.Abort as exc:
                 interrupted = isinstance(exc.__cause__, KeyboardInterrupt)
                 code = _fail("interrupted", 130) if interrupted else _fail("aborted", 1)
@@ -194,11 +175,18 @@ _NO_HEADER = click.option(
 )
 
 
-def _load(path):
-    from gpu_tree.model.file_format import load_model
+def _model_files():
+    """The model-file module, once the estimators it builds are registered (importing
+    them registers them; the command line imports them only when it needs them)."""
+    import gpu_tree.estimators  # noqa: F401
+    from gpu_tree.model import file_format
 
+    return file_format
+
+
+def _load(path):
     start = time.perf_counter()
-    model = load_model(path)
+    model = _model_files().load_model(path)
     logger.info("loaded %s (%.2f s)", path, time.perf_counter() - start)
     return model
 
@@ -901,10 +889,9 @@ def export(model, fmt, output, max_depth, decimals, filled):
 @click.argument("model", type=_DATA)
 def info(model):
     """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
-    from gpu_tree.model.file_format import model_from_document, read_model_document
-
-    document = read_model_document(model)  # read and parsed once
-    estimator = model_from_document(document, str(model))  # validates all of it first
+    file_format = _model_files()
+    document = file_format.read_model_document(model)  # read and parsed once
+    estimator = file_format.model_from_document(document, str(model))  # validates it all
     tree = estimator.tree_
     rows = [
         ("model file", str(model)),
