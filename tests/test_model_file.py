@@ -555,6 +555,23 @@ def test_non_finite_or_negative_node_numbers_are_refused(tmp_path, model, name, 
         gpu_tree.load(path)
 
 
+def test_an_infinite_impurity_is_a_regressor_s_only(tmp_path):
+    """+inf is how a regression variance beyond float64 is stored (targets 1e200 apart):
+    a regressor's loads; a classifier's impurity is at most log2(classes), so +inf there
+    is damage."""
+    for model, loads in (("regressor", True), ("classifier", False)):
+        kind, params = _MODELS[model]
+        estimator, _ = _fitted(kind, **params)
+        estimator.tree_.impurity[0] = np.inf
+        path = tmp_path / f"{model}.json"
+        estimator.save(path)
+        if loads:
+            assert gpu_tree.load(path).tree_.impurity[0] == np.inf
+        else:
+            with pytest.raises(ValueError, match=r"node 0 has impurity inf, expected a finite"):
+                gpu_tree.load(path)
+
+
 def test_class_probabilities_must_be_non_negative_and_sum_to_one(tmp_path):
     estimator, _ = _fitted("classifier")
     leaf = int(np.flatnonzero(estimator.tree_.children_left == -1)[0])

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import gpu_tree
 from gpu_tree import DecisionTreeRegressor
 
 OFFSETS = (1e3, 1e6, 1e9, 1e12)
@@ -197,3 +198,141 @@ def test_one_outlier_leaves_every_impurity_exact(ratio):
     _assert_impurities_are_two_pass_variances(model, X, y, None)
     rest = np.arange(y.size) != 17
     assert model.score(X[rest], y[rest]) > 0.5  # the other rows are still fitted
+
+
+# -- targets up to float64's limit ---------------------------------------------------------
+# Issue 15: y = +-1e308 predicted NaN and y in {0, 1e200} gave a one-node tree. Targets
+# whose squares could overflow are scaled by a power of two inside the fit
+# (data.stats.target_exponent); the tree is then the scaled targets' tree.
+_EXTREME_TARGETS = {
+    "zero_and_1e200": [0.0, 1e200],
+    "plus_minus_1e308": [-1e308, 1e308],
+    "float64_limits": [-np.finfo(np.float64).max, np.finfo(np.float64).max],
+    "three_levels": [-1e300, 1e250, 1e300],
+}
+
+
+def _extreme_data(levels, n=64, seed=0):
+    """Targets taking the given values: two by the first of three features, more by the
+    first two."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(n, 3))
+    code = (X[:, 0] > 0.5).astype(int)
+    if len(levels) > 2:
+        code += (X[:, 1] > 0.3).astype(int)
+    return X, np.asarray(levels)[code % len(levels)]
+
+
+@pytest.mark.parametrize(
+    ("splitter", "device"), [("hist", "cpu"), ("exact", "cpu"), ("hist", "cuda")]
+)
+@pytest.mark.parametrize("levels", list(_EXTREME_TARGETS.values()), ids=list(_EXTREME_TARGETS))
+def test_targets_up_to_the_float64_limit_grow_their_scaled_tree(levels, splitter, device):
+    X, y = _extreme_data(levels)
+    k = 2.0**-600  # the scaled targets spread below 1e-20: no scaling inside the fit
+    fit = DecisionTreeRegressor(splitter=splitter, device=device)
+    real, scaled = fit.fit(X, y).tree_, DecisionTreeRegressor(**fit.get_params()).fit(X, y * k)
+    np.testing.assert_array_equal(fit.predict(X), y)  # every row, exactly
+    np.testing.assert_array_equal(real.feature, scaled.tree_.feature)
+    np.testing.assert_array_equal(real.threshold, scaled.tree_.threshold)
+    np.testing.assert_array_equal(real.value, scaled.tree_.value / k)
+    # Impurities scale by k**2 exactly; those beyond float64's range are +inf.
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(real.impurity, np.ldexp(scaled.tree_.impurity, 1200))
+    if len(levels) == 2:
+        assert real.node_count == 3  # one split, as the values lie
+
+
+def test_a_wide_spread_times_a_large_total_weight_fits_exactly():
+    """1e150 apart is representable, but its square times 1e12 of weight is not: this was
+    refused ("y spreads too widely"); now scaled inside the fit."""
+    X, y = _extreme_data([0.0, 1e150])
+    weight = np.full(y.size, 1e12)
+    model = DecisionTreeRegressor().fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(model.predict(X), y)
+    assert model.tree_.impurity[0] == pytest.approx(_two_pass_variance(y), rel=1e-12)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_impurities_beyond_float64_refuse_importances_and_cost_complexity_pruning():
+    X, y = _extreme_data([0.0, 1e200])
+    model = DecisionTreeRegressor().fit(X, y)
+    assert model.tree_.impurity[0] == np.inf  # the true variance, 2.5e399, is beyond it
+    undefined = r"undefined for this tree: node 0's impurity lies beyond float64's range"
+    with pytest.raises(ValueError, match="feature importance is " + undefined):
+        _ = model.feature_importances_
+    with pytest.raises(ValueError, match="cost-complexity pruning is " + undefined):
+        model.cost_complexity_pruning_path(X, y)
+    with pytest.raises(ValueError, match="cost-complexity pruning is " + undefined):
+        DecisionTreeRegressor(ccp_alpha=1.0).fit(X, y)
+
+
+def test_reduced_error_pruning_works_on_targets_near_the_float64_limit():
+    """Squared errors of 1e308 targets overflow float64 (they compared inf with inf); the
+    pruning compares them scaled by one power of two."""
+    X, y = _extreme_data([-1e308, 1e308], n=200)
+    model = DecisionTreeRegressor().fit(X, y)
+    assert model.tree_.node_count == 3
+    model.reduced_error_prune(X, y)  # the training rows: the leaves are exact, kept
+    assert model.tree_.node_count == 3
+    # Validation targets of 0: the root's mean (between the two) errs far less than
+    # either leaf, so the split goes.
+    model.reduced_error_prune(X, np.zeros_like(y))
+    assert model.tree_.node_count == 1
+    assert model.predict(X[:1])[0] == pytest.approx(np.mean(y / 2**10) * 2**10)
+
+
+def test_extreme_targets_load_back_exactly(tmp_path):
+    """Infinite impurities (variances beyond float64) save and load: the loader allows +inf
+    for a regressor's impurity, and nothing else."""
+    X, y = _extreme_data(_EXTREME_TARGETS["three_levels"])
+    model = DecisionTreeRegressor().fit(X, y)
+    assert np.isinf(model.tree_.impurity).any()
+    model.save(tmp_path / "model.json")
+    loaded = gpu_tree.load(tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.predict(X), y)
+    np.testing.assert_array_equal(loaded.tree_.impurity, model.tree_.impurity)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    base=st.integers(-1000, 1000),
+    offsets=st.lists(st.integers(-20, 20), min_size=2, max_size=4),
+    signs=st.lists(st.sampled_from([-1.0, 1.0]), min_size=4, max_size=4),
+    mantissa=st.floats(1.0, 1.75),
+)
+def test_targets_anywhere_in_the_float64_range_grow_their_tree_at_one(
+    seed, base, offsets, signs, mantissa
+):
+    """Targets within 2**20 of each other, at any magnitude from 2**-1020 to 2**1020:
+    the tree is that of the same targets scaled by 2**-base to about 1, and values and
+    impurities scale back exactly (impurities beyond float64's range are +inf or 0)."""
+    levels = [s * mantissa * 2.0**e for s, e in zip(signs, offsets, strict=False)]
+    X, near_one = _extreme_data(levels, seed=seed)
+    y = np.ldexp(near_one, base)
+    model = DecisionTreeRegressor().fit(X, y)
+    reference = DecisionTreeRegressor().fit(X, near_one)
+    _same_structure(model, reference)
+    np.testing.assert_array_equal(model.tree_.value, np.ldexp(reference.tree_.value, base))
+    with np.errstate(over="ignore", under="ignore"):
+        impurity = np.ldexp(reference.tree_.impurity, 2 * base)
+    np.testing.assert_array_equal(model.tree_.impurity, impurity)
+    # Within the rounding of centring (a leaf's value is centre + (its mean - centre)):
+    # an ulp of the largest target.
+    largest = np.max(np.abs(near_one))
+    np.testing.assert_allclose(reference.predict(X), near_one, rtol=0, atol=2**-51 * largest)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("tiny", [1e-200, 5e-324])
+def test_tiny_targets_split_as_large_ones_do(tiny, device):
+    """Squares of 1e-200 underflow to 0, which made every node look pure: targets that
+    close are scaled up inside the fit. The root's variance (2.5e-401 or less) is below
+    float64's range and stored as 0, so importances refuse."""
+    X, y = _extreme_data([0.0, tiny])
+    model = DecisionTreeRegressor(device=device).fit(X, y)
+    assert model.tree_.node_count == 3
+    np.testing.assert_array_equal(model.predict(X), y)
+    with pytest.raises(ValueError, match=r"node 0's impurity .* \(a variance below 5e-324\)"):
+        _ = model.feature_importances_

@@ -23,9 +23,11 @@ from gpu_tree.data.stats import (
     COUNT_DTYPE_MAX_ROWS,
     STATS_DTYPE,
     StatsLayout,
+    centred_targets,
     fixed_point_exponent,
     from_fixed_point,
     regression_centre,
+    target_exponent,
     to_fixed_point,
 )
 from gpu_tree.data.validation import to_host
@@ -122,8 +124,8 @@ class RowData:
 
     - ``weight``: the real weights the histograms count (each rounded to its fixed point);
     - ``weight_fixed``: those weights as integers;
-    - ``centred`` (regression): ``y - layout.centre``, float64, what node impurities are
-      measured on;
+    - ``centred`` (regression): ``(y - layout.centre) * 2**-layout.target_exponent``,
+      float64, the targets in the fit's units, which node impurities are measured on;
     - ``row_stats`` (n_samples, n_channels): each row's integer statistics; always
       available (built on first use for classification: one-hot weights) because exact
       mode sums dense statistics.
@@ -156,8 +158,8 @@ class RowData:
             return
         y = np.asarray(self.y, dtype=np.float64)
         centre = regression_centre(y)
-        self.centred = y - centre
-        _check_target_spread(y, self.centred, self.weight, centre)
+        scale = target_exponent(y, centre, float(np.sum(self.weight)))
+        self.centred = centred_targets(y, centre, scale)
         weighted_sum = self.weight * self.centred
         sum_exponent = fixed_point_exponent(weighted_sum)
         self.layout = replace(
@@ -165,6 +167,7 @@ class RowData:
             exponents=(weight_exponent, sum_exponent) + count,
             dtype=STATS_DTYPE,
             centre=centre,
+            target_exponent=scale,
         )
         stats = np.empty((n_samples, self.layout.n_channels), dtype=STATS_DTYPE)
         stats[:, 0] = self.weight_fixed
@@ -199,22 +202,6 @@ class RowData:
                 stats[:, -1] = 1
             self._row_stats = stats
         return self._row_stats
-
-
-def _check_target_spread(y, centred, weight, centre):
-    """Refuse targets whose squared spread overflows float64: no variance, no split score
-    (sum w (y - centre)^2 bounds both) could be computed for them."""
-    if centred.size == 0:
-        return
-    far = int(np.argmax(np.abs(centred)))
-    with np.errstate(over="ignore"):  # the overflow is what is being looked for
-        bound = centred[far] * centred[far] * max(float(np.sum(weight)), 1.0)
-    if not np.isfinite(bound):
-        raise ValueError(
-            f"y spreads too widely for float64: y[{far}] = {float(y[far])!r} lies "
-            f"{abs(centred[far]):.3g} from the median target {centre!r}, and the squares of "
-            "such deviations overflow; scale y down (a power of two scales the tree exactly)"
-        )
 
 
 def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):

@@ -11,7 +11,10 @@ Channels of a statistics vector (the last axis of every statistics array):
 - regression: ``[sum w, sum w*(y - centre)]``, then the row count when weighted. The
   centre is a training target (see :func:`regression_centre`); the sum of squares is no
   statistic: split scores do without it (criteria) and node impurities are measured on
-  the rows (backends).
+  the rows (backends). Targets spread so widely that their squares could overflow are
+  first scaled by a power of two (:func:`target_exponent`): the statistics, scores and
+  impurities of the fit are in those units, and :meth:`StatsLayout.target` and
+  :meth:`StatsLayout.target_variance` give real ones back.
 
 Every statistic is an integer: counts as they are, weights and sums of ``w*(y-centre)``
 in fixed point, ``round(value * 2**exponent)`` with one power-of-two exponent per channel
@@ -43,6 +46,14 @@ COUNT_DTYPE_MAX_ROWS = np.iinfo(COUNT_DTYPE).max
 # that with each value's rounding (half a unit per row, for fewer than 2**61 rows) every
 # partial sum stays below 2**62 and far from int64's limit.
 FIXED_POINT_BITS = 61
+
+# Regression: centred targets, times the total weight (at least 1), stay below 2 to this
+# power, so that no square of a weighted sum (split scores) or of a deviation (node
+# variances) overflows float64, whose largest value is about 2**1024; and targets spread
+# less than 2 to the floor's power are scaled up to about 1, so that their squares do not
+# underflow (float64's smallest normal is 2**-1022).
+TARGET_SPREAD_LIMIT_EXPONENT = 500
+TARGET_SPREAD_FLOOR_EXPONENT = -300
 
 # The channels of a regression statistics vector, in order (before the count channel).
 REGRESSION_CHANNELS = ("weight", "weighted_centred_sum")
@@ -84,6 +95,8 @@ class StatsLayout:
     # Every statistics array (per-row statistics, histograms, node totals) holds this type.
     dtype: type = STATS_DTYPE
     centre: float = 0.0  # regression: the target the sums of w*(y - centre) are taken about
+    # Regression: the fit's targets are (y - centre) * 2**-target_exponent (0: unscaled).
+    target_exponent: int = 0
 
     @property
     def n_channels(self) -> int:
@@ -123,6 +136,23 @@ class StatsLayout:
         """Regression: the weighted mean of ``y - centre`` (0 where there is no weight)."""
         weight = stats[..., 0]
         return stats[..., 1] / xp.where(weight > 0, weight, 1.0)
+
+    def target(self, centred):
+        """Regression: real targets from centred ones (the fit's units). Added in those
+        units, then scaled: ``centre + centred * 2**t`` could overflow where the target
+        itself does not (centre -1e308, target 1e308)."""
+        t = self.target_exponent
+        return np.ldexp(np.ldexp(self.centre, -t) + centred, t)
+
+    def target_variance(self, variance):
+        """Regression: a variance in the fit's units, in real ones (+inf beyond float64's
+        range: targets 1e200 apart vary by 1e400; 0 below it)."""
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(variance, 2 * self.target_exponent)
+
+    def fit_variance(self, variance):
+        """Regression: a real variance (a bound on impurity decreases) in the fit's units."""
+        return float(np.ldexp(variance, -2 * self.target_exponent))
 
 
 def fixed_point_exponent(values) -> int:
@@ -165,6 +195,48 @@ def regression_centre(y) -> float:
         return 0.0
     middle = (y.size - 1) // 2
     return float(np.partition(y, middle)[middle])
+
+
+def target_exponent(y, centre: float, total_weight: float) -> int:
+    """The power of two t by which regression targets are scaled, ``(y - centre) * 2**-t``:
+    0 for all but extreme targets. Where ``|y - centre| * max(total_weight, 1)`` reaches
+    2**TARGET_SPREAD_LIMIT_EXPONENT (about 3e150), the smallest t that brings it below;
+    where it stays under 2**TARGET_SPREAD_FLOOR_EXPONENT (about 5e-91), the t that brings
+    it to about 1.
+
+    A power of two scales exactly, so the tree grown on the scaled targets is the tree of
+    the real ones, and ``y * 2**k`` centres to the same values.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return 0
+    highest, lowest = float(np.max(y)), float(np.min(y))
+    with np.errstate(over="ignore"):
+        spread = max(abs(highest - centre), abs(lowest - centre))  # exact for subnormals
+    if spread == 0.0:
+        return 0
+    if np.isinf(spread):  # 1e308 - -1e308: halved, it is finite
+        half = max(abs(0.5 * highest - 0.5 * centre), abs(0.5 * lowest - 0.5 * centre))
+        spread_exponent = int(np.frexp(half)[1]) + 1
+    else:
+        spread_exponent = int(np.frexp(spread)[1])  # spread < 2**spread_exponent
+    _, weight_exponent = np.frexp(max(float(total_weight), 1.0))
+    bound = spread_exponent + int(weight_exponent)
+    if bound > TARGET_SPREAD_LIMIT_EXPONENT:
+        return bound - TARGET_SPREAD_LIMIT_EXPONENT
+    return bound if bound < TARGET_SPREAD_FLOOR_EXPONENT else 0
+
+
+def centred_targets(y, centre: float, exponent: int) -> np.ndarray:
+    """``(y - centre) * 2**-exponent`` in float64, computed so that it cannot overflow for
+    the exponent :func:`target_exponent` chose (scaled down first: exact but for
+    subnormal results, which are far below the spread; scaled up last)."""
+    y = np.asarray(y, dtype=np.float64)
+    if exponent == 0:
+        return y - centre
+    if exponent < 0:
+        return np.ldexp(y - centre, -exponent)
+    return np.ldexp(y, -exponent) - np.ldexp(centre, -exponent)
 
 
 def words_for(n_categories: int) -> int:

@@ -109,15 +109,16 @@ class HistogramBackend(Protocol):
         """
 
     def squared_deviation_sums(self, nodes, means) -> np.ndarray:
-        """Regression: sum of w * (y - centre - mean)**2 over each node's rows, exact in
-        any order (``kernels/_squared_deviations.py``): the weighted variance of a node is
-        this over its weight, measured on its rows rather than from sums of squares.
+        """Regression: sum of w * (d - mean)**2 over each node's rows, d the centred target
+        in the fit's units (``RowData.centred``), exact in any order
+        (``kernels/_squared_deviations.py``): the weighted variance of a node is this over
+        its weight, measured on its rows rather than from sums of squares.
 
         Parameters
         ----------
         nodes : ndarray of shape (n_nodes,), int
         means : ndarray of shape (n_nodes,), float64
-            Each node's weighted mean of ``y - centre`` (see ``StatsLayout.centred_mean``).
+            Each node's weighted mean of d (see ``StatsLayout.centred_mean``).
 
         Returns
         -------

@@ -168,7 +168,7 @@ class Grower:
         if layout.is_classification:
             weight = layout.weight(real_stats)
             return layout.class_weights(real_stats) / np.where(weight > 0, weight, 1.0)[:, None]
-        return (layout.centre + layout.centred_mean(real_stats))[:, None]
+        return layout.target(layout.centred_mean(real_stats))[:, None]
 
     def _add_nodes(self, depth, stats):
         """Add nodes with these (integer) statistics. A regression node's impurity needs its
@@ -198,6 +198,7 @@ class Grower:
         squared_deviations = self.backend.squared_deviation_sums(
             nodes, self.layout.centred_mean(real)
         )
+        # In the fit's units (see StatsLayout.target_exponent) until the tree is grown.
         self.tree.impurity[nodes] = squared_deviations / np.where(weight > 0, weight, 1.0)
 
     @property
@@ -288,7 +289,9 @@ class Grower:
                 getattr(chosen, name)[retry] = getattr(again, name)
         root_weight = self.tree.weighted_n_node_samples[0]
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
-        accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)
+        # Scores are in the fit's units (regression targets may be scaled: StatsLayout).
+        min_decrease = self.layout.fit_variance(p.min_impurity_decrease)
+        accept = chosen.has_split & (priority + EPSILON >= min_decrease)
         k = np.flatnonzero(accept)
         bound_slot = slots[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
         next_bin = chosen.next_bin[k]
@@ -605,6 +608,12 @@ class Grower:
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
+        tree = self._grow()
+        if not self.layout.is_classification:  # impurities in real units
+            tree.impurity[:] = self.layout.target_variance(tree.impurity)
+        return tree
+
+    def _grow(self) -> Tree:
         self._start = time.perf_counter()
         root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)

@@ -276,7 +276,8 @@ def model_from_document(document, source="model"):
     kind = read.field(document, "estimator", str)
     if kind not in _REGISTRY:
         read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
-    tree = _read_tree(read, read.field(document, "tree", dict))
+    regression = kind == "DecisionTreeRegressor"
+    tree = _read_tree(read, read.field(document, "tree", dict), regression)
     n_features = read.field(document, "n_features_in", int)
     if n_features != tree.n_features:
         read.fail(f"n_features_in is {n_features} but the tree has {tree.n_features} features")
@@ -305,7 +306,7 @@ def model_from_document(document, source="model"):
             read.fail(f"feature_names_in should be {n_features} strings")
         estimator.feature_names_in_ = np.asarray(names, dtype=object)
     _read_classes(read, document, estimator, kind, tree)
-    _check_values(read, tree, kind != "DecisionTreeRegressor")
+    _check_values(read, tree, not regression)
     _read_categories(read, document, estimator, n_features)
     _read_binning(read, document, estimator, n_features)
     return estimator
@@ -394,7 +395,7 @@ def _read_categories(read, document, estimator, n_features):
             )
 
 
-def _read_tree(read, doc) -> Tree:
+def _read_tree(read, doc, regression: bool) -> Tree:
     n = read.field(doc, "node_count", int, "the tree")
     n_features = read.field(doc, "n_features", int, "the tree")
     n_classes = read.field(doc, "n_classes", int, "the tree")
@@ -410,7 +411,7 @@ def _read_tree(read, doc) -> Tree:
     value = read.floats(doc, "value", n * n_classes)
     bitsets = read.ints(doc, "category_bitsets", None)
     branch_children = read.ints(doc, "branch_children", None)
-    _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children)
+    _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children, regression)
 
     tree = Tree(n_features, n_classes, capacity=n, n_category_words=n_words)
     tree.node_count = n
@@ -422,7 +423,7 @@ def _read_tree(read, doc) -> Tree:
     return tree
 
 
-def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children):
+def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children, regression):
     """Every index in range, every node but the root with exactly one parent, and children
     numbered after their parent (so the walk always ends: no cycle)."""
     left, right = arrays["children_left"], arrays["children_right"]
@@ -499,7 +500,7 @@ def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_child
         k = orphan[0] + 1
         read.fail(f"node {k} has {parents[k]} parents; every node but the root needs exactly one")
     _check_depths(read, arrays, children_of)
-    _check_node_numbers(read, arrays)
+    _check_node_numbers(read, arrays, regression)
     _check_impurity_decreases(read, arrays, children_of)
 
 
@@ -528,11 +529,16 @@ def _check_depths(read, arrays, children_of):
                 )
 
 
-def _check_node_numbers(read, arrays):
-    """Impurities and weighted sizes are finite and non-negative, node sizes too."""
+def _check_node_numbers(read, arrays, regression):
+    """Impurities and weighted sizes are finite and non-negative, node sizes too; but a
+    regression impurity may be +inf (a variance beyond float64's range: targets 1e200
+    apart)."""
     for name in ("impurity", "weighted_n_node_samples", "n_node_samples"):
         values = arrays[name]
-        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+        finite = np.isfinite(values)
+        if regression and name == "impurity":
+            finite |= values == np.inf
+        bad = np.flatnonzero(~finite | (values < 0))
         if bad.size:
             read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
 
@@ -543,9 +549,14 @@ def _check_impurity_decreases(read, arrays, children_of):
     these decreases. Compared on scaled weighted impurities (:func:`scaled_weighted_impurity`),
     so that huge ones do not overflow the check."""
     weight, impurity = arrays["weighted_n_node_samples"], arrays["impurity"]
-    weighted, _ = scaled_weighted_impurity(weight, impurity)
+    # A regression variance beyond float64's range is +inf (its true value is unknown, so
+    # splits next to one go unchecked; importances and pruning refuse such trees).
+    infinite = np.isinf(impurity)
+    weighted, _ = scaled_weighted_impurity(weight, np.where(infinite, 0.0, impurity))
     slack = 1e-9 * np.max(weighted)
     for node, children in children_of.items():
+        if infinite[node] or infinite[children].any():
+            continue
         if np.sum(weighted[children]) > weighted[node] * (1 + 1e-9) + slack:
             read.fail(
                 f"node {node}'s children hold more weighted impurity than it does "

@@ -29,7 +29,8 @@ import heapq
 
 import numpy as np
 
-from gpu_tree.model.tree import MULTIWAY, TREE_LEAF
+from gpu_tree.data.stats import target_exponent
+from gpu_tree.model.tree import MULTIWAY, TREE_LEAF, check_impurities_finite
 
 
 def depth_first_order(tree) -> np.ndarray:
@@ -143,6 +144,7 @@ def _cut_weakest_links(tree, max_alpha=np.inf, record=None) -> _Collapser:
     """Collapse weakest links one at a time while their effective alpha is <= max_alpha,
     at most down to the root alone; ``record(alpha, R of the tree)`` for the full tree
     (alpha 0) and after each collapse."""
+    check_impurities_finite(tree, "cost-complexity pruning")
     state = _Collapser(tree, _weighted_impurity(tree))
     if record is not None:
         record(0.0, state.branch[0])
@@ -203,7 +205,10 @@ def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
       centred on the node's own value v_t. A leaf's E is summed row by row; a child c
       passes its sums to its parent p shifted by d = v_c - v_p (S + d W and
       E + 2 d S + d^2 W), which stays accurate where sum w y^2 - 2 v sum w y + v^2 W
-      would cancel.
+      would cancel. Targets and values are first scaled by one power of two
+      (:func:`gpu_tree.data.stats.target_exponent`, 0 but for targets beyond about 1e150)
+      so that no square overflows: the errors are then in units of that power squared,
+      which reduced-error pruning, comparing them only, does not mind.
     """
     n = tree.node_count
     leaves = tree.apply(X)
@@ -226,6 +231,9 @@ def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
         counts[np.arange(n), predicted] = 0.0  # what remains is predicted wrongly
         return counts.sum(axis=1) + unseen
     value = tree.value[:, 0, 0]
+    target = np.asarray(target, dtype=np.float64)
+    scale = target_exponent(np.concatenate([target, value]), 0.0, float(np.sum(weight)))
+    value, target = np.ldexp(value, -scale), np.ldexp(target, -scale)
     residual = target - value[leaves]
     total = np.bincount(leaves, weights=weight, minlength=n)
     first = np.bincount(leaves, weights=weight * residual, minlength=n)

@@ -95,6 +95,26 @@ def scaled_weighted_impurity(weight, impurity):
     return scaled, int(weight_exponent + impurity_exponent)
 
 
+def check_impurities_finite(tree, what: str) -> None:
+    """Refuse ``what`` (a computation that sums impurities) on a tree whose impurities lie
+    beyond float64's range: regression targets spread wider than about 1e154 have
+    variances above it, stored as +inf, and targets closer than about 1e-162 ones below
+    it, stored as 0 (a split node is never pure, so 0 there can only be such). Their tree
+    and predictions are exact all the same: the fit runs on targets scaled by a power of
+    two (data.stats.target_exponent)."""
+    impurity = tree.impurity
+    split = tree.children_left != TREE_LEAF
+    beyond = np.flatnonzero(~np.isfinite(impurity) | (split & (impurity == 0)))
+    if beyond.size:
+        node = int(beyond[0])
+        side = "above 1.8e308" if impurity[node] > 0 else "below 5e-324"
+        raise ValueError(
+            f"{what} is undefined for this tree: node {node}'s impurity lies beyond "
+            f"float64's range (a variance {side}); fit on y scaled by a power of two, "
+            "which grows the same tree"
+        )
+
+
 class Tree:
     """Struct of arrays for one fitted tree (``n_outputs`` is always 1).
 
@@ -363,6 +383,7 @@ class Tree:
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size == 0:
             return importances
+        check_impurities_finite(self, "feature importance")
         weighted, exponent = scaled_weighted_impurity(self.weighted_n_node_samples, self.impurity)
         # Every node's weighted impurity leaves its parent's total (any number of
         # children): decrease(parent) = W(parent) - sum over its children of W(child).
