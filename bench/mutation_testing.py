@@ -388,8 +388,8 @@ MUTANTS: list[Mutant] = [
     M(
         "M13",
         MODEL_FILE,
-        "        if bad.size:\n",
-        "        if False:\n",
+        "feature.clip(0)])\n        if bad.size:\n",
+        "feature.clip(0)])\n        if False:\n",
         "a categorical split on a numeric feature accepted",
     ),
     M(
@@ -645,8 +645,8 @@ MUTANTS: list[Mutant] = [
     M(
         "G04",
         GROWER,
-        "accept = chosen.has_split & (priority + EPSILON >= p.min_impurity_decrease)",
-        "accept = chosen.has_split & (priority >= p.min_impurity_decrease)",
+        "accept = chosen.has_split & (priority + EPSILON >= min_decrease)",
+        "accept = chosen.has_split & (priority >= min_decrease)",
         "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)",
     ),
     M(
@@ -979,6 +979,30 @@ MUTANTS: list[Mutant] = [
         "SCORE_RTOL = 0.0",
         "no tie tolerance: scores one ulp apart choose by their last bit",
         tests=("tests/test_criteria.py", "tests/test_split_ties.py"),
+    ),
+    M(
+        "F07",
+        STATS,
+        "    return bound if bound < TARGET_SPREAD_FLOOR_EXPONENT else 0\n",
+        "    return 0\n",
+        "tiny targets not scaled up: y in {0, 1e-200} grows one node",
+        tests=("tests/test_regression_precision.py",),
+    ),
+    M(
+        "F08",
+        STATS,
+        "        return bound - TARGET_SPREAD_LIMIT_EXPONENT\n",
+        "        return 0\n",
+        "huge targets not scaled down: y = +-1e308 predicts NaN",
+        tests=("tests/test_regression_precision.py",),
+    ),
+    M(
+        "F09",
+        TREE,
+        "    beyond = np.flatnonzero(~np.isfinite(impurity) | (split & (impurity == 0)))",
+        "    beyond = np.flatnonzero(~np.isfinite(impurity))",
+        "importances of impurities below float64's range: all zero, silently",
+        tests=("tests/test_regression_precision.py",),
     ),
 ]
 del M
