@@ -39,7 +39,6 @@ from gpu_tree.app.data_io import (
     split_specs,
 )
 from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
-from gpu_tree.model.export import export_graphviz, export_text, plot_tree
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
 from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
 
@@ -842,6 +841,8 @@ def export(model, fmt, output, max_depth, decimals, filled):
             from matplotlib.figure import Figure
         except ImportError:
             raise ImportError(f"--format png needs matplotlib: {PLOT_HINT}") from None
+    from gpu_tree.model.export import export_graphviz, export_text, plot_tree
+
     estimator = _load(model)
     feature_names, class_names = _names(estimator)
     depth_shown = max_depth if max_depth is not None else estimator.get_depth()
