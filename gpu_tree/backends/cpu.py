@@ -21,6 +21,7 @@ from gpu_tree.backends.rows import (
     squared_deviation_sums,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.utils.fit_stats import count
 
 __all__ = ["CPUExactBackend", "CPUHistogramBackend", "RowData"]
 
@@ -40,6 +41,11 @@ class _CPUBackend:
 
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)
+
+    def _count_built(self, nodes):
+        """Histograms of ``nodes`` are built from their rows alone (``fit_stats_``)."""
+        count("nodes_built", nodes.size)
+        count("rows_read", int(np.sum(self.node_sizes(nodes))))
 
     def squared_deviation_sums(self, nodes, means):
         nodes = np.asarray(nodes, dtype=np.int64)
@@ -148,6 +154,7 @@ class CPUHistogramBackend(_CPUBackend):
         layout = self.row_data.layout
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0)
+        self._count_built(nodes)
         partition = self.row_partition
         start = partition.start[nodes]
         end = partition.end[nodes]
@@ -190,6 +197,7 @@ class CPUHistogramBackend(_CPUBackend):
     def compact_histograms(self, nodes) -> CompactHistograms:
         """Compact histograms over the bin codes present in each node (bin order)."""
         nodes = np.asarray(nodes, dtype=np.int64)
+        self._count_built(nodes)
         partition = self.row_partition
         start, end = partition.start[nodes], partition.end[nodes]
         n_features = self.X_binned.shape[0]
@@ -242,6 +250,7 @@ class CPUExactBackend(_CPUBackend):
 
     def compact_histograms(self, nodes) -> CompactHistograms:
         """Compact histograms over each node's distinct raw values (no bin codes)."""
+        self._count_built(np.asarray(nodes, dtype=np.int64))
         hist, values, missing = self._distinct_value_histograms(nodes)
         return CompactHistograms(hist, values, values, None, missing)
 

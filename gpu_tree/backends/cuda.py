@@ -28,7 +28,8 @@ from gpu_tree.backends.rows import (
     category_tables,
     squared_deviation_sums,
 )
-from gpu_tree.data.validation import to_host
+from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.utils.fit_stats import count
 
 
 def cuda_status():
@@ -91,20 +92,20 @@ class CUDAHistogramBackend:
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
-        self.X_binned = xp.ascontiguousarray(xp.asarray(X_binned))
+        self.X_binned = xp.ascontiguousarray(host_to_device(X_binned, xp))
         # Classification rows carry a class and a weight, regression rows dense statistics;
         # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
         if layout.is_classification:
-            self.y_class = xp.asarray(row_data.y_class.astype(np.int32))
-            self.weight = xp.asarray(row_data.weight_fixed)
+            self.y_class = host_to_device(row_data.y_class.astype(np.int32), xp)
+            self.weight = host_to_device(row_data.weight_fixed, xp)
             self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
             self.weight = xp.zeros(1, dtype=np.int64)
-            self.row_stats = xp.asarray(row_data.row_stats)
+            self.row_stats = host_to_device(row_data.row_stats, xp)
             # What node impurities are measured on (squared_deviation_sums).
-            self.centred = xp.asarray(row_data.centred)
-            self.real_weight = xp.asarray(row_data.weight)
+            self.centred = host_to_device(row_data.centred, xp)
+            self.real_weight = host_to_device(row_data.weight, xp)
         self.unit_weight = not layout.has_count_channel
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
@@ -112,6 +113,13 @@ class CUDAHistogramBackend:
 
     def root_stats(self):
         return self.row_data.total_stats()
+
+    @staticmethod
+    def _launch(kernel, config, *args):
+        """``kernel[config](*args)``: every launch goes through here, to be counted
+        (``fit_stats_``)."""
+        count("kernel_launches")
+        kernel[config](*args)
 
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
@@ -125,15 +133,17 @@ class CUDAHistogramBackend:
             self.centred,
             self.real_weight,
             self.unit_weight,
-            xp.asarray(np.asarray(means, dtype=np.float64)),
+            host_to_device(np.asarray(means, dtype=np.float64), xp),
         )
         kernels = self.kernels
         blocks, threads = kernels.launch_config(self.n_samples)
         return squared_deviation_sums(
             nodes.size,
-            lambda *extremes: kernels.largest_squared_deviations[blocks, threads](*rows, *extremes),
-            lambda exponent, high, low: kernels.squared_deviation_sums[blocks, threads](
-                *rows, exponent, high, low
+            lambda *extremes: self._launch(
+                kernels.largest_squared_deviations, (blocks, threads), *rows, *extremes
+            ),
+            lambda exponent, high, low: self._launch(
+                kernels.squared_deviation_sums, (blocks, threads), *rows, exponent, high, low
             ),
             xp,
         )
@@ -143,7 +153,7 @@ class CUDAHistogramBackend:
         table a launch over every row uses to find each row's slot."""
         slot_of_node = self._node_table(-1, np.int32)
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
-        return self.xp.asarray(slot_of_node)
+        return host_to_device(slot_of_node, self.xp)
 
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
@@ -154,6 +164,8 @@ class CUDAHistogramBackend:
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0)
         hist_slot_of_node = self._slot_table(nodes)
+        count("nodes_built", nodes.size)
+        count("rows_read", self.n_samples)  # the kernel sweeps every row, built or not
         if self.timer is None:
             self._launch_histograms(hist_slot_of_node, nodes.size, hist)
         else:
@@ -209,15 +221,15 @@ class CUDAHistogramBackend:
         if group > 0:
             n_groups = -(-self.n_features // group)
             grid, threads = kernels.shared_launch_config(self.n_samples, n_groups)
-            kernels.histograms_shared[grid, threads](*common, n_hist_slots, group)
+            self._launch(kernels.histograms_shared, (grid, threads), *common, n_hist_slots, group)
         else:
             blocks, threads = kernels.launch_config(self.n_samples * self.n_features)
-            kernels.histograms_global[blocks, threads](*common)
+            self._launch(kernels.histograms_global, (blocks, threads), *common)
 
     def subtract(self, hist, parent_slots, child_hist, out):
         """out = hist[parent_slots] - child_hist, on the device."""
         xp = self.xp
-        xp.take(hist, xp.asarray(parent_slots), axis=0, out=out)
+        xp.take(hist, host_to_device(parent_slots, xp), axis=0, out=out)
         out -= child_hist
 
     def compact_histograms(self, nodes) -> CompactHistograms:
@@ -236,8 +248,8 @@ class CUDAHistogramBackend:
         xp = self.xp
         counts = xp.zeros(self._node_size.size, dtype=np.int64)
         blocks, threads = self.kernels.launch_config(self.n_samples)
-        self.kernels.count_rows[blocks, threads](self.node_of_row, counts)
-        counts = to_host(counts)
+        self._launch(self.kernels.count_rows, (blocks, threads), self.node_of_row, counts)
+        counts = device_to_host(counts)
         self._node_size[children] = counts[children]
         self._node_size[np.asarray(nodes)] = 0
         return counts
@@ -269,17 +281,19 @@ class CUDAHistogramBackend:
         left_child[nodes] = left_children
         right_child[nodes] = right_children
         blocks, threads = self.kernels.launch_config(self.n_samples)
-        self.kernels.partition_rows[blocks, threads](
+        self._launch(
+            self.kernels.partition_rows,
+            (blocks, threads),
             self.X_binned,
             self.node_of_row,
-            xp.asarray(split_feature),
-            xp.asarray(split_bin),
-            xp.asarray(goes_left),
+            host_to_device(split_feature, xp),
+            host_to_device(split_bin, xp),
+            host_to_device(goes_left, xp),
             self.missing_bin,
-            xp.asarray(category_offset),
-            xp.asarray(words),
-            xp.asarray(left_child),
-            xp.asarray(right_child),
+            host_to_device(category_offset, xp),
+            host_to_device(words, xp),
+            host_to_device(left_child, xp),
+            host_to_device(right_child, xp),
         )
         counts = self._count_rows(nodes, np.concatenate([left_children, right_children]))
         return counts[np.asarray(left_children)]
@@ -295,12 +309,14 @@ class CUDAHistogramBackend:
             if self.missing_bin >= 0:
                 table[k, self.missing_bin] = default_child[k]
         blocks, threads = self.kernels.launch_config(self.n_samples)
-        self.kernels.partition_rows_multiway[blocks, threads](
+        self._launch(
+            self.kernels.partition_rows_multiway,
+            (blocks, threads),
             self.X_binned,
             self.node_of_row,
             self._slot_table(np.asarray(nodes, dtype=np.int64)),  # each node's table row
-            xp.asarray(np.asarray(feature, dtype=np.int32)),
-            xp.asarray(table),
+            host_to_device(np.asarray(feature, dtype=np.int32), xp),
+            host_to_device(table, xp),
         )
         counts = self._count_rows(nodes, np.concatenate(children))
         return [counts[c] for c in children]

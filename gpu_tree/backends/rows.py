@@ -30,7 +30,7 @@ from gpu_tree.data.stats import (
     target_exponent,
     to_fixed_point,
 )
-from gpu_tree.data.validation import to_host
+from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.kernels import cpu as cpu_kernels
 
 DEVICES = ("cpu", "cuda")
@@ -218,12 +218,14 @@ def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):
     lowest = xp.full(n_nodes, np.inf)
     highest = xp.full(n_nodes, -np.inf)
     largest_pass(largest, lowest, highest)
-    exponent = cpu_kernels.term_exponent(to_host(largest))
+    exponent = cpu_kernels.term_exponent(device_to_host(largest))
     high = xp.zeros(n_nodes, dtype=np.int64)
     low = xp.zeros(n_nodes, dtype=np.int64)
-    sum_pass(xp.asarray(exponent), high, low)
-    sums = cpu_kernels.combine_squared_deviation_parts(to_host(high), to_host(low), exponent)
-    return np.where(to_host(lowest) < to_host(highest), sums, 0.0)
+    sum_pass(host_to_device(exponent, xp), high, low)
+    sums = cpu_kernels.combine_squared_deviation_parts(
+        device_to_host(high), device_to_host(low), exponent
+    )
+    return np.where(device_to_host(lowest) < device_to_host(highest), sums, 0.0)
 
 
 def category_tables(category_sets, n_nodes):

@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from gpu_tree.data.categorical import feature_label
-from gpu_tree.data.validation import to_host
+from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.utils.fit_stats import count
 from gpu_tree.utils.progress import binning_logger as logger
 
 MAX_BINS_LIMIT = 65535
@@ -224,21 +225,22 @@ class BinMapper:
 
         start = time.perf_counter()
         n_samples, n_features = X.shape
-        tables = [xp.asarray(table) for table in self._search_tables()]
+        tables = [host_to_device(table, xp) for table in self._search_tables()]
         X_binned = xp.empty((n_features, n_samples), dtype=self.bin_dtype_)
         bin_lower = xp.full((n_features, self.n_bins_), np.inf)
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
         blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
+        count("kernel_launches")
         cuda_kernels.bin_columns[blocks, threads](
             X,
             *tables,
-            xp.asarray(self.one_value_per_bin_),
+            host_to_device(self.one_value_per_bin_, xp),
             self.missing_bin_,
             X_binned,
             bin_lower,
             bin_upper,
         )
-        bin_lower, bin_upper = to_host(bin_lower), to_host(bin_upper)
+        bin_lower, bin_upper = device_to_host(bin_lower), device_to_host(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)
         logger.info(
             "binned %d rows x %d features on the GPU, at most %d bins (%.2f s)",

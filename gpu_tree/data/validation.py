@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from gpu_tree.utils.compat import DataConversionWarning
+from gpu_tree.utils.fit_stats import count_copy
 
 
 def is_dataframe(X) -> bool:
@@ -252,6 +253,22 @@ def is_device_array(X) -> bool:
 def to_host(array):
     """A GPU array copied to a host numpy array; anything else returned unchanged."""
     return array.get() if is_device_array(array) else array
+
+
+def device_to_host(array):
+    """:func:`to_host` for an array of the fit's device (a CuPy array, or a numpy one under
+    the CUDA simulator): counted as a copy in a CUDA fit (``utils.fit_stats``)."""
+    host = to_host(array)
+    count_copy("device_to_host", getattr(host, "nbytes", 8))
+    return host
+
+
+def host_to_device(array, xp):
+    """Host data as an array of ``xp`` (CuPy: a copy to the GPU), counted as a copy in a
+    CUDA fit."""
+    device = xp.asarray(array)
+    count_copy("host_to_device", device.nbytes)
+    return device
 
 
 def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the estimator"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 import warnings
 from typing import NamedTuple
 
@@ -35,7 +36,7 @@ from gpu_tree.data.validation import (
     is_device_array,
     to_host,
 )
-from gpu_tree.growing.backend import bin_features, make_backend
+from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
 from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
@@ -52,6 +53,7 @@ from gpu_tree.utils.compat import (
     NotFittedError,
     RegressorMixin,
 )
+from gpu_tree.utils.fit_stats import SETUP, FitCounters, counting
 
 DEVICES = ("auto", "cpu", "cuda")
 SPLITTERS = ("hist", "exact")
@@ -187,10 +189,22 @@ class _BaseDecisionTree(BaseEstimator):
         targets, weight = self._encode_targets(y, weight)
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
-        backend = self._make_backend(X, row_data, settings.max_bins, categorical, feature_names)
-        del X  # on the GPU only the bin codes are needed from here on
-        params = self._growth_params(settings, sizes, row_data, categorical)
-        self.tree_ = Grower(backend, row_data.layout, params, self.n_features_in_).grow()
+        counters = FitCounters(self.device_)
+        timer = PhaseTimer(cuda_status()[2] if self.device_ == "cuda" else np)
+        setup_seconds = {}
+        with counting(counters):
+            start = time.perf_counter()
+            backend = self._make_backend(
+                X, row_data, settings.max_bins, categorical, feature_names, timer, setup_seconds
+            )
+            binning = setup_seconds.get("binning", 0.0)
+            setup_seconds["backend"] = time.perf_counter() - start - binning
+            del X  # on the GPU only the bin codes are needed from here on
+            params = self._growth_params(settings, sizes, row_data, categorical)
+            grower = Grower(backend, row_data.layout, params, self.n_features_in_, timer=timer)
+            self.tree_ = grower.grow()
+        self.fit_stats_ = timer.fit_stats(counters)
+        self.fit_setup_stats_ = {**counters.at(SETUP), "seconds": setup_seconds}
         if settings.ccp_alpha > 0.0:
             self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
         return self
@@ -280,12 +294,15 @@ class _BaseDecisionTree(BaseEstimator):
         keep_on_device = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
         return X[keep_on_device], targets[keep], weight[keep]
 
-    def _make_backend(self, X, row_data, max_bins, categorical, feature_names):
+    def _make_backend(
+        self, X, row_data, max_bins, categorical, feature_names, timer=None, seconds=None
+    ):
         """Bin X (histogram search; ``self._bin_mapper``) and build the backend."""
         n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
         if self.splitter == "hist":
+            start = time.perf_counter()
             self._bin_mapper, data = bin_features(
                 X,
                 max_bins=max_bins,
@@ -294,12 +311,16 @@ class _BaseDecisionTree(BaseEstimator):
                 n_categories=n_categories,
                 feature_names=feature_names,
             )
+            if seconds is not None:
+                seconds["binning"] = time.perf_counter() - start
         else:
             if categorical is not None:  # the same limit as in histogram mode
                 has_missing = bool(np.isnan(X[:, categorical.features]).any())
                 check_category_counts(n_categories, max_bins, has_missing, feature_names)
             data = X
-        return make_backend(data, row_data, device=self.device_, splitter=self.splitter)
+        return make_backend(
+            data, row_data, device=self.device_, splitter=self.splitter, timer=timer
+        )
 
     def _growth_params(self, settings, sizes, row_data, categorical) -> GrowthParams:
         n_categories = self._category_maps.n_categories()

@@ -40,6 +40,8 @@ from gpu_tree.backends.rows import (
     RowData,
 )
 from gpu_tree.data.binning import BinMapper
+from gpu_tree.data.validation import host_to_device, is_device_array
+from gpu_tree.utils.fit_stats import SETUP, FitCounters, enter_level
 
 __all__ = [
     "PHASES",
@@ -299,7 +301,8 @@ def bin_features(
         xp = cuda_status()[2]
         if layout is not None:
             check_device_memory(X, mapper, layout, xp)
-        X_binned, bin_lower, bin_upper = mapper.transform_on_device(xp.asarray(X), xp)
+        X_device = X if is_device_array(X) else host_to_device(X, xp)
+        X_binned, bin_lower, bin_upper = mapper.transform_on_device(X_device, xp)
     else:
         X_binned, bin_lower, bin_upper = mapper.transform(X, row_major=True)
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
@@ -433,6 +436,7 @@ class PhaseTimer:
         """Time the body as phase ``name`` of ``level`` (None: the enclosing phase's)."""
         if level is not None:
             self.level = int(level)
+            enter_level(self.level)  # the structural counters follow the timer's level
         record_level = self.level
         self.synchronize()
         start = time.perf_counter()
@@ -461,6 +465,16 @@ class PhaseTimer:
             level = out.setdefault(record.level, {})
             level[record.phase] = level.get(record.phase, 0.0) + record.seconds
         return out
+
+    def fit_stats(self, counters: FitCounters) -> list[dict]:
+        """``fit_stats_``: per tree level, ``counters``' counts (``utils.fit_stats``) and
+        the seconds of each phase this timer recorded."""
+        seconds = self.by_level()
+        levels = sorted({*seconds, *(k for k in counters.by_level if k is not SETUP)})
+        return [
+            {"level": level, **counters.at(level), "seconds": seconds.get(level, {})}
+            for level in levels
+        ]
 
     def levels(self, phase: str) -> list[int]:
         """The levels at which ``phase`` ran, in increasing order."""

@@ -37,6 +37,7 @@ from gpu_tree.growing.splitting import (
     select_splits,
 )
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
+from gpu_tree.utils.fit_stats import enter_level
 from gpu_tree.utils.progress import grower_logger as logger
 
 # Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
@@ -615,6 +616,7 @@ class Grower:
 
     def _grow(self) -> Tree:
         self._start = time.perf_counter()
+        enter_level(0)  # the root's statistics and impurity are level 0's work
         root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         self._measure_impurity(root, root_stats)

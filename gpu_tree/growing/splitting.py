@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
-from gpu_tree.data.validation import to_host
+from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.criteria import (
     branch_split_info,
     score_tolerance,
@@ -170,7 +170,7 @@ def select_splits(
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
-    widest = to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram slot
+    widest = device_to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram slot
     width = widest[slots]
     order = np.argsort(width, kind="stable")
     chunks = []
@@ -217,7 +217,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     categorical = search.categorical
     n = slots.size
     n_features = hist.shape[1]
-    device_slots = xp.asarray(slots)
+    device_slots = host_to_device(slots, xp)
     width = max(width, 2)  # at least one candidate position, even if it is never allowed
     if search.compact_input:
         compact = hist[device_slots][:, :, :width]
@@ -251,7 +251,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     else:
         cat_features = categorical.features
         numeric_host = np.setdiff1d(np.arange(n_features), cat_features)
-        numeric = xp.asarray(numeric_host)
+        numeric = host_to_device(numeric_host, xp)
     feature_best = xp.full((n, n_features), -xp.inf, dtype=SCORE_DTYPE)
     # gain_ratio: the split information of each feature's best candidate, else None.
     feature_divisor = None if search.criterion != "gain_ratio" else xp.ones_like(feature_best)
@@ -271,7 +271,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
             feature_divisor[:, numeric] = _take_last(divisor, best_position, xp)
     cat = None
     if cat_features.size:
-        device_cat = xp.asarray(cat_features)
+        device_cat = host_to_device(cat_features, xp)
         cat = _score_categorical(
             search,
             compact[:, device_cat],
@@ -282,42 +282,46 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         feature_best[:, device_cat] = cat.best
         if cat.divisor is not None:
             feature_divisor[:, device_cat] = cat.divisor
-    feature = to_host(_first_near_max(search, feature_best, parent, feature_divisor))
+    feature = device_to_host(_first_near_max(search, feature_best, parent, feature_divisor))
     each_node = xp.arange(n)
-    device_feature = xp.asarray(feature)
-    best = to_host(feature_best[each_node, device_feature])
+    device_feature = host_to_device(feature, xp)
+    best = device_to_host(feature_best[each_node, device_feature])
     has_split = np.isfinite(best)
 
     # Numeric winners: positions 0..position of the compacted row go left.
     is_categorical = np.zeros(n_features, dtype=bool)
     is_categorical[cat_features] = True
     numeric_index = np.cumsum(~is_categorical) - 1  # feature -> column of the numeric scores
-    column = xp.asarray(np.where(is_categorical[feature], 0, numeric_index[feature]))
-    position = to_host(best_position[each_node, column])
-    device_position = xp.asarray(position)
+    column = host_to_device(np.where(is_categorical[feature], 0, numeric_index[feature]), xp)
+    position = device_to_host(best_position[each_node, column])
+    device_position = host_to_device(position, xp)
     cumulative = xp.cumsum(compact[each_node, device_feature], axis=1)  # (n, width, n_channels)
     left = cumulative[each_node, device_position]
     total = cumulative[:, -1]
     right = total - left
     if missing_left is None or node_missing is None:
         # Missing values never seen here: at prediction they follow the bigger child.
-        goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))
+        goes_left = device_to_host(layout.count(left, xp) >= layout.count(right, xp))
     else:
-        goes_left = to_host(missing_left[each_node, column, device_position])
+        goes_left = device_to_host(missing_left[each_node, column, device_position])
         chosen_missing = node_missing[each_node, device_feature]
-        side = xp.asarray(goes_left)[:, None]
+        side = host_to_device(goes_left, xp)[:, None]
         left = left + xp.where(side, chosen_missing, 0)
         right = right + xp.where(side, 0, chosen_missing)
-    left, right = to_host(left), to_host(right)
+    left, right = device_to_host(left), device_to_host(right)
     chosen.has_split[chunk] = has_split
     chosen.feature[chunk] = np.where(has_split, feature, 0)
     chosen_bins = bin_index[each_node, device_feature]
-    chosen.bin[chunk] = np.where(has_split, to_host(chosen_bins[each_node, device_position]), 0)
+    chosen.bin[chunk] = np.where(
+        has_split, device_to_host(chosen_bins[each_node, device_position]), 0
+    )
     # Every compacted bin is non-empty, so the next one is the first non-empty bin right
     # of the split; past the last one, the split sends only missing values right.
-    n_chosen = to_host(n_nonempty[each_node, device_feature])
-    next_position = xp.asarray(np.minimum(position + 1, compact.shape[2] - 1))
-    next_bin = np.where(position + 1 < n_chosen, to_host(chosen_bins[each_node, next_position]), -1)
+    n_chosen = device_to_host(n_nonempty[each_node, device_feature])
+    next_position = host_to_device(np.minimum(position + 1, compact.shape[2] - 1), xp)
+    next_bin = np.where(
+        position + 1 < n_chosen, device_to_host(chosen_bins[each_node, next_position]), -1
+    )
     chosen.next_bin[chunk] = np.where(has_split, next_bin, 0)
     chosen.missing_left[chunk] = goes_left
     chosen.kind[chunk] = NUMERIC
@@ -329,7 +333,9 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         winners = np.flatnonzero(has_split & is_categorical[feature])
         if winners.size:
             column = np.searchsorted(cat_features, feature[winners])
-            bins = to_host(bin_index[xp.asarray(winners), xp.asarray(feature[winners])])
+            bins = device_to_host(
+                bin_index[host_to_device(winners, xp), host_to_device(feature[winners], xp)]
+            )
             for k, detail in zip(winners, cat.decode(winners, column, bins), strict=True):
                 left[k], right[k] = detail.left, detail.right
                 result = chunk[k]
@@ -341,7 +347,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.default_branch[result] = detail.default_branch
                 chosen.bin[result] = -1
                 chosen.next_bin[result] = -1
-    node_weight = to_host(layout.weight(parent, xp))  # the real statistics of the node
+    node_weight = device_to_host(layout.weight(parent, xp))  # the real statistics of the node
     chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[chunk] = left
     chosen.right_stats[chunk] = right
@@ -574,20 +580,20 @@ class _CategoricalScores:
         """The split of feature column ``columns[k]`` at node ``nodes[k]`` (of the
         chunk); ``bins[k]`` maps the positions of that node and feature to bins."""
         xp, layout = self.xp, self.layout
-        at = (xp.asarray(nodes), xp.asarray(columns))
-        index = to_host(self.index[at])
-        family = to_host(self.family[at])
-        chosen_missing_left = to_host(self.missing_left[at])
+        at = (host_to_device(nodes, xp), host_to_device(columns, xp))
+        index = device_to_host(self.index[at])
+        family = device_to_host(self.family[at])
+        chosen_missing_left = device_to_host(self.missing_left[at])
         if self.default is not None:
-            defaults = to_host(self.default[at])
+            defaults = device_to_host(self.default[at])
         details = []
         for k, (node, column) in enumerate(zip(nodes, columns, strict=True)):
-            compact = to_host(self.compact[int(node), int(column)])  # (width, n_channels)
-            n_nonempty = int(to_host(self.n_nonempty[int(node), int(column)]))
+            compact = device_to_host(self.compact[int(node), int(column)])  # (width, n_channels)
+            n_nonempty = int(device_to_host(self.n_nonempty[int(node), int(column)]))
             missing = (
                 layout.zeros()
                 if self.missing is None
-                else to_host(self.missing[int(node), int(column)])
+                else device_to_host(self.missing[int(node), int(column)])
             )
             present = compact[:n_nonempty]
             total = present.sum(axis=0)
@@ -718,7 +724,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         if constraints.min_weight_leaf > 0:
             allowed = allowed & (xp.min(branch_weight, axis=2) >= constraints.min_weight_leaf)
         if feature_mask is not None:
-            allowed = allowed & xp.asarray(feature_mask)
+            allowed = allowed & host_to_device(feature_mask, xp)
         divisor = None
         if criterion == "gain_ratio":
             divisor = branch_split_info(layout.weight(branches, xp), xp)[..., None]
@@ -755,7 +761,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
 
         def ordering_prefix(node, column, index, first=first):
             ordering, end = divmod(index, width)
-            return to_host(order[node, column, first + ordering, : end + 1])
+            return device_to_host(order[node, column, first + ordering, : end + 1])
 
         scores.offer(score, missing_left, ordering_prefix, divisor)
 
@@ -763,7 +769,7 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
     if multiclass and categorical.max_subset >= 1:
         limit = most_categories_for_subsets(categorical.max_subset)
         eligible = (n_nonempty <= limit)[:, :, None]  # each node on its own categories
-        most = min(int(to_host(xp.max(n_nonempty))), limit)
+        most = min(int(device_to_host(xp.max(n_nonempty))), limit)
         table = _subset_table(most, categorical.max_subset)
         if table.shape[0]:
             size = np.sum(table < most, axis=1)
@@ -774,11 +780,11 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
             per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * compact.shape[3]))
             for first in range(0, table.shape[0], per_pass):
                 part = table[first : first + per_pass]
-                subset_left = padded[:, :, xp.asarray(part[:, 0])]
+                subset_left = padded[:, :, host_to_device(part[:, 0], xp)]
                 for j in range(1, part.shape[1]):
-                    subset_left = subset_left + padded[:, :, xp.asarray(part[:, j])]
-                device_size = xp.asarray(size[first : first + per_pass])
-                device_largest = xp.asarray(largest[first : first + per_pass])
+                    subset_left = subset_left + padded[:, :, host_to_device(part[:, j], xp)]
+                device_size = host_to_device(size[first : first + per_pass], xp)
+                device_largest = host_to_device(largest[first : first + per_pass], xp)
                 score, missing_left, divisor = _score_sides(
                     search,
                     subset_left,
@@ -808,7 +814,7 @@ def _allowed(search, base, left, right, feature_mask):
         allowed = allowed & (layout.weight(left, xp) >= constraints.min_weight_leaf)
         allowed &= layout.weight(right, xp) >= constraints.min_weight_leaf
     if feature_mask is not None:
-        allowed = allowed & xp.asarray(feature_mask)[:, :, None]
+        allowed = allowed & host_to_device(feature_mask, xp)[:, :, None]
     return allowed
 
 

@@ -1,0 +1,95 @@
+"""Structural counters of a fit, per tree level: what the device was asked to do.
+
+For each level: the nodes whose histograms were built, the CUDA kernel launches, the copies
+between host and device (how many, how many bytes, each way) and the rows the histogram
+kernels read. These are what a GPU tree's speed is made of (XGBoost's ``gpu_hist`` is
+judged the same way), and unlike times they are exact and the same under numba's CUDA
+simulator as on a GPU, so tests can hold the CUDA backend to them without one.
+
+A fit makes a :class:`FitCounters` and installs it with :func:`counting`; the code that
+launches kernels or crosses between host and device calls :func:`count` (the CUDA backend,
+and ``device_to_host`` / ``host_to_device`` in :mod:`gpu_tree.data.validation`, which the
+split search uses too). The grower's phase timer says which level the work is for
+(:func:`enter_level`). Work before level 0 (binning, the input's copies) is the set-up.
+Copies are counted only in a CUDA fit: on the CPU the same calls move nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+# The counted quantities, in the order ``fit_stats_`` lists them.
+COUNTS = (
+    "nodes_built",
+    "kernel_launches",
+    "device_to_host_copies",
+    "device_to_host_bytes",
+    "host_to_device_copies",
+    "host_to_device_bytes",
+    "rows_read",
+)
+
+SETUP = None  # the "level" of work done before the tree's first level
+
+
+class FitCounters:
+    """The counts of one fit, by level (:data:`SETUP` for the work before level 0).
+
+    Parameters
+    ----------
+    device : {"cpu", "cuda"}
+        The fit's device: copies count on "cuda" only (the simulator's too).
+    """
+
+    def __init__(self, device: str):
+        self.device = device
+        self.level = SETUP
+        self.by_level: dict[int | None, dict[str, int]] = {}
+
+    def add(self, quantity: str, amount: int = 1) -> None:
+        entry = self.by_level.get(self.level)
+        if entry is None:
+            entry = self.by_level[self.level] = dict.fromkeys(COUNTS, 0)
+        entry[quantity] += int(amount)
+
+    def at(self, level) -> dict[str, int]:
+        """The counts of ``level`` (zeros where nothing was counted)."""
+        return dict(self.by_level.get(level, dict.fromkeys(COUNTS, 0)))
+
+
+_ACTIVE: ContextVar[FitCounters | None] = ContextVar("gpu_tree_fit_counters", default=None)
+
+
+@contextmanager
+def counting(counters: FitCounters) -> Iterator[FitCounters]:
+    """Count into ``counters`` in the body (this thread or task only)."""
+    token = _ACTIVE.set(counters)
+    try:
+        yield counters
+    finally:
+        _ACTIVE.reset(token)
+
+
+def count(quantity: str, amount: int = 1) -> None:
+    """Add ``amount`` to ``quantity`` at the current level (nothing outside a fit)."""
+    counters = _ACTIVE.get()
+    if counters is not None:
+        counters.add(quantity, amount)
+
+
+def count_copy(direction: str, nbytes: int) -> None:
+    """One copy of ``nbytes`` bytes, ``direction`` "device_to_host" or "host_to_device",
+    counted in a CUDA fit only."""
+    counters = _ACTIVE.get()
+    if counters is not None and counters.device == "cuda":
+        counters.add(f"{direction}_copies")
+        counters.add(f"{direction}_bytes", nbytes)
+
+
+def enter_level(level) -> None:
+    """The work from here on is for tree level ``level``."""
+    counters = _ACTIVE.get()
+    if counters is not None:
+        counters.level = level
