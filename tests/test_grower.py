@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _strategies import small_integer_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,46 +38,6 @@ HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[Hea
 # ---------------------------------------------------------------------------------------
 # hist == exact when every feature has at most max_bins distinct values
 # ---------------------------------------------------------------------------------------
-
-
-@st.composite
-def small_integer_data(draw, regression=False):
-    n_rows = draw(st.integers(2, 40))
-    n_features = draw(st.integers(1, 3))
-    n_values = draw(st.integers(1, 6))
-    scale = draw(st.sampled_from([1.0, 0.1, 2.5]))
-    offset = draw(st.sampled_from([0.0, -3.0, 1e3]))
-    codes = draw(
-        st.lists(
-            st.integers(0, n_values - 1), min_size=n_rows * n_features, max_size=n_rows * n_features
-        )
-    )
-    X = np.array(codes, dtype=float).reshape(n_rows, n_features) * scale + offset
-    if regression:
-        y = np.array(draw(st.lists(st.integers(-3, 3), min_size=n_rows, max_size=n_rows)), float)
-    else:
-        n_classes = draw(st.integers(2, 4))
-        y = np.array(
-            draw(st.lists(st.integers(0, n_classes - 1), min_size=n_rows, max_size=n_rows))
-        )
-    if draw(st.booleans()):
-        # Rows with equal X get equal targets: no node is impure with a single X value.
-        _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-        y = y[first[inverse.ravel()]]
-    weighted = draw(st.booleans())
-    weight = None
-    if weighted:
-        weight = np.array(
-            draw(st.lists(st.integers(1, 3), min_size=n_rows, max_size=n_rows)), dtype=float
-        )
-    params = {
-        "max_depth": draw(st.sampled_from([1, 2, 3, None])),
-        "min_samples_leaf": draw(st.sampled_from([1, 2, 3])),
-        "min_samples_split": draw(st.sampled_from([2, 4])),
-        "max_leaf_nodes": draw(st.sampled_from([None, None, 3])),
-        "max_bins": draw(st.sampled_from([n_values if n_values >= 2 else 2, 256])),
-    }
-    return X, y, weight, params
 
 
 @HYPOTHESIS
