@@ -14,10 +14,10 @@ What one invocation measures (each part optional, see --only):
   - one more build with the grower's phase timer on (``PhaseTimer``, which synchronises
     the device around each phase): per level the histogram step (of which the histogram
     kernel launch, timed by the CUDA backend), the subtraction, split scoring, partition
-    (with ``count_rows``), the host work left over, and the host<->device transfers
-    (count, bytes, time, counted in the phase they belong to, by wrapping the public
-    ``to_host`` and ``xp.asarray``). Those syncs add a little time: the plain build is
-    the figure to quote, the per-level split is for where time goes;
+    (with ``count_rows``), the host work left over, and the kernel launches and
+    host<->device copies (count and bytes, from gpu_tree's own counters, the ones
+    ``fit_stats_`` reports). Those syncs add a little time: the plain build is the figure
+    to quote, the per-level split is for where time goes;
   - the bytes each level moves according to ``bench/bytes_model.py``, with the rows and
     nodes this build really had, against the floors, at the copy bandwidth measured;
   - prediction of --predict-rows rows already on the device;
@@ -248,11 +248,8 @@ PHASE_COLUMNS = {
 
 
 def _no_transfers() -> dict:
-    """A level's transfer counters, zero: copies and bytes each way, and their time."""
-    return {f"{way}_{what}": zero for way in ("h2d", "d2h") for what, zero in _TRANSFER_ZEROS}
-
-
-_TRANSFER_ZEROS = (("count", 0), ("bytes", 0), ("s", 0.0))
+    """A level's transfer counters, zero: copies and bytes each way, and kernel launches."""
+    return {"h2d_count": 0, "h2d_bytes": 0, "d2h_count": 0, "d2h_bytes": 0, "launches": 0}
 
 
 def _empty_level(level):
@@ -304,73 +301,21 @@ def rows_per_level(timer, transfers, end_time):
     return out
 
 
-class TransferCounter:
-    """Counts host<->device copies per level (the timer's current level) while installed:
-    wraps the public ``to_host`` the split search and the CUDA backend call, and, on a
-    GPU, ``xp.asarray`` of host data. Not a phase: the copies' time is inside the phases
-    that make them (the device is synchronised first so that pending kernels are not
-    counted as copy time)."""
-
-    def __init__(self, xp, timer):
-        self.xp = xp
-        self.timer = timer
-        self.levels = {}
-        self._restore = []
-
-    def _entry(self):
-        return self.levels.setdefault(
-            self.timer.level,
-            _no_transfers(),
-        )
-
-    def _patch(self, owner, name, replacement):
-        self._restore.append((owner, name, getattr(owner, name)))
-        setattr(owner, name, replacement)
-
-    def __enter__(self):
-        import gpu_tree.backends.cuda as cuda_backend_module
-        import gpu_tree.growing.splitting as splitting_module
-
-        counter = self
-        to_host = splitting_module.to_host
-
-        def counting_to_host(array):
-            if counter.xp is np or isinstance(array, np.ndarray):
-                return to_host(array)
-            counter.timer.synchronize()
-            start = time.perf_counter()
-            result = to_host(array)
-            entry = counter._entry()
-            entry["d2h_s"] += time.perf_counter() - start
-            entry["d2h_count"] += 1
-            entry["d2h_bytes"] += int(getattr(result, "nbytes", 0))
-            return result
-
-        self._patch(splitting_module, "to_host", counting_to_host)
-        self._patch(cuda_backend_module, "to_host", counting_to_host)
-        if self.xp is not np:
-            asarray = self.xp.asarray
-
-            def counting_asarray(a, *args, **kwargs):
-                if not isinstance(a, (np.ndarray, np.generic, list, tuple)):
-                    return asarray(a, *args, **kwargs)
-                counter.timer.synchronize()
-                start = time.perf_counter()
-                result = asarray(a, *args, **kwargs)
-                counter.timer.synchronize()
-                entry = counter._entry()
-                entry["h2d_s"] += time.perf_counter() - start
-                entry["h2d_count"] += 1
-                entry["h2d_bytes"] += int(result.nbytes)
-                return result
-
-            self._patch(self.xp, "asarray", counting_asarray)
-        return self
-
-    def __exit__(self, *exc):
-        for owner, name, original in reversed(self._restore):
-            setattr(owner, name, original)
-        self._restore = []
+def level_transfers(counters) -> dict:
+    """Per level, the copies and launches gpu_tree's own counters (``fit_stats_``, in
+    ``gpu_tree.utils.fit_stats``) recorded: the columns of the level tables."""
+    out = {}
+    for level, counts in counters.by_level.items():
+        if level is None:
+            continue  # the set-up: its copies are timed as the input's, separately
+        out[level] = {
+            "h2d_count": counts["host_to_device_copies"],
+            "h2d_bytes": counts["host_to_device_bytes"],
+            "d2h_count": counts["device_to_host_copies"],
+            "d2h_bytes": counts["device_to_host_bytes"],
+            "launches": counts["kernel_launches"],
+        }
+    return out
 
 
 def model_level_bytes(shape, row):
@@ -396,6 +341,7 @@ def run_gpu_tree(
     from gpu_tree.data.stats import StatsLayout
     from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
     from gpu_tree.growing.grower import Grower, GrowthParams
+    from gpu_tree.utils.fit_stats import FitCounters, counting
 
     simulated = xp is np
     n_classes = int(y.max()) + 1
@@ -449,13 +395,13 @@ def run_gpu_tree(
                 build()  # CuPy's kernels for this depth's shapes
             entry["device_build_s"], entry["device_build_runs_s"] = median_time(xp, repeats, build)
             timer = PhaseTimer(xp)
-            with TransferCounter(xp, timer) as transfers:
+            with counting(FitCounters("cuda")) as counters:
                 start = time.perf_counter()
                 timed(xp, build, timer)
                 end = time.perf_counter()
             entry["instrumented_build_s"] = end - start
             totals = {"as_implemented": 0, "one_pass_floor": 0, "ideal_floor": 0}
-            for row in rows_per_level(timer, transfers.levels, end):
+            for row in rows_per_level(timer, level_transfers(counters), end):
                 lv = model_level_bytes(shape, row)
                 row.update(
                     dataset=name,
@@ -819,13 +765,13 @@ def render(results):
     for (name, depth), rows in groups.items():
         lines += [
             "",
-            f"Per level, {name}, depth {depth} (ms; transfers are inside the phases; "
+            f"Per level, {name}, depth {depth} (ms; copies are inside the phases; "
             "model MB: as implemented / one-pass floor):",
             "",
             "| level | nodes | built | kernel | hist | of which kernel | subtract | scoring "
-            "| partition | host other | level | H2D n / KB / ms | D2H n / KB / ms | "
+            "| partition | host other | level | launches | H2D n / KB | D2H n / KB | "
             "model MB | floor ms | level / floor |",
-            "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|",
+            "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|",
         ]
         for r in rows:
             floor = r.get("floor_s_at_copy")
@@ -833,8 +779,8 @@ def render(results):
                 f"| {r['level']} | {r['nodes']} | {r['built']} | {r['kernel']} | {_ms(r['hist_s'])} "
                 f"| {_ms(r['hist_kernel_s'])} | {_ms(r['subtract_s'])} | {_ms(r['scoring_s'])} | "
                 f"{_ms(r['partition_s'])} | {_ms(r['other_s'])} | {_ms(r['level_s'])} | "
-                f"{r['h2d_count']} / {r['h2d_bytes'] / 1e3:.1f} / {_ms(r['h2d_s'])} | "
-                f"{r['d2h_count']} / {r['d2h_bytes'] / 1e3:.1f} / {_ms(r['d2h_s'])} | "
+                f"{r['launches']} | {r['h2d_count']} / {r['h2d_bytes'] / 1e3:.1f} | "
+                f"{r['d2h_count']} / {r['d2h_bytes'] / 1e3:.1f} | "
                 f"{r['model_as_implemented_bytes'] / 1e6:.1f} / "
                 f"{r['model_one_pass_floor_bytes'] / 1e6:.1f} | {_ms(floor)} | "
                 + (f"{r['level_s'] / floor:.0f}× |" if floor else "– |")
@@ -981,12 +927,11 @@ LEVEL_COLUMNS = (
     "partition_s",
     "other_s",
     "level_s",
+    "launches",
     "h2d_count",
     "h2d_bytes",
-    "h2d_s",
     "d2h_count",
     "d2h_bytes",
-    "d2h_s",
     "model_as_implemented_bytes",
     "model_one_pass_floor_bytes",
     "model_ideal_floor_bytes",
