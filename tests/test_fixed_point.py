@@ -210,3 +210,30 @@ def test_a_wide_but_representable_spread_still_fits_exactly():
     model = DecisionTreeRegressor().fit(X, y)
     np.testing.assert_array_equal(model.predict(X), y)
     assert model.tree_.impurity[0] == pytest.approx(0.25e300, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("weights", "class_weight"), [([1e308] * 6, None), ([1.0] * 6, {0: 1e308, 1: 1e308})]
+)
+def test_weights_summing_beyond_float64_are_refused_naming_sample_weight(weights, class_weight):
+    """Finite weights whose total overflows: named, not "statistics must be finite"."""
+    from gpu_tree import DecisionTreeClassifier
+
+    X, y = np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 1, 0])
+    with pytest.raises(ValueError, match=r"sample_weight \(times class_weight\) sums beyond"):
+        DecisionTreeClassifier(class_weight=class_weight).fit(X, y, sample_weight=weights)
+
+
+def test_tiny_and_huge_uniform_weights_grow_the_unit_weight_tree():
+    """Issue 15's property run: weights 2**-600 or 2**600 each changed the tree (Gini
+    squares weight sums). The fit scales them to a total near the number of rows."""
+    from gpu_tree import DecisionTreeClassifier
+
+    X, y = np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 1, 0])
+    base = DecisionTreeClassifier().fit(X, y)
+    for power in (-600, 600):
+        scaled = DecisionTreeClassifier().fit(X, y, sample_weight=np.full(6, 2.0**power))
+        np.testing.assert_array_equal(scaled.tree_.impurity, base.tree_.impurity)
+        np.testing.assert_array_equal(
+            scaled.tree_.weighted_n_node_samples, base.tree_.weighted_n_node_samples * 2.0**power
+        )

@@ -445,19 +445,12 @@ def test_a_power_of_two_weight_scale_leaves_the_tree(data, criterion, power):
 SIX_ROWS = (np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 1, 0]), None, {})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect: every weight scaled below about 2**-510 or above 2**510 grows another "
-    "tree: gini, cart and squared_error square real weight sums, which underflow (root "
-    "gini impurity 1.0 for two classes) or overflow (one leaf, impurity -inf); and below "
-    "about 2**-1013, StatsLayout.real's 2**-exponent underflows to 0 for every criterion "
-    "(weighted sizes 0, one leaf)",
-)
 @PROPERTIES
 @example(data=SIX_ROWS, criterion="gini", power=-600)
 @given(data=small_integer_data(), criterion=_criteria, power=st.integers(-1070, 1000))
 def test_a_power_of_two_weight_scale_leaves_the_tree_at_any_scale(data, criterion, power):
+    """Down to subnormal weights and up to 2**1000: the fit scales weights whose total
+    leaves 2**+-128 back near the number of rows (the criteria square weight sums)."""
     _assert_weight_scale_leaves_the_tree(data, criterion, power)
 
 

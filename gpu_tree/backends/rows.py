@@ -29,6 +29,7 @@ from gpu_tree.data.stats import (
     regression_centre,
     target_exponent,
     to_fixed_point,
+    weight_scale_exponent,
 )
 from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.kernels import cpu as cpu_kernels
@@ -122,7 +123,8 @@ class RowData:
     regression centre (:mod:`gpu_tree.data.stats`) and turns every row's statistics into
     integers, so that no sum depends on its order. Afterwards:
 
-    - ``weight``: the real weights the histograms count (each rounded to its fixed point);
+    - ``weight``: the weights the histograms count, in the fit's units (the real ones
+      times ``2**-layout.weight_exponent``), each rounded to its fixed point;
     - ``weight_fixed``: those weights as integers;
     - ``centred`` (regression): ``(y - layout.centre) * 2**-layout.target_exponent``,
       float64, the targets in the fit's units, which node impurities are measured on;
@@ -138,8 +140,11 @@ class RowData:
     _row_stats: np.ndarray | None = None
 
     def __post_init__(self):
-        layout = self.layout
         weight = np.asarray(self.weight, dtype=np.float64)
+        scale = weight_scale_exponent(weight)
+        if scale:
+            weight = np.ldexp(weight, -scale)
+        layout = self.layout = replace(self.layout, weight_exponent=scale)
         n_samples = weight.shape[0]
         # Unweighted fits count rows: exponent 0, and 32-bit classification histograms
         # where no count can reach 2**31.

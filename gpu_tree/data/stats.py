@@ -97,6 +97,8 @@ class StatsLayout:
     centre: float = 0.0  # regression: the target the sums of w*(y - centre) are taken about
     # Regression: the fit's targets are (y - centre) * 2**-target_exponent (0: unscaled).
     target_exponent: int = 0
+    # The fit's weights are the real ones times 2**-weight_exponent (0: unscaled).
+    weight_exponent: int = 0
 
     @property
     def n_channels(self) -> int:
@@ -149,6 +151,11 @@ class StatsLayout:
         range: targets 1e200 apart vary by 1e400; 0 below it)."""
         with np.errstate(over="ignore", under="ignore"):
             return np.ldexp(variance, 2 * self.target_exponent)
+
+    def real_weight(self, weight):
+        """Weights in the fit's units (``weight_exponent``), in real ones."""
+        with np.errstate(under="ignore"):
+            return np.ldexp(weight, self.weight_exponent)
 
     def fit_variance(self, variance):
         """Regression: a real variance (a bound on impurity decreases) in the fit's units."""
@@ -225,6 +232,31 @@ def target_exponent(y, centre: float, total_weight: float) -> int:
     if bound > TARGET_SPREAD_LIMIT_EXPONENT:
         return bound - TARGET_SPREAD_LIMIT_EXPONENT
     return bound if bound < TARGET_SPREAD_FLOOR_EXPONENT else 0
+
+
+# Weights whose total lies outside [2**-WEIGHT_TOTAL_RANGE, 2**WEIGHT_TOTAL_RANGE] are
+# scaled by a power of two, to a total about the number of rows: the criteria square sums
+# of weights (Gini, S1**2 / W), which would underflow or overflow beyond about 2**+-500.
+WEIGHT_TOTAL_RANGE = 128
+
+
+def weight_scale_exponent(weight) -> int:
+    """The power of two e by which a fit's weights are scaled, ``weight * 2**-e``: 0 unless
+    their total lies outside 2**+-WEIGHT_TOTAL_RANGE; then the e that brings it near the
+    number of rows. A power of two scales every criterion's score by the same factor, so
+    the tree is unchanged; only the weighted node sizes are scaled back.
+    """
+    weight = np.asarray(weight, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(weight))
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight (times class_weight) sums beyond float64's range (about 1.8e308); "
+            "scale the weights down (a power of two grows the same tree)"
+        )
+    if total == 0.0 or abs(np.frexp(total)[1]) <= WEIGHT_TOTAL_RANGE:
+        return 0
+    return int(np.frexp(total)[1]) - int(np.frexp(float(weight.size))[1])
 
 
 def centred_targets(y, centre: float, exponent: int) -> np.ndarray:

@@ -610,8 +610,11 @@ class Grower:
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
         tree = self._grow()
-        if not self.layout.is_classification:  # impurities in real units
-            tree.impurity[:] = self.layout.target_variance(tree.impurity)
+        layout = self.layout
+        if not layout.is_classification:  # impurities in real units
+            tree.impurity[:] = layout.target_variance(tree.impurity)
+        if layout.weight_exponent:  # weighted sizes too
+            tree.weighted_n_node_samples[:] = layout.real_weight(tree.weighted_n_node_samples)
         return tree
 
     def _grow(self) -> Tree:
