@@ -191,7 +191,11 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
     for parent in (0, 1, 2):
         f, b = splits[parent]
         left, right = children[parent]
-        n_left = backend.partition(
+        layout = backend.row_data.layout
+        # The children's sizes, as the histograms count them (the partition checks them).
+        n_left = np.array([layout.count(hists[parent][f, : b + 1].sum(axis=0))])
+        n_right = np.array([layout.count(hists[parent][f].sum(axis=0))]) - n_left
+        backend.partition(
             np.array([parent]),
             np.array([f]),
             np.array([b]),
@@ -199,10 +203,11 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
             np.array([False]),  # missing values go right (there are none here)
             np.array([left]),
             np.array([right]),
+            sizes=(n_left, n_right),
         )
         h, _, _ = backend.histograms(np.array([left, right]))
         hists[left], hists[right] = h[0], h[1]
-        # Exact: the counts and the integer-valued statistics are exact in float64.
+        # Integer statistics: exact.
         np.testing.assert_array_equal(h[0] + h[1], hists[parent])
         larger = np.empty_like(h[:1])
         backend.subtract(hists[parent][None], np.array([0]), h[:1], out=larger)
@@ -215,8 +220,6 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
             assert np.all(np.diff(rows) > 0)
         assert n_left[0] == state.end[left] - state.start[left]
         assert 0 < n_left[0] < state.end[parent] - state.start[parent]  # a real split
-        layout = backend.row_data.layout
-        assert n_left[0] == layout.count(hists[parent][f, : b + 1].sum(axis=0))
         assert n_left[0] == layout.count(hists[left][f].sum(axis=0))
         assert hists[left][f, b + 1 :].sum() == 0  # left child holds no bin above b
         assert hists[right][f, : b + 1].sum() == 0
@@ -225,6 +228,9 @@ def test_children_histograms_sum_to_the_parent(classification, weighted):
 def test_batch_of_nodes_histograms_match_one_at_a_time():
     rng = np.random.default_rng(5)
     backend, _ = _backend(rng, 300, 3, classification=True, weighted=False)
+    root, _, _ = backend.histograms(np.array([0]))
+    layout = backend.row_data.layout
+    n_left = np.array([layout.count(root[0, 0, :6].sum(axis=0))])
     backend.partition(
         np.array([0]),
         np.array([0]),
@@ -233,6 +239,7 @@ def test_batch_of_nodes_histograms_match_one_at_a_time():
         np.array([False]),
         np.array([1]),
         np.array([2]),
+        sizes=(n_left, np.array([300]) - n_left),
     )
     both, _, _ = backend.histograms(np.array([1, 2]))
     one, _, _ = backend.histograms(np.array([1]))
@@ -595,3 +602,17 @@ def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, wei
             assert not compact[node, f, k:].any()
             np.testing.assert_array_equal(lower[node, f, :k], bin_lower[f, present])
             np.testing.assert_array_equal(upper[node, f, :k], bin_upper[f, present])
+
+
+def test_a_partition_that_disagrees_with_the_histogram_counts_is_an_internal_error():
+    """The CPU partition counts its rows as it routes them, and checks the histograms'
+    counts it is given (the CUDA backend trusts them: no launch, no copy back)."""
+    rng = np.random.default_rng(5)
+    backend, _ = _backend(rng, 300, 3, classification=True, weighted=False)
+    root, _, _ = backend.histograms(np.array([0]))
+    n_left = int(backend.row_data.layout.count(root[0, 0, :6].sum(axis=0)))
+    with pytest.raises(RuntimeError, match="partition disagrees with the histogram counts"):
+        backend.partition(
+            *(np.array([v]) for v in (0, 0, 5, np.nan, False, 1, 2)),
+            sizes=(np.array([n_left + 1]), np.array([300 - n_left - 1])),
+        )

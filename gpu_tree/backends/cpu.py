@@ -26,6 +26,13 @@ from gpu_tree.utils.fit_stats import count
 __all__ = ["CPUExactBackend", "CPUHistogramBackend", "RowData"]
 
 
+def _check_sizes(counted, expected):
+    """The rows the partition sent each child equal what the histograms counted (a check
+    the CPU gets for free: its partition counts as it goes)."""
+    if any(not np.array_equal(a, b) for a, b in zip(counted, expected, strict=True)):
+        raise RuntimeError("internal error: partition disagrees with the histogram counts")
+
+
 class _CPUBackend:
     """What both CPU modes share: rows partitioned per node, compact histograms."""
 
@@ -77,10 +84,12 @@ class _CPUBackend:
         left_children,
         right_children,
         category_sets=None,
+        *,
+        sizes,
     ):
         # Histogram mode splits the bin codes at the bin, exact mode the raw values at the
         # threshold (_split_points); the row partition is the same.
-        return self.row_partition.split(
+        n_left = self.row_partition.split(
             self.columns,
             nodes,
             feature,
@@ -91,10 +100,11 @@ class _CPUBackend:
             right_children,
             category_sets,
         )
+        _check_sizes([n_left], [sizes[0]])
 
-    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         first = np.array([c[0] for c in children], dtype=np.int64)
-        return self.row_partition.split_multiway(
+        child_sizes = self.row_partition.split_multiway(
             self.columns,
             nodes,
             feature,
@@ -103,6 +113,7 @@ class _CPUBackend:
             self.missing_code,
             children,
         )
+        _check_sizes(child_sizes, sizes)
 
     def _distinct_value_histograms(self, nodes):
         """Distinct column values of each node's rows: hist (n, F, width, C), values

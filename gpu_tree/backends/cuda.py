@@ -28,7 +28,7 @@ from gpu_tree.backends.rows import (
     category_tables,
     squared_deviation_sums,
 )
-from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.data.validation import host_to_device
 from gpu_tree.utils.fit_stats import count
 
 
@@ -243,16 +243,10 @@ class CUDAHistogramBackend:
             grown[: self._node_size.size] = self._node_size
             self._node_size = grown
 
-    def _count_rows(self, nodes, children):
-        """Rows of each child after a partition (one launch), recorded per node id."""
-        xp = self.xp
-        counts = xp.zeros(self._node_size.size, dtype=np.int64)
-        blocks, threads = self.kernels.launch_config(self.n_samples)
-        self._launch(self.kernels.count_rows, (blocks, threads), self.node_of_row, counts)
-        counts = device_to_host(counts)
-        self._node_size[children] = counts[children]
+    def _record_sizes(self, nodes, children, sizes):
+        """The children's row counts, from the histograms (no launch, no copy back)."""
+        self._node_size[np.concatenate(children)] = np.concatenate(sizes)
         self._node_size[np.asarray(nodes)] = 0
-        return counts
 
     def partition(
         self,
@@ -264,6 +258,8 @@ class CUDAHistogramBackend:
         left_children,
         right_children,
         category_sets=None,
+        *,
+        sizes,
     ):
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
@@ -295,10 +291,9 @@ class CUDAHistogramBackend:
             host_to_device(left_child, xp),
             host_to_device(right_child, xp),
         )
-        counts = self._count_rows(nodes, np.concatenate([left_children, right_children]))
-        return counts[np.asarray(left_children)]
+        self._record_sizes(nodes, [left_children, right_children], sizes)
 
-    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         xp = self.xp
         self._grow_node_tables(int(max(c.max() for c in children)) + 1)
         table = np.empty((len(nodes), self.n_bins), dtype=np.int32)
@@ -318,8 +313,7 @@ class CUDAHistogramBackend:
             host_to_device(np.asarray(feature, dtype=np.int32), xp),
             host_to_device(table, xp),
         )
-        counts = self._count_rows(nodes, np.concatenate(children))
-        return [counts[c] for c in children]
+        self._record_sizes(nodes, children, sizes)
 
 
 def required_device_bytes(

@@ -156,7 +156,9 @@ class HistogramBackend(Protocol):
         left_children,
         right_children,
         category_sets=None,
-    ) -> np.ndarray:
+        *,
+        sizes,
+    ) -> None:
         """Route the rows of binary-split ``nodes`` to their two children.
 
         A row goes left when its value of the node's feature is at most the threshold
@@ -177,16 +179,16 @@ class HistogramBackend(Protocol):
             ``is_subset`` (n_nodes,) bool marks categorical subset splits, ``words``
             (n_nodes, n_words) holds the bitset of the codes each sends left (see
             :func:`gpu_tree.backends.rows.category_tables`).
-
-        Returns
-        -------
-        ndarray of shape (n_nodes,), int64
-            The rows sent left, per node (the grower checks them against the histograms).
+        sizes : tuple (left, right) of ndarrays of shape (n_nodes,), int
+            The rows each child receives, as the histograms count them: a backend records
+            them as the children's sizes instead of counting rows again (a launch and a
+            copy back, on a GPU); one that counts its rows as it routes them (the CPU's
+            row partition) checks them.
         """
 
     def partition_multiway(
-        self, nodes, feature, child_of_code, default_child, children
-    ) -> list[np.ndarray]:
+        self, nodes, feature, child_of_code, default_child, children, *, sizes
+    ) -> None:
         """Route the rows of multiway-split ``nodes`` to one child per category.
 
         Parameters
@@ -199,11 +201,9 @@ class HistogramBackend(Protocol):
             The child of missing values and of codes past ``n_codes``.
         children : list of n_nodes ndarrays
             Node k's children: consecutive ids, in branch order.
-
-        Returns
-        -------
-        list of n_nodes ndarrays
-            The rows each child received, per node, in the order of ``children[k]``.
+        sizes : list of n_nodes ndarrays
+            The rows each child receives, per node, in the order of ``children[k]``, as
+            the histograms count them (see :meth:`partition`).
         """
 
 

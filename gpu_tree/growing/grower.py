@@ -495,7 +495,7 @@ class Grower:
             )
             category_sets = (subset, words)
         with self._phase("partition", nodes, ev.feature[which]):
-            n_left = self.backend.partition(
+            self.backend.partition(
                 nodes,
                 ev.feature[which],
                 ev.bin[which],
@@ -504,9 +504,8 @@ class Grower:
                 left,
                 right,
                 category_sets,
+                sizes=(left_count, right_count),
             )
-        if not np.array_equal(n_left, left_count):
-            raise RuntimeError("internal error: partition disagrees with the histogram counts")
         self._measure_impurity(children, child_stats)
 
         open_mask = self._splittable(children, child_stats)
@@ -579,12 +578,14 @@ class Grower:
             )
             self._inherit_used_features(np.full(ids.size, nodes[j]), ids, ev.feature[k])
         with self._phase("partition", nodes, ev.feature[which]):
-            child_sizes = self.backend.partition_multiway(
-                nodes, ev.feature[which], child_of_code, default_child, children
+            self.backend.partition_multiway(
+                nodes,
+                ev.feature[which],
+                child_of_code,
+                default_child,
+                children,
+                sizes=[layout.count(b) for b in branch_stats],
             )
-        expected = [layout.count(b) for b in branch_stats]
-        if any(not np.array_equal(a, b) for a, b in zip(child_sizes, expected, strict=True)):
-            raise RuntimeError("internal error: partition disagrees with the histogram counts")
 
         child_stats = np.concatenate(branch_stats)
         self._measure_impurity(all_children, child_stats)
