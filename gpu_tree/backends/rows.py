@@ -219,18 +219,17 @@ def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):
     ``high`` and ``low``. Returns float64 (n_nodes,) on the host: 0 for a node whose
     targets are all equal.
     """
-    largest = xp.zeros(n_nodes, dtype=np.float64)
-    lowest = xp.full(n_nodes, np.inf)
-    highest = xp.full(n_nodes, -np.inf)
-    largest_pass(largest, lowest, highest)
-    exponent = cpu_kernels.term_exponent(device_to_host(largest))
-    high = xp.zeros(n_nodes, dtype=np.int64)
-    low = xp.zeros(n_nodes, dtype=np.int64)
-    sum_pass(host_to_device(exponent, xp), high, low)
-    sums = cpu_kernels.combine_squared_deviation_parts(
-        device_to_host(high), device_to_host(low), exponent
-    )
-    return np.where(device_to_host(lowest) < device_to_host(highest), sums, 0.0)
+    # Each pass writes into the rows of one array, which comes back in one copy.
+    extremes = xp.empty((3, n_nodes), dtype=np.float64)  # largest term, lowest, highest
+    extremes[0], extremes[1], extremes[2] = 0.0, np.inf, -np.inf
+    largest_pass(extremes[0], extremes[1], extremes[2])
+    largest, lowest, highest = device_to_host(extremes)
+    exponent = cpu_kernels.term_exponent(largest)
+    parts = xp.zeros((2, n_nodes), dtype=np.int64)  # high, low
+    sum_pass(host_to_device(exponent, xp), parts[0], parts[1])
+    high, low = device_to_host(parts)
+    sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
+    return np.where(lowest < highest, sums, 0.0)
 
 
 def category_tables(category_sets, n_nodes):

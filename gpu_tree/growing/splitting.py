@@ -163,7 +163,7 @@ def select_splits(
         branch_stats=np.full(n_nodes, None, dtype=object),
         default_branch=np.zeros(n_nodes, dtype=np.int64),
     )
-    if missing is not None and not bool(xp.any(layout.count(missing, xp) > 0)):
+    if missing is not None and not bool(device_to_host(xp.any(layout.count(missing, xp) > 0))):
         missing = None  # no node misses anything: the usual search, half the work
     if categorical is not None and categorical.features.size == 0:
         categorical = None
@@ -282,46 +282,49 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         feature_best[:, device_cat] = cat.best
         if cat.divisor is not None:
             feature_divisor[:, device_cat] = cat.divisor
-    feature = device_to_host(_first_near_max(search, feature_best, parent, feature_divisor))
+    # The winners, found on the device and copied back in one packed array.
     each_node = xp.arange(n)
-    device_feature = host_to_device(feature, xp)
-    best = device_to_host(feature_best[each_node, device_feature])
-    has_split = np.isfinite(best)
-
-    # Numeric winners: positions 0..position of the compacted row go left.
+    feature = _first_near_max(search, feature_best, parent, feature_divisor)
+    best = feature_best[each_node, feature]
     is_categorical = np.zeros(n_features, dtype=bool)
     is_categorical[cat_features] = True
+    # Numeric winners: positions 0..position of the compacted row go left.
     numeric_index = np.cumsum(~is_categorical) - 1  # feature -> column of the numeric scores
-    column = host_to_device(np.where(is_categorical[feature], 0, numeric_index[feature]), xp)
-    position = device_to_host(best_position[each_node, column])
-    device_position = host_to_device(position, xp)
-    cumulative = xp.cumsum(compact[each_node, device_feature], axis=1)  # (n, width, n_channels)
-    left = cumulative[each_node, device_position]
-    total = cumulative[:, -1]
-    right = total - left
+    column = host_to_device(np.where(is_categorical, 0, numeric_index), xp)[feature]
+    position = best_position[each_node, column]
+    cumulative = xp.cumsum(compact[each_node, feature], axis=1)  # (n, width, n_channels)
+    left = cumulative[each_node, position]
+    right = cumulative[:, -1] - left
     if missing_left is None or node_missing is None:
         # Missing values never seen here: at prediction they follow the bigger child.
-        goes_left = device_to_host(layout.count(left, xp) >= layout.count(right, xp))
+        goes_left = layout.count(left, xp) >= layout.count(right, xp)
     else:
-        goes_left = device_to_host(missing_left[each_node, column, device_position])
-        chosen_missing = node_missing[each_node, device_feature]
-        side = host_to_device(goes_left, xp)[:, None]
-        left = left + xp.where(side, chosen_missing, 0)
-        right = right + xp.where(side, 0, chosen_missing)
-    left, right = device_to_host(left), device_to_host(right)
-    chosen.has_split[chunk] = has_split
-    chosen.feature[chunk] = np.where(has_split, feature, 0)
-    chosen_bins = bin_index[each_node, device_feature]
-    chosen.bin[chunk] = np.where(
-        has_split, device_to_host(chosen_bins[each_node, device_position]), 0
-    )
+        goes_left = missing_left[each_node, column, position]
+        chosen_missing = node_missing[each_node, feature]
+        left = left + xp.where(goes_left[:, None], chosen_missing, 0)
+        right = right + xp.where(goes_left[:, None], 0, chosen_missing)
+    chosen_bins = bin_index[each_node, feature]
     # Every compacted bin is non-empty, so the next one is the first non-empty bin right
     # of the split; past the last one, the split sends only missing values right.
-    n_chosen = device_to_host(n_nonempty[each_node, device_feature])
-    next_position = host_to_device(np.minimum(position + 1, compact.shape[2] - 1), xp)
-    next_bin = np.where(
-        position + 1 < n_chosen, device_to_host(chosen_bins[each_node, next_position]), -1
+    next_position = xp.minimum(position + 1, compact.shape[2] - 1)
+    next_bin = xp.where(
+        position + 1 < n_nonempty[each_node, feature], chosen_bins[each_node, next_position], -1
     )
+    feature, bin_, next_bin, goes_left, best, node_weight, left, right = _to_host_packed(
+        xp,
+        feature,
+        chosen_bins[each_node, position],
+        next_bin,
+        goes_left,
+        best,
+        layout.weight(parent, xp),  # the real statistics of the node
+        left,
+        right,
+    )
+    has_split = np.isfinite(best)
+    chosen.has_split[chunk] = has_split
+    chosen.feature[chunk] = np.where(has_split, feature, 0)
+    chosen.bin[chunk] = np.where(has_split, bin_, 0)
     chosen.next_bin[chunk] = np.where(has_split, next_bin, 0)
     chosen.missing_left[chunk] = goes_left
     chosen.kind[chunk] = NUMERIC
@@ -347,10 +350,31 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.default_branch[result] = detail.default_branch
                 chosen.bin[result] = -1
                 chosen.next_bin[result] = -1
-    node_weight = device_to_host(layout.weight(parent, xp))  # the real statistics of the node
     chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[chunk] = left
     chosen.right_stats[chunk] = right
+
+
+def _to_host_packed(xp, *columns):
+    """``device_to_host`` of each of ``columns`` (per-node results: 1-D, or 2-D
+    statistics), in one copy: packed into one int64 array, float64 columns by their bits,
+    and unpacked on the host to their own types."""
+    parts = []
+    for column in columns:
+        if column.dtype.kind == "f":
+            column = xp.ascontiguousarray(column, dtype=np.float64).view(np.int64)
+        column = column.astype(np.int64, copy=False)
+        parts.append(column if column.ndim == 2 else column[:, None])
+    packed = device_to_host(xp.concatenate(parts, axis=1))
+    out, start = [], 0
+    for column, part in zip(columns, parts, strict=True):
+        values = packed[:, start : start + part.shape[1]]
+        start += part.shape[1]
+        if column.dtype.kind == "f":
+            values = np.ascontiguousarray(values).view(np.float64)
+        values = values.astype(column.dtype, copy=False)
+        out.append(values if column.ndim == 2 else values[:, 0])
+    return out
 
 
 def _take(array, index):
