@@ -266,30 +266,30 @@ class CUDAHistogramBackend:
         offsets, words = category_tables(category_sets, len(nodes))
         category_offset = self._node_table(-1, np.int64)
         category_offset[nodes] = offsets
-        split_feature = self._node_table(-1, np.int32)
-        split_bin = self._node_table(0, np.int32)
-        goes_left = self._node_table(0, np.uint8)
-        goes_left[nodes] = missing_left
-        left_child = self._node_table(-1, np.int32)
-        right_child = self._node_table(-1, np.int32)
-        split_feature[nodes] = feature
-        split_bin[nodes] = bin_threshold
-        left_child[nodes] = left_children
-        right_child[nodes] = right_children
+        # The per-node tables, as rows of one array: one copy to the device.
+        tables = np.empty((5, self._node_size.size), dtype=np.int32)
+        tables[:] = np.array([-1, 0, 0, -1, -1], dtype=np.int32)[:, None]
+        split_feature, split_bin, goes_left, left_child, right_child = range(5)
+        tables[split_feature, nodes] = feature
+        tables[split_bin, nodes] = bin_threshold
+        tables[goes_left, nodes] = missing_left
+        tables[left_child, nodes] = left_children
+        tables[right_child, nodes] = right_children
+        device = host_to_device(tables, xp)
         blocks, threads = self.kernels.launch_config(self.n_samples)
         self._launch(
             self.kernels.partition_rows,
             (blocks, threads),
             self.X_binned,
             self.node_of_row,
-            host_to_device(split_feature, xp),
-            host_to_device(split_bin, xp),
-            host_to_device(goes_left, xp),
+            device[split_feature],
+            device[split_bin],
+            device[goes_left],
             self.missing_bin,
             host_to_device(category_offset, xp),
             host_to_device(words, xp),
-            host_to_device(left_child, xp),
-            host_to_device(right_child, xp),
+            device[left_child],
+            device[right_child],
         )
         self._record_sizes(nodes, [left_children, right_children], sizes)
 
