@@ -202,15 +202,15 @@ MUTANTS: list[Mutant] = [
     M(
         "S09",
         SPLITTING,
-        "allowed = allowed & xp.asarray(feature_mask)[:, :, None]",
+        "allowed = allowed & host_to_device(feature_mask, xp)[:, :, None]",
         "allowed = allowed",
         "the feature mask (max_features draw, ID3's used features) is ignored",
     ),
     M(
         "S10",
         SPLITTING,
-        "feature = to_host(_first_near_max(search, feature_best, parent, feature_divisor))",
-        "feature = to_host(xp.argmax(feature_best, axis=1))",
+        "feature = _first_near_max(search, feature_best, parent, feature_divisor)",
+        "feature = xp.argmax(feature_best, axis=1)",
         "tie tolerance across features: the feature whose score rounded highest wins instead "
         "of the lowest among scores within rounding",
     ),
@@ -225,15 +225,15 @@ MUTANTS: list[Mutant] = [
     M(
         "S12",
         SPLITTING,
-        "next_bin = np.where(position + 1 < n_chosen,",
-        "next_bin = np.where(position + 1 <= n_chosen,",
+        "position + 1 < n_nonempty[each_node, feature], chosen_bins",
+        "position + 1 <= n_nonempty[each_node, feature], chosen_bins",
         "off-by-one: a split after the last present value reads a bin past the node's values instead of marking 'missing only right' (+inf threshold)",
     ),
     M(
         "S13",
         SPLITTING,
-        "goes_left = to_host(layout.count(left, xp) >= layout.count(right, xp))",
-        "goes_left = to_host(layout.count(left, xp) > layout.count(right, xp))",
+        "goes_left = layout.count(left, xp) >= layout.count(right, xp)",
+        "goes_left = layout.count(left, xp) > layout.count(right, xp)",
         "tie-break: missing values unseen in training go right, not left, between equal children",
     ),
     M(
@@ -246,7 +246,7 @@ MUTANTS: list[Mutant] = [
     M(
         "S15",
         SPLITTING,
-        "left = left + xp.where(side, chosen_missing, 0)",
+        "left = left + xp.where(goes_left[:, None], chosen_missing, 0)",
         "left = left",
         "the '+ missing' term dropped: missing rows sent left are not in the left child's stats",
     ),
@@ -914,8 +914,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U08",
         CUDA_BACKEND,
-        "goes_left[nodes] = missing_left",
-        "goes_left[nodes] = 0",
+        "tables[goes_left, nodes] = missing_left",
+        "tables[goes_left, nodes] = 0",
         "GPU partition ignores missing_left: missing rows always go right",
     ),
     M(
@@ -954,7 +954,7 @@ MUTANTS: list[Mutant] = [
     M(
         "F02",
         ROWS,
-        "return np.where(to_host(lowest) < to_host(highest), sums, 0.0)",
+        "return np.where(lowest < highest, sums, 0.0)",
         "return sums",
         "a node of equal targets reports the last-bit variance of its mean's rounding",
     ),
