@@ -161,3 +161,24 @@ def test_gputree_train_verbose_prints_the_table(tmp_path):
     assert table[1].split()[:3] == ["level", "nodes", "launches"]
     assert [line.split()[0] for line in table[2:6]] == ["set-up", "0", "1", "2"]
     assert table[3].split()[7] == f"{N_ROWS:,}"  # the root's histogram read every row
+
+
+def test_every_launch_runs_on_the_current_stream(launches, monkeypatch):
+    """numba launches on CuPy's current stream (``current_stream``), so that inside a
+    non-default ``cupy.cuda.Stream`` no CuPy read overtakes a kernel. Under the simulator
+    a stand-in stream proves that every launch of a fit, binning and prediction included,
+    receives it."""
+    from numba import cuda
+
+    import gpu_tree.backends.cuda as cuda_backend
+
+    stream = cuda.stream()
+    monkeypatch.setattr(cuda_backend, "current_stream", lambda xp: stream)
+    model = _fit("cuda", regression=True)
+    fit_launches = len(launches)
+    assert fit_launches > 0
+    from gpu_tree.backends.cuda import predict_on_device
+
+    predict_on_device(model.tree_, _data(True)[0], np)
+    assert len(launches) > fit_launches
+    assert all(len(config) >= 3 and config[2] is stream for config in launches)

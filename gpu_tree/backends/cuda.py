@@ -52,6 +52,18 @@ def cuda_status():
     return True, "NVIDIA GPU", cupy
 
 
+def current_stream(xp):
+    """The stream numba's launches must use: CuPy's current one, so that a kernel and the
+    CuPy work around it run in order even inside a non-default ``cupy.cuda.Stream`` (on
+    numba's default stream a later CuPy read could overtake the kernel). 0, numba's
+    default stream, in the simulator, which runs everything in order."""
+    if xp is np:
+        return 0
+    from numba import cuda
+
+    return cuda.external_stream(xp.cuda.get_current_stream().ptr)
+
+
 def check_cuda_support(splitter: str):
     """Refuse, with the reason, what the CUDA backend does not do."""
     if splitter != "hist":
@@ -114,12 +126,11 @@ class CUDAHistogramBackend:
     def root_stats(self):
         return self.row_data.total_stats()
 
-    @staticmethod
-    def _launch(kernel, config, *args):
-        """``kernel[config](*args)``: every launch goes through here, to be counted
-        (``fit_stats_``)."""
+    def _launch(self, kernel, config, *args):
+        """``kernel[config](*args)`` on CuPy's current stream (:func:`current_stream`):
+        every launch goes through here, also to be counted (``fit_stats_``)."""
         count("kernel_launches")
-        kernel[config](*args)
+        kernel[(*config, current_stream(self.xp))](*args)
 
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
@@ -377,7 +388,7 @@ def apply_on_device(tree, X, xp):
     leaves = xp.empty(X.shape[0], dtype=np.int64)
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
     blocks, threads = cuda_kernels.launch_config(X.shape[0])
-    cuda_kernels.predict_leaves[blocks, threads](X, *arrays, leaves)
+    cuda_kernels.predict_leaves[blocks, threads, current_stream(xp)](X, *arrays, leaves)
     return leaves
 
 

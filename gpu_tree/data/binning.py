@@ -214,10 +214,11 @@ class BinMapper:
         )
         return X_binned, bin_lower, bin_upper
 
-    def transform_on_device(self, X, xp):
+    def transform_on_device(self, X, xp, stream=0):
         """As :meth:`transform`, on the GPU (or the CUDA simulator when ``xp`` is numpy).
 
-        ``X`` is an ``xp`` array (n_samples, n_features), used in place. Returns the
+        ``X`` is an ``xp`` array (n_samples, n_features), used in place; ``stream``: the
+        stream to launch on (the backend's ``current_stream``). Returns the
         feature-major codes on the device (coalesced for the histogram kernels) and the
         bin bounds on the host (they only place thresholds).
         """
@@ -231,7 +232,7 @@ class BinMapper:
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
         blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
         count("kernel_launches")
-        cuda_kernels.bin_columns[blocks, threads](
+        cuda_kernels.bin_columns[blocks, threads, stream](
             X,
             *tables,
             host_to_device(self.one_value_per_bin_, xp),

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from gpu_tree.backends import cuda as cuda_backend
 from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
 from gpu_tree.backends.cuda import (
     CUDAHistogramBackend,
@@ -302,7 +303,9 @@ def bin_features(
         if layout is not None:
             check_device_memory(X, mapper, layout, xp)
         X_device = X if is_device_array(X) else host_to_device(X, xp)
-        X_binned, bin_lower, bin_upper = mapper.transform_on_device(X_device, xp)
+        X_binned, bin_lower, bin_upper = mapper.transform_on_device(
+            X_device, xp, cuda_backend.current_stream(xp)
+        )
     else:
         X_binned, bin_lower, bin_upper = mapper.transform(X, row_major=True)
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
