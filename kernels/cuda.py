@@ -18,20 +18,43 @@ blocks of 16 threads), which grid-stride over the same work a full grid would sh
 warp intrinsics are used (the simulator has none). Arrays from CuPy are passed through
 ``__cuda_array_interface__``; numba synchronises on them around each launch, which is
 harmless here since every launch's result is needed by the next step.
+
+The CUDA module is numba's (``numba.cuda``) or Numba-CUDA-MLIR's, chosen in
+:mod:`.cuda_api`. Every kernel and device function is compiled with ``cache=True``: a
+process loads the compiled kernels from numba's on-disk cache (``__pycache__`` beside
+this file, or ``NUMBA_CACHE_DIR``; see ``kernels/__init__.py`` for read-only installs)
+instead of paying the JIT again. The simulator accepts the flag and ignores it.
 """
 
-from numba import config, cuda, int64
+import hashlib
+from pathlib import Path
+
+import numpy as np
+from numba import config
 
 from . import _binning_search as _search
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
+from .cuda_api import cuda
+
+# numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
+# size), not on the files it inlines code from: an edit to _binning_search.py,
+# _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
+# The kernels that inline them take this hash of their source as a closure variable,
+# which numba puts in the cache key (as kernels/cpu.py does for its kernels).
+HELPERS_SOURCE_KEY = int(
+    hashlib.sha256(
+        b"".join(Path(m.__file__).read_bytes() for m in (_search, _deviations, _walk))
+    ).hexdigest()[:15],
+    16,
+)
 
 # The bin search shared with the CPU kernels (one source, the same codes).
-_lookup_cell = cuda.jit(device=True)(_search.lookup_cell)
-_bin_code = cuda.jit(device=True)(_search.make_bin_code(_lookup_cell))
+_lookup_cell = cuda.jit(device=True, cache=True)(_search.lookup_cell)
+_bin_code = cuda.jit(device=True, cache=True)(_search.make_bin_code(_lookup_cell))
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
-_in_category_set = cuda.jit(device=True)(_walk.in_category_set)
-_leaf_of_row = cuda.jit(device=True)(_walk.make_leaf_of_row(_in_category_set))
+_in_category_set = cuda.jit(device=True, cache=True)(_walk.in_category_set)
+_leaf_of_row = cuda.jit(device=True, cache=True)(_walk.make_leaf_of_row(_in_category_set))
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
@@ -42,39 +65,46 @@ THREADS_PER_BLOCK = 256
 SIMULATOR_GRID = (3, 16)
 
 
-@cuda.jit
-def bin_columns(
-    X,
-    edges,
-    edge_offsets,
-    lookup,
-    cells_per_unit,
-    track_bounds,
-    missing_bin,
-    X_binned,
-    bin_lower,
-    bin_upper,
-):
-    """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
-    same cell arithmetic, so the same codes), one thread per (row, feature).
+def _compile_bin_columns(helpers_key):
+    @cuda.jit(cache=True)
+    def bin_columns(
+        X,
+        edges,
+        edge_offsets,
+        lookup,
+        cells_per_unit,
+        track_bounds,
+        missing_bin,
+        X_binned,
+        bin_lower,
+        bin_upper,
+    ):
+        """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
+        same cell arithmetic, so the same codes), one thread per (row, feature).
 
-    Tasks run row-major, so a warp reads consecutive values of the row-major X. Bin
-    bounds, for the features that track them, use atomic min / max: order-independent.
-    """
-    n_samples, n_features = X.shape
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for task in range(start, n_samples * n_features, stride):
-        i = task // n_features
-        f = task - i * n_features
-        x = X[i, f]
-        b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
-        X_binned[f, i] = b
-        if b == missing_bin:
-            continue
-        if track_bounds[f]:
-            cuda.atomic.min(bin_lower, (f, b), x)
-            cuda.atomic.max(bin_upper, (f, b), x)
+        Tasks run row-major, so a warp reads consecutive values of the row-major X. Bin
+        bounds, for the features that track them, use atomic min / max: order-independent.
+        """
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        n_samples, n_features = X.shape
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for task in range(start, n_samples * n_features, stride):
+            i = task // n_features
+            f = task - i * n_features
+            x = X[i, f]
+            b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
+            X_binned[f, i] = b
+            if b == missing_bin:
+                continue
+            if track_bounds[f]:
+                cuda.atomic.min(bin_lower, (f, b), x)
+                cuda.atomic.max(bin_upper, (f, b), x)
+
+    return bin_columns
+
+
+bin_columns = _compile_bin_columns(HELPERS_SOURCE_KEY)
 
 
 # Shared memory per block for a block-private histogram: 48 KiB of int64 (the statistics
@@ -83,7 +113,7 @@ def bin_columns(
 SHARED_HISTOGRAM_ENTRIES = 6144
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def _add_row(
     target, index, i, is_classification, y_class, weight, unit_weight, count_channel, row_stats
 ):
@@ -98,7 +128,7 @@ def _add_row(
             cuda.atomic.add(target, index + c, row_stats[i, c])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def histograms_global(
     X_binned,
     node_of_row,
@@ -144,7 +174,7 @@ def histograms_global(
         )
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def histograms_shared(
     X_binned,
     node_of_row,
@@ -169,7 +199,7 @@ def histograms_shared(
     per block instead of one per row. The launcher guarantees
     n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_ENTRIES.
     """
-    shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=int64)
+    shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=np.int64)
     n_features, n_samples = X_binned.shape
     first = cuda.blockIdx.y * features_per_block
     group = min(features_per_block, n_features - first)
@@ -216,84 +246,101 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
     return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
 
 
-_squared_deviation = cuda.jit(device=True)(_deviations.squared_deviation)
-_fixed_point_term = cuda.jit(device=True)(_deviations.fixed_point_term)
+_squared_deviation = cuda.jit(device=True, cache=True)(_deviations.squared_deviation)
+_fixed_point_term = cuda.jit(device=True, cache=True)(_deviations.fixed_point_term)
 
 
-@cuda.jit
-def largest_squared_deviations(
-    node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
-):
-    """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
-    term, lowest and highest centred target (atomic max and min: any order)."""
-    start = cuda.grid(1)
-    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-        slot = slot_of_node[node_of_row[i]]
-        if slot >= 0:
-            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-            cuda.atomic.max(largest, slot, term)
-            cuda.atomic.min(lowest, slot, centred[i])
-            cuda.atomic.max(highest, slot, centred[i])
+def _compile_squared_deviation_kernels(helpers_key):
+    @cuda.jit(cache=True)
+    def largest_squared_deviations(
+        node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
+    ):
+        """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
+        term, lowest and highest centred target (atomic max and min: any order).
+        ``weight`` is not read with ``unit_weight`` (a 1-element stand-in will do)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+            slot = slot_of_node[node_of_row[i]]
+            if slot >= 0:
+                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+                cuda.atomic.max(largest, slot, term)
+                cuda.atomic.min(lowest, slot, centred[i])
+                cuda.atomic.max(highest, slot, centred[i])
+
+    @cuda.jit(cache=True)
+    def squared_deviation_sums(
+        node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
+    ):
+        """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
+        low parts (integer atomics: exact in any order)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+            slot = slot_of_node[node_of_row[i]]
+            if slot >= 0:
+                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+                q = _fixed_point_term(term, exponent[slot])
+                cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
+                cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
+
+    return largest_squared_deviations, squared_deviation_sums
 
 
-@cuda.jit
-def squared_deviation_sums(
-    node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
-):
-    """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
-    low parts (integer atomics: exact in any order)."""
-    start = cuda.grid(1)
-    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-        slot = slot_of_node[node_of_row[i]]
-        if slot >= 0:
-            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-            q = _fixed_point_term(term, exponent[slot])
-            cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
-            cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
+largest_squared_deviations, squared_deviation_sums = _compile_squared_deviation_kernels(
+    HELPERS_SOURCE_KEY
+)
 
 
-@cuda.jit
-def partition_rows(
-    X_binned,
-    node_of_row,
-    split_feature,
-    split_bin,
-    missing_left,
-    missing_bin,
-    category_offset,
-    category_words,
-    left_child,
-    right_child,
-):
-    """Move every row of a split node to its child: bin <= split_bin goes left, and the
-    missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
-    (``category_offset[node]`` >= 0) send the codes in their bitset left.
+def _compile_partition_rows(helpers_key):
+    @cuda.jit(cache=True)
+    def partition_rows(
+        X_binned,
+        node_of_row,
+        split_feature,
+        split_bin,
+        missing_left,
+        missing_bin,
+        category_offset,
+        category_words,
+        left_child,
+        right_child,
+    ):
+        """Move every row of a split node to its child: bin <= split_bin goes left, and the
+        missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
+        (``category_offset[node]`` >= 0) send the codes in their bitset left.
 
-    ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
-    """
-    n_samples = node_of_row.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, n_samples, stride):
-        node = node_of_row[i]
-        f = split_feature[node]
-        if f < 0:
-            continue
-        code = X_binned[f, i]
-        offset = category_offset[node]
-        if code == missing_bin:
-            goes_left = missing_left[node] != 0
-        elif offset >= 0:
-            goes_left = _in_category_set(category_words, offset, int(code))
-        else:
-            goes_left = code <= split_bin[node]
-        if goes_left:
-            node_of_row[i] = left_child[node]
-        else:
-            node_of_row[i] = right_child[node]
+        ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
+        """
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        n_samples = node_of_row.shape[0]
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, n_samples, stride):
+            node = node_of_row[i]
+            f = split_feature[node]
+            if f < 0:
+                continue
+            code = X_binned[f, i]
+            offset = category_offset[node]
+            if code == missing_bin:
+                goes_left = missing_left[node] != 0
+            elif offset >= 0:
+                goes_left = _in_category_set(category_words, offset, int(code))
+            else:
+                goes_left = code <= split_bin[node]
+            if goes_left:
+                node_of_row[i] = left_child[node]
+            else:
+                node_of_row[i] = right_child[node]
+
+    return partition_rows
 
 
-@cuda.jit
+partition_rows = _compile_partition_rows(HELPERS_SOURCE_KEY)
+
+
+@cuda.jit(cache=True)
 def partition_rows_multiway(X_binned, node_of_row, slot_of_node, split_feature, child_of_code):
     """Move every row of a multiway node (``slot_of_node[node]`` >= 0) to the child of its
     category code: ``child_of_code[slot, code]``, whose entry for the missing bin, like
@@ -308,7 +355,7 @@ def partition_rows_multiway(X_binned, node_of_row, slot_of_node, split_feature, 
         node_of_row[i] = child_of_code[slot, X_binned[split_feature[slot], i]]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def count_rows(node_of_row, counts):
     """Rows per node id (integer atomics: exact in any order)."""
     start = cuda.grid(1)
@@ -317,16 +364,25 @@ def count_rows(node_of_row, counts):
         cuda.atomic.add(counts, node_of_row[i], 1)
 
 
-@cuda.jit
-def predict_leaves(X, nodes, threshold, category_bitsets, n_category_words, branch_children, out):
-    """Leaf reached by each row, one thread per row: ``Tree.walk_arrays()`` are the
-    arguments between ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, X.shape[0], stride):
-        out[i] = _leaf_of_row(
-            X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
-        )
+def _compile_predict_leaves(helpers_key):
+    @cuda.jit(cache=True)
+    def predict_leaves(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, out
+    ):
+        """Leaf reached by each row, one thread per row: ``Tree.walk_arrays()`` are the
+        arguments between ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, X.shape[0], stride):
+            out[i] = _leaf_of_row(
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+            )
+
+    return predict_leaves
+
+
+predict_leaves = _compile_predict_leaves(HELPERS_SOURCE_KEY)
 
 
 def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):

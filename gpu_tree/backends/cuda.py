@@ -34,7 +34,9 @@ from gpu_tree.data.validation import to_host
 def cuda_status():
     """(usable, reason, xp): whether the CUDA backend can run here, and its array module."""
     try:
-        from numba import config, cuda
+        from numba import config
+
+        from gpu_tree.kernels.cuda_api import cuda
     except ImportError as exc:  # pragma: no cover - numba is a core dependency
         return False, f"numba.cuda is not importable ({exc})", None
     if config.ENABLE_CUDASIM:
