@@ -118,14 +118,23 @@ def _add_row(
     target, index, i, is_classification, y_class, weight, unit_weight, count_channel, row_stats
 ):
     """Add row i's statistics to the channels starting at flat ``index`` of ``target``
-    (a histogram entry of one node, feature and bin)."""
+    (a histogram entry of one node, feature and bin).
+
+    With ``unit_weight`` (every weight is 1) no weight is read: a classification row adds
+    1 to its class (``weight`` may be a 1-element stand-in), and a regression row's
+    ``row_stats`` leave out channel 0, the weight, to which the row adds 1 here.
+    """
     if is_classification:
         cuda.atomic.add(target, index + y_class[i], 1 if unit_weight else weight[i])
         if count_channel >= 0:
             cuda.atomic.add(target, index + count_channel, 1)
     else:
+        first = 0
+        if unit_weight:
+            cuda.atomic.add(target, index, 1)
+            first = 1
         for c in range(row_stats.shape[1]):
-            cuda.atomic.add(target, index + c, row_stats[i, c])
+            cuda.atomic.add(target, index + first + c, row_stats[i, c])
 
 
 @cuda.jit(cache=True)
@@ -149,7 +158,7 @@ def histograms_global(
     per (row, feature) pair, grid-striding: a warp reads consecutive rows of one feature.
     ``hist_flat`` is the (n_slots, n_features, n_bins, n_channels) histogram, flattened.
     Classification rows add their weight to their class (and 1 to ``count_channel`` if
-    >= 0); regression rows add their ``row_stats``.
+    >= 0); regression rows add their ``row_stats`` (see :func:`_add_row` for unit weights).
     """
     n_features, n_samples = X_binned.shape
     start = cuda.grid(1)
