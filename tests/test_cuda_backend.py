@@ -140,6 +140,83 @@ def test_shared_histograms_fall_back_to_global_memory_when_too_big():
     assert cuda_kernels.shared_features_per_block(1, 65535, 1, 28) == 0
 
 
+# -- launch grids within the device's limits, for any number of rows and features ------------
+@pytest.mark.parametrize("n_features", [1, 28, 65_535, 65_536, 200_000, 10_000_000])
+@pytest.mark.parametrize("n_samples", [1, 100_000, 10_000_000_000])
+@pytest.mark.parametrize("simulator", [False, True])
+def test_launch_grids_stay_within_the_device_limits(n_features, n_samples, simulator):
+    """gridDim.y <= 65,535 and gridDim.x <= 2**31 - 1 on every CUDA GPU. One feature per
+    block (a histogram too big for two) and more than 65,535 features used to ask for as
+    many y-blocks; now the y-blocks stop at the limit and the kernel strides over groups.
+    The GPU's configuration (simulator=False) is checked without launching."""
+    assert cuda_kernels.MAX_GRID_Y == 65_535 and cuda_kernels.MAX_GRID_X == 2**31 - 1
+    for features_per_block in (1, 3):
+        n_groups = -(-n_features // features_per_block)
+        grid, threads = cuda_kernels.shared_launch_config(n_samples, n_groups, simulator=simulator)
+        assert 1 <= grid[0] <= 2**31 - 1 and 1 <= grid[1] <= 65_535
+        assert grid[1] == min(n_groups, 65_535)  # every group gets a block while they fit
+        assert 1 <= threads <= 1024
+    for n_tasks, max_blocks in ((n_samples * n_features, 4096), (n_samples * n_features, 2**40)):
+        blocks, threads = cuda_kernels.launch_config(n_tasks, max_blocks, simulator=simulator)
+        assert 1 <= blocks <= 2**31 - 1 and 1 <= threads <= 1024
+    if not simulator:
+        assert cuda_kernels.launch_config(10**15, 2**40, simulator=False)[0] == 2**31 - 1
+
+
+@pytest.mark.parametrize("features_per_block", [1, 2])
+@pytest.mark.parametrize("y_blocks", [1, 2])
+@pytest.mark.parametrize("kind", ["unit", "weighted", "unit-regression"])
+def test_shared_histograms_stride_over_more_feature_groups_than_y_blocks(
+    features_per_block, y_blocks, kind, monkeypatch
+):
+    """A grid with fewer y-blocks than feature groups (as more than 65,535 groups get on
+    a GPU): every block loops over the groups y, y + gridDim.y, ... and the histograms
+    are still the oracle's, every feature of every group included."""
+    n_features, n_bins = 5, 7
+    X_binned, node_of_row, hist_slot_of_node, row_arrays, row_stats = _histogram_case(
+        kind, n_features=n_features
+    )
+    n_groups = -(-n_features // features_per_block)  # 5 or 3 (the last one partial)
+    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", y_blocks)
+    grid, _ = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
+    assert grid[1] == y_blocks < n_groups
+    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
+    _launch_histograms(
+        "shared", X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block
+    )
+    expected = _expected_histograms(X_binned, node_of_row, row_stats, n_bins)
+    np.testing.assert_array_equal(_to_host(hist), expected)
+    assert all(_to_host(hist)[:2, f].any() for f in range(n_features))
+
+
+def test_cuda_tree_equals_cpu_tree_with_fewer_y_blocks_than_feature_groups(monkeypatch):
+    """Whole fits, one feature per block and two y-blocks for four features: the
+    launches stride over the groups and the trees are the CPU's."""
+    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", 2)
+    monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 1)
+    configure = cuda_kernels.shared_launch_config
+    grids = []
+
+    def recording(n_samples, n_groups, *args, **kwargs):
+        grid, threads = configure(n_samples, n_groups, *args, **kwargs)
+        grids.append((grid[1], n_groups))
+        return grid, threads
+
+    monkeypatch.setattr(cuda_kernels, "shared_launch_config", recording)
+    X, y = _classification_data(120, 4, 3, 5, seed=41)
+    weight = np.random.default_rng(41).integers(1, 4, size=120).astype(float)
+    target = X[:, 0] * 1.5 + X[:, 3] + np.random.default_rng(42).normal(scale=0.2, size=120)
+    for model, labels, w in (
+        (DecisionTreeClassifier(max_depth=4), y, None),
+        (DecisionTreeClassifier(max_depth=4, criterion="entropy"), y, weight),
+        (DecisionTreeRegressor(max_depth=4), target, None),
+    ):
+        cuda_tree = model.set_params(device="cuda").fit(X, labels, sample_weight=w).tree_
+        cpu_tree = model.set_params(device="cpu").fit(X, labels, sample_weight=w).tree_
+        assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+    assert grids and all(y_blocks == 2 < n_groups == 4 for y_blocks, n_groups in grids)
+
+
 # -- unit weights stay on the host ------------------------------------------------------------
 class _CopyRecorder:
     """Stands in for the array module while the backend is built, recording every host
