@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,8 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
     assert text in stdout
     tables = _markdown_tables(text)
     assert len(tables) == 1 + 1 + 2 + 1 + 1  # bandwidth, gpu_tree, 2 level tables, peers, goals
+    gpu_header = tables[1][0]
+    assert gpu_header[4:7] == ["device build ms", "input copy ms", "set-up copies ms"]
     assert tables[-1][0] == ["goal", "measured", "goal", "met?"] and len(tables[-1]) == 2 + 7
     results = json.loads((out / "matrix.json").read_text())
     assert results["meta"]["simulated"]
@@ -167,6 +170,9 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
         entry = results["gpu_tree"][name]["3"]
         assert "error" not in entry, entry
         assert entry["leaves"] >= 2 and entry["device_build_s"] > 0 and entry["predict_s"] > 0
+        # The build excludes the copies, timed apart: X's, and the backend's set-up (labels).
+        assert entry["input_copy_s"] >= 0 and entry["setup_copy_s"] > 0
+        assert len(entry["setup_copy_runs_s"]) == len(entry["device_build_runs_s"])
         assert entry["model_bytes"]["one_pass_floor"] > 0
     peers = results["peers"]["higgs"]
     assert "simulator" in peers["xgboost_cuda"]["skipped"]
@@ -191,6 +197,27 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
         str(merged),
     )
     assert _markdown_tables((merged / "matrix.md").read_text())[-1] == tables[-1]
+
+
+def test_bench_cuda_extra_brings_xgboost_with_cuda():
+    """The bench extra's xgboost-cpu has no GPU mode; bench-cuda brings the CUDA build (the
+    xgboost wheel) with the same other peers and the cuda13 extra's CuPy and numba-cuda,
+    and the README says to use it on a GPU."""
+    tomllib = pytest.importorskip("tomllib")
+
+    root = BENCH.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+
+    def names(requirements):
+        return {re.split(r"[\[<>=!~ ]", r, maxsplit=1)[0] for r in requirements}
+
+    assert "xgboost" in names(extras["bench-cuda"])
+    assert "xgboost-cpu" not in names(extras["bench-cuda"])
+    assert names(extras["bench"]) - {"xgboost-cpu"} <= names(extras["bench-cuda"])
+    assert set(extras["cuda13"]) <= set(extras["bench-cuda"])
+    assert '".[bench-cuda]"' in (root / "README.md").read_text()
 
 
 def test_bytes_model_matches_a_hand_computed_case():
