@@ -10,11 +10,15 @@ What one invocation measures (each part optional, see --only):
   each of --depths (8, 10, 12) with --bins (256):
   - end-to-end fit from host numpy (binning on the device included) and from a CuPy
     array already on the device;
-  - the device tree build alone (the grower on codes binned on the device beforehand);
+  - the device tree build alone (the grower on codes binned on the device beforehand,
+    its backend built beforehand too): no input, label or weight copy is in this time.
+    Those copies are timed apart: the input's (X, host to device, pageable) and the
+    backend's set-up (the per-row labels, weights or row statistics it copies; an
+    unweighted fit copies no weights), each its own column;
   - one more build with the grower's phase timer on (``PhaseTimer``, which synchronises
     the device around each phase): per level the histogram step (of which the histogram
     kernel launch, timed by the CUDA backend), the subtraction, split scoring, partition
-    (with ``count_rows``), the host work left over, and the kernel launches and
+    (the children's sizes come from the histograms), the host work left over, and the kernel launches and
     host<->device copies (count and bytes, from gpu_tree's own counters, the ones
     ``fit_stats_`` reports). Those syncs add a little time: the plain build is the figure
     to quote, the per-level split is for where time goes;
@@ -348,7 +352,7 @@ def run_gpu_tree(
     shape = bytes_model.Shape(X.shape[0], X.shape[1], bins, n_classes)
     results, level_rows = {}, []
     log(f"{name}: moving {X.nbytes / 1e9:.2f} GB to the device")
-    X_device = xp.asarray(X)
+    X_device, input_copy_s = timed(xp, xp.asarray, X)
     _, binned = bin_features(X, max_bins=bins, device="cuda")  # as fit does from numpy
     row_data = RowData(
         StatsLayout(True, n_classes, has_count_channel=False),
@@ -366,6 +370,7 @@ def run_gpu_tree(
             "rows": X.shape[0],
             "features": X.shape[1],
             "classes": n_classes,
+            "input_copy_s": input_copy_s,
         }
         try:
             model = DecisionTreeClassifier(max_depth=depth, max_bins=bins, device="cuda")
@@ -386,14 +391,30 @@ def run_gpu_tree(
 
             params = GrowthParams(criterion="gini", max_depth=depth)
 
-            def build(timer=None, params=params):
+            def setup(timer=None):
+                # The backend, which copies the per-row labels (and weights or row
+                # statistics where the fit has them) to the device.
+                return make_backend(binned, row_data, device="cuda", timer=timer)
+
+            def build(timer=None, params=params, backend=None):
                 # The estimators' own builder (fit's path once X is binned on the device).
-                backend = make_backend(binned, row_data, device="cuda", timer=timer)
+                backend = setup(timer) if backend is None else backend
                 return Grower(backend, row_data.layout, params, X.shape[1], timer=timer).grow()
 
             if not simulated:
                 build()  # CuPy's kernels for this depth's shapes
-            entry["device_build_s"], entry["device_build_runs_s"] = median_time(xp, repeats, build)
+            # The build without the set-up's copies, each run on a fresh backend (a build
+            # moves its rows); the set-up timed apart.
+            setup_runs, build_runs = [], []
+            for _ in range(repeats):
+                backend, setup_s = timed(xp, setup)
+                build_runs.append(timed(xp, build, backend=backend)[1])
+                setup_runs.append(setup_s)
+                del backend
+            entry["device_build_s"] = statistics.median(build_runs)
+            entry["device_build_runs_s"] = build_runs
+            entry["setup_copy_s"] = statistics.median(setup_runs)
+            entry["setup_copy_runs_s"] = setup_runs
             timer = PhaseTimer(xp)
             with counting(FitCounters("cuda")) as counters:
                 start = time.perf_counter()
@@ -736,24 +757,27 @@ def render(results):
     if gpu:
         lines += [
             "",
-            "gpu_tree (medians; build = the grower on codes already on the device; "
-            "floor = the bytes model's one-pass floor at the measured copy bandwidth):",
+            "gpu_tree (medians; build = the grower on codes and per-row arrays already on "
+            "the device, no copy in it; input copy = X host to device; set-up copies = the "
+            "labels and any weights the backend copies; floor = the bytes model's one-pass "
+            "floor at the measured copy bandwidth):",
             "",
             "| data | depth | fit from numpy s | fit from device s | device build ms | "
-            "instrumented ms | floor ms | build / floor | predict rows | predict ms | "
-            "leaves | train acc. |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "input copy ms | set-up copies ms | instrumented ms | floor ms | build / floor | "
+            "predict rows | predict ms | leaves | train acc. |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, by_depth in gpu.items():
             for depth, e in sorted(by_depth.items(), key=lambda kv: int(kv[0])):
                 if "error" in e:
-                    lines.append(_table_row([name, depth, f"failed: {e['error'][:120]}"], 12))
+                    lines.append(_table_row([name, depth, f"failed: {e['error'][:120]}"], 14))
                     continue
                 floor = e.get("one_pass_floor_s")
                 ratio = f"{e['device_build_s'] / floor:.0f}×" if floor else "–"
                 lines.append(
                     f"| {name} | {depth} | {_s(e.get('fit_host_s'))} | {_s(e.get('fit_device_s'))} "
-                    f"| {_ms(e.get('device_build_s'))} | {_ms(e.get('instrumented_build_s'))} | "
+                    f"| {_ms(e.get('device_build_s'))} | {_ms(e.get('input_copy_s'))} "
+                    f"| {_ms(e.get('setup_copy_s'))} | {_ms(e.get('instrumented_build_s'))} | "
                     f"{_ms(floor)} | {ratio} | {e.get('predict_rows', 0):,} | "
                     f"{_ms(e.get('predict_s'))} | {e.get('leaves', '–')} | "
                     f"{e.get('train_accuracy', float('nan')):.4f} |"

@@ -20,8 +20,8 @@ What one level L of the level-wise build does on the device (read from the code)
 * split scoring (CuPy, ``gpu_tree.growing.splitting``) reads every histogram of the level at
   least once; how many passes it really makes is left to the measurement;
 * partition: ``partition_rows`` reads each row's node id and, for rows of split nodes,
-  the one code of its node's split feature, and writes the new node id; ``count_rows``
-  reads the node ids again (one integer atomic per row).
+  the one code of its node's split feature, and writes the new node id (the children's
+  sizes come from the histograms: no second pass counts them).
 
 Memory moves in 32-byte sectors: a warp reading the codes of rows of built nodes, when
 those rows are scattered among others (they are: rows are never regrouped by node),
@@ -133,7 +133,6 @@ class LevelBytes:
     one_pass_floor: int = 0
     ideal_floor: int = 0
     histogram_atomics: int = 0  # global-memory float atomics of the histogram kernel
-    count_atomics: int = 0  # integer atomics of count_rows
 
     @property
     def as_implemented_total(self) -> int:
@@ -215,8 +214,6 @@ def level_bytes(shape: Shape, work: LevelWork) -> LevelBytes:
         parts["partition: codes"] = (
             k * N * shape.code_bytes * sectors_touched(p_split / k, codes_per_sector)
         )
-        parts["count_rows: node ids"] = N * NODE_ID_BYTES
-        out.count_atomics = N
     for name, value in parts.items():
         parts[name] = int(round(value))
 

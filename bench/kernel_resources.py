@@ -45,7 +45,6 @@ KERNELS = (
     "histograms_shared",
     "partition_rows",
     "partition_rows_multiway",
-    "count_rows",
     "largest_squared_deviations",
     "squared_deviation_sums",
     "predict_leaves",
@@ -226,12 +225,17 @@ def ptxas_candidates(root) -> list:
 
 
 def numba_cuda_description() -> str:
-    """Which CUDA target numba compiles with (the numba-cuda package or numba's own)."""
+    """Which CUDA target compiles the kernels (Numba-CUDA-MLIR, the numba-cuda package or
+    numba's own; see kernels/cuda_api.py)."""
     from importlib import metadata
 
     import numba
     import numba.cuda
 
+    from gpu_tree.kernels.cuda_api import PROVIDER
+
+    if PROVIDER != "numba.cuda":
+        return f"numba-cuda-mlir {metadata.version('numba-cuda-mlir')} ({PROVIDER})"
     try:
         return f"numba-cuda {metadata.version('numba-cuda')} (numba {numba.__version__})"
     except metadata.PackageNotFoundError:
@@ -313,9 +317,8 @@ def _compile_without_a_device(cc):
 
 
 def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> list[dict]:
-    from numba import cuda
-
     from gpu_tree.kernels import cuda as kernels
+    from gpu_tree.kernels.cuda_api import cuda  # the compiler the kernels are built with
 
     cc = (int(arch[3:-1]), int(arch[-1]))
     _compile_without_a_device(cc)

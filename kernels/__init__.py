@@ -7,7 +7,10 @@ numba keeps the compiled kernels (``cache=True``) beside their source, in ``__py
 or under ``NUMBA_CACHE_DIR``. Where the source folder cannot be written (a read-only
 install) and no cache folder is set, every cached kernel raised "cannot cache function"
 at import, ``gputree --version`` included: :func:`_ensure_numba_can_cache` then points
-numba at a folder of the user's temporary directory.
+numba at a folder of the user's temporary directory. The CUDA kernels (``cuda.py``,
+cached too) follow the same setting: numba's own CUDA target, numba-cuda and
+Numba-CUDA-MLIR all read ``numba.core.config`` where numba is installed, and this runs
+before any of them decorates a kernel.
 """
 
 import os

@@ -18,20 +18,47 @@ blocks of 16 threads), which grid-stride over the same work a full grid would sh
 warp intrinsics are used (the simulator has none). Arrays from CuPy are passed through
 ``__cuda_array_interface__``; numba synchronises on them around each launch, which is
 harmless here since every launch's result is needed by the next step.
+
+The CUDA module is numba's (``numba.cuda``) or Numba-CUDA-MLIR's, chosen in
+:mod:`.cuda_api`. Every kernel and device function is compiled with ``cache=True``: a
+process loads the compiled kernels from numba's on-disk cache (``__pycache__`` beside
+this file, or ``NUMBA_CACHE_DIR``; see ``kernels/__init__.py`` for read-only installs)
+instead of paying the JIT again. The simulator accepts the flag and ignores it.
+
+Launch grids stay within every CUDA GPU's limits (:data:`MAX_GRID_X`,
+:data:`MAX_GRID_Y`) whatever the number of rows or features: the kernels grid-stride over
+what a smaller grid does not cover, rows along x and feature groups along y.
 """
 
-from numba import config, cuda, int64
+import hashlib
+from pathlib import Path
+
+import numpy as np
+from numba import config
 
 from . import _binning_search as _search
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
+from .cuda_api import cuda
+
+# numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
+# size), not on the files it inlines code from: an edit to _binning_search.py,
+# _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
+# The kernels that inline them take this hash of their source as a closure variable,
+# which numba puts in the cache key (as kernels/cpu.py does for its kernels).
+HELPERS_SOURCE_KEY = int(
+    hashlib.sha256(
+        b"".join(Path(m.__file__).read_bytes() for m in (_search, _deviations, _walk))
+    ).hexdigest()[:15],
+    16,
+)
 
 # The bin search shared with the CPU kernels (one source, the same codes).
-_lookup_cell = cuda.jit(device=True)(_search.lookup_cell)
-_bin_code = cuda.jit(device=True)(_search.make_bin_code(_lookup_cell))
+_lookup_cell = cuda.jit(device=True, cache=True)(_search.lookup_cell)
+_bin_code = cuda.jit(device=True, cache=True)(_search.make_bin_code(_lookup_cell))
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
-_in_category_set = cuda.jit(device=True)(_walk.in_category_set)
-_leaf_of_row = cuda.jit(device=True)(_walk.make_leaf_of_row(_in_category_set))
+_in_category_set = cuda.jit(device=True, cache=True)(_walk.in_category_set)
+_leaf_of_row = cuda.jit(device=True, cache=True)(_walk.make_leaf_of_row(_in_category_set))
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
@@ -40,41 +67,52 @@ THREADS_PER_BLOCK = 256
 # histograms merged into one global histogram, atomics from different blocks on the same
 # entry, and grid strides larger than a block (tests may set other shapes).
 SIMULATOR_GRID = (3, 16)
+# Grid limits of every CUDA GPU (compute capability 3.0 on): gridDim.x at most 2**31 - 1,
+# gridDim.y (and z) at most 65,535.
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_Y = 65535
 
 
-@cuda.jit
-def bin_columns(
-    X,
-    edges,
-    edge_offsets,
-    lookup,
-    cells_per_unit,
-    track_bounds,
-    missing_bin,
-    X_binned,
-    bin_lower,
-    bin_upper,
-):
-    """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
-    same cell arithmetic, so the same codes), one thread per (row, feature).
+def _compile_bin_columns(helpers_key):
+    @cuda.jit(cache=True)
+    def bin_columns(
+        X,
+        edges,
+        edge_offsets,
+        lookup,
+        cells_per_unit,
+        track_bounds,
+        missing_bin,
+        X_binned,
+        bin_lower,
+        bin_upper,
+    ):
+        """Map raw values to bins on the device: the CPU kernel's search (same lookup grid,
+        same cell arithmetic, so the same codes), one thread per (row, feature).
 
-    Tasks run row-major, so a warp reads consecutive values of the row-major X. Bin
-    bounds, for the features that track them, use atomic min / max: order-independent.
-    """
-    n_samples, n_features = X.shape
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for task in range(start, n_samples * n_features, stride):
-        i = task // n_features
-        f = task - i * n_features
-        x = X[i, f]
-        b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
-        X_binned[f, i] = b
-        if b == missing_bin:
-            continue
-        if track_bounds[f]:
-            cuda.atomic.min(bin_lower, (f, b), x)
-            cuda.atomic.max(bin_upper, (f, b), x)
+        Tasks run row-major, so a warp reads consecutive values of the row-major X. Bin
+        bounds, for the features that track them, use atomic min / max: order-independent.
+        """
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        n_samples, n_features = X.shape
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for task in range(start, n_samples * n_features, stride):
+            i = task // n_features
+            f = task - i * n_features
+            x = X[i, f]
+            b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
+            X_binned[f, i] = b
+            if b == missing_bin:
+                continue
+            if track_bounds[f]:
+                cuda.atomic.min(bin_lower, (f, b), x)
+                cuda.atomic.max(bin_upper, (f, b), x)
+
+    return bin_columns
+
+
+bin_columns = _compile_bin_columns(HELPERS_SOURCE_KEY)
 
 
 # Shared memory per block for a block-private histogram: 48 KiB of int64 (the statistics
@@ -83,22 +121,31 @@ def bin_columns(
 SHARED_HISTOGRAM_ENTRIES = 6144
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def _add_row(
     target, index, i, is_classification, y_class, weight, unit_weight, count_channel, row_stats
 ):
     """Add row i's statistics to the channels starting at flat ``index`` of ``target``
-    (a histogram entry of one node, feature and bin)."""
+    (a histogram entry of one node, feature and bin).
+
+    With ``unit_weight`` (every weight is 1) no weight is read: a classification row adds
+    1 to its class (``weight`` may be a 1-element stand-in), and a regression row's
+    ``row_stats`` leave out channel 0, the weight, to which the row adds 1 here.
+    """
     if is_classification:
         cuda.atomic.add(target, index + y_class[i], 1 if unit_weight else weight[i])
         if count_channel >= 0:
             cuda.atomic.add(target, index + count_channel, 1)
     else:
+        first = 0
+        if unit_weight:
+            cuda.atomic.add(target, index, 1)
+            first = 1
         for c in range(row_stats.shape[1]):
-            cuda.atomic.add(target, index + c, row_stats[i, c])
+            cuda.atomic.add(target, index + first + c, row_stats[i, c])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def histograms_global(
     X_binned,
     node_of_row,
@@ -119,7 +166,7 @@ def histograms_global(
     per (row, feature) pair, grid-striding: a warp reads consecutive rows of one feature.
     ``hist_flat`` is the (n_slots, n_features, n_bins, n_channels) histogram, flattened.
     Classification rows add their weight to their class (and 1 to ``count_channel`` if
-    >= 0); regression rows add their ``row_stats``.
+    >= 0); regression rows add their ``row_stats`` (see :func:`_add_row` for unit weights).
     """
     n_features, n_samples = X_binned.shape
     start = cuda.grid(1)
@@ -144,7 +191,7 @@ def histograms_global(
         )
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def histograms_shared(
     X_binned,
     node_of_row,
@@ -163,51 +210,61 @@ def histograms_shared(
 ):
     """As :func:`histograms_global`, accumulating in a block-private shared-memory histogram.
 
-    Grid: (row blocks, feature groups). Block (x, g) sums the rows x, x + gridDim.x, ...
-    for the ``features_per_block`` features of group g, every slot, in shared memory,
+    Grid: (row blocks, feature-group blocks). The features form groups of
+    ``features_per_block``; block (x, y) takes the groups y, y + gridDim.y, ... (more
+    groups than gridDim.y's limit of 65,535 are strided over) and, for each, sums the
+    rows x, x + gridDim.x, ... of that group's features, every slot, in shared memory,
     then adds its non-zero entries to the global histogram: one global atomic per entry
     per block instead of one per row. The launcher guarantees
     n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_ENTRIES.
     """
-    shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=int64)
+    shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=np.int64)
     n_features, n_samples = X_binned.shape
-    first = cuda.blockIdx.y * features_per_block
-    group = min(features_per_block, n_features - first)
-    n_entries = n_slots * group * n_bins * n_channels
-    for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
-        shared[k] = 0
-    cuda.syncthreads()
     row_stride = cuda.gridDim.x * cuda.blockDim.x
-    for i in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_samples, row_stride):
-        slot = slot_of_node[node_of_row[i]]
-        if slot < 0:
-            continue
-        for g in range(group):
-            index = ((slot * group + g) * n_bins + X_binned[first + g, i]) * n_channels
-            _add_row(
-                shared,
-                index,
-                i,
-                is_classification,
-                y_class,
-                weight,
-                unit_weight,
-                count_channel,
-                row_stats,
-            )
-    cuda.syncthreads()
-    for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
-        value = shared[k]
-        if value != 0:
-            c = k % n_channels
-            rest = k // n_channels
-            b = rest % n_bins
-            rest //= n_bins
-            g = rest % group
-            slot = rest // group
-            cuda.atomic.add(
-                hist_flat, ((slot * n_features + first + g) * n_bins + b) * n_channels + c, value
-            )
+    # Groups y, y + gridDim.y, ...: the same for every thread of a block, so the barriers
+    # inside are reached by all. (A while loop: range's trip count would cost a 64-bit
+    # division and registers, 66 instead of 58 on sm_90.)
+    first = cuda.blockIdx.y * features_per_block
+    while first < n_features:
+        group = min(features_per_block, n_features - first)
+        n_entries = n_slots * group * n_bins * n_channels
+        for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
+            shared[k] = 0
+        cuda.syncthreads()
+        for i in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_samples, row_stride):
+            slot = slot_of_node[node_of_row[i]]
+            if slot < 0:
+                continue
+            for g in range(group):
+                index = ((slot * group + g) * n_bins + X_binned[first + g, i]) * n_channels
+                _add_row(
+                    shared,
+                    index,
+                    i,
+                    is_classification,
+                    y_class,
+                    weight,
+                    unit_weight,
+                    count_channel,
+                    row_stats,
+                )
+        cuda.syncthreads()
+        for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
+            value = shared[k]
+            if value != 0:
+                c = k % n_channels
+                rest = k // n_channels
+                b = rest % n_bins
+                rest //= n_bins
+                g = rest % group
+                slot = rest // group
+                cuda.atomic.add(
+                    hist_flat,
+                    ((slot * n_features + first + g) * n_bins + b) * n_channels + c,
+                    value,
+                )
+        cuda.syncthreads()  # the merge has read shared before the next group clears it
+        first += cuda.gridDim.y * features_per_block
 
 
 def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_features: int) -> int:
@@ -216,84 +273,101 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
     return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
 
 
-_squared_deviation = cuda.jit(device=True)(_deviations.squared_deviation)
-_fixed_point_term = cuda.jit(device=True)(_deviations.fixed_point_term)
+_squared_deviation = cuda.jit(device=True, cache=True)(_deviations.squared_deviation)
+_fixed_point_term = cuda.jit(device=True, cache=True)(_deviations.fixed_point_term)
 
 
-@cuda.jit
-def largest_squared_deviations(
-    node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
-):
-    """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
-    term, lowest and highest centred target (atomic max and min: any order)."""
-    start = cuda.grid(1)
-    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-        slot = slot_of_node[node_of_row[i]]
-        if slot >= 0:
-            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-            cuda.atomic.max(largest, slot, term)
-            cuda.atomic.min(lowest, slot, centred[i])
-            cuda.atomic.max(highest, slot, centred[i])
+def _compile_squared_deviation_kernels(helpers_key):
+    @cuda.jit(cache=True)
+    def largest_squared_deviations(
+        node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
+    ):
+        """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
+        term, lowest and highest centred target (atomic max and min: any order).
+        ``weight`` is not read with ``unit_weight`` (a 1-element stand-in will do)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+            slot = slot_of_node[node_of_row[i]]
+            if slot >= 0:
+                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+                cuda.atomic.max(largest, slot, term)
+                cuda.atomic.min(lowest, slot, centred[i])
+                cuda.atomic.max(highest, slot, centred[i])
+
+    @cuda.jit(cache=True)
+    def squared_deviation_sums(
+        node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
+    ):
+        """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
+        low parts (integer atomics: exact in any order)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+            slot = slot_of_node[node_of_row[i]]
+            if slot >= 0:
+                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
+                q = _fixed_point_term(term, exponent[slot])
+                cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
+                cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
+
+    return largest_squared_deviations, squared_deviation_sums
 
 
-@cuda.jit
-def squared_deviation_sums(
-    node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
-):
-    """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
-    low parts (integer atomics: exact in any order)."""
-    start = cuda.grid(1)
-    for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-        slot = slot_of_node[node_of_row[i]]
-        if slot >= 0:
-            term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-            q = _fixed_point_term(term, exponent[slot])
-            cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
-            cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
+largest_squared_deviations, squared_deviation_sums = _compile_squared_deviation_kernels(
+    HELPERS_SOURCE_KEY
+)
 
 
-@cuda.jit
-def partition_rows(
-    X_binned,
-    node_of_row,
-    split_feature,
-    split_bin,
-    missing_left,
-    missing_bin,
-    category_offset,
-    category_words,
-    left_child,
-    right_child,
-):
-    """Move every row of a split node to its child: bin <= split_bin goes left, and the
-    missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
-    (``category_offset[node]`` >= 0) send the codes in their bitset left.
+def _compile_partition_rows(helpers_key):
+    @cuda.jit(cache=True)
+    def partition_rows(
+        X_binned,
+        node_of_row,
+        split_feature,
+        split_bin,
+        missing_left,
+        missing_bin,
+        category_offset,
+        category_words,
+        left_child,
+        right_child,
+    ):
+        """Move every row of a split node to its child: bin <= split_bin goes left, and the
+        missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
+        (``category_offset[node]`` >= 0) send the codes in their bitset left.
 
-    ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
-    """
-    n_samples = node_of_row.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, n_samples, stride):
-        node = node_of_row[i]
-        f = split_feature[node]
-        if f < 0:
-            continue
-        code = X_binned[f, i]
-        offset = category_offset[node]
-        if code == missing_bin:
-            goes_left = missing_left[node] != 0
-        elif offset >= 0:
-            goes_left = _in_category_set(category_words, offset, int(code))
-        else:
-            goes_left = code <= split_bin[node]
-        if goes_left:
-            node_of_row[i] = left_child[node]
-        else:
-            node_of_row[i] = right_child[node]
+        ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
+        """
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        n_samples = node_of_row.shape[0]
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, n_samples, stride):
+            node = node_of_row[i]
+            f = split_feature[node]
+            if f < 0:
+                continue
+            code = X_binned[f, i]
+            offset = category_offset[node]
+            if code == missing_bin:
+                goes_left = missing_left[node] != 0
+            elif offset >= 0:
+                goes_left = _in_category_set(category_words, offset, int(code))
+            else:
+                goes_left = code <= split_bin[node]
+            if goes_left:
+                node_of_row[i] = left_child[node]
+            else:
+                node_of_row[i] = right_child[node]
+
+    return partition_rows
 
 
-@cuda.jit
+partition_rows = _compile_partition_rows(HELPERS_SOURCE_KEY)
+
+
+@cuda.jit(cache=True)
 def partition_rows_multiway(X_binned, node_of_row, slot_of_node, split_feature, child_of_code):
     """Move every row of a multiway node (``slot_of_node[node]`` >= 0) to the child of its
     category code: ``child_of_code[slot, code]``, whose entry for the missing bin, like
@@ -308,40 +382,53 @@ def partition_rows_multiway(X_binned, node_of_row, slot_of_node, split_feature, 
         node_of_row[i] = child_of_code[slot, X_binned[split_feature[slot], i]]
 
 
-@cuda.jit
-def count_rows(node_of_row, counts):
-    """Rows per node id (integer atomics: exact in any order)."""
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, node_of_row.shape[0], stride):
-        cuda.atomic.add(counts, node_of_row[i], 1)
+def _compile_predict_leaves(helpers_key):
+    @cuda.jit(cache=True)
+    def predict_leaves(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, out
+    ):
+        """Leaf reached by each row, one thread per row: ``Tree.walk_arrays()`` are the
+        arguments between ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, X.shape[0], stride):
+            out[i] = _leaf_of_row(
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+            )
+
+    return predict_leaves
 
 
-@cuda.jit
-def predict_leaves(X, nodes, threshold, category_bitsets, n_category_words, branch_children, out):
-    """Leaf reached by each row, one thread per row: ``Tree.walk_arrays()`` are the
-    arguments between ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, X.shape[0], stride):
-        out[i] = _leaf_of_row(
-            X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
-        )
+predict_leaves = _compile_predict_leaves(HELPERS_SOURCE_KEY)
 
 
-def shared_launch_config(n_samples: int, n_groups: int, rows_per_thread: int = 16):
+def _simulating(simulator) -> bool:
+    return bool(config.ENABLE_CUDASIM) if simulator is None else simulator
+
+
+def shared_launch_config(
+    n_samples: int, n_groups: int, rows_per_thread: int = 16, simulator: bool | None = None
+):
     """(grid, threads) for :func:`histograms_shared`: enough row blocks to fill the GPU,
-    each thread summing about ``rows_per_thread`` rows before its block merges."""
-    if config.ENABLE_CUDASIM:
+    each thread summing about ``rows_per_thread`` rows before its block merges, and one
+    block per feature group along y up to :data:`MAX_GRID_Y` (the kernel strides over
+    the groups beyond).
+
+    ``simulator``: the simulator's small grid (default: when the simulator is on).
+    """
+    y_blocks = max(1, min(n_groups, MAX_GRID_Y))
+    if _simulating(simulator):
         blocks, threads = SIMULATOR_GRID
-        return (blocks, n_groups), threads
+        return (blocks, y_blocks), threads
     row_blocks = max(1, min(1024, -(-n_samples // (THREADS_PER_BLOCK * rows_per_thread))))
-    return (row_blocks, n_groups), THREADS_PER_BLOCK
+    return (row_blocks, y_blocks), THREADS_PER_BLOCK
 
 
-def launch_config(n_tasks: int, max_blocks: int = 4096):
-    """(blocks, threads) for a grid-striding kernel over ``n_tasks`` items."""
-    if config.ENABLE_CUDASIM:
+def launch_config(n_tasks: int, max_blocks: int = 4096, simulator: bool | None = None):
+    """(blocks, threads) for a grid-striding kernel over ``n_tasks`` items: at most
+    ``max_blocks`` (and :data:`MAX_GRID_X`) blocks, which stride over the rest."""
+    if _simulating(simulator):
         return SIMULATOR_GRID
-    blocks = max(1, min(max_blocks, -(-n_tasks // THREADS_PER_BLOCK)))
+    blocks = max(1, min(max_blocks, MAX_GRID_X, -(-n_tasks // THREADS_PER_BLOCK)))
     return blocks, THREADS_PER_BLOCK

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,8 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
     assert text in stdout
     tables = _markdown_tables(text)
     assert len(tables) == 1 + 1 + 2 + 1 + 1  # bandwidth, gpu_tree, 2 level tables, peers, goals
+    gpu_header = tables[1][0]
+    assert gpu_header[4:7] == ["device build ms", "input copy ms", "set-up copies ms"]
     assert tables[-1][0] == ["goal", "measured", "goal", "met?"] and len(tables[-1]) == 2 + 7
     results = json.loads((out / "matrix.json").read_text())
     assert results["meta"]["simulated"]
@@ -167,6 +170,9 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
         entry = results["gpu_tree"][name]["3"]
         assert "error" not in entry, entry
         assert entry["leaves"] >= 2 and entry["device_build_s"] > 0 and entry["predict_s"] > 0
+        # The build excludes the copies, timed apart: X's, and the backend's set-up (labels).
+        assert entry["input_copy_s"] >= 0 and entry["setup_copy_s"] > 0
+        assert len(entry["setup_copy_runs_s"]) == len(entry["device_build_runs_s"])
         assert entry["model_bytes"]["one_pass_floor"] > 0
     peers = results["peers"]["higgs"]
     assert "simulator" in peers["xgboost_cuda"]["skipped"]
@@ -193,6 +199,27 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
     assert _markdown_tables((merged / "matrix.md").read_text())[-1] == tables[-1]
 
 
+def test_bench_cuda_extra_brings_xgboost_with_cuda():
+    """The bench extra's xgboost-cpu has no GPU mode; bench-cuda brings the CUDA build (the
+    xgboost wheel) with the same other peers and the cuda13 extra's CuPy and numba-cuda,
+    and the README says to use it on a GPU."""
+    tomllib = pytest.importorskip("tomllib")
+
+    root = BENCH.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+
+    def names(requirements):
+        return {re.split(r"[\[<>=!~ ]", r, maxsplit=1)[0] for r in requirements}
+
+    assert "xgboost" in names(extras["bench-cuda"])
+    assert "xgboost-cpu" not in names(extras["bench-cuda"])
+    assert names(extras["bench"]) - {"xgboost-cpu"} <= names(extras["bench-cuda"])
+    assert set(extras["cuda13"]) <= set(extras["bench-cuda"])
+    assert '".[bench-cuda]"' in (root / "README.md").read_text()
+
+
 def test_bytes_model_matches_a_hand_computed_case():
     model = _bench_module("bytes_model")
     shape = model.Shape(n_rows=1000, n_features=4, n_bins=16, n_classes=2)
@@ -202,12 +229,12 @@ def test_bytes_model_matches_a_hand_computed_case():
     root = model.level_bytes(shape, model.LevelWork(0, 1, 1, 1000, 1, 1000, 1))
     # Shared kernel, one feature group: node ids 4000 + codes 4000 + labels 4000, zero fill
     # and result H each, scoring H; partition: node ids read + written 8000, one code
-    # per row 1000, count_rows 4000.
+    # per row 1000 (the children's sizes come from the histograms: no count_rows pass).
     assert root.path == "shared"
-    assert root.as_implemented_total == 4000 + 4000 + 4000 + H + H + H + 8000 + 1000 + 4000
+    assert root.as_implemented_total == 4000 + 4000 + 4000 + H + H + H + 8000 + 1000
     assert root.one_pass_floor == 1000 * (4 + 4 + 4) + H + H + 1000 * (1 + 8)
     assert root.ideal_floor == 1000 * (4 + 4) + H + H + 1000 * (1 + 8)
-    assert root.histogram_atomics == 1 * 4 * 16 * 2 and root.count_atomics == 1000
+    assert root.histogram_atomics == 1 * 4 * 16 * 2
     # Level 1: 400 rows in the built child (40%), the sibling by subtraction, two split
     # features. Labels: 8 per sector, 1 - 0.6**8 of the sectors; codes: 32 per sector.
     level = model.level_bytes(shape, model.LevelWork(1, 2, 1, 400, 2, 1000, 2))
@@ -216,7 +243,7 @@ def test_bytes_model_matches_a_hand_computed_case():
     assert level.as_implemented["hist: labels"] == labels
     assert level.as_implemented["subtraction"] == 5 * H
     assert level.as_implemented_total == (
-        4000 + 4000 + labels + H + H + 5 * H + 2 * H + 8000 + 2000 + 4000
+        4000 + 4000 + labels + H + H + 5 * H + 2 * H + 8000 + 2000
     )
     hist_terms = H + 3 * H + 2 * H
     assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000

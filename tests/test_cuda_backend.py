@@ -36,7 +36,7 @@ def _classification_data(n_samples, n_features, n_classes, n_values, seed):
 def _launch_histograms(
     path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block
 ):
-    is_classification = row_arrays["row_stats"] is None
+    is_classification = row_arrays["device_row_stats"] is None
     n_hist_slots, n_features, n_bins, n_channels = hist.shape
     args = (
         xp.asarray(X_binned),
@@ -47,7 +47,7 @@ def _launch_histograms(
         xp.asarray(row_arrays["weight"]),
         row_arrays["unit_weight"],
         row_arrays["count_channel"],
-        xp.asarray(row_arrays["row_stats"] if not is_classification else np.zeros((1, 1))),
+        xp.asarray(row_arrays["device_row_stats"] if not is_classification else np.zeros((1, 1))),
         hist.reshape(-1),
         n_bins,
         n_channels,
@@ -61,28 +61,39 @@ def _launch_histograms(
         cuda_kernels.histograms_shared[grid, threads](*args, n_hist_slots, features_per_block)
 
 
-@pytest.mark.parametrize("path", ["global", "shared"])
-@pytest.mark.parametrize("kind", ["unit", "weighted", "regression"])
-def test_histogram_kernels_match_naive_oracle(path, kind):
-    rng = np.random.default_rng(1)
-    n_features, n_samples, n_bins, n_classes = 3, 90, 7, 3
+HISTOGRAM_KINDS = ["unit", "weighted", "regression", "unit-regression"]
+
+
+def _histogram_case(kind, n_features=3, n_samples=90, n_bins=7, seed=1):
+    """Binned rows, their nodes, and what each row adds (row_arrays, for the kernels, and
+    row_stats, every channel, for the oracle). Unit weights ("unit", "unit-regression")
+    give the kernels no weight: a 1-element stand-in for classification, and a regression
+    row's statistics without channel 0, the weight, which is 1 for every row."""
+    rng = np.random.default_rng(seed)
+    n_classes = 3
     X_binned = rng.integers(0, n_bins, size=(n_features, n_samples)).astype(np.uint8)
     # Rows of nodes 0..3; nodes 1, 3 and 4 are built, and node 4 holds no row (an empty
     # histogram must come out all zeros).
     node_of_row = rng.integers(0, 4, size=n_samples).astype(np.int32)
     hist_slot_of_node = np.array([-1, 0, -1, 1, 2], dtype=np.int32)
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int32)
-    weight = np.ones(n_samples) if kind == "unit" else rng.integers(1, 4, n_samples).astype(float)
-    if kind == "regression":
+    weight = rng.integers(1, 4, n_samples).astype(float)
+    if kind in ("regression", "unit-regression"):
         row_stats = rng.integers(-5, 6, size=(n_samples, 4)).astype(float)
+        unit = kind == "unit-regression"
+        if unit:
+            row_stats[:, 0] = 1.0
         row_arrays = {
             "y_class": np.zeros(1, np.int32),
             "weight": np.zeros(1),
-            "unit_weight": False,
+            "unit_weight": unit,
             "count_channel": -1,
-            "row_stats": row_stats,
+            "device_row_stats": np.ascontiguousarray(row_stats[:, 1:]) if unit else row_stats,
         }
     else:
+        unit = kind == "unit"
+        if unit:
+            weight = np.ones(n_samples)
         n_channels = n_classes + (kind == "weighted")
         row_stats = np.zeros((n_samples, n_channels))
         row_stats[np.arange(n_samples), y_class] = weight
@@ -90,22 +101,34 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
             row_stats[:, -1] = 1.0
         row_arrays = {
             "y_class": y_class,
-            "weight": weight,
-            "unit_weight": kind == "unit",
+            "weight": np.zeros(1) if unit else weight,  # unit: never read
+            "unit_weight": unit,
             "count_channel": n_classes if kind == "weighted" else -1,
-            "row_stats": None,
+            "device_row_stats": None,
         }
-    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
-    # Two features per block: one group of two and a group of one (a partial group).
-    _launch_histograms(
-        path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2
-    )
+    return X_binned, node_of_row, hist_slot_of_node, row_arrays, row_stats
+
+
+def _expected_histograms(X_binned, node_of_row, row_stats, n_bins):
     order = np.argsort(node_of_row, kind="stable")
     counts = np.bincount(node_of_row, minlength=5)
     end = np.cumsum(counts)
     start = end - counts
     built = np.array([1, 3, 4])
-    expected = naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
+    return naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
+
+
+@pytest.mark.parametrize("path", ["global", "shared"])
+@pytest.mark.parametrize("kind", HISTOGRAM_KINDS)
+def test_histogram_kernels_match_naive_oracle(path, kind):
+    n_features, n_bins = 3, 7
+    X_binned, node_of_row, hist_slot_of_node, row_arrays, row_stats = _histogram_case(kind)
+    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
+    # Two features per block: one group of two and a group of one (a partial group).
+    _launch_histograms(
+        path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2
+    )
+    expected = _expected_histograms(X_binned, node_of_row, row_stats, n_bins)
     np.testing.assert_array_equal(_to_host(hist), expected)
     assert not _to_host(hist)[2].any()  # the empty node
 
@@ -115,6 +138,177 @@ def test_shared_histograms_fall_back_to_global_memory_when_too_big():
     assert cuda_kernels.shared_features_per_block(2, 256, 2, 2) == 2  # capped at n_features
     assert cuda_kernels.shared_features_per_block(64, 256, 2, 28) == 0  # does not fit: global
     assert cuda_kernels.shared_features_per_block(1, 65535, 1, 28) == 0
+
+
+# -- launch grids within the device's limits, for any number of rows and features ------------
+@pytest.mark.parametrize("n_features", [1, 28, 65_535, 65_536, 200_000, 10_000_000])
+@pytest.mark.parametrize("n_samples", [1, 100_000, 10_000_000_000])
+@pytest.mark.parametrize("simulator", [False, True])
+def test_launch_grids_stay_within_the_device_limits(n_features, n_samples, simulator):
+    """gridDim.y <= 65,535 and gridDim.x <= 2**31 - 1 on every CUDA GPU. One feature per
+    block (a histogram too big for two) and more than 65,535 features used to ask for as
+    many y-blocks; now the y-blocks stop at the limit and the kernel strides over groups.
+    The GPU's configuration (simulator=False) is checked without launching."""
+    assert cuda_kernels.MAX_GRID_Y == 65_535 and cuda_kernels.MAX_GRID_X == 2**31 - 1
+    for features_per_block in (1, 3):
+        n_groups = -(-n_features // features_per_block)
+        grid, threads = cuda_kernels.shared_launch_config(n_samples, n_groups, simulator=simulator)
+        assert 1 <= grid[0] <= 2**31 - 1 and 1 <= grid[1] <= 65_535
+        assert grid[1] == min(n_groups, 65_535)  # every group gets a block while they fit
+        assert 1 <= threads <= 1024
+    for n_tasks, max_blocks in ((n_samples * n_features, 4096), (n_samples * n_features, 2**40)):
+        blocks, threads = cuda_kernels.launch_config(n_tasks, max_blocks, simulator=simulator)
+        assert 1 <= blocks <= 2**31 - 1 and 1 <= threads <= 1024
+    if not simulator:
+        assert cuda_kernels.launch_config(10**15, 2**40, simulator=False)[0] == 2**31 - 1
+
+
+@pytest.mark.parametrize("features_per_block", [1, 2])
+@pytest.mark.parametrize("y_blocks", [1, 2])
+@pytest.mark.parametrize("kind", ["unit", "weighted", "unit-regression"])
+def test_shared_histograms_stride_over_more_feature_groups_than_y_blocks(
+    features_per_block, y_blocks, kind, monkeypatch
+):
+    """A grid with fewer y-blocks than feature groups (as more than 65,535 groups get on
+    a GPU): every block loops over the groups y, y + gridDim.y, ... and the histograms
+    are still the oracle's, every feature of every group included."""
+    n_features, n_bins = 5, 7
+    X_binned, node_of_row, hist_slot_of_node, row_arrays, row_stats = _histogram_case(
+        kind, n_features=n_features
+    )
+    n_groups = -(-n_features // features_per_block)  # 5 or 3 (the last one partial)
+    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", y_blocks)
+    grid, _ = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
+    assert grid[1] == y_blocks < n_groups
+    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
+    _launch_histograms(
+        "shared", X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block
+    )
+    expected = _expected_histograms(X_binned, node_of_row, row_stats, n_bins)
+    np.testing.assert_array_equal(_to_host(hist), expected)
+    assert all(_to_host(hist)[:2, f].any() for f in range(n_features))
+
+
+def test_cuda_tree_equals_cpu_tree_with_fewer_y_blocks_than_feature_groups(monkeypatch):
+    """Whole fits, one feature per block and two y-blocks for four features: the
+    launches stride over the groups and the trees are the CPU's."""
+    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", 2)
+    monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 1)
+    configure = cuda_kernels.shared_launch_config
+    grids = []
+
+    def recording(n_samples, n_groups, *args, **kwargs):
+        grid, threads = configure(n_samples, n_groups, *args, **kwargs)
+        grids.append((grid[1], n_groups))
+        return grid, threads
+
+    monkeypatch.setattr(cuda_kernels, "shared_launch_config", recording)
+    X, y = _classification_data(120, 4, 3, 5, seed=41)
+    weight = np.random.default_rng(41).integers(1, 4, size=120).astype(float)
+    target = X[:, 0] * 1.5 + X[:, 3] + np.random.default_rng(42).normal(scale=0.2, size=120)
+    for model, labels, w in (
+        (DecisionTreeClassifier(max_depth=4), y, None),
+        (DecisionTreeClassifier(max_depth=4, criterion="entropy"), y, weight),
+        (DecisionTreeRegressor(max_depth=4), target, None),
+    ):
+        cuda_tree = model.set_params(device="cuda").fit(X, labels, sample_weight=w).tree_
+        cpu_tree = model.set_params(device="cpu").fit(X, labels, sample_weight=w).tree_
+        assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+    assert grids and all(y_blocks == 2 < n_groups == 4 for y_blocks, n_groups in grids)
+
+
+# -- unit weights stay on the host ------------------------------------------------------------
+class _CopyRecorder:
+    """Stands in for the array module while the backend is built, recording every host
+    array handed to ``asarray``, ``ascontiguousarray`` or ``array``: what goes to the
+    device (under the simulator, the 'device' is numpy too)."""
+
+    def __init__(self, xp):
+        self._xp = xp
+        self.copied = []
+
+    def __getattr__(self, name):
+        attr = getattr(self._xp, name)
+        if name not in ("asarray", "ascontiguousarray", "array"):
+            return attr
+
+        def copy(a, *args, **kwargs):
+            # One copy per host array (numpy's asarray of a numpy array is the array).
+            if isinstance(a, np.ndarray) and not any(a is b for b in self.copied):
+                self.copied.append(a)
+            return attr(a, *args, **kwargs)
+
+        return copy
+
+
+def _record_backend_copies(monkeypatch):
+    """[(backend, row_data, arrays copied to the device)] for each CUDA backend built."""
+    import inspect
+
+    from gpu_tree.backends.cuda import CUDAHistogramBackend
+
+    built = []
+    original = CUDAHistogramBackend.__init__
+    signature = inspect.signature(original)
+
+    def init(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        real_xp = bound.arguments["xp"]
+        recorder = bound.arguments["xp"] = _CopyRecorder(real_xp)
+        original(*bound.args, **bound.kwargs)
+        self.xp = real_xp
+        built.append((self, bound.arguments["row_data"], recorder.copied))
+
+    monkeypatch.setattr(CUDAHistogramBackend, "__init__", init)
+    return built
+
+
+def _per_row(copied, n_samples):
+    """(shape, dtype) of the copied arrays with a row axis, sorted."""
+    return sorted((a.shape, a.dtype.str) for a in copied if n_samples in a.shape)
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_unit_weights_are_never_copied_to_the_device(estimator, weighted, monkeypatch):
+    """An unweighted fit copies no weight to the device: not the float64 weights, not
+    their integer fixed point, not a regression row's weight channel (all ones). A
+    weighted fit does copy them (the recorder sees them). Trees equal the CPU's."""
+    n, n_features = 150, 3
+    rng = np.random.default_rng(5)
+    X, y = _classification_data(n, n_features, 3, 6, seed=5)
+    if estimator == "regressor":
+        y = X[:, 0] * 2.0 + rng.normal(scale=0.5, size=n)
+    weight = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    built = _record_backend_copies(monkeypatch)
+    model = DecisionTreeClassifier if estimator == "classifier" else DecisionTreeRegressor
+    cuda_tree = model(device="cuda", max_depth=5).fit(X, y, sample_weight=weight).tree_
+    monkeypatch.undo()
+    cpu_tree = model(device="cpu", max_depth=5).fit(X, y, sample_weight=weight).tree_
+    assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+    assert len(built) == 1
+    backend, row_data, copied = built[0]
+    codes = ((n_features, n), "|u1")  # the bin codes, feature-major
+    if estimator == "classifier":
+        rows = [((n,), "<i4")] + ([((n,), "<i8")] if weighted else [])  # classes, weights
+    else:
+        # Integer statistics (weight, weighted target, count; unit weights: the weighted
+        # target alone), the centred targets, and the real weights where weighted.
+        stats = ((n, 3), "<i8") if weighted else ((n, 1), "<i8")
+        rows = [stats, ((n,), "<f8")] + ([((n,), "<f8")] if weighted else [])
+    assert _per_row(copied, n) == sorted([codes, *rows])
+    if not weighted:
+        assert backend.unit_weight
+        assert _to_host(backend.weight).size == 1
+        assert estimator == "classifier" or _to_host(backend.real_weight).size == 1
+        for a in copied:  # nothing of a row's weight: no all-ones row axis
+            if a.shape[0] == n:
+                columns = a.reshape(n, -1)
+                assert not (columns == 1).all(axis=0).any(), a.shape
+    else:
+        assert any(np.array_equal(a, row_data.weight_fixed) for a in copied) or any(
+            a.ndim == 2 and np.array_equal(a[:, 0], row_data.weight_fixed) for a in copied
+        )
 
 
 def test_partition_kernel_moves_rows_of_split_nodes_only():
@@ -153,9 +347,6 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
         goes_left = np.where(codes == 4, missing_left[node] == 1, present_rule)
         expected[rows] = np.where(goes_left, left[node], right[node])
     np.testing.assert_array_equal(_to_host(device_rows), expected)
-    counts = xp.zeros(7, dtype=np.int64)
-    cuda_kernels.count_rows[blocks, threads](device_rows, counts)
-    np.testing.assert_array_equal(_to_host(counts), np.bincount(expected, minlength=7))
 
 
 @pytest.mark.parametrize("categorical_split", [None, "binary", "multiway"])
@@ -448,7 +639,7 @@ def test_race_detector_flags_a_non_atomic_cross_block_sum(monkeypatch):
 
 @simulator_only
 @pytest.mark.parametrize("path", ["global", "shared"])
-@pytest.mark.parametrize("kind", ["unit", "weighted", "regression"])
+@pytest.mark.parametrize("kind", HISTOGRAM_KINDS)
 def test_histogram_kernels_merge_several_blocks_without_races(path, kind, monkeypatch):
     """Three blocks add to the same global entries (each its own shared histogram, then
     the merge): every such write must be atomic, and the sums equal the oracle's."""

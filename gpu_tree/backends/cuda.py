@@ -35,7 +35,9 @@ from gpu_tree.utils.fit_stats import count
 def cuda_status():
     """(usable, reason, xp): whether the CUDA backend can run here, and its array module."""
     try:
-        from numba import config, cuda
+        from numba import config
+
+        from gpu_tree.kernels.cuda_api import cuda
     except ImportError as exc:  # pragma: no cover - numba is a core dependency
         return False, f"numba.cuda is not importable ({exc})", None
     if config.ENABLE_CUDASIM:
@@ -107,18 +109,32 @@ class CUDAHistogramBackend:
         self.X_binned = xp.ascontiguousarray(host_to_device(X_binned, xp))
         # Classification rows carry a class and a weight, regression rows dense statistics;
         # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
+        # Unit weights (an unweighted fit: every weight is 1) never go to the device: the
+        # kernels add 1 instead of reading a weight, and a regression row's statistics
+        # leave out channel 0, the weight (see kernels.cuda._add_row).
+        self.unit_weight = not layout.has_count_channel
         if layout.is_classification:
             self.y_class = host_to_device(row_data.y_class.astype(np.int32), xp)
-            self.weight = host_to_device(row_data.weight_fixed, xp)
+            self.weight = (
+                xp.zeros(1, dtype=np.int64)
+                if self.unit_weight
+                else host_to_device(row_data.weight_fixed, xp)
+            )
             self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
             self.weight = xp.zeros(1, dtype=np.int64)
-            self.row_stats = host_to_device(row_data.row_stats, xp)
+            row_stats = row_data.row_stats
+            self.row_stats = host_to_device(
+                np.ascontiguousarray(row_stats[:, 1:]) if self.unit_weight else row_stats, xp
+            )
             # What node impurities are measured on (squared_deviation_sums).
             self.centred = host_to_device(row_data.centred, xp)
-            self.real_weight = host_to_device(row_data.weight, xp)
-        self.unit_weight = not layout.has_count_channel
+            self.real_weight = (
+                xp.zeros(1, dtype=np.float64)
+                if self.unit_weight
+                else host_to_device(row_data.weight, xp)
+            )
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
         self._node_size = np.array([self.n_samples], dtype=np.int64)
@@ -341,9 +357,13 @@ def required_device_bytes(
     stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
     # Node id; classification: class and int64 weight; regression: integer statistics,
     # and the float64 centred target and weight that node variances are measured on.
-    per_row = n_samples * (
-        4 + (4 + 8 if layout.is_classification else stat_bytes * layout.n_channels + 16)
-    )
+    # Unweighted fits copy no weight (nor a regression row's weight channel).
+    weighted = layout.has_count_channel
+    if layout.is_classification:
+        row_bytes = 4 + (8 if weighted else 0)
+    else:
+        row_bytes = stat_bytes * (layout.n_channels - (0 if weighted else 1)) + 8 * (1 + weighted)
+    per_row = n_samples * (4 + row_bytes)
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {
         "float X while binning": floats,

@@ -1,0 +1,58 @@
+"""The CUDA Python compiler the kernels are written against: chosen here, in one place.
+
+numba-cuda has been in maintenance mode since mid-2026; its successor, Numba-CUDA-MLIR
+(``pip install numba-cuda-mlir[cu13]``), takes the same kernel source under another
+import name (``from numba_cuda_mlir import cuda`` for ``from numba import cuda``). Every
+module that compiles or launches gpu_tree's kernels imports ``cuda`` from here:
+
+- ``numba_cuda_mlir.cuda`` where it is installed and imports, and the CUDA simulator is
+  off: Numba-CUDA-MLIR has no simulator (it removed ``cudasim``);
+- otherwise ``numba.cuda`` (numba-cuda's, or numba's built-in target), which under
+  ``NUMBA_ENABLE_CUDASIM=1`` is numba's simulator: how CI runs the kernels without a GPU.
+
+A Numba-CUDA-MLIR that is installed but fails to import, or does not look like a CUDA
+module (no callable ``jit``), is passed over with a warning rather than breaking import.
+``PROVIDER`` names the module in use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+MLIR_MODULE = "numba_cuda_mlir.cuda"
+
+
+def _simulator_enabled() -> bool:
+    from numba.core import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def select_cuda():
+    """(module, name): the CUDA module to compile kernels with, and its import name."""
+    if not _simulator_enabled():
+        try:
+            module = importlib.import_module(MLIR_MODULE)
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("numba_cuda_mlir", MLIR_MODULE):  # not merely absent
+                _passed_over(f"it failed to import ({exc})")
+        except Exception as exc:  # noqa: BLE001 - a broken install must not stop import
+            _passed_over(f"it failed to import ({type(exc).__name__}: {exc})")
+        else:
+            if callable(getattr(module, "jit", None)):
+                return module, MLIR_MODULE
+            _passed_over("its cuda module has no jit decorator")
+    return importlib.import_module("numba.cuda"), "numba.cuda"
+
+
+def _passed_over(why: str):
+    warnings.warn(
+        f"gpu_tree: numba-cuda-mlir is installed but not used, {why}; the kernels use "
+        "numba.cuda instead",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+cuda, PROVIDER = select_cuda()

@@ -1,0 +1,283 @@
+"""The CUDA kernels' toolchain: which compiler module they use (``kernels/cuda_api.py``)
+and their on-disk cache (``cache=True`` on every kernel and device function).
+
+The simulator (which runs these tests without a GPU) accepts ``cache=True`` and ignores
+it, and its kernel objects do not record it; so the declarations are checked twice: in
+the source (every ``cuda.jit`` has ``cache=True``), and in child processes where the
+kernels are real numba dispatchers (simulator off: no GPU is needed to build them) or go
+through a stand-in Numba-CUDA-MLIR that records how each was declared.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_tree.kernels.cuda_api import cuda
+
+REPO = Path(__file__).resolve().parents[1]
+KERNELS_SOURCE = REPO / "kernels" / "cuda.py"
+
+
+def _run(code, tmp_path, simulator=False, extra_path=None, env=None):
+    """Run ``code`` in a child Python with the simulator on or off; returns its result."""
+    child_env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1" if simulator else "0", **(env or {})}
+    if extra_path is not None:
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            [str(extra_path), *filter(None, [child_env.get("PYTHONPATH")])]
+        )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+# -- cache=True, in the source -----------------------------------------------------------
+def _is_cuda_jit(node) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "jit"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "cuda"
+    )
+
+
+def jit_sites_without_cache(source: str) -> list[int]:
+    """Lines of every ``cuda.jit`` in ``source`` not called with ``cache=True``: a bare
+    ``@cuda.jit``, ``cuda.jit(...)`` without the keyword or with another value, or
+    ``cuda.jit`` passed around uncalled."""
+    tree = ast.parse(source)
+    called = {
+        id(node.func): node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _is_cuda_jit(node.func)
+    }
+    lines = []
+    for node in ast.walk(tree):
+        if not _is_cuda_jit(node):
+            continue
+        call = called.get(id(node))
+        cached = call is not None and any(
+            k.arg == "cache" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+        if not cached:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def count_jit_sites(source: str) -> int:
+    return sum(_is_cuda_jit(node) for node in ast.walk(ast.parse(source)))
+
+
+def test_every_cuda_jit_in_the_kernels_declares_cache_true():
+    source = KERNELS_SOURCE.read_text()
+    assert jit_sites_without_cache(source) == []
+    assert count_jit_sites(source) >= 16  # the kernels and device functions are all seen
+
+
+def test_the_cache_check_finds_uncached_declarations():
+    source = (
+        "from numba import cuda\n"
+        "@cuda.jit\n"  # line 2: bare
+        "def a(x): pass\n"
+        "b = cuda.jit(device=True)(a)\n"  # line 4: no cache keyword
+        "c = cuda.jit(device=True, cache=False)(a)\n"  # line 5: cache=False
+        "jit = cuda.jit\n"  # line 6: passed around uncalled
+        "@cuda.jit(cache=True)\n"
+        "def d(x): pass\n"
+        "e = cuda.jit(cache=True, device=True)(a)\n"
+    )
+    assert jit_sites_without_cache(source) == [2, 4, 5, 6]
+    assert count_jit_sites(source) == 6
+
+
+# -- cache=True, on the compiled objects -------------------------------------------------
+_LIST_DISPATCHERS = """
+import json
+import gpu_tree.kernels.cuda as k
+from gpu_tree.kernels import cuda_api
+found = {
+    name: [type(obj).__name__, type(obj._cache).__name__, str(getattr(obj._cache, "_cache_path", ""))]
+    for name, obj in vars(k).items()
+    if hasattr(obj, "_cache") and hasattr(obj, "py_func")
+}
+print(json.dumps({"provider": cuda_api.PROVIDER, "dispatchers": found}))
+"""
+
+
+def test_every_kernel_dispatcher_is_built_with_a_disk_cache(tmp_path):
+    """With the simulator off (numba builds its dispatchers without a GPU), every
+    dispatcher of gpu_tree.kernels.cuda carries a real cache, not numba's NullCache."""
+    result = _run(_LIST_DISPATCHERS, tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    if report["provider"] != "numba.cuda":
+        pytest.skip(f"kernels compiled by {report['provider']}; its dispatchers differ")
+    dispatchers = report["dispatchers"]
+    assert len(dispatchers) == count_jit_sites(KERNELS_SOURCE.read_text())
+    for name in ("histograms_shared", "histograms_global", "bin_columns", "predict_leaves"):
+        assert name in dispatchers
+    uncached = {name: d for name, d in dispatchers.items() if d[1] == "NullCache"}
+    assert not uncached, uncached
+
+
+def test_kernels_cache_in_a_temporary_folder_on_a_read_only_install(tmp_path):
+    """kernels/__init__.py points numba at a temporary folder where kernels/__pycache__
+    cannot be written (issue 15, defect 4): the CUDA kernels (real dispatchers, simulator
+    off) cache there too rather than failing at import with "cannot cache function".
+    numba-cuda and Numba-CUDA-MLIR read numba.core.config when numba is installed."""
+    import shutil
+
+    from test_layers import _run_in_a_copy
+
+    def unwritable_cache(root):
+        if (root / "gpu_tree" / "kernels").exists():  # a checkout's link to kernels/
+            shutil.rmtree(root / "gpu_tree" / "kernels")
+        (root / "kernels" / "__pycache__").write_text("not a folder")
+        (root / "home-is-a-file").write_text("")
+        (root / "tmp").mkdir()
+
+    env = {
+        "HOME": str(tmp_path / "home-is-a-file"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "NUMBA_ENABLE_CUDASIM": "0",
+    }
+    code = "from numba.core import config\n" + _LIST_DISPATCHERS + "print(config.CACHE_DIR)\n"
+    result = _run_in_a_copy(tmp_path, code, env, prepare=unwritable_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    *_, report, cache_dir = result.stdout.strip().splitlines()
+    assert cache_dir.startswith(str(tmp_path / "tmp"))
+    report = json.loads(report)
+    if report["provider"] != "numba.cuda":
+        pytest.skip(f"kernels compiled by {report['provider']}; its dispatchers differ")
+    paths = {d[2] for d in report["dispatchers"].values()}
+    assert len(report["dispatchers"]) == count_jit_sites(KERNELS_SOURCE.read_text())
+    assert all(path.startswith(cache_dir) for path in paths), paths
+
+
+@cuda.jit(cache=True)
+def _double(values):
+    for i in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
+        values[i] *= 2
+
+
+def test_the_simulator_accepts_cache_true():
+    """Under the simulator (this test session, on a machine without a GPU) a cached
+    kernel runs as any other."""
+    import numpy as np
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("checks the simulator")
+    values = np.arange(10.0)
+    _double[2, 4](values)
+    np.testing.assert_array_equal(values, np.arange(10.0) * 2)
+
+
+# -- the compiler module: Numba-CUDA-MLIR where installed, else numba.cuda -------------------
+# A stand-in numba_cuda_mlir: its jit records how each function was declared.
+_FAKE_MLIR = """
+import json, sys, types
+
+declared = []
+
+def jit(func_or_sig=None, **options):
+    def wrap(func):
+        declared.append([func.__name__, options])
+        return types.SimpleNamespace(py_func=func, options=options)
+    return wrap(func_or_sig) if callable(func_or_sig) else wrap
+
+package = types.ModuleType("numba_cuda_mlir")
+cuda = types.ModuleType("numba_cuda_mlir.cuda")
+cuda.jit = jit
+package.cuda = cuda
+sys.modules["numba_cuda_mlir"] = package
+sys.modules["numba_cuda_mlir.cuda"] = cuda
+"""
+
+
+def test_numba_cuda_mlir_is_preferred_where_installed(tmp_path):
+    code = (
+        _FAKE_MLIR
+        + "import warnings; warnings.simplefilter('error', RuntimeWarning)\n"
+        + "import gpu_tree.kernels.cuda as k\nfrom gpu_tree.kernels import cuda_api\n"
+        + "from gpu_tree.backends.cuda import cuda_status\n"
+        + "import numba.cuda\n"
+        + "print(json.dumps([cuda_api.PROVIDER, k.cuda is cuda, k.cuda is numba.cuda, declared]))\n"
+    )
+    result = _run(code, tmp_path, simulator=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    provider, is_fake, is_numba, declared = json.loads(result.stdout.strip().splitlines()[-1])
+    assert provider == "numba_cuda_mlir.cuda" and is_fake and not is_numba
+    # Every kernel and device function went through its jit, and each asked for the cache.
+    assert len(declared) == count_jit_sites(KERNELS_SOURCE.read_text())
+    assert all(options.get("cache") is True for _, options in declared), declared
+    names = {name for name, _ in declared}
+    assert {"histograms_shared", "partition_rows", "predict_leaves", "_add_row"} <= names
+
+
+def test_the_simulator_keeps_numba_cuda_even_with_numba_cuda_mlir_installed(tmp_path):
+    """Numba-CUDA-MLIR has no simulator: CI's simulator runs stay on numba.cuda."""
+    code = (
+        _FAKE_MLIR
+        + "import gpu_tree.kernels.cuda as k\nfrom gpu_tree.kernels import cuda_api\n"
+        + "import numba.cuda\n"
+        + "print(json.dumps([cuda_api.PROVIDER, k.cuda is numba.cuda, declared,"
+        + " type(k.histograms_shared).__name__]))\n"
+    )
+    result = _run(code, tmp_path, simulator=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    provider, is_numba, declared, kernel_type = json.loads(result.stdout.strip().splitlines()[-1])
+    assert provider == "numba.cuda" and is_numba and declared == []
+    assert kernel_type == "FakeCUDAKernel"
+
+
+@pytest.mark.parametrize("breakage", ["no jit", "import fails"])
+def test_a_broken_numba_cuda_mlir_falls_back_to_numba_cuda_with_a_warning(tmp_path, breakage):
+    package = tmp_path / "fake" / "numba_cuda_mlir"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    if breakage == "no jit":
+        (package / "cuda.py").write_text("grid = None\n")
+    else:
+        (package / "cuda.py").write_text("raise RuntimeError('libnvvm not found')\n")
+    code = (
+        "import json, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from gpu_tree.kernels import cuda_api\n"
+        "import numba.cuda\n"
+        "print(json.dumps([cuda_api.PROVIDER, cuda_api.cuda is numba.cuda,"
+        " [str(w.message) for w in caught if 'numba-cuda-mlir' in str(w.message)]]))\n"
+    )
+    result = _run(code, tmp_path, simulator=False, extra_path=tmp_path / "fake")
+    assert result.returncode == 0, result.stderr[-3000:]
+    provider, is_numba, warned = json.loads(result.stdout.strip().splitlines()[-1])
+    assert provider == "numba.cuda" and is_numba
+    assert len(warned) == 1
+    assert ("no jit" in warned[0]) if breakage == "no jit" else ("libnvvm not found" in warned[0])
+
+
+def test_without_numba_cuda_mlir_numba_cuda_is_used_silently(tmp_path):
+    code = (
+        "import json, sys, warnings\n"
+        "sys.modules['numba_cuda_mlir'] = None  # not installed, whatever this machine has\n"
+        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "from gpu_tree.kernels import cuda_api\n"
+        "import numba.cuda\n"
+        "print(json.dumps([cuda_api.PROVIDER, cuda_api.cuda is numba.cuda]))\n"
+    )
+    result = _run(code, tmp_path, simulator=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == ["numba.cuda", True]
