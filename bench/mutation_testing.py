@@ -863,8 +863,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U01",
         CUDA_KERNELS,
-        "cuda.atomic.add(target, index + c, row_stats[i, c])",
-        "target[index + c] += row_stats[i, c]",
+        "cuda.atomic.add(target, index + first + c, row_stats[i, c])",
+        "target[index + first + c] += row_stats[i, c]",
         "non-atomic add of regression statistics in the histogram kernels",
     ),
     M(
@@ -877,17 +877,21 @@ MUTANTS: list[Mutant] = [
     M(
         "U03",
         CUDA_KERNELS,
-        "            cuda.atomic.add(\n"
-        "                hist_flat, ((slot * n_features + first + g) * n_bins + b) * n_channels + c, value\n"
-        "            )",
-        "            hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += value",
+        "                cuda.atomic.add(\n"
+        "                    hist_flat,\n"
+        "                    ((slot * n_features + first + g) * n_bins + b) * n_channels + c,\n"
+        "                    value,\n"
+        "                )",
+        "                hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += (\n"
+        "                    value\n"
+        "                )",
         "non-atomic merge of block-private shared histograms into global memory",
     ),
     M(
         "U04",
         CUDA_KERNELS,
-        "        shared[k] = 0\n    cuda.syncthreads()\n",
-        "        shared[k] = 0\n",
+        "            shared[k] = 0\n        cuda.syncthreads()\n",
+        "            shared[k] = 0\n",
         "missing barrier between zeroing the shared histogram and accumulating into it",
     ),
     M(
@@ -896,13 +900,6 @@ MUTANTS: list[Mutant] = [
         "cuda.atomic.min(bin_lower, (f, b), x)",
         "bin_lower[f, b] = x",
         "bin minimum written without atomic min (last writer wins)",
-    ),
-    M(
-        "U06",
-        CUDA_KERNELS,
-        "cuda.atomic.add(counts, node_of_row[i], 1)",
-        "counts[node_of_row[i]] += 1",
-        "non-atomic row count per node",
     ),
     M(
         "U07",
