@@ -148,6 +148,7 @@ def _add_row(
 @cuda.jit(cache=True)
 def histograms_global(
     X_binned,
+    row_list,
     node_of_row,
     slot_of_node,
     is_classification,
@@ -162,18 +163,21 @@ def histograms_global(
 ):
     """Histograms of every node of a level in one launch, straight into global memory.
 
-    The path for levels whose histograms do not fit a block's shared memory. One thread
-    per (row, feature) pair, grid-striding: a warp reads consecutive rows of one feature.
+    The path for levels whose histograms do not fit a block's shared memory. ``row_list``:
+    the rows of the nodes built (their segments of the backend's row order), the only
+    rows read. One thread per (listed row, feature) pair, grid-striding: a warp reads
+    consecutive listed rows of one feature.
     ``hist_flat`` is the (n_slots, n_features, n_bins, n_channels) histogram, flattened.
     Classification rows add their weight to their class (and 1 to ``count_channel`` if
     >= 0); regression rows add their ``row_stats`` (see :func:`_add_row` for unit weights).
     """
-    n_features, n_samples = X_binned.shape
+    n_features = X_binned.shape[0]
+    n_rows = row_list.shape[0]
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
-    for task in range(start, n_samples * n_features, stride):
-        f = task // n_samples
-        i = task - f * n_samples
+    for task in range(start, n_rows * n_features, stride):
+        f = task // n_rows
+        i = row_list[task - f * n_rows]
         slot = slot_of_node[node_of_row[i]]
         if slot < 0:
             continue
@@ -194,6 +198,7 @@ def histograms_global(
 @cuda.jit(cache=True)
 def histograms_shared(
     X_binned,
+    row_list,
     node_of_row,
     slot_of_node,
     is_classification,
@@ -219,7 +224,8 @@ def histograms_shared(
     n_slots * features_per_block * n_bins * n_channels <= SHARED_HISTOGRAM_ENTRIES.
     """
     shared = cuda.shared.array(SHARED_HISTOGRAM_ENTRIES, dtype=np.int64)
-    n_features, n_samples = X_binned.shape
+    n_features = X_binned.shape[0]
+    n_rows = row_list.shape[0]
     row_stride = cuda.gridDim.x * cuda.blockDim.x
     # Groups y, y + gridDim.y, ...: the same for every thread of a block, so the barriers
     # inside are reached by all. (A while loop: range's trip count would cost a 64-bit
@@ -231,7 +237,8 @@ def histograms_shared(
         for k in range(cuda.threadIdx.x, n_entries, cuda.blockDim.x):
             shared[k] = 0
         cuda.syncthreads()
-        for i in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_samples, row_stride):
+        for t in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, n_rows, row_stride):
+            i = row_list[t]
             slot = slot_of_node[node_of_row[i]]
             if slot < 0:
                 continue

@@ -310,7 +310,8 @@ def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
     report = _bench_module("kernel_resources")
     assert set(signatures) == set(report.KERNELS) and all(signatures.values())
     assert signatures["histograms_shared"][0][0] == ["array", "uint8", 2, "C"]
-    assert len(signatures["histograms_shared"][0]) == 14
+    assert signatures["histograms_shared"][0][1] == ["array", "int32", 1, "C"]  # row list
+    assert len(signatures["histograms_shared"][0]) == 15
     assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}
 
 

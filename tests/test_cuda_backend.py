@@ -38,8 +38,12 @@ def _launch_histograms(
 ):
     is_classification = row_arrays["device_row_stats"] is None
     n_hist_slots, n_features, n_bins, n_channels = hist.shape
+    # The kernels read only the listed rows: those of the nodes built, as the backend's
+    # row segments give them (here in reverse order: any order sums the same).
+    row_list = np.flatnonzero(np.asarray(hist_slot_of_node)[node_of_row] >= 0)[::-1]
     args = (
         xp.asarray(X_binned),
+        xp.asarray(row_list.astype(np.int32)),
         xp.asarray(node_of_row),
         xp.asarray(hist_slot_of_node),
         is_classification,
@@ -53,11 +57,11 @@ def _launch_histograms(
         n_channels,
     )
     if path == "global":
-        blocks, threads = cuda_kernels.launch_config(X_binned.size)
+        blocks, threads = cuda_kernels.launch_config(row_list.size * n_features)
         cuda_kernels.histograms_global[blocks, threads](*args)
     else:
         n_groups = -(-n_features // features_per_block)
-        grid, threads = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
+        grid, threads = cuda_kernels.shared_launch_config(row_list.size, n_groups)
         cuda_kernels.histograms_shared[grid, threads](*args, n_hist_slots, features_per_block)
 
 

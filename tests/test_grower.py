@@ -649,6 +649,8 @@ class NaiveBackend:
         left_children,
         right_children,
         category_sets=None,
+        *,
+        sizes,
     ):
         n_left = np.zeros(len(nodes), dtype=np.int64)
         for k, node in enumerate(nodes):
@@ -663,15 +665,16 @@ class NaiveBackend:
                     left = code <= bin_threshold[k]
                 self.node_of_row[row] = left_children[k] if left else right_children[k]
                 n_left[k] += left
-        return n_left
+        np.testing.assert_array_equal(n_left, sizes[0])  # what the histograms counted
 
-    def partition_multiway(self, nodes, feature, child_of_code, default_child, children):
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         for k, node in enumerate(nodes):
             for row in self._rows(node):
                 code = int(self.X_binned[feature[k], row])
                 known = code != self.missing_bin and code < child_of_code.shape[1]
                 self.node_of_row[row] = child_of_code[k, code] if known else default_child[k]
-        return [self.node_sizes(ids) for ids in children]
+        for ids, expected in zip(children, sizes, strict=True):
+            np.testing.assert_array_equal(self.node_sizes(ids), expected)
 
 
 def _grower_data(task, with_categories):

@@ -138,6 +138,12 @@ class CUDAHistogramBackend:
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
         self._node_size = np.array([self.n_samples], dtype=np.int64)
+        # Row segments (as XGBoost's row partitioner keeps them): the rows grouped by node
+        # id, ascending, each node's in row order; node k's are
+        # row_order[node_begin[k] : node_begin[k] + node_size[k]]. A histogram launch
+        # reads only the segments of the nodes it builds.
+        self.row_order = xp.arange(self.n_samples, dtype=np.int32)
+        self._node_begin = np.zeros(1, dtype=np.int64)
 
     def root_stats(self):
         return self.row_data.total_stats()
@@ -182,6 +188,26 @@ class CUDAHistogramBackend:
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         return host_to_device(slot_of_node, self.xp)
 
+    def _rows_of(self, nodes):
+        """On the device: the rows of ``nodes``, their segments one after another (a view
+        of the row order for one node; for several, gathered by an index built on the
+        device from the segments' bounds, which are known on the host)."""
+        sizes, begins = self._node_size[nodes], self._node_begin[nodes]
+        if nodes.size == 1:
+            return self.row_order[int(begins[0]) : int(begins[0] + sizes[0])]
+        xp = self.xp
+        starts = np.cumsum(sizes) - sizes  # each segment's place in the list
+        segment = xp.repeat(xp.arange(nodes.size), sizes.tolist())
+        shift = host_to_device(begins - starts, xp)
+        return self.row_order[xp.arange(int(sizes.sum())) + shift[segment]]
+
+    def _regroup_rows(self):
+        """After a partition: the row order grouped by the rows' new node ids (a stable
+        sort keeps each node's rows in row order), and the segments' beginnings from the
+        node sizes, which the host already knows."""
+        self.row_order = _stable_argsort(self.node_of_row, self.xp)
+        self._node_begin = np.cumsum(self._node_size) - self._node_size
+
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
 
@@ -191,13 +217,14 @@ class CUDAHistogramBackend:
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0)
         hist_slot_of_node = self._slot_table(nodes)
+        row_list = self._rows_of(nodes)
         count("nodes_built", nodes.size)
-        count("rows_read", self.n_samples)  # the kernel sweeps every row, built or not
+        count("rows_read", row_list.shape[0])  # the built nodes' rows, no others
         if self.timer is None:
-            self._launch_histograms(hist_slot_of_node, nodes.size, hist)
+            self._launch_histograms(row_list, hist_slot_of_node, nodes.size, hist)
         else:
             with self.timer.phase("histogram_kernel", n_nodes=nodes.size):
-                self._launch_histograms(hist_slot_of_node, nodes.size, hist)
+                self._launch_histograms(row_list, hist_slot_of_node, nodes.size, hist)
         return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
 
     def empty_histograms(self, n_nodes):
@@ -222,7 +249,7 @@ class CUDAHistogramBackend:
                 "max_leaf_nodes, use fewer bins, or use device='cpu' for very deep trees"
             )
 
-    def _launch_histograms(self, hist_slot_of_node, n_hist_slots, hist):
+    def _launch_histograms(self, row_list, hist_slot_of_node, n_hist_slots, hist):
         """One launch for the whole level: shared-memory histograms when every node's
         histogram of at least one feature fits a block's shared memory, else global."""
         kernels = self.kernels
@@ -230,6 +257,7 @@ class CUDAHistogramBackend:
         n_channels = layout.n_channels
         common = (
             self.X_binned,
+            row_list,
             self.node_of_row,
             hist_slot_of_node,
             layout.is_classification,
@@ -247,10 +275,10 @@ class CUDAHistogramBackend:
         )
         if group > 0:
             n_groups = -(-self.n_features // group)
-            grid, threads = kernels.shared_launch_config(self.n_samples, n_groups)
+            grid, threads = kernels.shared_launch_config(row_list.shape[0], n_groups)
             self._launch(kernels.histograms_shared, (grid, threads), *common, n_hist_slots, group)
         else:
-            blocks, threads = kernels.launch_config(self.n_samples * self.n_features)
+            blocks, threads = kernels.launch_config(row_list.shape[0] * self.n_features)
             self._launch(kernels.histograms_global, (blocks, threads), *common)
 
     def subtract(self, hist, parent_slots, child_hist, out):
@@ -271,9 +299,11 @@ class CUDAHistogramBackend:
             self._node_size = grown
 
     def _record_sizes(self, nodes, children, sizes):
-        """The children's row counts, from the histograms (no launch, no copy back)."""
+        """The children's row counts, from the histograms (no launch, no copy back), and
+        the row segments regrouped by the rows' new nodes."""
         self._node_size[np.concatenate(children)] = np.concatenate(sizes)
         self._node_size[np.asarray(nodes)] = 0
+        self._regroup_rows()
 
     def partition(
         self,
@@ -343,6 +373,13 @@ class CUDAHistogramBackend:
         self._record_sizes(nodes, children, sizes)
 
 
+def _stable_argsort(keys, xp):
+    """Positions that sort ``keys`` (int32), equal keys in their original order, as int32.
+    CuPy's sort is a radix sort and always stable; numpy needs to be asked."""
+    order = np.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    return order.astype(np.int32, copy=False)
+
+
 def required_device_bytes(
     n_samples, n_features, bin_itemsize, x_itemsize, x_on_host, layout, n_bins
 ):
@@ -355,15 +392,16 @@ def required_device_bytes(
     codes = n_samples * n_features * bin_itemsize
     floats = n_samples * n_features * x_itemsize if x_on_host else 0
     stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
-    # Node id; classification: class and int64 weight; regression: integer statistics,
-    # and the float64 centred target and weight that node variances are measured on.
-    # Unweighted fits copy no weight (nor a regression row's weight channel).
+    # Node id, place in the row order and the sort that regroups it (about 8 bytes more);
+    # classification: class and int64 weight; regression: integer statistics, and the
+    # float64 centred target and weight that node variances are measured on. Unweighted
+    # fits copy no weight (nor a regression row's weight channel).
     weighted = layout.has_count_channel
     if layout.is_classification:
         row_bytes = 4 + (8 if weighted else 0)
     else:
         row_bytes = stat_bytes * (layout.n_channels - (0 if weighted else 1)) + 8 * (1 + weighted)
-    per_row = n_samples * (4 + row_bytes)
+    per_row = n_samples * (4 + 12 + row_bytes)
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {
         "float X while binning": floats,
