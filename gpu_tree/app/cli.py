@@ -632,22 +632,16 @@ def train(
 def _fit_stats_table(estimator) -> str:
     """``fit_stats_`` as a table: per level (and the set-up before level 0), what the
     device was asked to do."""
+    from gpu_tree.utils.fit_stats import COUNTS
+
+    # The short names of the counts, in COUNTS' order.
     header = ("level", "nodes", "launches", "d2h", "d2h bytes", "h2d", "h2d bytes", "rows read")
-    keys = (
-        "nodes_built",
-        "kernel_launches",
-        "device_to_host_copies",
-        "device_to_host_bytes",
-        "host_to_device_copies",
-        "host_to_device_bytes",
-        "rows_read",
-    )
     entries = [("set-up", estimator.fit_setup_stats_)]
     entries += [(str(entry["level"]), entry) for entry in estimator.fit_stats_]
     rows = [header]
     for name, entry in entries:
         seconds = ", ".join(f"{phase} {s * 1e3:.1f} ms" for phase, s in entry["seconds"].items())
-        rows.append((name, *(f"{entry[key]:,}" for key in keys), seconds))
+        rows.append((name, *(f"{entry[key]:,}" for key in COUNTS), seconds))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["fit statistics (per level; copies count on the GPU only):"]
     for row in rows:
