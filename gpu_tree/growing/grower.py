@@ -269,6 +269,7 @@ class Grower:
             compact,
             missing,
             p.categorical,
+            on_device=self.capabilities.device == "cuda",
         )
         if drawn is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
@@ -285,6 +286,7 @@ class Grower:
                 compact,
                 missing,
                 p.categorical,
+                on_device=self.capabilities.device == "cuda",
             )
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)

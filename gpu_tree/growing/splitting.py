@@ -122,6 +122,7 @@ def select_splits(
     compact_input=False,
     missing=None,
     categorical: CategoricalSearch | None = None,
+    on_device: bool = False,
 ) -> ChosenSplits:
     """Best split of the nodes whose histograms are ``hist[slots]`` (hist: (n, n_features,
     n_bins, n_channels)).
@@ -141,7 +142,10 @@ def select_splits(
     Each (node, feature) row is first compacted to its non-empty bins (the only
     candidates), and nodes are scored in chunks of similar width, so a node holding a
     few rows costs a few candidates, not ``n_bins``. Compaction keeps the bin order, so
-    scores and the tie-break are those of the full histogram.
+    scores and the tie-break are those of the full histogram. ``on_device`` (the
+    histograms are a GPU's): every row keeps the width ``n_bins`` instead, so that the
+    widths need not come back to the host to size the search (the GPU scores them all at
+    once); the winners are the same.
     """
     _, n_features, n_bins, n_channels = hist.shape
     if slots is None:
@@ -170,8 +174,11 @@ def select_splits(
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
     nonempty = layout.count(hist, xp) > 0
-    widest = device_to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per histogram slot
-    width = widest[slots]
+    if on_device:
+        width = np.full(n_nodes, n_bins, dtype=np.int64)
+    else:
+        widest = device_to_host(xp.max(xp.sum(nonempty, axis=2), axis=1))  # per slot
+        width = widest[slots]
     order = np.argsort(width, kind="stable")
     chunks = []
     start = 0
