@@ -660,3 +660,19 @@ def test_categorical_families_tied_within_tolerance_keep_the_earlier_family():
     assert offer([5.0 + 0.4 * tol, 1.0, 1.0]) == (0, 1)  # tied with the one kept: kept
     assert offer([1.0, 5.0 + 2 * tol, 1.0]) == (2, 1)  # better by more than rounding
     assert scores.best[0, 0] == 5.0 + 2 * tol
+
+
+def test_midpoint_of_unbounded_bins_is_the_lower_value_without_a_warning():
+    """A bin with no values has bounds (+inf, -inf): the sum is NaN, handled as any
+    non-finite sum (issue 15's property run saw its RuntimeWarning on valid input:
+    max_bins=2 with a missing value)."""
+    import warnings
+
+    from gpu_tree import DecisionTreeClassifier
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert midpoint([np.inf], [-np.inf])[0] == np.inf
+        DecisionTreeClassifier(device="cpu", max_bins=2).fit(
+            np.array([[np.nan], [0.0], [1.0]]), [0, 1, 1]
+        )

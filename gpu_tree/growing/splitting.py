@@ -857,6 +857,7 @@ def midpoint(lower, upper):
     """
     lower = np.asarray(lower, dtype=np.float64)
     upper = np.asarray(upper, dtype=np.float64)
-    mid = lower / 2.0 + upper / 2.0
+    with np.errstate(invalid="ignore"):  # inf + -inf (a bin with no bounds): handled below
+        mid = lower / 2.0 + upper / 2.0
     bad = (mid >= upper) | ~np.isfinite(mid)
     return np.where(bad, lower, mid)
