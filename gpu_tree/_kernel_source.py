@@ -44,10 +44,10 @@ def ensure_kernels_importable() -> None:
     spec = importlib.util.spec_from_file_location(
         KERNELS_PACKAGE, init, submodule_search_locations=[str(folder)]
     )
+    # Loaded on first use, not here: kernels/__init__ imports numba, which takes a second,
+    # and `import gpu_tree` (the command line's first step, before its interrupt handlers
+    # are set) must stay light.
+    spec.loader = importlib.util.LazyLoader(spec.loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[KERNELS_PACKAGE] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[KERNELS_PACKAGE]
-        raise
+    spec.loader.exec_module(module)
