@@ -29,7 +29,7 @@ from gpu_tree.backends.rows import (
     squared_deviation_sums,
 )
 from gpu_tree.data.validation import host_to_device
-from gpu_tree.utils.fit_stats import count
+from gpu_tree.utils.fit_stats import count, launch
 
 
 def cuda_status():
@@ -139,20 +139,18 @@ class CUDAHistogramBackend:
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
         self._node_size = np.array([self.n_samples], dtype=np.int64)
         # Row segments (as XGBoost's row partitioner keeps them): the rows grouped by node
-        # id, ascending, each node's in row order; node k's are
-        # row_order[node_begin[k] : node_begin[k] + node_size[k]]. A histogram launch
-        # reads only the segments of the nodes it builds.
+        # id, ascending, each node's in row order, so node k's segment begins after the
+        # rows of every lower id (see _rows_of). A histogram launch reads only the
+        # segments of the nodes it builds.
         self.row_order = xp.arange(self.n_samples, dtype=np.int32)
-        self._node_begin = np.zeros(1, dtype=np.int64)
 
     def root_stats(self):
         return self.row_data.total_stats()
 
     def _launch(self, kernel, config, *args):
-        """``kernel[config](*args)`` on CuPy's current stream (:func:`current_stream`):
-        every launch goes through here, also to be counted (``fit_stats_``)."""
-        count("kernel_launches")
-        kernel[(*config, current_stream(self.xp))](*args)
+        """``kernel[config](*args)`` on CuPy's current stream (:func:`current_stream`),
+        counted (``fit_stats_``)."""
+        launch(kernel, (*config, current_stream(self.xp)), *args)
 
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
@@ -192,7 +190,8 @@ class CUDAHistogramBackend:
         """On the device: the rows of ``nodes``, their segments one after another (a view
         of the row order for one node; for several, gathered by an index built on the
         device from the segments' bounds, which are known on the host)."""
-        sizes, begins = self._node_size[nodes], self._node_begin[nodes]
+        node_begin = np.cumsum(self._node_size) - self._node_size  # the order is by node id
+        sizes, begins = self._node_size[nodes], node_begin[nodes]
         if nodes.size == 1:
             return self.row_order[int(begins[0]) : int(begins[0] + sizes[0])]
         xp = self.xp
@@ -203,10 +202,8 @@ class CUDAHistogramBackend:
 
     def _regroup_rows(self):
         """After a partition: the row order grouped by the rows' new node ids (a stable
-        sort keeps each node's rows in row order), and the segments' beginnings from the
-        node sizes, which the host already knows."""
+        sort keeps each node's rows in row order)."""
         self.row_order = _stable_argsort(self.node_of_row, self.xp)
-        self._node_begin = np.cumsum(self._node_size) - self._node_size
 
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
@@ -446,7 +443,7 @@ def apply_on_device(tree, X, xp):
     leaves = xp.empty(X.shape[0], dtype=np.int64)
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
     blocks, threads = cuda_kernels.launch_config(X.shape[0])
-    cuda_kernels.predict_leaves[blocks, threads, current_stream(xp)](X, *arrays, leaves)
+    launch(cuda_kernels.predict_leaves, (blocks, threads, current_stream(xp)), X, *arrays, leaves)
     return leaves
 
 

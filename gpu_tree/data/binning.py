@@ -21,7 +21,7 @@ import numpy as np
 from gpu_tree.data.categorical import feature_label
 from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.utils.fit_stats import count
+from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
 
 MAX_BINS_LIMIT = 65535
@@ -231,8 +231,9 @@ class BinMapper:
         bin_lower = xp.full((n_features, self.n_bins_), np.inf)
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
         blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
-        count("kernel_launches")
-        cuda_kernels.bin_columns[blocks, threads, stream](
+        launch(
+            cuda_kernels.bin_columns,
+            (blocks, threads, stream),
             X,
             *tables,
             host_to_device(self.one_value_per_bin_, xp),

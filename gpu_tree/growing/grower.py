@@ -258,6 +258,7 @@ class Grower:
         missing_bin = self.backend.missing_bin
         if batch.dense and missing_bin >= 0:
             hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
+        on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
         chosen = select_splits(
             hist,
             p.criterion,
@@ -269,7 +270,7 @@ class Grower:
             compact,
             missing,
             p.categorical,
-            on_device=self.capabilities.device == "cuda",
+            on_device=on_device,
         )
         if drawn is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
@@ -286,7 +287,7 @@ class Grower:
                 compact,
                 missing,
                 p.categorical,
-                on_device=self.capabilities.device == "cuda",
+                on_device=on_device,
             )
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)

@@ -6,10 +6,10 @@ kernels read. These are what a GPU tree's speed is made of (XGBoost's ``gpu_hist
 judged the same way), and unlike times they are exact and the same under numba's CUDA
 simulator as on a GPU, so tests can hold the CUDA backend to them without one.
 
-A fit makes a :class:`FitCounters` and installs it with :func:`counting`; the code that
-launches kernels or crosses between host and device calls :func:`count` (the CUDA backend,
-and ``device_to_host`` / ``host_to_device`` in :mod:`gpu_tree.data.validation`, which the
-split search uses too). The grower's phase timer says which level the work is for
+A fit makes a :class:`FitCounters` and installs it with :func:`counting`; kernels are
+launched through :func:`launch`, and the code that crosses between host and device calls
+:func:`count_copy` (``device_to_host`` / ``host_to_device`` in
+:mod:`gpu_tree.data.validation`, which the split search uses too). The grower's phase timer says which level the work is for
 (:func:`enter_level`). Work before level 0 (binning, the input's copies) is the set-up.
 Copies are counted only in a CUDA fit: on the CPU the same calls move nothing.
 """
@@ -77,6 +77,13 @@ def count(quantity: str, amount: int = 1) -> None:
     counters = _ACTIVE.get()
     if counters is not None:
         counters.add(quantity, amount)
+
+
+def launch(kernel, config, *args) -> None:
+    """``kernel[config](*args)``, counted as a kernel launch: every CUDA launch of a fit
+    goes through here (``config``: grid, block and stream)."""
+    count("kernel_launches")
+    kernel[config](*args)
 
 
 def count_copy(direction: str, nbytes: int) -> None:
