@@ -4,15 +4,17 @@ A regression node's impurity is its weighted variance, measured on its rows in t
 passes: about the node's mean (which the exact integer sums give), so that no offset of
 the target cancels digits away. For the sum to come out the same in any order (CPU
 loops, GPU atomics), each row's term ``w * (d - mean)**2`` is put in fixed point on a
-grid set per node by its largest term (:func:`term_exponent`, on the host) and summed as
-integers:
+grid set per node by its largest term (:func:`term_exponent`) and summed as integers:
 
 - pass 1: the largest term of each node, and its lowest and highest centred target (max
   and min: any order). A node whose targets are all equal has variance 0, exactly (its
   mean, from the integer sums, may differ from its one target in the last bits);
-- pass 2: each term as ``round(term * 2**e)`` < 2**62, split into its low
-  :data:`LOW_BITS` bits and the rest, each part summed in int64: the low parts stay below
-  2**63 for up to 2**32 rows of a node, the high ones far below.
+- pass 2: the exponent e of each node, and each term as ``round(term * 2**e)`` < 2**62,
+  split into its low :data:`LOW_BITS` bits and the rest, each part summed in int64: the
+  low parts stay below 2**63 for up to 2**32 rows of a node, the high ones far below.
+
+Pass 1 needs only the node's mean, so the CUDA partition runs it for the children it
+makes (their means come with the split), one launch less per level.
 
 Each term moves by at most 2**-62 of the largest, so the sum by at most
 n_rows * 2**-62 of itself (about 2**-30 = 1e-9 for a billion rows, 2**-39 for ten
@@ -45,11 +47,12 @@ def fixed_point_term(term, exponent):
 
 
 def term_exponent(largest):
-    """Per node, the exponent that puts its largest term just below 2**TERM_BITS (host,
-    numpy)."""
-    largest = np.asarray(largest, dtype=np.float64)
-    _, exponent = np.frexp(largest)  # largest < 2**exponent
-    return np.where(largest > 0, TERM_BITS - exponent, 0).astype(np.int64)
+    """The exponent that puts a node's largest term just below 2**TERM_BITS (pass 2 finds
+    it on the device, from pass 1's largest term, and returns it with the sums)."""
+    if largest > 0.0:
+        _, exponent = math.frexp(largest)  # largest < 2**exponent
+        return TERM_BITS - exponent
+    return 0
 
 
 def combine(high, low, exponent):

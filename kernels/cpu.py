@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
+from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 
@@ -507,11 +508,11 @@ def _branch_of(value, branch_of_code, default_branch, node, n_codes, missing_cod
     return branch_of_code[node, int(value)]
 
 
-# Host steps between and after the two passes (numpy; the CUDA backend uses them too).
-term_exponent = _deviations.term_exponent
+# The host step after the two passes (numpy; the CUDA backend uses it too).
 combine_squared_deviation_parts = _deviations.combine
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
+_term_exponent = njit(inline="always")(_deviations.term_exponent)
 DEVIATIONS_SOURCE_HASH = hashlib.sha256(Path(_deviations.__file__).read_bytes()).hexdigest()
 
 
@@ -555,16 +556,18 @@ def _compile_squared_deviation_kernels(source_hash):
         weight,
         unit_weight,
         means,
+        largest,
         exponent,
         high,
         low,
     ):
-        """Pass 2 of :mod:`_squared_deviations`: each node's fixed-point terms, summed as
-        their high and low parts."""
+        """Pass 2 of :mod:`_squared_deviations`: each node's exponent (from its largest
+        term), and its fixed-point terms summed as their high and low parts."""
         source_hash  # noqa: B018 - in the cache key only
         for k in prange(node_start.shape[0]):
             high_sum = 0
             low_sum = 0
+            exponent[k] = _term_exponent(largest[k])
             for j in range(node_start[k], node_end[k]):
                 term = _squared_deviation(centred, weight, unit_weight, sample_indices[j], means[k])
                 q = _fixed_point_term(term, exponent[k])
@@ -607,3 +610,98 @@ def _compile_predict_leaves(walk_source_hash):
 
 
 predict_leaves = _compile_predict_leaves(WALK_SOURCE_HASH)
+
+
+# The compiled split search (kernels/_split_scan.py), the CPU twin of the CUDA kernel.
+SPLIT_CRITERION_CODES = _scan.CRITERION_CODES
+WINNER_FIXED_COLUMNS = _scan.WINNER_FIXED_COLUMNS
+WINNER_FEATURE, WINNER_BIN = _scan.WINNER_FEATURE, _scan.WINNER_BIN
+WINNER_NEXT_BIN, WINNER_MISSING_LEFT = _scan.WINNER_NEXT_BIN, _scan.WINNER_MISSING_LEFT
+WINNER_SCORE, WINNER_NODE_WEIGHT = _scan.WINNER_SCORE, _scan.WINNER_NODE_WEIGHT
+_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(njit)
+SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdigest()
+
+
+def _compile_score_splits(source_hash):
+    @njit(parallel=True, cache=True)
+    def score_splits(
+        hist,
+        slots,
+        n_bins,
+        missing,
+        use_missing,
+        feature_mask,
+        use_mask,
+        scale,
+        criterion,
+        n_classes,
+        count_channel,
+        min_samples_leaf,
+        min_weight_leaf,
+        rtol,
+        winners,
+    ):
+        """Each node's best split (``kernels/_split_scan.py``), one node per task:
+        ``winners`` (n_nodes, WINNER_FIXED_COLUMNS + 2 * n_channels) int64 gets the
+        winner rows. ``hist`` (n_slots, n_features, >= n_bins, n_channels): bins
+        ``< n_bins`` hold present values; ``missing`` (n_slots, n_features, n_channels)
+        the missing rows (a 1-slot stand-in unless ``use_missing``); ``feature_mask``
+        (n_nodes, n_features) (a stand-in unless ``use_mask``)."""
+        source_hash  # noqa: B018 - in the cache key only
+        n_features = hist.shape[1]
+        n_channels = hist.shape[3]
+        winner_values = winners.view(np.float64)
+        for i in prange(slots.shape[0]):
+            slot = slots[i]
+            missing_slot = slot if use_missing else 0
+            node = np.empty(2)
+            parent = np.empty(2)
+            scored = np.empty(3)
+            prefix = np.empty(n_channels, dtype=np.int64)
+            totals = np.empty((n_features, n_channels), dtype=np.int64)
+            results = np.empty((n_features, 4))
+            _node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, node)
+            for f in range(n_features):
+                _score_feature(
+                    hist,
+                    slot,
+                    f,
+                    n_bins,
+                    missing[missing_slot, f],
+                    use_missing,
+                    (not use_mask) or feature_mask[i, f],
+                    prefix,
+                    totals[f],
+                    scale,
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    rtol,
+                    node,
+                    parent,
+                    scored,
+                    results[f],
+                )
+            _choose_winner(
+                hist,
+                slot,
+                n_bins,
+                missing[missing_slot],
+                use_missing,
+                results,
+                totals,
+                criterion,
+                n_classes,
+                count_channel,
+                rtol,
+                node,
+                winners[i],
+                winner_values[i],
+            )
+
+    return score_splits
+
+
+score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)

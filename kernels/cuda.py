@@ -37,18 +37,19 @@ import numpy as np
 from numba import config
 
 from . import _binning_search as _search
+from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 from .cuda_api import cuda
 
 # numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
 # size), not on the files it inlines code from: an edit to _binning_search.py,
-# _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
+# _split_scan.py, _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
 # The kernels that inline them take this hash of their source as a closure variable,
 # which numba puts in the cache key (as kernels/cpu.py does for its kernels).
 HELPERS_SOURCE_KEY = int(
     hashlib.sha256(
-        b"".join(Path(m.__file__).read_bytes() for m in (_search, _deviations, _walk))
+        b"".join(Path(m.__file__).read_bytes() for m in (_search, _scan, _deviations, _walk))
     ).hexdigest()[:15],
     16,
 )
@@ -282,39 +283,78 @@ def shared_features_per_block(n_slots: int, n_bins: int, n_channels: int, n_feat
 
 _squared_deviation = cuda.jit(device=True, cache=True)(_deviations.squared_deviation)
 _fixed_point_term = cuda.jit(device=True, cache=True)(_deviations.fixed_point_term)
+_term_exponent = cuda.jit(device=True, cache=True)(_deviations.term_exponent)
+
+
+@cuda.jit(device=True, inline=True, cache=True)
+def _record_extremes(i, slot, centred, weight, unit_weight, mean, largest, lowest, highest):
+    """Row i's part of pass 1 for its node's ``slot``: atomic max and min (any order)."""
+    term = _squared_deviation(centred, weight, unit_weight, i, mean)
+    cuda.atomic.max(largest, slot, term)
+    cuda.atomic.min(lowest, slot, centred[i])
+    cuda.atomic.max(highest, slot, centred[i])
 
 
 def _compile_squared_deviation_kernels(helpers_key):
     @cuda.jit(cache=True)
     def largest_squared_deviations(
-        node_of_row, slot_of_node, centred, weight, unit_weight, means, largest, lowest, highest
+        node_of_row,
+        slot_of_node,
+        centred,
+        weight,
+        unit_weight,
+        mean_of_node,
+        largest,
+        lowest,
+        highest,
     ):
         """Pass 1 of :mod:`_squared_deviations` for the nodes with a slot: their largest
-        term, lowest and highest centred target (atomic max and min: any order).
+        term, lowest and highest centred target. ``mean_of_node`` is indexed by node id;
         ``weight`` is not read with ``unit_weight`` (a 1-element stand-in will do)."""
         helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
         start = cuda.grid(1)
         for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-            slot = slot_of_node[node_of_row[i]]
+            node = node_of_row[i]
+            slot = slot_of_node[node]
             if slot >= 0:
-                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-                cuda.atomic.max(largest, slot, term)
-                cuda.atomic.min(lowest, slot, centred[i])
-                cuda.atomic.max(highest, slot, centred[i])
+                _record_extremes(
+                    i,
+                    slot,
+                    centred,
+                    weight,
+                    unit_weight,
+                    mean_of_node[node],
+                    largest,
+                    lowest,
+                    highest,
+                )
 
     @cuda.jit(cache=True)
     def squared_deviation_sums(
-        node_of_row, slot_of_node, centred, weight, unit_weight, means, exponent, high, low
+        node_of_row,
+        slot_of_node,
+        centred,
+        weight,
+        unit_weight,
+        mean_of_node,
+        largest,
+        exponent,
+        high,
+        low,
     ):
-        """Pass 2 of :mod:`_squared_deviations`: fixed-point terms summed as their high and
-        low parts (integer atomics: exact in any order)."""
+        """Pass 2 of :mod:`_squared_deviations`: each slot's exponent (thread k writes slot
+        k's; every node has a row, so the grid covers the slots), and the fixed-point
+        terms summed as their high and low parts (integer atomics: exact in any order)."""
         helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
         start = cuda.grid(1)
         for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
-            slot = slot_of_node[node_of_row[i]]
+            if i < exponent.shape[0]:
+                exponent[i] = _term_exponent(largest[i])
+            node = node_of_row[i]
+            slot = slot_of_node[node]
             if slot >= 0:
-                term = _squared_deviation(centred, weight, unit_weight, i, means[slot])
-                q = _fixed_point_term(term, exponent[slot])
+                term = _squared_deviation(centred, weight, unit_weight, i, mean_of_node[node])
+                q = _fixed_point_term(term, _term_exponent(largest[slot]))
                 cuda.atomic.add(high, slot, q >> _deviations.LOW_BITS)
                 cuda.atomic.add(low, slot, q & _deviations.LOW_MASK)
 
@@ -324,6 +364,118 @@ def _compile_squared_deviation_kernels(helpers_key):
 largest_squared_deviations, squared_deviation_sums = _compile_squared_deviation_kernels(
     HELPERS_SOURCE_KEY
 )
+
+
+# The split search shared with the CPU twin (kernels/_split_scan.py: the same winners).
+_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
+    cuda.jit(device=True, cache=True)
+)
+# Threads of a split-scoring block: one per feature, striding; few, since a level's
+# nodes give the blocks.
+SCORING_THREADS = 64
+WINNER_FIXED_COLUMNS = _scan.WINNER_FIXED_COLUMNS
+
+
+def _compile_score_splits(helpers_key):
+    @cuda.jit(cache=True)
+    def score_splits(
+        hist,
+        slots,
+        n_bins,
+        missing,
+        use_missing,
+        feature_mask,
+        use_mask,
+        scale,
+        criterion,
+        n_classes,
+        count_channel,
+        min_samples_leaf,
+        min_weight_leaf,
+        rtol,
+        prefix,
+        totals,
+        results,
+        nodes,
+        winners,
+    ):
+        """The fused split search: every candidate of every node scored and each node's
+        winner chosen, on the device (``kernels/_split_scan.py``; the arguments up to
+        ``rtol`` are ``CompiledSearch``'s).
+
+        A block per node (blocks stride over the nodes): thread 0 sums the node's
+        statistics, the threads score a feature each (striding over the features), then
+        thread 0 picks the node's winner. Scratch, in global memory since the number of
+        channels is known only at run time: ``prefix`` and ``totals`` (n_nodes,
+        n_features, n_channels) int64, ``results`` (n_nodes, n_features, 4) float64,
+        ``nodes`` (n_nodes, 2) float64. ``winners`` (n_nodes, WINNER_FIXED_COLUMNS +
+        2 n_channels) int64 gets the winner rows (their float64 columns by their bits).
+        """
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        parent = cuda.local.array(2, np.float64)
+        scored = cuda.local.array(3, np.float64)
+        n_features = hist.shape[1]
+        thread = cuda.threadIdx.x
+        for i in range(cuda.blockIdx.x, slots.shape[0], cuda.gridDim.x):
+            slot = slots[i]
+            missing_slot = slot if use_missing else 0
+            if thread == 0:
+                _node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, nodes[i])
+            cuda.syncthreads()
+            for f in range(thread, n_features, cuda.blockDim.x):
+                _score_feature(
+                    hist,
+                    slot,
+                    f,
+                    n_bins,
+                    missing[missing_slot, f],
+                    use_missing,
+                    (not use_mask) or feature_mask[i, f] != 0,
+                    prefix[i, f],
+                    totals[i, f],
+                    scale,
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    rtol,
+                    nodes[i],
+                    parent,
+                    scored,
+                    results[i, f],
+                )
+            cuda.syncthreads()
+            if thread == 0:
+                _choose_winner(
+                    hist,
+                    slot,
+                    n_bins,
+                    missing[missing_slot],
+                    use_missing,
+                    results[i],
+                    totals[i],
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    rtol,
+                    nodes[i],
+                    winners[i],
+                    winners[i].view(np.float64),
+                )
+
+    return score_splits
+
+
+score_splits = _compile_score_splits(HELPERS_SOURCE_KEY)
+
+
+def scoring_launch_config(n_nodes: int, simulator: bool | None = None):
+    """(blocks, threads) for :func:`score_splits`: a block per node, up to
+    :data:`MAX_GRID_X` (blocks stride over the rest)."""
+    if _simulating(simulator):
+        return SIMULATOR_GRID
+    return max(1, min(n_nodes, MAX_GRID_X)), SCORING_THREADS
 
 
 def _compile_partition_rows(helpers_key):
@@ -339,12 +491,24 @@ def _compile_partition_rows(helpers_key):
         category_words,
         left_child,
         right_child,
+        child_slot,
+        child_mean,
+        centred,
+        weight,
+        unit_weight,
+        largest,
+        lowest,
+        highest,
     ):
         """Move every row of a split node to its child: bin <= split_bin goes left, and the
         missing bin goes where ``missing_left[node]`` says. Categorical subset nodes
         (``category_offset[node]`` >= 0) send the codes in their bitset left.
 
         ``split_feature[node]`` < 0 marks nodes not split at this level (rows stay).
+        Regression (``child_slot`` of more than one entry): each row also does pass 1 of
+        :mod:`_squared_deviations` for its child, whose slot and mean are
+        ``child_slot[child]`` and ``child_mean[child]``; classification passes 1-element
+        stand-ins for these and the arrays after them.
         """
         helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
         n_samples = node_of_row.shape[0]
@@ -363,10 +527,20 @@ def _compile_partition_rows(helpers_key):
                 goes_left = _in_category_set(category_words, offset, int(code))
             else:
                 goes_left = code <= split_bin[node]
-            if goes_left:
-                node_of_row[i] = left_child[node]
-            else:
-                node_of_row[i] = right_child[node]
+            child = left_child[node] if goes_left else right_child[node]
+            node_of_row[i] = child
+            if child_slot.shape[0] > 1:
+                _record_extremes(
+                    i,
+                    child_slot[child],
+                    centred,
+                    weight,
+                    unit_weight,
+                    child_mean[child],
+                    largest,
+                    lowest,
+                    highest,
+                )
 
     return partition_rows
 

@@ -3,9 +3,11 @@
 The counts are exact and the same under the CUDA simulator as on a GPU, so they are checked
 here against oracles that do not use the counters: the tree's own node sizes (which nodes'
 histograms the subtraction trick builds), and kernel dispatchers wrapped to count their
-launches. The issue's goals for the GPU engine (one device-to-host copy and at most four
-launches per level) are strict xfails until that engine lands; histogram kernels read
-only the rows of the nodes they build (row segments) on both devices.
+launches. The issue's goals for the GPU engine hold under the simulator: one device-to-host copy and
+at most four launches per level (the fused split search; a regression partition that
+runs the children's first variance pass; their sums copied back with the next level's
+winners), and histogram kernels that read only the rows of the nodes they build (row
+segments) on both devices.
 """
 
 from __future__ import annotations
@@ -104,20 +106,39 @@ def launches(monkeypatch):
     return tally
 
 
+def _split_levels(model):
+    """The levels whose nodes were searched (``range(DEPTH)``), and for regression on the
+    GPU the leaves' level after them: their impurities' one copy back, nothing else."""
+    levels = [entry for entry in model.fit_stats_ if entry["level"] < DEPTH]
+    leaves = [entry for entry in model.fit_stats_ if entry["level"] >= DEPTH]
+    return levels, leaves
+
+
 @pytest.mark.parametrize("regression", [False, True])
 def test_cuda_counts_each_launch_and_copy(launches, regression):
     model = _fit("cuda", regression)
     entries = [model.fit_setup_stats_, *model.fit_stats_]
     assert sum(entry["kernel_launches"] for entry in entries) == len(launches) > 0
     nodes, rows = _built_by_subtraction(model.tree_)
-    for entry in model.fit_stats_:
+    levels, leaves = _split_levels(model)
+    assert [entry["level"] for entry in levels] == list(range(DEPTH))
+    for entry in levels:
         assert entry["nodes_built"] == nodes[entry["level"]]
         # Row segments: the histogram kernel reads the built nodes' rows, no others.
         assert entry["rows_read"] == rows[entry["level"]]
         assert entry["device_to_host_copies"] >= 1 and entry["device_to_host_bytes"] > 0
         assert entry["host_to_device_copies"] >= 1 and entry["host_to_device_bytes"] > 0
+    if regression:  # the leaves' impurities come back after the last split, in one copy
+        n_leaves = int(np.sum(model.tree_.depth == DEPTH))
+        assert [entry["level"] for entry in leaves] == [DEPTH]
+        assert leaves[0]["device_to_host_copies"] == 1
+        assert leaves[0]["device_to_host_bytes"] == 6 * 8 * n_leaves  # squared_deviation_buffer
+        assert leaves[0]["kernel_launches"] == leaves[0]["nodes_built"] == 0
+    else:
+        assert leaves == []
     setup = model.fit_setup_stats_
-    assert setup["kernel_launches"] == 1  # binning
+    # Binning; a regression root's impurity takes the two squared-deviation passes.
+    assert setup["kernel_launches"] == (3 if regression else 1)
     assert setup["host_to_device_bytes"] >= 5 * N_ROWS * 8  # X itself went over
 
 
@@ -128,23 +149,27 @@ def test_copies_are_counted_on_the_gpu_only():
     assert sum(entry["device_to_host_copies"] for entry in cuda.fit_stats_) > 0
 
 
-_GOAL = "issue 16: the GPU engine v2 (fused scoring, on-device partition) is not built yet"
-
-
-def test_classification_copies_back_once_per_level():
-    """Without missing values, a classification level's one copy back is the split
-    winners, packed (regression adds its variance passes: see the goal below)."""
-    assert all(entry["device_to_host_copies"] == 1 for entry in _fit("cuda").fit_stats_)
-
-
-@pytest.mark.xfail(strict=True, reason=_GOAL)
-def test_goal_at_most_one_device_to_host_copy_per_level_for_regression_too():
-    assert all(entry["device_to_host_copies"] <= 1 for entry in _fit("cuda", True).fit_stats_)
-
-
-@pytest.mark.xfail(strict=True, reason=_GOAL)
-def test_goal_at_most_four_launches_per_level_for_regression_too():
-    assert all(entry["kernel_launches"] <= 4 for entry in _fit("cuda", True).fit_stats_)
+@pytest.mark.parametrize("regression", [False, True])
+@pytest.mark.parametrize("missing", [False, True])
+def test_each_level_copies_back_once_and_launches_at_most_four_kernels(regression, missing):
+    """The split winners, packed, are a level's one copy back; a regression level's
+    children's impurities ride on the next level's (the last ones on a copy of their
+    own, at the leaves' level). Launches: histograms, the fused split search, the
+    partition, and for regression the children's squared-deviation sums (the partition
+    runs their first pass). With missing values too: no "does any node miss a value"
+    copy."""
+    X, y = _data(regression)
+    if missing:
+        X = X.copy()
+        X[np.random.default_rng(5).random(X.shape) < 0.05] = np.nan
+    kind = DecisionTreeRegressor if regression else DecisionTreeClassifier
+    model = kind(max_depth=DEPTH, max_bins=MAX_BINS, device="cuda").fit(X, y)
+    levels, _ = _split_levels(model)
+    assert [entry["device_to_host_copies"] for entry in model.fit_stats_] == [1] * len(
+        model.fit_stats_
+    )
+    expected = [4 if regression else 3] * DEPTH
+    assert [entry["kernel_launches"] for entry in levels] == expected
 
 
 @pytest.mark.parametrize("regression", [False, True])
@@ -154,8 +179,9 @@ def test_histogram_kernels_read_only_the_rows_of_the_nodes_built(regression):
     for device in ("cpu", "cuda"):
         model = _fit(device, regression)
         _, rows = _built_by_subtraction(model.tree_)
-        assert [e["rows_read"] for e in model.fit_stats_] == [rows[k] for k in range(DEPTH)]
-        assert sum(e["rows_read"] for e in model.fit_stats_[1:]) <= N_ROWS * (DEPTH - 1) / 2
+        levels, _ = _split_levels(model)
+        assert [e["rows_read"] for e in levels] == [rows[k] for k in range(DEPTH)]
+        assert sum(e["rows_read"] for e in levels[1:]) <= N_ROWS * (DEPTH - 1) / 2
 
 
 def test_gputree_train_verbose_prints_the_table(tmp_path):

@@ -104,7 +104,7 @@ def _cpu_squared_deviations(centred, weight, unit_weight, starts, ends, means):
     return squared_deviation_sums(
         starts.size,
         lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
-        lambda exponent, high, low: cpu_kernels.squared_deviation_sums(*rows, exponent, high, low),
+        lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
     )
 
 
@@ -159,14 +159,15 @@ def test_cuda_squared_deviation_sums_equal_the_cpu_ones_bit_for_bit():
     weight = rng.uniform(0, 2, n)
     node_of_row = rng.integers(0, 4, n).astype(np.int32)
     slot_of_node = np.array([1, -1, 0, 2], dtype=np.int32)  # node 1 is not asked for
-    means = np.array([0.1, -0.2, 5.0])
+    means = np.array([0.1, -0.2, 5.0])  # by slot, as the CPU kernels take them
+    mean_of_node = means[np.maximum(slot_of_node, 0)]  # by node id, as the CUDA ones do
     rows = (
         xp.asarray(node_of_row),
         xp.asarray(slot_of_node),
         xp.asarray(centred),
         xp.asarray(weight),
         False,
-        xp.asarray(means),
+        xp.asarray(mean_of_node),
     )
     blocks, threads = cuda_kernels.launch_config(n)
     on_device = squared_deviation_sums(
@@ -174,9 +175,7 @@ def test_cuda_squared_deviation_sums_equal_the_cpu_ones_bit_for_bit():
         lambda *extremes: cuda_kernels.largest_squared_deviations[blocks, threads](
             *rows, *extremes
         ),
-        lambda exponent, high, low: cuda_kernels.squared_deviation_sums[blocks, threads](
-            *rows, exponent, high, low
-        ),
+        lambda *parts: cuda_kernels.squared_deviation_sums[blocks, threads](*rows, *parts),
         xp,
     )
     order = np.argsort(slot_of_node[node_of_row], kind="stable")

@@ -69,9 +69,7 @@ class _CPUBackend:
         return squared_deviation_sums(
             nodes.size,
             lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
-            lambda exponent, high, low: cpu_kernels.squared_deviation_sums(
-                *rows, exponent, high, low
-            ),
+            lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
         )
 
     def partition(
@@ -86,6 +84,7 @@ class _CPUBackend:
         category_sets=None,
         *,
         sizes,
+        child_means=None,
     ):
         # Histogram mode splits the bin codes at the bin, exact mode the raw values at the
         # threshold (_split_points); the row partition is the same.

@@ -18,17 +18,23 @@ to run.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from gpu_tree.backends.rows import (
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
+    PendingCopy,
     RowData,
     category_tables,
-    squared_deviation_sums,
+    squared_deviation_buffer,
+    squared_deviation_passes,
+    squared_deviation_rows,
+    squared_deviations_from,
 )
-from gpu_tree.data.validation import host_to_device
+from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.utils.fit_stats import count, launch
 
 
@@ -121,6 +127,7 @@ class CUDAHistogramBackend:
                 else host_to_device(row_data.weight_fixed, xp)
             )
             self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
+            self.centred = self.real_weight = xp.zeros(1, dtype=np.float64)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
             self.weight = xp.zeros(1, dtype=np.int64)
@@ -137,6 +144,14 @@ class CUDAHistogramBackend:
             )
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
+        # Regression: the last partition's children, with pass 1 of their squared
+        # deviations done by it (see partition and squared_deviation_sums), else None.
+        self._children_extremes = None
+        # Device results waiting to come back with the next copy back (_copy_back).
+        self._pending_copies: list[PendingCopy] = []
+        # What partition_rows takes instead of the children's tables and pass-1 rows when
+        # it runs no pass 1 (classification, or no means given).
+        self._no_extremes = (xp.zeros(1, dtype=np.int64), *(xp.zeros(1) for _ in range(6)))
         self._node_size = np.array([self.n_samples], dtype=np.int64)
         # Row segments (as XGBoost's row partitioner keeps them): the rows grouped by node
         # id, ascending, each node's in row order, so node k's segment begins after the
@@ -156,28 +171,94 @@ class CUDAHistogramBackend:
         return self._node_size[np.asarray(nodes)]
 
     def squared_deviation_sums(self, nodes, means):
-        xp = self.xp
         nodes = np.asarray(nodes, dtype=np.int64)
+        pending, self._children_extremes = self._children_extremes, None
+        if pending is not None and np.array_equal(pending.nodes, nodes):
+            tables, buffer = pending.tables, pending.buffer  # pass 1 is done
+        else:
+            tables, buffer = self._deviation_tables(nodes, means), None
+        kernels = self.kernels
         rows = (
             self.node_of_row,
-            self._slot_table(nodes),
+            tables[0],  # slot of each node
             self.centred,
             self.real_weight,
             self.unit_weight,
-            host_to_device(np.asarray(means, dtype=np.float64), xp),
+            tables[1].view(np.float64),  # mean of each node
         )
-        kernels = self.kernels
-        blocks, threads = kernels.launch_config(self.n_samples)
-        return squared_deviation_sums(
+        config = kernels.launch_config(self.n_samples)
+        buffer = squared_deviation_passes(
             nodes.size,
             lambda *extremes: self._launch(
-                kernels.largest_squared_deviations, (blocks, threads), *rows, *extremes
+                kernels.largest_squared_deviations, config, *rows, *extremes
             ),
-            lambda exponent, high, low: self._launch(
-                kernels.squared_deviation_sums, (blocks, threads), *rows, exponent, high, low
-            ),
-            xp,
+            lambda *parts: self._launch(kernels.squared_deviation_sums, config, *rows, *parts),
+            self.xp,
+            buffer,
         )
+        # The sums come back with the next level's split winners (see _copy_back).
+        pending = PendingCopy(buffer, squared_deviations_from, self._copy_back)
+        self._pending_copies.append(pending)
+        return pending
+
+    def _copy_back(self, *arrays):
+        """Host copies of the device int64 ``arrays``, and of every pending copy
+        (:class:`PendingCopy`, which receive theirs), in one copy back."""
+        pending, self._pending_copies = self._pending_copies, []
+        parts = [*arrays, *(p.array for p in pending)]
+        if not parts:
+            return []
+        flat = (
+            parts[0].ravel() if len(parts) == 1 else self.xp.concatenate([a.ravel() for a in parts])
+        )
+        host = device_to_host(flat)
+        out, start = [], 0
+        for part in parts:
+            out.append(host[start : start + part.size].reshape(part.shape))
+            start += part.size
+        for copy, values in zip(pending, out[len(arrays) :], strict=True):
+            copy.receive(values)
+        return out[: len(arrays)]
+
+    def _deviation_tables(self, nodes, means):
+        """:meth:`_deviation_host_tables` on the device (one copy)."""
+        return host_to_device(self._deviation_host_tables(nodes, means), self.xp)
+
+    def _deviation_host_tables(self, nodes, means):
+        """By node id: the node's slot among ``nodes`` (-1 for the others) and its mean
+        (float64 bits), as the squared-deviation passes read them; (2, n_node_ids) int64."""
+        tables = np.zeros((2, self._node_size.size), dtype=np.int64)
+        tables[0] = -1
+        tables[0, nodes] = np.arange(nodes.size)
+        tables[1, nodes] = np.asarray(means, dtype=np.float64).view(np.int64)
+        return tables
+
+    def score_splits(self, search):
+        """The fused split search (``kernels/_split_scan.py``) in one launch: ``search``
+        is a ``CompiledSearch`` (gpu_tree.growing.splitting) on the device; returns the
+        winner rows on the host, copied back with every pending copy (one copy)."""
+        xp = self.xp
+        n_nodes = search.slots.shape[0]
+        _, n_features, _, n_channels = search.hist.shape
+        winners = xp.empty((n_nodes, self.kernels.WINNER_FIXED_COLUMNS + 2 * n_channels), np.int64)
+        scratch = (
+            xp.empty((n_nodes, n_features, n_channels), dtype=np.int64),  # prefix
+            xp.empty((n_nodes, n_features, n_channels), dtype=np.int64),  # totals
+            xp.empty((n_nodes, n_features, 4), dtype=np.float64),  # results
+            xp.empty((n_nodes, 2), dtype=np.float64),  # nodes
+        )
+        if xp is np:  # the simulator copies each array in and out whole: no views
+            search = search._replace(
+                hist=np.ascontiguousarray(search.hist), missing=np.ascontiguousarray(search.missing)
+            )
+        self._launch(
+            self.kernels.score_splits,
+            self.kernels.scoring_launch_config(n_nodes),
+            *search,
+            *scratch,
+            winners,
+        )
+        return self._copy_back(winners)[0]
 
     def _slot_table(self, nodes):
         """On the device: node id -> its position in ``nodes`` (-1 for other nodes), the
@@ -314,26 +395,45 @@ class CUDAHistogramBackend:
         category_sets=None,
         *,
         sizes,
+        child_means=None,
     ):
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
         offsets, words = category_tables(category_sets, len(nodes))
         category_offset = self._node_table(-1, np.int64)
         category_offset[nodes] = offsets
-        # The per-node tables, as rows of one array: one copy to the device.
-        tables = np.empty((5, self._node_size.size), dtype=np.int32)
-        tables[:] = np.array([-1, 0, 0, -1, -1], dtype=np.int32)[:, None]
+        # The per-node tables, as rows of one array: one copy to the device. Regression
+        # (child_means given): the children's slots and means, for pass 1 of their
+        # squared deviations, which the partition runs as it moves each row.
+        n_rows = 5 if child_means is None else 7
+        tables = np.empty((n_rows, self._node_size.size), dtype=np.int64)
+        tables[:] = np.array([-1, 0, 0, -1, -1, -1, 0][:n_rows], dtype=np.int64)[:, None]
         split_feature, split_bin, goes_left, left_child, right_child = range(5)
         tables[split_feature, nodes] = feature
         tables[split_bin, nodes] = bin_threshold
         tables[goes_left, nodes] = missing_left
         tables[left_child, nodes] = left_children
         tables[right_child, nodes] = right_children
+        children = np.column_stack([left_children, right_children]).ravel()  # as grown
+        if child_means is not None:
+            means = np.column_stack(child_means).ravel()
+            tables[5:] = self._deviation_host_tables(children, means)
         device = host_to_device(tables, xp)
-        blocks, threads = self.kernels.launch_config(self.n_samples)
+        extremes = self._no_extremes
+        if child_means is not None:
+            buffer = squared_deviation_buffer(children.size, xp)
+            tables_on_device = device[5:]
+            self._children_extremes = _ChildrenExtremes(children, tables_on_device, buffer)
+            extremes = (
+                tables_on_device[0],
+                tables_on_device[1].view(np.float64),
+                self.centred,
+                self.real_weight,
+                *squared_deviation_rows(buffer)[0],
+            )
         self._launch(
             self.kernels.partition_rows,
-            (blocks, threads),
+            self.kernels.launch_config(self.n_samples),
             self.X_binned,
             self.node_of_row,
             device[split_feature],
@@ -344,6 +444,9 @@ class CUDAHistogramBackend:
             host_to_device(words, xp),
             device[left_child],
             device[right_child],
+            *extremes[:4],
+            self.unit_weight,
+            *extremes[4:],
         )
         self._record_sizes(nodes, [left_children, right_children], sizes)
 
@@ -368,6 +471,16 @@ class CUDAHistogramBackend:
             host_to_device(table, xp),
         )
         self._record_sizes(nodes, children, sizes)
+
+
+class _ChildrenExtremes(NamedTuple):
+    """Pass 1 of the squared deviations of a partition's children, run by the partition:
+    the children (in the order the grower measures them), their tables on the device
+    (:meth:`CUDAHistogramBackend._deviation_host_tables`) and the pass's buffer."""
+
+    nodes: np.ndarray
+    tables: Any
+    buffer: Any
 
 
 def _stable_argsort(keys, xp):

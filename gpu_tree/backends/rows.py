@@ -31,7 +31,7 @@ from gpu_tree.data.stats import (
     to_fixed_point,
     weight_scale_exponent,
 )
-from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.data.validation import device_to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 
 DEVICES = ("cpu", "cuda")
@@ -209,27 +209,78 @@ class RowData:
         return self._row_stats
 
 
-def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np):
-    """Sum of w * (d - mean)**2 over each node's rows, exact in any order: the two passes of
-    ``kernels/_squared_deviations.py`` and the host steps between and after them.
+def squared_deviation_buffer(n_nodes, xp=np):
+    """The one array both passes of ``kernels/_squared_deviations.py`` write, (6,
+    n_nodes) int64: rows 0-2 are float64 (by their bits) for pass 1's largest term,
+    lowest and highest centred target (zero, +inf, -inf on entry), rows 3-5 integers for
+    pass 2's exponent and high and low sums (zeros). It comes back in one copy."""
+    buffer = xp.zeros((6, n_nodes), dtype=np.int64)
+    extremes = buffer[:3].view(np.float64)
+    extremes[1], extremes[2] = np.inf, -np.inf
+    return buffer
 
-    ``largest_pass(largest, lowest, highest)`` writes each node's largest term, lowest and
-    highest centred target into float64 arrays (zeros, +inf, -inf on entry);
-    ``sum_pass(exponent, high, low)`` adds each node's fixed-point terms into zeroed int64
-    ``high`` and ``low``. Returns float64 (n_nodes,) on the host: 0 for a node whose
-    targets are all equal.
+
+def squared_deviation_rows(buffer):
+    """The rows of a :func:`squared_deviation_buffer` the passes take: pass 1's (largest,
+    lowest, highest) and pass 2's (largest, exponent, high, low)."""
+    largest, lowest, highest = buffer[:3].view(np.float64)
+    return (largest, lowest, highest), (largest, buffer[3], buffer[4], buffer[5])
+
+
+def squared_deviation_passes(n_nodes, largest_pass, sum_pass, xp=np, buffer=None):
+    """Run the two passes of ``kernels/_squared_deviations.py`` for ``n_nodes`` nodes;
+    returns their :func:`squared_deviation_buffer`, on the device.
+
+    ``largest_pass(largest, lowest, highest)`` and ``sum_pass(largest, exponent, high,
+    low)`` write its rows; a ``buffer`` given holds pass 1's results already (the CUDA
+    partition ran it), and pass 1 is skipped.
     """
-    # Each pass writes into the rows of one array, which comes back in one copy.
-    extremes = xp.empty((3, n_nodes), dtype=np.float64)  # largest term, lowest, highest
-    extremes[0], extremes[1], extremes[2] = 0.0, np.inf, -np.inf
-    largest_pass(extremes[0], extremes[1], extremes[2])
-    largest, lowest, highest = device_to_host(extremes)
-    exponent = cpu_kernels.term_exponent(largest)
-    parts = xp.zeros((2, n_nodes), dtype=np.int64)  # high, low
-    sum_pass(host_to_device(exponent, xp), parts[0], parts[1])
-    high, low = device_to_host(parts)
+    if buffer is None:
+        buffer = squared_deviation_buffer(n_nodes, xp)
+        largest_pass(*squared_deviation_rows(buffer)[0])
+    sum_pass(*squared_deviation_rows(buffer)[1])
+    return buffer
+
+
+def squared_deviations_from(buffer):
+    """Sum of w * (d - mean)**2 over each node's rows (float64, on the host) from a
+    :func:`squared_deviation_buffer` brought back: 0 for a node whose targets are all
+    equal."""
+    _, lowest, highest = buffer[:3].view(np.float64)
+    exponent, high, low = buffer[3:]
     sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
     return np.where(lowest < highest, sums, 0.0)
+
+
+def squared_deviation_sums(n_nodes, largest_pass, sum_pass, xp=np, buffer=None):
+    """:func:`squared_deviation_passes`, brought back at once (one copy):
+    :func:`squared_deviations_from` the buffer."""
+    buffer = squared_deviation_passes(n_nodes, largest_pass, sum_pass, xp, buffer)
+    return squared_deviations_from(device_to_host(buffer))
+
+
+class PendingCopy:
+    """Values computed on the device whose copy back waits to share one: the backend's
+    next copy back brings every pending array along (:meth:`receive`); :meth:`get` asks
+    for one itself if none has come yet.
+
+    ``array``: the device array (int64); ``finish``: host array -> the values;
+    ``copy_back``: the backend's call that copies every pending array back.
+    """
+
+    def __init__(self, array, finish, copy_back):
+        self.array = array
+        self._finish = finish
+        self._copy_back = copy_back
+        self._values = None
+
+    def receive(self, host_array):
+        self._values = self._finish(host_array)
+
+    def get(self):
+        if self._values is None:
+            self._copy_back()
+        return self._values
 
 
 def category_tables(category_sets, n_nodes):
@@ -351,7 +402,12 @@ __all__ = [
     "CompactHistograms",
     "DenseHistograms",
     "RowData",
+    "PendingCopy",
     "RowPartition",
     "category_tables",
+    "squared_deviation_buffer",
+    "squared_deviation_passes",
+    "squared_deviation_rows",
     "squared_deviation_sums",
+    "squared_deviations_from",
 ]

@@ -159,6 +159,7 @@ class HistogramBackend(Protocol):
         category_sets=None,
         *,
         sizes,
+        child_means=None,
     ) -> None:
         """Route the rows of binary-split ``nodes`` to their two children.
 
@@ -185,6 +186,11 @@ class HistogramBackend(Protocol):
             them as the children's sizes instead of counting rows again (a launch and a
             copy back, on a GPU); one that counts its rows as it routes them (the CPU's
             row partition) checks them.
+        child_means : None or tuple (left, right) of ndarrays of shape (n_nodes,), float
+            Regression: the children's centred means, as :meth:`squared_deviation_sums`
+            will be given them next. A backend may run that measurement's first pass
+            over the rows as it routes them (the CUDA one does: one launch less); the
+            CPU's ignores them.
         """
 
     def partition_multiway(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_tree.backends.rows import PendingCopy
 from gpu_tree.data.stats import StatsLayout, bitset
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
@@ -37,7 +38,7 @@ from gpu_tree.growing.splitting import (
     select_splits,
 )
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
-from gpu_tree.utils.fit_stats import enter_level
+from gpu_tree.utils.fit_stats import SETUP, enter_level
 from gpu_tree.utils.progress import grower_logger as logger
 
 # Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
@@ -149,6 +150,9 @@ class Grower:
         # its multiway ancestors used).
         self.multiway = params.categorical is not None and params.categorical.multiway
         self._used_multiway = np.zeros((64, n_features), dtype=bool) if self.multiway else None
+        # Regression impurities measured on the device, still on their way back (a CUDA
+        # backend copies them back with the next split winners): (nodes, weights, copy).
+        self._pending_impurities: list[tuple[np.ndarray, np.ndarray, PendingCopy]] = []
 
     def _phase(self, name, nodes, features=None):
         """The timer's context for phase ``name`` over ``nodes`` (nothing without a timer).
@@ -199,8 +203,30 @@ class Grower:
         squared_deviations = self.backend.squared_deviation_sums(
             nodes, self.layout.centred_mean(real)
         )
+        if isinstance(squared_deviations, PendingCopy):
+            # NaN until it comes back: _splittable leaves the purity test to _evaluate_batch.
+            self._pending_impurities.append((nodes, weight, squared_deviations))
+        else:
+            self._set_impurity(nodes, weight, squared_deviations)
+
+    def _set_impurity(self, nodes, weight, squared_deviations):
         # In the fit's units (see StatsLayout.target_exponent) until the tree is grown.
         self.tree.impurity[nodes] = squared_deviations / np.where(weight > 0, weight, 1.0)
+
+    def _receive_impurities(self):
+        """Put the impurities that came back from the device (or bring them) into the tree."""
+        pending, self._pending_impurities = self._pending_impurities, []
+        for nodes, weight, copy in pending:
+            self._set_impurity(nodes, weight, copy.get())
+
+    def _receive_remaining_impurities(self):
+        """After growth: the impurities no split winners brought back (the last children's,
+        mostly) in one copy, counted at their level (fit_stats_)."""
+        if self._pending_impurities:
+            enter_level(
+                max(int(self.tree.depth[nodes].max()) for nodes, _, _ in self._pending_impurities)
+            )
+            self._receive_impurities()
 
     @property
     def _pure_impurity(self):
@@ -223,7 +249,9 @@ class Grower:
             & (count >= p.min_samples_split)
             & (count >= 2 * p.min_samples_leaf)
             & (weight >= 2 * p.min_weight_leaf)
-            & (tree.impurity[nodes] > self._pure_impurity)
+            # An impurity still on its way back from the device (NaN) is tested once it
+            # comes, with the split winners (_evaluate_batch).
+            & ~(tree.impurity[nodes] <= self._pure_impurity)
         )
         if self.layout.is_classification and p.min_purity < 1.0:
             class_weights = self.layout.class_weights(self.layout.real(stats))
@@ -259,6 +287,8 @@ class Grower:
         if batch.dense and missing_bin >= 0:
             hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
+        # The backend's compiled split search (the fused kernel on a GPU), where it has one.
+        compiled = getattr(self.backend, "score_splits", None)
         chosen = select_splits(
             hist,
             p.criterion,
@@ -271,6 +301,7 @@ class Grower:
             missing,
             p.categorical,
             on_device=on_device,
+            compiled=compiled,
         )
         if drawn is not None and not chosen.has_split.all():
             # As scikit-learn does: a node whose drawn features hold no valid split keeps
@@ -288,6 +319,7 @@ class Grower:
                 missing,
                 p.categorical,
                 on_device=on_device,
+                compiled=compiled,
             )
             for name in ChosenSplits.__dataclass_fields__:
                 getattr(chosen, name)[retry] = getattr(again, name)
@@ -295,7 +327,12 @@ class Grower:
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
         # Scores are in the fit's units (regression targets may be scaled: StatsLayout).
         min_decrease = self.layout.fit_variance(p.min_impurity_decrease)
-        accept = chosen.has_split & (priority + EPSILON >= min_decrease)
+        self._receive_impurities()  # the copy back that brought the winners brought them
+        accept = (
+            chosen.has_split
+            & (priority + EPSILON >= min_decrease)
+            & (self.tree.impurity[nodes] > self._pure_impurity)
+        )
         k = np.flatnonzero(accept)
         bound_slot = slots[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
         next_bin = chosen.next_bin[k]
@@ -497,6 +534,10 @@ class Grower:
                 missing_left[subset],
             )
             category_sets = (subset, words)
+        child_means = None
+        if not layout.is_classification:  # what _measure_impurity measures about
+            means = layout.centred_mean(layout.real(child_stats))
+            child_means = (means[0::2], means[1::2])
         with self._phase("partition", nodes, ev.feature[which]):
             self.backend.partition(
                 nodes,
@@ -508,6 +549,7 @@ class Grower:
                 right,
                 category_sets,
                 sizes=(left_count, right_count),
+                child_means=child_means,
             )
         self._measure_impurity(children, child_stats)
 
@@ -614,6 +656,7 @@ class Grower:
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
         tree = self._grow()
+        self._receive_remaining_impurities()
         layout = self.layout
         if not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
@@ -623,7 +666,9 @@ class Grower:
 
     def _grow(self) -> Tree:
         self._start = time.perf_counter()
-        enter_level(0)  # the root's statistics and impurity are level 0's work
+        # The root's statistics and impurity are the fit's set-up (fit_setup_stats_); a
+        # level's work begins with its first phase (PhaseTimer.phase enters the level).
+        enter_level(SETUP)
         root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         self._measure_impurity(root, root_stats)

@@ -25,13 +25,14 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.criteria import (
+    SCORE_RTOL,
     branch_split_info,
     score_tolerance,
     split_info,
@@ -39,6 +40,16 @@ from gpu_tree.growing.criteria import (
     weighted_split_score,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import (
+    SPLIT_CRITERION_CODES,
+    WINNER_BIN,
+    WINNER_FEATURE,
+    WINNER_FIXED_COLUMNS,
+    WINNER_MISSING_LEFT,
+    WINNER_NEXT_BIN,
+    WINNER_NODE_WEIGHT,
+    WINNER_SCORE,
+)
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
@@ -123,6 +134,7 @@ def select_splits(
     missing=None,
     categorical: CategoricalSearch | None = None,
     on_device: bool = False,
+    compiled=None,
 ) -> ChosenSplits:
     """Best split of the nodes whose histograms are ``hist[slots]`` (hist: (n, n_features,
     n_bins, n_channels)).
@@ -146,6 +158,11 @@ def select_splits(
     histograms are a GPU's): every row keeps the width ``n_bins`` instead, so that the
     widths need not come back to the host to size the search (the GPU scores them all at
     once); the winners are the same.
+
+    ``compiled`` (a backend's ``score_splits``, or None): where no feature is categorical,
+    the whole search runs in one compiled call instead (``kernels/_split_scan.py``, the
+    same winners). It takes a :class:`CompiledSearch` and returns the winner rows on the
+    host (the backend copies them back, in one copy).
     """
     _, n_features, n_bins, n_channels = hist.shape
     if slots is None:
@@ -167,12 +184,18 @@ def select_splits(
         branch_stats=np.full(n_nodes, None, dtype=object),
         default_branch=np.zeros(n_nodes, dtype=np.int64),
     )
-    if missing is not None and not bool(device_to_host(xp.any(layout.count(missing, xp) > 0))):
-        missing = None  # no node misses anything: the usual search, half the work
     if categorical is not None and categorical.features.size == 0:
         categorical = None
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on
         return chosen
+    if compiled is not None and categorical is None:
+        search = compiled_search(
+            hist, slots, missing, feature_mask, criterion, layout, constraints, xp
+        )
+        _record_winners(chosen, slice(None), *_unpack_winners(compiled(search), n_channels))
+        return chosen
+    if missing is not None and not bool(device_to_host(xp.any(layout.count(missing, xp) > 0))):
+        missing = None  # no node misses anything: the usual search, half the work
     nonempty = layout.count(hist, xp) > 0
     if on_device:
         width = np.full(n_nodes, n_bins, dtype=np.int64)
@@ -328,18 +351,11 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         left,
         right,
     )
-    has_split = np.isfinite(best)
-    chosen.has_split[chunk] = has_split
-    chosen.feature[chunk] = np.where(has_split, feature, 0)
-    chosen.bin[chunk] = np.where(has_split, bin_, 0)
-    chosen.next_bin[chunk] = np.where(has_split, next_bin, 0)
-    chosen.missing_left[chunk] = goes_left
-    chosen.kind[chunk] = NUMERIC
-    chosen.left_bins[chunk] = None
-    chosen.present_bins[chunk] = None
-    chosen.branch_stats[chunk] = None
-    chosen.default_branch[chunk] = 0
+    _record_winners(
+        chosen, chunk, feature, bin_, next_bin, goes_left, best, node_weight, left, right
+    )
     if cat is not None:
+        has_split = np.isfinite(best)
         winners = np.flatnonzero(has_split & is_categorical[feature])
         if winners.size:
             column = np.searchsorted(cat_features, feature[winners])
@@ -357,9 +373,112 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.default_branch[result] = detail.default_branch
                 chosen.bin[result] = -1
                 chosen.next_bin[result] = -1
+        chosen.left_stats[chunk] = left
+        chosen.right_stats[chunk] = right
+
+
+def _record_winners(
+    chosen, chunk, feature, bin_, next_bin, goes_left, best, node_weight, left, right
+):
+    """Write numeric winners (host arrays, one entry per node of ``chunk``) into
+    ``chosen``: ``best`` is the weighted score (-inf: no split), ``node_weight`` the
+    node's real weight."""
+    has_split = np.isfinite(best)
+    chosen.has_split[chunk] = has_split
+    chosen.feature[chunk] = np.where(has_split, feature, 0)
+    chosen.bin[chunk] = np.where(has_split, bin_, 0)
+    chosen.next_bin[chunk] = np.where(has_split, next_bin, 0)
+    chosen.missing_left[chunk] = goes_left
+    chosen.kind[chunk] = NUMERIC
+    chosen.left_bins[chunk] = None
+    chosen.present_bins[chunk] = None
+    chosen.branch_stats[chunk] = None
+    chosen.default_branch[chunk] = 0
     chosen.score[chunk] = np.where(has_split, best / np.where(has_split, node_weight, 1.0), -np.inf)
     chosen.left_stats[chunk] = left
     chosen.right_stats[chunk] = right
+
+
+class CompiledSearch(NamedTuple):
+    """The arguments of a compiled split search (``kernels/_split_scan.py``), on the
+    histograms' device. The backends' ``score_splits`` pass them to their kernel in
+    this order and return its winner rows (n_nodes, WINNER_FIXED_COLUMNS + 2 *
+    n_channels) int64, on the host."""
+
+    hist: Any  # (n_slots, n_features, n_bins, n_channels): present values only
+    slots: Any  # (n_nodes,) int64: each node's histogram slot
+    n_bins: int
+    missing: Any  # (n_slots, n_features, n_channels), or a 1-slot stand-in
+    use_missing: bool
+    feature_mask: Any  # (n_nodes, n_features) bool, or a 1-row stand-in
+    use_mask: bool
+    scale: Any  # (n_channels,) float64: 2**-exponent, each channel's integers to real units
+    criterion: int  # kernels/_split_scan.py's CRITERION_CODES
+    n_classes: int  # 0: regression
+    count_channel: int  # -1: none
+    min_samples_leaf: int
+    min_weight_leaf: float
+    rtol: float  # criteria.SCORE_RTOL
+
+
+def compiled_search(hist, slots, missing, feature_mask, criterion, layout, constraints, xp):
+    """The :class:`CompiledSearch` of these nodes (``slots``, host int64) and ``hist``,
+    ``missing`` (or None) and ``feature_mask`` (host, or None) as :func:`select_splits`
+    takes them. The small host tables go to the device in one copy."""
+    _, n_features, n_bins, n_channels = hist.shape
+    use_missing = missing is not None
+    if not use_missing:
+        missing = xp.zeros((1, n_features, n_channels), dtype=hist.dtype)
+    use_mask = feature_mask is not None
+    mask = np.ones((1, n_features), dtype=np.int64)
+    if use_mask:
+        mask = np.asarray(feature_mask, dtype=np.int64)
+    exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
+    scale_bits = np.ldexp(1.0, -exponents).view(np.int64)
+    tables = host_to_device(np.concatenate([slots.astype(np.int64), mask.ravel(), scale_bits]), xp)
+    n_nodes, n_mask = slots.size, mask.size
+    return CompiledSearch(
+        hist=hist,
+        slots=tables[:n_nodes],
+        n_bins=n_bins,
+        missing=missing,
+        use_missing=use_missing,
+        feature_mask=tables[n_nodes : n_nodes + n_mask].reshape(mask.shape),
+        use_mask=use_mask,
+        scale=tables[n_nodes + n_mask :].view(np.float64),
+        criterion=SPLIT_CRITERION_CODES[criterion],
+        n_classes=layout.n_classes if layout.is_classification else 0,
+        count_channel=layout.n_channels - 1 if layout.has_count_channel else -1,
+        min_samples_leaf=int(constraints.min_samples_leaf),
+        min_weight_leaf=float(constraints.min_weight_leaf),
+        rtol=SCORE_RTOL,
+    )
+
+
+def _unpack_winners(packed, n_channels):
+    """The winner rows (``kernels/_split_scan.py``'s WINNER_* columns, on the host) as
+    the arrays :func:`_record_winners` takes."""
+    first = WINNER_FIXED_COLUMNS
+    values = np.ascontiguousarray(packed[:, [WINNER_SCORE, WINNER_NODE_WEIGHT]]).view(np.float64)
+    return (
+        packed[:, WINNER_FEATURE],
+        packed[:, WINNER_BIN],
+        packed[:, WINNER_NEXT_BIN],
+        packed[:, WINNER_MISSING_LEFT] != 0,
+        values[:, 0],
+        values[:, 1],
+        packed[:, first : first + n_channels],
+        packed[:, first + n_channels : first + 2 * n_channels],
+    )
+
+
+def score_splits_on_cpu(search: CompiledSearch):
+    """A :class:`CompiledSearch` on the CPU (numpy arrays): the winner rows."""
+    n_channels = search.hist.shape[3]
+    shape = (search.slots.size, WINNER_FIXED_COLUMNS + 2 * n_channels)
+    winners = np.empty(shape, dtype=np.int64)
+    cpu_kernels.score_splits(*search, winners)
+    return winners
 
 
 def _to_host_packed(xp, *columns):

@@ -1,0 +1,480 @@
+"""The split search over histograms, compiled: every candidate of a node scored and the
+best one chosen in one pass per (node, feature), written once for both devices.
+
+This is the fused split-scoring kernel's arithmetic (issue 16). The vectorised search in
+``gpu_tree.growing.splitting`` (with ``gpu_tree.growing.criteria``) is its reference: the
+same candidates, the same formulas term by term, the same ties. Tests compare the two
+on every criterion. Only numeric features are searched here; categorical ones take the
+vectorised path.
+
+For one node (histogram slot ``slot``) and one feature, the candidates are its non-empty
+bins in order: bin ``b`` sends the present rows of bins ``<= b`` left. Statistics are the
+histogram's integers; each side becomes real (``float(integer) * scale[c]``, the exact
+power-of-two scale of :meth:`StatsLayout.real`) where a formula reads it, so nothing but
+the running prefix is kept per candidate:
+
+- left: the prefix; right: total minus prefix (integers, exact), each plus the missing
+  rows' statistics when the candidate sends them that way;
+- with missing values (``use_missing``), each candidate is scored with the missing rows on
+  either side; the better side wins, tied sides (within the tolerance) the side holding
+  more present rows. Every present value left and the missing ones right is a candidate
+  too;
+- a candidate is allowed when both sides hold rows and the leaf-size limits hold; the
+  first candidate within the tolerance of the best (:func:`make_split_scan`'s
+  ``tolerance``) wins a feature, and the first feature within it wins the node.
+
+:mod:`gpu_tree.kernels.cpu` compiles these helpers with ``numba.njit`` and
+:mod:`gpu_tree.kernels.cuda` with ``numba.cuda.jit(device=True)``.
+"""
+
+import math
+
+# The criteria, as these helpers number them (CRITERION_CODES maps the names).
+GINI, ENTROPY, GAIN_RATIO, CART, MISCLASSIFICATION, SQUARED_ERROR = range(6)
+CRITERION_CODES = {
+    "gini": GINI,
+    "entropy": ENTROPY,
+    "log_loss": ENTROPY,  # the same tree as entropy (scikit-learn's name)
+    "gain_ratio": GAIN_RATIO,
+    "cart": CART,
+    "misclassification": MISCLASSIFICATION,
+    "squared_error": SQUARED_ERROR,
+}
+
+# Which statistics a side's value reads.
+LEFT, RIGHT, PARENT = range(3)
+
+# The columns of a node's winner row (int64; the score and node weight are float64 bits),
+# then the left statistics (n_channels), then the right ones.
+WINNER_FEATURE, WINNER_BIN, WINNER_NEXT_BIN, WINNER_MISSING_LEFT = range(4)
+WINNER_SCORE, WINNER_NODE_WEIGHT = 4, 5
+WINNER_FIXED_COLUMNS = 6
+
+
+def make_split_scan(device_function):
+    """The helpers, compiled by ``device_function`` (``njit`` or ``cuda.jit(device=True)``).
+
+    Returns ``(node_totals, score_feature, choose_winner)``: see their docstrings.
+    """
+
+    @device_function
+    def plog2p(p):
+        """p log2 p, and 0 for p = 0 (the limit)."""
+        if p > 0.0:
+            return p * math.log2(p)
+        return 0.0
+
+    @device_function
+    def channel(c, prefix, total, missing, side, with_missing, scale):
+        """Channel ``c`` of a side, real: left (the prefix), right (total - prefix) or the
+        parent (total), plus the missing rows' statistics if ``with_missing``."""
+        if side == LEFT:
+            value = float(prefix[c]) * scale[c]
+        elif side == RIGHT:
+            value = float(total[c] - prefix[c]) * scale[c]
+        else:
+            value = float(total[c]) * scale[c]
+        if with_missing:
+            value += float(missing[c]) * scale[c]
+        return value
+
+    @device_function
+    def weight_of(n_classes, prefix, total, missing, side, with_missing, scale):
+        """The side's weight: its class totals' sum, or a regression's channel 0."""
+        if n_classes == 0:
+            return channel(0, prefix, total, missing, side, with_missing, scale)
+        weight = 0.0
+        for c in range(n_classes):
+            weight += channel(c, prefix, total, missing, side, with_missing, scale)
+        return weight
+
+    @device_function
+    def count_of(n_classes, count_channel, prefix, total, missing, side, with_missing, scale):
+        """The side's number of rows: the count channel, or the weight (unit weights)."""
+        if count_channel >= 0:
+            return channel(count_channel, prefix, total, missing, side, with_missing, scale)
+        return weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
+
+    @device_function
+    def weighted_impurity(criterion, n_classes, prefix, total, missing, side, with_missing, scale):
+        """w * I(side) (criteria.weighted_gini, weighted_entropy, ...), or for regression
+        -(sum w y)^2 / w (criteria.weighted_squared_error_term)."""
+        if criterion == SQUARED_ERROR:
+            w = channel(0, prefix, total, missing, side, with_missing, scale)
+            s = channel(1, prefix, total, missing, side, with_missing, scale)
+            return -(s * s / w) if w > 0.0 else -0.0
+        w = weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
+        if criterion == ENTROPY or criterion == GAIN_RATIO:
+            result = plog2p(w)
+            for c in range(n_classes):
+                result -= plog2p(channel(c, prefix, total, missing, side, with_missing, scale))
+            return result
+        if criterion == GINI:
+            squares = 0.0
+            for c in range(n_classes):
+                v = channel(c, prefix, total, missing, side, with_missing, scale)
+                squares += v * v
+            return w - (squares / w if w > 0.0 else 0.0)
+        largest = -math.inf  # misclassification: w - max_i c_i
+        for c in range(n_classes):
+            largest = max(largest, channel(c, prefix, total, missing, side, with_missing, scale))
+        return w - largest
+
+    @device_function
+    def split_info(left_fraction):
+        return -plog2p(left_fraction) - plog2p(1.0 - left_fraction)
+
+    @device_function
+    def weighted_score(
+        criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale, parent
+    ):
+        """The candidate's score times its node's weight (criteria.weighted_split_score):
+        left = prefix, right = total - prefix, the missing rows (if ``use_missing``) on
+        the left or right; ``parent``: the W of the parent (impurity criteria) or its
+        weight (cart, gain_ratio's fraction)."""
+        to_left = use_missing and missing_left
+        to_right = use_missing and not missing_left
+        if criterion == CART:
+            w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
+            w_right = weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale)
+            w = w_left + w_right
+            distance = 0.0
+            for c in range(n_classes):
+                p_left = channel(c, prefix, total, missing, LEFT, to_left, scale)
+                p_left = p_left / w_left if w_left > 0.0 else 0.0
+                p_right = channel(c, prefix, total, missing, RIGHT, to_right, scale)
+                p_right = p_right / w_right if w_right > 0.0 else 0.0
+                distance += abs(p_left - p_right)
+            f_left = w_left / w if w > 0.0 else 0.0
+            f_right = w_right / w if w > 0.0 else 0.0
+            return parent[1] * (2.0 * f_left * f_right * distance)
+        decrease = (
+            parent[0]
+            - weighted_impurity(criterion, n_classes, prefix, total, missing, LEFT, to_left, scale)
+            - weighted_impurity(
+                criterion, n_classes, prefix, total, missing, RIGHT, to_right, scale
+            )
+        )
+        if criterion == GAIN_RATIO:
+            w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
+            fraction = w_left / parent[1] if parent[1] > 0.0 else 0.0
+            info = split_info(fraction)
+            return decrease / info if info > 0.0 else 0.0
+        return decrease
+
+    @device_function
+    def divisor_of(criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale):
+        """gain_ratio: the candidate's split information (splitting._divisor); else 1."""
+        if criterion != GAIN_RATIO:
+            return 1.0
+        to_left = use_missing and missing_left
+        to_right = use_missing and not missing_left
+        w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
+        w = w_left + weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale)
+        return split_info(w_left / (w if w > 0.0 else 1.0))
+
+    @device_function
+    def tolerance(criterion, weight, weighted_sum, best, divisor, rtol):
+        """criteria.score_tolerance for a node of this (real) weight and, for regression,
+        weighted target sum; ``divisor``: gain_ratio's split information of ``best``."""
+        w = abs(weight)
+        if criterion == ENTROPY or criterion == GAIN_RATIO:
+            scale = w * (1.0 + abs(math.log2(w if w > 0.0 else 1.0)))
+            if criterion == GAIN_RATIO and divisor > 0.0:
+                scale = scale / divisor
+        elif criterion == SQUARED_ERROR:
+            scale = weighted_sum * weighted_sum / weight if weight > 0.0 else 0.0
+        else:
+            scale = w
+        magnitude = abs(best) if math.isfinite(best) else 0.0
+        return rtol * (scale + magnitude)
+
+    @device_function
+    def allowed(
+        n_classes, count_channel, prefix, total, missing, to_left, to_right, scale, msl, mwl
+    ):
+        """The leaf-size limits on both sides (splitting._allowed)."""
+        if msl > 1:
+            if (
+                count_of(n_classes, count_channel, prefix, total, missing, LEFT, to_left, scale)
+                < msl
+            ):
+                return False
+            if (
+                count_of(n_classes, count_channel, prefix, total, missing, RIGHT, to_right, scale)
+                < msl
+            ):
+                return False
+        if mwl > 0.0:
+            if weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale) < mwl:
+                return False
+            if weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale) < mwl:
+                return False
+        return True
+
+    @device_function
+    def candidate(
+        criterion,
+        n_classes,
+        count_channel,
+        prefix,
+        total,
+        missing,
+        use_missing,
+        has_missing,
+        scale,
+        parent,
+        msl,
+        mwl,
+        rtol,
+        out,
+    ):
+        """Score the candidate whose left side is ``prefix``: ``out`` gets its score (-inf
+        where not allowed), its split information (gain_ratio) and whether the missing
+        rows go left (splitting._score_sides)."""
+        values_right = (
+            count_of(n_classes, count_channel, prefix, total, missing, RIGHT, False, scale) > 0.0
+        )
+        if not use_missing:
+            score = -math.inf
+            if values_right and allowed(
+                n_classes, count_channel, prefix, total, missing, False, False, scale, msl, mwl
+            ):
+                score = weighted_score(
+                    criterion, n_classes, prefix, total, missing, False, False, scale, parent
+                )
+            out[0] = score
+            out[1] = divisor_of(criterion, n_classes, prefix, total, missing, False, False, scale)
+            out[2] = 0.0
+            return
+        score_left = -math.inf
+        if values_right and allowed(
+            n_classes, count_channel, prefix, total, missing, True, False, scale, msl, mwl
+        ):
+            score_left = weighted_score(
+                criterion, n_classes, prefix, total, missing, True, True, scale, parent
+            )
+        score_right = -math.inf
+        if (values_right or has_missing) and allowed(
+            n_classes, count_channel, prefix, total, missing, False, True, scale, msl, mwl
+        ):
+            score_right = weighted_score(
+                criterion, n_classes, prefix, total, missing, False, True, scale, parent
+            )
+        divisor_left = divisor_of(criterion, n_classes, prefix, total, missing, True, True, scale)
+        divisor_right = divisor_of(criterion, n_classes, prefix, total, missing, False, True, scale)
+        more_rows_left = count_of(
+            n_classes, count_channel, prefix, total, missing, LEFT, False, scale
+        ) >= count_of(n_classes, count_channel, prefix, total, missing, RIGHT, False, scale)
+        better_left = score_left > score_right
+        best = max(score_left, score_right)
+        divisor = divisor_left if better_left else divisor_right
+        # The tie's parent is the feature's: its present and missing rows.
+        weight = parent[1]
+        weighted_sum = 0.0
+        if criterion == SQUARED_ERROR:
+            weighted_sum = channel(1, prefix, total, missing, PARENT, True, scale)
+        tied = min(score_left, score_right) >= best - tolerance(
+            criterion, weight, weighted_sum, best, divisor, rtol
+        )
+        missing_left = more_rows_left if tied else better_left
+        out[0] = score_left if missing_left else score_right
+        out[1] = divisor_left if missing_left else divisor_right
+        out[2] = 1.0 if missing_left else 0.0
+
+    @device_function
+    def row_count(row, n_classes, count_channel):
+        """Rows in an integer statistics row (a histogram bin, the missing rows): the
+        count channel, else the class totals' or the regression weight's integers."""
+        if count_channel >= 0:
+            return row[count_channel]
+        if n_classes == 0:
+            return row[0]
+        count = row[0]
+        for c in range(1, n_classes):
+            count += row[c]
+        return count
+
+    @device_function
+    def node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, out):
+        """``out`` gets the node's real weight and (regression) weighted target sum: feature
+        0's present rows plus its missing ones, as the vectorised search takes them."""
+        n_weight = n_classes if n_classes > 0 else 1
+        weight = 0.0
+        weighted_sum = 0.0
+        for c in range(n_weight + (1 if n_classes == 0 else 0)):
+            value = 0
+            for b in range(n_bins):
+                value += hist[slot, 0, b, c]
+            if use_missing:
+                value += missing[slot, 0, c]
+            if c < n_weight:
+                weight += float(value) * scale[c]
+            else:
+                weighted_sum = float(value) * scale[c]
+        out[0] = weight
+        out[1] = weighted_sum
+
+    @device_function
+    def score_feature(
+        hist,
+        slot,
+        f,
+        n_bins,
+        missing,
+        use_missing,
+        usable,
+        prefix,
+        total,
+        scale,
+        criterion,
+        n_classes,
+        count_channel,
+        msl,
+        mwl,
+        rtol,
+        node,
+        parent,
+        scored,
+        result,
+    ):
+        """The best candidate of one (node, feature): ``result`` gets its score (-inf: none
+        allowed), split information (gain_ratio, else 1), missing side (1.0: left) and bin
+        (-1: the feature holds no present row). ``total`` gets the feature's present
+        rows' statistics. ``missing``: the feature's missing rows (read if
+        ``use_missing``); ``usable``: the feature mask's entry; ``node``: the node's real
+        weight and weighted sum (:func:`node_totals`); ``prefix``, ``parent`` (2) and
+        ``scored`` (3) are scratch."""
+        n_channels = hist.shape[3]
+        for c in range(n_channels):
+            total[c] = 0
+        for b in range(n_bins):
+            for c in range(n_channels):
+                total[c] += hist[slot, f, b, c]
+        result[0] = -math.inf
+        result[1] = 1.0
+        result[2] = 0.0
+        result[3] = -1.0
+        if not usable:
+            return
+        has_missing = use_missing and row_count(missing, n_classes, count_channel) > 0
+        parent[1] = weight_of(n_classes, prefix, total, missing, PARENT, use_missing, scale)
+        parent[0] = 0.0
+        if criterion != CART:
+            parent[0] = weighted_impurity(
+                criterion, n_classes, prefix, total, missing, PARENT, use_missing, scale
+            )
+        # Pass 1: the best score (the first maximum) and its split information; pass 2:
+        # the first candidate that ties with it.
+        best = -math.inf
+        best_divisor = 1.0
+        limit = -math.inf
+        for sweep in range(2):
+            found = False
+            for c in range(n_channels):
+                prefix[c] = 0
+            for b in range(n_bins):
+                if row_count(hist[slot, f, b], n_classes, count_channel) == 0:
+                    continue
+                for c in range(n_channels):
+                    prefix[c] += hist[slot, f, b, c]
+                candidate(
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    prefix,
+                    total,
+                    missing,
+                    use_missing,
+                    has_missing,
+                    scale,
+                    parent,
+                    msl,
+                    mwl,
+                    rtol,
+                    scored,
+                )
+                if sweep == 0:
+                    if not found or scored[0] > best:
+                        best = scored[0]
+                        best_divisor = scored[1]
+                        found = True
+                elif scored[0] >= limit:
+                    result[0] = scored[0]
+                    result[1] = scored[1]
+                    result[2] = scored[2]
+                    result[3] = float(b)
+                    return
+            if not found:
+                return  # no present row
+            limit = best - tolerance(criterion, node[0], node[1], best, best_divisor, rtol)
+
+    @device_function
+    def choose_winner(
+        hist,
+        slot,
+        n_bins,
+        missing,
+        use_missing,
+        results,
+        totals,
+        criterion,
+        n_classes,
+        count_channel,
+        rtol,
+        node,
+        winner,
+        winner_values,
+    ):
+        """The node's split from its features' best candidates (``results`` (n_features,
+        4) and ``totals`` (n_features, n_channels) from :func:`score_feature`): the first
+        feature within the tolerance of the best, written to ``winner`` (int64, the
+        WINNER_* columns then the left and right statistics) and ``winner_values`` (the
+        same memory as float64, for the score and the node weight). ``missing``: the
+        node's missing rows, (n_features, n_channels)."""
+        n_features = hist.shape[1]
+        n_channels = hist.shape[3]
+        best = results[0, 0]
+        at = 0
+        for f in range(1, n_features):
+            if results[f, 0] > best:
+                best = results[f, 0]
+                at = f
+        limit = best - tolerance(criterion, node[0], node[1], best, results[at, 1], rtol)
+        chosen = at
+        for f in range(n_features):
+            if results[f, 0] >= limit:
+                chosen = f
+                break
+        split_bin = int(results[chosen, 3])
+        left = winner[WINNER_FIXED_COLUMNS : WINNER_FIXED_COLUMNS + n_channels]
+        right = winner[WINNER_FIXED_COLUMNS + n_channels : WINNER_FIXED_COLUMNS + 2 * n_channels]
+        for c in range(n_channels):
+            left[c] = 0
+            for b in range(split_bin + 1):
+                left[c] += hist[slot, chosen, b, c]
+            right[c] = totals[chosen, c] - left[c]
+        next_bin = -1
+        for b in range(split_bin + 1, n_bins):
+            if row_count(hist[slot, chosen, b], n_classes, count_channel) != 0:
+                next_bin = b
+                break
+        if use_missing:
+            goes_left = results[chosen, 2] != 0.0
+            for c in range(n_channels):
+                if goes_left:
+                    left[c] += missing[chosen, c]
+                else:
+                    right[c] += missing[chosen, c]
+        else:  # missing values never seen here: at prediction they follow the bigger child
+            goes_left = row_count(left, n_classes, count_channel) >= row_count(
+                right, n_classes, count_channel
+            )
+        winner[WINNER_FEATURE] = chosen
+        winner[WINNER_BIN] = split_bin
+        winner[WINNER_NEXT_BIN] = next_bin
+        winner[WINNER_MISSING_LEFT] = 1 if goes_left else 0
+        winner_values[WINNER_SCORE] = results[chosen, 0]
+        winner_values[WINNER_NODE_WEIGHT] = node[0]
+
+    return node_totals, score_feature, choose_winner

@@ -1,0 +1,120 @@
+"""The compiled split search (``kernels/_split_scan.py``, issue 16's fused scoring kernel)
+chooses what the vectorised search chooses, on every criterion.
+
+The vectorised search (``gpu_tree.growing.splitting`` with ``gpu_tree.growing.criteria``)
+is the reference. Histograms come from random rows: a few or many, few or many bins,
+missing values or none, weights or none, leaf-size limits and feature masks, and nodes
+where nothing is allowed. The CPU twin runs here; the CUDA kernel runs the same helpers
+under the simulator in tests/test_cuda_simulator.py and through whole fits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_tree.data.stats import COUNT_DTYPE, StatsLayout, fixed_point_exponent, to_fixed_point
+from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
+from gpu_tree.growing.splitting import SplitConstraints, score_splits_on_cpu, select_splits
+
+
+def _histograms(rng, *, n_nodes, n_features, n_bins, n_classes, weighted, missing_rate):
+    """Random nodes' histograms (n_nodes, n_features, n_bins + 1, n_channels), the last
+    bin holding the missing values, and their layout."""
+    regression = n_classes == 0
+    rows = rng.integers(1, 120, size=n_nodes)
+    n = int(rows.sum())
+    node = np.repeat(np.arange(n_nodes), rows)
+    # Few distinct values per feature sometimes: ties and empty bins.
+    levels = rng.integers(1, n_bins + 1, size=n_features)
+    bins = (rng.integers(0, 1 << 30, size=(n, n_features)) % levels).astype(np.int64)
+    bins = np.minimum(bins * (n_bins // levels), n_bins - 1)
+    bins[rng.random((n, n_features)) < missing_rate] = n_bins
+    weight = rng.choice([0.5, 1.0, 2.0, 3.25], size=n) if weighted else np.ones(n)
+    columns = []
+    exponents = []
+    if regression:
+        y = np.round(rng.normal(size=n), 2) * rng.choice([1.0, 1e3])
+        y[rng.random(n) < 0.3] = 0.0  # repeated targets: tied scores
+        values = [weight, weight * y]
+    else:
+        label = rng.integers(0, n_classes, size=n)
+        values = [weight * (label == c) for c in range(n_classes)]
+    for column in values:
+        e = 0 if not weighted and not regression else fixed_point_exponent(column)
+        exponents.append(e)
+        columns.append(to_fixed_point(column, e))
+    if weighted:
+        columns.append(np.ones(n, dtype=np.int64))
+        exponents.append(0)
+    stats = np.stack(columns, axis=1)
+    layout = StatsLayout(
+        is_classification=not regression,
+        n_classes=n_classes,
+        has_count_channel=weighted,
+        exponents=tuple(exponents) if any(exponents) else (),
+    )
+    hist = np.zeros((n_nodes, n_features, n_bins + 1, stats.shape[1]), dtype=np.int64)
+    for f in range(n_features):
+        np.add.at(hist, (node, f, bins[:, f]), stats)
+    if not weighted and not regression:
+        hist = hist.astype(COUNT_DTYPE)  # as unweighted class counts are held
+    return hist, layout
+
+
+def _assert_same_choice(reference, compiled):
+    np.testing.assert_array_equal(compiled.has_split, reference.has_split)
+    split = reference.has_split
+    for name in ("feature", "bin", "next_bin", "missing_left"):
+        np.testing.assert_array_equal(
+            getattr(compiled, name)[split], getattr(reference, name)[split], err_msg=name
+        )
+    np.testing.assert_allclose(compiled.score, reference.score, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(compiled.left_stats[split], reference.left_stats[split])
+    np.testing.assert_array_equal(compiled.right_stats[split], reference.right_stats[split])
+
+
+CRITERIA = [*CLASSIFICATION_CRITERIA, "squared_error"]
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_search_chooses_what_the_vectorised_one_does(criterion, seed):
+    rng = np.random.default_rng([seed, CRITERIA.index(criterion)])
+    regression = criterion == "squared_error"
+    n_classes = 0 if regression else int(rng.choice([2, 3, 7]))
+    weighted = bool(seed % 2)
+    missing_rate = [0.0, 0.1, 0.5][seed % 3]
+    n_bins = int(rng.choice([2, 5, 16, 64]))
+    hist, layout = _histograms(
+        rng,
+        n_nodes=int(rng.integers(1, 9)),
+        n_features=int(rng.integers(1, 6)),
+        n_bins=n_bins,
+        n_classes=n_classes,
+        weighted=weighted,
+        missing_rate=missing_rate,
+    )
+    present, missing = hist[:, :, :n_bins], hist[:, :, n_bins]
+    if missing_rate == 0.0:
+        missing = None
+    n_nodes, n_features = hist.shape[:2]
+    mask = None
+    if seed >= 3:
+        mask = rng.random((n_nodes, n_features)) < 0.6
+    constraints = SplitConstraints(
+        min_samples_leaf=int(rng.choice([1, 1, 3, 20])),
+        min_weight_leaf=float(rng.choice([0.0, 0.0, 4.0])),
+    )
+    slots = rng.permutation(n_nodes)[: max(1, n_nodes - 1)]
+    common = dict(
+        criterion=criterion,
+        layout=layout,
+        constraints=constraints,
+        feature_mask=None if mask is None else mask[: slots.size],
+        slots=slots,
+        missing=missing,
+    )
+    reference = select_splits(present, **common)
+    compiled = select_splits(present, compiled=score_splits_on_cpu, **common)
+    _assert_same_choice(reference, compiled)
