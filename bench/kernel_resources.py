@@ -13,9 +13,10 @@ No GPU is needed. Two steps:
    (``numba.cuda.compile_ptx(..., cc=(9, 0))``, which needs libNVVM but no device), then
    assembled by ``ptxas -v --gpu-name sm_90``: registers per thread, static shared
    memory, stack frame and spills. The theoretical occupancy at the block size the
-   backend launches with (``THREADS_PER_BLOCK``) follows from the SM's limits (Hopper:
-   65,536 registers, 2,048 threads, 64 warps, 32 blocks, 228 KiB shared memory per SM,
-   1 KiB reserved per block, registers allocated per warp in units of 256).
+   backend launches with (``THREADS_PER_BLOCK``; ``SCORING_THREADS`` for the split
+   search) follows from the SM's limits (Hopper: 65,536 registers, 2,048 threads, 64
+   warps, 32 blocks, 228 KiB shared memory per SM, 1 KiB reserved per block, registers
+   allocated per warp in units of 256).
 
     python bench/kernel_resources.py --out bench/out/kernels   # kernels.md, kernels.json,
                                                                # signatures.json, ptx/*.ptx
@@ -45,6 +46,7 @@ KERNELS = (
     "histograms_shared",
     "partition_rows",
     "partition_rows_multiway",
+    "score_splits",
     "largest_squared_deviations",
     "squared_deviation_sums",
     "predict_leaves",
@@ -316,7 +318,7 @@ def _compile_without_a_device(cc):
         dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
 
 
-def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> list[dict]:
+def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: dict) -> list[dict]:
     from gpu_tree.kernels import cuda as kernels
     from gpu_tree.kernels.cuda_api import cuda  # the compiler the kernels are built with
 
@@ -325,7 +327,8 @@ def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> l
     rows = []
     for name in KERNELS:
         for index, signature in enumerate(signatures.get(name, [])):
-            row = {"kernel": name, "signature": signature_text(signature), "threads": threads}
+            block = threads.get(name, threads[None])
+            row = {"kernel": name, "signature": signature_text(signature), "threads": block}
             rows.append(row)
             stem = f"{name}_{index}"
             try:
@@ -354,7 +357,7 @@ def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: int) -> l
                 continue
             row.update(parse_ptxas(report))
             row["ptx_notes"] = ptx_notes(ptx)
-            row.update(occupancy(row["registers"], row["shared_bytes"], threads, cc))
+            row.update(occupancy(row["registers"], row["shared_bytes"], block, cc))
             log(
                 f"{stem}: {row['registers']} registers, {row['shared_bytes']} B shared, "
                 f"occupancy {row['occupancy']:.0%} ({row['limiter']})"
@@ -457,13 +460,15 @@ def main(argv=None):
             "numba's built-in CUDA target is in use; it fails on some kernels (e.g. min() of "
             "two integers); pip install 'numba-cuda[cu13]' nvidia-cuda-nvcc for a full report"
         )
-    threads = kernels.THREADS_PER_BLOCK
+    # The block size each kernel is launched with: THREADS_PER_BLOCK but for the split
+    # search's, which takes a block per node and a thread per feature.
+    threads = {None: kernels.THREADS_PER_BLOCK, "score_splits": kernels.SCORING_THREADS}
     log(f"compiling with {compiler}, CUDA_HOME={os.environ.get('CUDA_HOME')}, {version}")
     rows = compile_all(signatures, args.arch, ptxas, out, threads)
     header = (
         f"Kernels of gpu_tree.kernels.cuda for {args.arch}: PTX from {compiler} "
         f"(`cuda.compile_ptx`, default options), assembled by `ptxas -v --gpu-name "
-        f"{args.arch}` ({version}); occupancy at {threads} threads per block from the SM's "
+        f"{args.arch}` ({version}); occupancy at the launch's threads per block from the SM's "
         "limits (theoretical)."
     )
     (out / "kernels.md").write_text(markdown(rows, args.arch, header))

@@ -623,7 +623,9 @@ SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdi
 
 
 def _compile_score_splits(source_hash):
-    @njit(parallel=True, cache=True)
+    # Serial: the CPU twin checks the CUDA kernel's arithmetic (tests), where compile time
+    # counts more than a parallel loop over nodes.
+    @njit(cache=True)
     def score_splits(
         hist,
         slots,
@@ -651,7 +653,7 @@ def _compile_score_splits(source_hash):
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
         winner_values = winners.view(np.float64)
-        for i in prange(slots.shape[0]):
+        for i in range(slots.shape[0]):
             slot = slots[i]
             missing_slot = slot if use_missing else 0
             node = np.empty(2)

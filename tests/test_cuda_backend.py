@@ -342,6 +342,10 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
         xp.asarray(category_words),
         xp.asarray(left),
         xp.asarray(right),
+        # Classification's stand-ins: no first pass of squared deviations.
+        *(xp.zeros(1, dtype=np.int64), *(xp.zeros(1) for _ in range(3))),
+        True,
+        *(xp.zeros(1) for _ in range(3)),
     )
     expected = before.copy()
     for node in (1, 2):
@@ -351,6 +355,56 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
         goes_left = np.where(codes == 4, missing_left[node] == 1, present_rule)
         expected[rows] = np.where(goes_left, left[node], right[node])
     np.testing.assert_array_equal(_to_host(device_rows), expected)
+
+
+@pytest.mark.parametrize("unit_weight", [True, False])
+def test_a_regression_partition_runs_the_childrens_first_variance_pass(unit_weight):
+    """Given the children's slots and means, partition_rows also records each child's
+    largest squared-deviation term, lowest and highest centred target (pass 1 of
+    kernels/_squared_deviations.py): what largest_squared_deviations would record after
+    the partition, so a regression level needs one launch less."""
+    rng = np.random.default_rng(7)
+    n = 80
+    X_binned = rng.integers(0, 4, size=(1, n)).astype(np.uint8)
+    node_of_row = rng.integers(0, 2, size=n).astype(np.int32)  # node 1 splits, node 0 not
+    centred = rng.normal(size=n)
+    weight = rng.uniform(0.5, 2.0, size=n)
+    # Node 1 splits on bin <= 1 into nodes 2 (slot 1) and 3 (slot 0).
+    table = np.array(
+        [[-1, 0, -1, -1], [0, 1, 0, 0], [0, 0, 0, 0], [-1, 2, -1, -1], [-1, 3, -1, -1]],
+        dtype=np.int64,
+    )
+    child_slot = np.array([-1, -1, 1, 0], dtype=np.int64)
+    child_mean = np.array([0.0, 0.0, 0.25, -0.5])
+    extremes = [np.zeros(2), np.full(2, np.inf), np.full(2, -np.inf)]
+    device_rows = xp.asarray(node_of_row)
+    device_extremes = [xp.asarray(e) for e in extremes]
+    blocks, threads = cuda_kernels.launch_config(n)
+    cuda_kernels.partition_rows[blocks, threads](
+        xp.asarray(X_binned),
+        device_rows,
+        *(xp.asarray(row) for row in table[:3]),
+        -1,
+        xp.asarray(np.full(4, -1, dtype=np.int64)),
+        xp.asarray(np.zeros(1, dtype=np.int64)),
+        *(xp.asarray(row) for row in table[3:]),
+        xp.asarray(child_slot),
+        xp.asarray(child_mean),
+        xp.asarray(centred),
+        xp.asarray(weight),
+        unit_weight,
+        *device_extremes,
+    )
+    moved = _to_host(device_rows)
+    np.testing.assert_array_equal(moved[node_of_row == 0], 0)
+    for child in (2, 3):
+        rows = moved == child
+        assert rows.any()
+        terms = (centred[rows] - child_mean[child]) ** 2 * (1.0 if unit_weight else weight[rows])
+        slot = child_slot[child]
+        largest, lowest, highest = (_to_host(e)[slot] for e in device_extremes)
+        assert largest == terms.max()
+        assert (lowest, highest) == (centred[rows].min(), centred[rows].max())
 
 
 @pytest.mark.parametrize("categorical_split", [None, "binary", "multiway"])

@@ -19,7 +19,7 @@ from _cli import run_cli
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.utils.fit_stats import COUNTS
 
-N_ROWS, MAX_BINS, DEPTH = 4000, 16, 3
+N_ROWS, MAX_BINS, DEPTH = 1500, 16, 3
 
 
 def _data(regression=False):

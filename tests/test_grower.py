@@ -651,6 +651,7 @@ class NaiveBackend:
         category_sets=None,
         *,
         sizes,
+        child_means=None,
     ):
         n_left = np.zeros(len(nodes), dtype=np.int64)
         for k, node in enumerate(nodes):

@@ -247,10 +247,6 @@ class CUDAHistogramBackend:
             xp.empty((n_nodes, n_features, 4), dtype=np.float64),  # results
             xp.empty((n_nodes, 2), dtype=np.float64),  # nodes
         )
-        if xp is np:  # the simulator copies each array in and out whole: no views
-            search = search._replace(
-                hist=np.ascontiguousarray(search.hist), missing=np.ascontiguousarray(search.missing)
-            )
         self._launch(
             self.kernels.score_splits,
             self.kernels.scoring_launch_config(n_nodes),

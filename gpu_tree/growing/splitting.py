@@ -429,6 +429,10 @@ def compiled_search(hist, slots, missing, feature_mask, criterion, layout, const
     use_missing = missing is not None
     if not use_missing:
         missing = xp.zeros((1, n_features, n_channels), dtype=hist.dtype)
+    if xp is np:
+        # Contiguous host arrays: one compiled signature per statistics type for the CPU
+        # twin, and the CUDA simulator copies each argument whole (a view it refuses).
+        hist, missing = np.ascontiguousarray(hist), np.ascontiguousarray(missing)
     use_mask = feature_mask is not None
     mask = np.ones((1, n_features), dtype=np.int64)
     if use_mask:
