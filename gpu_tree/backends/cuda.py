@@ -396,29 +396,31 @@ class CUDAHistogramBackend:
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
         offsets, words = category_tables(category_sets, len(nodes))
-        category_offset = self._node_table(-1, np.int64)
-        category_offset[nodes] = offsets
-        # The per-node tables, as rows of one array: one copy to the device. Regression
-        # (child_means given): the children's slots and means, for pass 1 of their
-        # squared deviations, which the partition runs as it moves each row.
-        n_rows = 5 if child_means is None else 7
-        tables = np.empty((n_rows, self._node_size.size), dtype=np.int64)
-        tables[:] = np.array([-1, 0, 0, -1, -1, -1, 0][:n_rows], dtype=np.int64)[:, None]
-        split_feature, split_bin, goes_left, left_child, right_child = range(5)
+        # The per-node tables, as rows of one array, and the category words after them: one
+        # copy to the device. Regression (child_means given): the children's slots and
+        # means, for pass 1 of their squared deviations, which the partition runs as it
+        # moves each row.
+        n_ids = self._node_size.size
+        n_rows = 6 if child_means is None else 8
+        tables = np.empty((n_rows, n_ids), dtype=np.int64)
+        tables[:] = np.array([-1, 0, 0, -1, -1, -1, -1, 0][:n_rows], dtype=np.int64)[:, None]
+        split_feature, split_bin, goes_left, left_child, right_child, category_offset = range(6)
         tables[split_feature, nodes] = feature
         tables[split_bin, nodes] = bin_threshold
         tables[goes_left, nodes] = missing_left
         tables[left_child, nodes] = left_children
         tables[right_child, nodes] = right_children
+        tables[category_offset, nodes] = offsets
         children = np.column_stack([left_children, right_children]).ravel()  # as grown
         if child_means is not None:
             means = np.column_stack(child_means).ravel()
-            tables[5:] = self._deviation_host_tables(children, means)
-        device = host_to_device(tables, xp)
+            tables[6:] = self._deviation_host_tables(children, means)
+        packed = host_to_device(np.concatenate([tables.ravel(), words]), xp)
+        device = packed[: tables.size].reshape(tables.shape)
         extremes = self._no_extremes
         if child_means is not None:
             buffer = squared_deviation_buffer(children.size, xp)
-            tables_on_device = device[5:]
+            tables_on_device = device[6:]
             self._children_extremes = _ChildrenExtremes(children, tables_on_device, buffer)
             extremes = (
                 tables_on_device[0],
@@ -436,8 +438,8 @@ class CUDAHistogramBackend:
             device[split_bin],
             device[goes_left],
             self.missing_bin,
-            host_to_device(category_offset, xp),
-            host_to_device(words, xp),
+            device[category_offset],
+            packed[tables.size :],
             device[left_child],
             device[right_child],
             *extremes[:4],
