@@ -1,48 +1,100 @@
 """Bytes a level of the CUDA tree build moves through device memory, and the time floors.
 
 A model, not a measurement: it counts the DRAM bytes each level of
-``gpu_tree.backends.cuda.CUDAHistogramBackend`` must read and write, under the algorithm
-as it stands (kernels/cuda.py), and two lower floors, so that measured level times can be
-set against them (``bench/bench_gpu_matrix.py`` does, with the row counts it measured).
+``gpu_tree.backends.cuda.CUDAHistogramBackend`` reads and writes, under the code as it
+stands (``gpu_tree/backends/cuda.py``, ``kernels/cuda.py``, ``kernels/_split_scan.py``),
+and two lower floors, so that measured level times can be set against them
+(``bench/bench_gpu_matrix.py`` does, with the row counts it measured).
 
 What one level L of the level-wise build does on the device (read from the code):
 
+* row list: the backend keeps ``row_order``, the rows grouped by node id (each node's
+  rows in row order). A histogram launch reads ``row_list``, the rows of the nodes it
+  builds, one segment after another (``_rows_of``): a view of ``row_order`` for one
+  node; for several, CuPy builds an int64 index (``repeat``, ``arange``, a gather, an
+  add) and gathers ``row_order`` with it (about 72 bytes per listed row);
 * histograms: one launch for the nodes built at L (the root at L = 0; below it the
   smaller child of every split, the larger child coming from the subtraction trick).
-  Rows are not moved: ``node_of_row`` says where each row is, so the kernel reads every
-  row's node id and, for rows of built nodes, their bin codes (uint8, feature-major) and
-  label. ``histograms_shared`` (a block-private int64 histogram of 6,144 entries per
-  block) when one feature of every built node fits, else ``histograms_global`` (one
-  global atomic per (row, feature)). Each feature group of the shared kernel, and each
-  feature sweep of the global kernel, reads the node ids again;
+  For each listed row the kernel reads its list entry, its node id (for its slot,
+  which its segment also gives), its label (classification: int32 class, int64 weight
+  if weighted; regression: its int64 statistics) and its uint8 bin codes
+  (feature-major). ``histograms_shared`` (a block-private int64 histogram of 6,144
+  entries per block) when one feature of every built node fits, else
+  ``histograms_global`` (one global atomic per (row, feature) and channel). Each
+  feature group of the shared kernel, and each feature sweep of the global kernel,
+  reads the list, the node ids and the labels again;
 * the histogram buffer is zero-filled first (``hist.fill(0)``);
 * subtraction: ``take`` of the parents' histograms, then ``-=`` the built siblings';
-* split scoring (CuPy, ``gpu_tree.growing.splitting``) reads every histogram of the level at
-  least once; how many passes it really makes is left to the measurement;
-* partition: ``partition_rows`` reads each row's node id and, for rows of split nodes,
-  the one code of its node's split feature, and writes the new node id (the children's
-  sizes come from the histograms: no second pass counts them).
+* split scoring: one fused kernel (``score_splits``): per scored node and feature, one
+  thread reads the feature's histogram row three times (the totals, then the two
+  sweeps of ``score_feature``; the second stops at the winner, counted whole here),
+  plus feature 0's row for the node's totals and the chosen feature's prefix, and
+  writes small scratch arrays and one winner row per node;
+* partition (``partition_rows``, over all n rows): each row's node id, and for rows of
+  split nodes the code of their node's split feature; the new node id written.
+  Regression: the same rows' centred target (float64) and weight (float64, unless unit
+  weights) read too, for pass 1 of the children's squared deviations (three float
+  atomics per row: the largest term, lowest and highest target);
+* regroup (``_regroup_rows``, after the partition): CuPy's stable ``argsort`` of all n
+  node ids, a radix sort. Assumed: CUB's onesweep radix sort (4 passes of 8-bit digits
+  over the 32-bit keys, no bit range narrowed, each reading and writing the keys and
+  CuPy's int64 indices, and one pass reading the keys for the digit counts), after
+  CuPy's copy of the keys and the index sequence, then ``astype(int32)``: 128 bytes a
+  row;
+* regression only: ``squared_deviation_sums``, pass 2 of the children's squared
+  deviations, over all n rows: node id, and for the children's rows their centred
+  target and weight; two integer atomics per row.
 
-Memory moves in 32-byte sectors: a warp reading the codes of rows of built nodes, when
-those rows are scattered among others (they are: rows are never regrouped by node),
-touches almost every sector. The model counts a sector as read when at least one of its
-rows is needed, assuming rows of built nodes spread at random: fraction
-``1 - (1 - p) ** rows_per_sector`` of the sectors, p the fraction of rows needed.
+Memory moves in 32-byte sectors: a sector is read when at least one of its entries is
+needed. Rows of a node are assumed spread at random among all rows (a random row order),
+so a gather of p of the rows touches ``1 - (1 - p) ** entries_per_sector`` of an
+array's sectors. A node's segment of the row list is in row order, so the kernel sweeps
+each array once per segment; different segments' sweeps are counted apart (the one L2
+reuse the model allows is within a sweep, as it allows none across feature sweeps). The
+built nodes' segments are taken as equal (their mean size: with unequal segments the
+count is a little lower, the fraction touched being concave).
 
 Columns it gives per level (bytes):
 
-* ``as_implemented``: the DRAM traffic of the current kernels, as above, with no L2
-  reuse across feature sweeps (the H200 reports 60 MB of L2; the 42 MB of node ids of
-  10.5M rows may partly stay there, so this can overstate the node-id re-reads);
-  histogram atomics are counted in their own column (L2 atomic throughput, not DRAM
-  bandwidth, bounds them);
-* ``one_pass_floor``: the least any kernel can move with rows laid out as now (not
-  grouped by node): every row's codes, label and node id read once, the built histograms
-  written once, subtraction and scoring one pass each, the partition one code and one
-  node id read and one node id written per row of a split node;
-* ``ideal_floor``: rows grouped by node, so that only the rows of built nodes are read
-  (each binned row of a built node read once: the subtraction trick's saving in full);
-  histogram and partition terms as in the one-pass floor.
+* ``as_implemented``: the DRAM traffic of the code as above, with no L2 reuse across
+  sweeps (each segment's, each feature group's). Atomics are counted apart (L2 atomic
+  throughput, not DRAM bandwidth, bounds them): the histogram kernel's global atomics,
+  and the row atomics of the regression variance passes;
+* ``histogram_kernel_merged`` (per-level table, last column): the histogram kernel's
+  bytes if L2 kept every sector one sweep reads, so that the segments of a sweep share
+  them. The H200 reports 60 MB of L2, the H100 SXM has 50 MB; one sweep of 10.5M rows
+  reads up to 84 MB of node ids and labels plus the codes, so the truth lies between
+  the two counts, the merged count the likelier where a sweep's arrays fit in L2 (small
+  data). Even merged, a full tree's histogram term exceeds the one-pass floor: the list,
+  node ids and labels are read once per sweep (per feature, in the global kernel);
+* ``one_pass_floor``: the least any kernel can move with the rows left where they are
+  (codes feature-major, not grouped): every sector holding a built row's codes, label
+  and node id read once, visiting the built rows in row order (the kernels before row
+  segments did; a row list sorted by row would), the built histograms written once,
+  subtraction (take and subtract: 3 histograms' bytes a derived node) and scoring one
+  pass each, the partition one code and one node id read and one node id written per
+  row of a split node (regression: its target and weight read once per variance pass,
+  two passes). No row order is kept, so no regroup;
+* ``ideal_floor``: only the built rows' bytes read, each once (their codes and label,
+  as if a row's data were contiguous: every byte of a sector used); the groups kept by
+  a stable partition of the split nodes' row indices (4 bytes read and 4 written per
+  row of a split node, as XGBoost's row partitioner does) instead of a sort; histogram
+  and partition terms as in the one-pass floor. Where every row is built (the root)
+  keeping the groups makes it a little more than the one-pass floor.
+
+What the model says about row segments: the rows a launch visits are now the ideal
+floor's (the built rows: the ``rows_read`` count), and the list, node id and label
+reads follow them rather than n. The bytes do not approach the ideal floor, though.
+The arrays the kernel gathers from (codes, feature-major; node ids; labels) stay in row
+order, so a listed row's entry is 1 to 8 bytes of a 32-byte sector, and each built
+node's segment sweeps those arrays apart from the others. With rows in random order, a
+full tree's middle levels read them several times over (more than the one-pass floor,
+which visits the built rows once in row order), and deep levels pay about a sector per
+listed row and gathered array, in every sweep. On the Higgs shape the regroup's sort of
+all n node ids alone moves more than a level's one-pass floor. Visiting the built rows
+in row order (the segments merged) brings the histogram term down to the merged
+column; reaching the ideal floor needs the rows' bytes grouped too (codes stored in the
+row order, or row-major).
 
 Run it to print the predictions for the issue-7 matrix (markdown):
 
@@ -58,10 +110,13 @@ from dataclasses import dataclass, field
 
 SECTOR_BYTES = 32  # DRAM/L2 transaction granularity
 NODE_ID_BYTES = 4  # int32 node_of_row
+ROW_INDEX_BYTES = 4  # int32 row_order, row_list
 LABEL_BYTES = 4  # int32 y_class
 WEIGHT_BYTES = 8  # int64 fixed-point weight (read only when rows are weighted)
-# Histogram entries (gpu_tree.data.stats): int32 counts unweighted, int64 fixed point
-# weighted.
+STAT_BYTES = 8  # int64 regression statistic (row_stats, histogram entries)
+TARGET_BYTES = 8  # float64 centred target, and float64 weight (regression, weighted)
+# Histogram entries (gpu_tree.data.stats): int32 counts for unweighted classification,
+# int64 fixed point otherwise.
 COUNT_HIST_VALUE_BYTES = 4
 WEIGHTED_HIST_VALUE_BYTES = 8
 # kernels/cuda.py: SHARED_HISTOGRAM_ENTRIES, THREADS_PER_BLOCK, shared_launch_config's
@@ -71,6 +126,37 @@ SHARED_HISTOGRAM_ENTRIES = 6144
 THREADS_PER_BLOCK = 256
 ROWS_PER_THREAD = 16
 MAX_ROW_BLOCKS = 1024
+# kernels/_split_scan.py: a winner row is WINNER_FIXED_COLUMNS int64 then the left and
+# right statistics; score_splits' scratch per (node, feature) is prefix and totals
+# (int64 per channel) and 4 float64 results, per node 2 float64.
+WINNER_FIXED_COLUMNS = 6
+SCORING_SWEEPS = 3  # per (node, feature): the totals, then score_feature's two sweeps
+# Row atomics of the regression passes per row of a split node: pass 1 (in the
+# partition) the largest term, lowest and highest target (float, CAS loops); pass 2
+# (squared_deviation_sums) the high and low parts of the fixed-point sum (integer).
+PASS_1_ATOMICS = 3
+PASS_2_ATOMICS = 2
+
+# _rows_of for several nodes, per listed row: repeat writes the int64 segment number
+# (8), shift[segment] reads it and writes the shift (16), arange writes (8), the add
+# reads two and writes one (24), the gather reads the index and row_order and writes
+# the list (8 + 4 + 4).
+ROW_LIST_BYTES_PER_ROW = 8 + 16 + 8 + 24 + 16
+# _regroup_rows: CuPy's argsort copies the int32 keys (4 + 4), writes an int64 index
+# sequence (8), sorts by radix: one pass reading the keys for the digit counts (4) and
+# RADIX_DIGIT_PASSES passes each reading and writing key and index (2 * (4 + 8)); then
+# astype(int32) reads the int64 order and writes the int32 one (8 + 4). Assumed: CUB's
+# onesweep radix sort with 8-bit digits over all 32 key bits.
+CUPY_INDEX_BYTES = 8
+RADIX_DIGIT_PASSES = 4
+SORT_BYTES_PER_ROW = (
+    2 * NODE_ID_BYTES
+    + CUPY_INDEX_BYTES
+    + NODE_ID_BYTES
+    + RADIX_DIGIT_PASSES * 2 * (NODE_ID_BYTES + CUPY_INDEX_BYTES)
+    + CUPY_INDEX_BYTES
+    + ROW_INDEX_BYTES
+)
 
 H200_NOMINAL_GB_S = 4800.0  # HBM3e, the data-sheet figure
 # A device-to-device copy as seen on these H200 machines through PyTorch (about 4.3 TB/s,
@@ -81,22 +167,29 @@ ASSUMED_COPY_GB_S = 4300.0
 
 @dataclass(frozen=True)
 class Shape:
-    """A data set as the CUDA backend sees it (classification)."""
+    """A data set as the CUDA backend sees it: ``n_classes`` 0 is regression (as in
+    ``gpu_tree.data.stats.StatsLayout``)."""
 
     n_rows: int
     n_features: int
     n_bins: int = 256
     n_classes: int = 2
-    weighted: bool = False  # weighted rows carry an int64 weight and a count channel
+    weighted: bool = False  # weighted rows carry a weight and a count channel
     code_bytes: int = 1  # uint8 bin codes up to 256 bins
 
     @property
+    def is_regression(self) -> bool:
+        return self.n_classes == 0
+
+    @property
     def n_channels(self) -> int:
-        return self.n_classes + (1 if self.weighted else 0)
+        base = 2 if self.is_regression else self.n_classes  # regression: sum w, sum w*y
+        return base + (1 if self.weighted else 0)
 
     @property
     def hist_value_bytes(self) -> int:
-        return WEIGHTED_HIST_VALUE_BYTES if self.weighted else COUNT_HIST_VALUE_BYTES
+        small = not self.weighted and not self.is_regression
+        return COUNT_HIST_VALUE_BYTES if small else WEIGHTED_HIST_VALUE_BYTES
 
     @property
     def node_hist_bytes(self) -> int:
@@ -104,8 +197,33 @@ class Shape:
         return self.n_features * self.n_bins * self.n_channels * self.hist_value_bytes
 
     @property
+    def label_arrays(self) -> tuple[int, ...]:
+        """Entry bytes of each per-row array the histogram kernel reads besides the codes:
+        class and weight, or the regression row statistics (unit weights leave out the
+        weight channel)."""
+        if self.is_regression:
+            return (STAT_BYTES * (self.n_channels - (0 if self.weighted else 1)),)
+        return (LABEL_BYTES, WEIGHT_BYTES) if self.weighted else (LABEL_BYTES,)
+
+    @property
     def row_label_bytes(self) -> int:
-        return LABEL_BYTES + (WEIGHT_BYTES if self.weighted else 0)
+        return sum(self.label_arrays)
+
+    @property
+    def target_arrays(self) -> tuple[int, ...]:
+        """Entry bytes of the float64 arrays the regression variance passes read per row:
+        the centred target, and the weight unless unit weights; none for classification."""
+        if not self.is_regression:
+            return ()
+        return (TARGET_BYTES, TARGET_BYTES) if self.weighted else (TARGET_BYTES,)
+
+    @property
+    def hist_atomics_per_row(self) -> int:
+        """Global atomics of one (row, feature) in histograms_global (kernels.cuda._add_row):
+        classification its class (and the count channel), regression every channel."""
+        if self.is_regression:
+            return self.n_channels
+        return 1 + (1 if self.weighted else 0)
 
 
 @dataclass
@@ -132,17 +250,37 @@ class LevelBytes:
     as_implemented: dict = field(default_factory=dict)  # part -> bytes
     one_pass_floor: int = 0
     ideal_floor: int = 0
-    histogram_atomics: int = 0  # global-memory float atomics of the histogram kernel
+    histogram_atomics: int = 0  # global-memory integer atomics of the histogram kernel
+    row_atomics: int = 0  # regression: the variance passes' per-row atomics
+    # The histogram kernel's bytes if L2 kept every sector one sweep reads, so that the
+    # segments' sweeps share them: the low end of what L2 can do (as_implemented: none).
+    histogram_kernel_merged: int = 0
 
     @property
     def as_implemented_total(self) -> int:
         return int(sum(self.as_implemented.values()))
 
+    @property
+    def histogram_kernel_bytes(self) -> int:
+        """The parts named ``hist: ...``: the histogram launch and its zero-fill."""
+        return sum(v for k, v in self.as_implemented.items() if k.startswith("hist:"))
 
-def sectors_touched(fraction: float, rows_per_sector: int) -> float:
+
+def sectors_touched(fraction: float, rows_per_sector: float) -> float:
     """Fraction of sectors holding at least one needed row, rows needed at random."""
     fraction = min(max(fraction, 0.0), 1.0)
     return 1.0 - (1.0 - fraction) ** rows_per_sector
+
+
+def gathered_bytes(n_rows: int, needed: float, entry_bytes: int, sweeps: int = 1) -> float:
+    """DRAM bytes of reading (or writing) the entries of ``needed`` random rows of an
+    array of ``n_rows`` entries, in ``sweeps`` ascending sweeps of equal share (a row
+    list's segments), each sweep's sectors counted apart."""
+    if not n_rows or not needed or not sweeps:
+        return 0.0
+    share = needed / (sweeps * n_rows)
+    per_sector = SECTOR_BYTES / entry_bytes
+    return sweeps * n_rows * entry_bytes * sectors_touched(share, per_sector)
 
 
 def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
@@ -153,7 +291,8 @@ def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
 
 
 def row_blocks(n_rows: int) -> int:
-    """Row blocks of one feature group of the shared kernel (kernels.cuda)."""
+    """Row blocks of one feature group of the shared kernel over ``n_rows`` listed rows
+    (kernels.cuda.shared_launch_config)."""
     return max(1, min(MAX_ROW_BLOCKS, -(-n_rows // (THREADS_PER_BLOCK * ROWS_PER_THREAD))))
 
 
@@ -170,60 +309,112 @@ def assumed_levels(shape: Shape, depth: int, smaller_fraction: float = 0.5) -> l
     return levels
 
 
+def histogram_launch(shape: Shape, work: LevelWork) -> tuple[str, int, int]:
+    """(path, sweeps, global atomics) of the level's histogram launch: the shared
+    kernel reads the list, node ids and labels once per feature group, the global one
+    once per feature."""
+    F, rows = shape.n_features, work.built_rows
+    group = shared_features_per_block(work.n_built, shape)
+    if group > 0:
+        entries = work.n_built * F * shape.n_bins * shape.n_channels
+        # Each row block merges its non-zero entries: an upper bound.
+        return "shared", -(-F // group), row_blocks(rows) * entries
+    return "global", F, rows * F * shape.hist_atomics_per_row
+
+
+def histogram_parts(shape: Shape, work: LevelWork, sweeps: int, segments: int) -> dict:
+    """The histogram launch's bytes: list, node ids and labels read once per sweep,
+    codes once per feature, each array gathered in ``segments`` ascending sweeps (the
+    built nodes' segments; 1: as if L2 kept what one sweep reads, merging them)."""
+    N, rows = shape.n_rows, work.built_rows
+    labels = sum(gathered_bytes(N, rows, size, segments) for size in shape.label_arrays)
+    H = shape.node_hist_bytes
+    return {
+        "hist: row list reads": sweeps * rows * ROW_INDEX_BYTES,
+        "hist: node ids": sweeps * gathered_bytes(N, rows, NODE_ID_BYTES, segments),
+        "hist: codes": shape.n_features * gathered_bytes(N, rows, shape.code_bytes, segments),
+        "hist: labels": sweeps * labels,
+        "hist: zero fill": work.n_built * H,
+        "hist: result": work.n_built * H,
+    }
+
+
+def row_list_bytes(work: LevelWork) -> int:
+    """_rows_of: a view of the row order for one node, a CuPy gather for several."""
+    return 0 if work.n_built <= 1 else work.built_rows * ROW_LIST_BYTES_PER_ROW
+
+
+def scoring_bytes(shape: Shape, work: LevelWork) -> dict:
+    """score_splits: each scored node's histogram read SCORING_SWEEPS times, plus two
+    feature rows (the node's totals, the winner's left side); scratch and winners
+    written once (their repeated updates stay in cache)."""
+    H, F, C = shape.node_hist_bytes, shape.n_features, shape.n_channels
+    scratch = F * (2 * C * STAT_BYTES + 4 * 8) + 2 * 8
+    winner = (WINNER_FIXED_COLUMNS + 2 * C) * STAT_BYTES
+    return {
+        "scoring: histogram reads": work.n_nodes * (SCORING_SWEEPS * H + 2 * H // F),
+        "scoring: scratch, winners": work.n_nodes * (scratch + winner),
+    }
+
+
+def partition_parts(shape: Shape, work: LevelWork) -> dict:
+    """partition_rows over all rows (regression: with pass 1 of the children's squared
+    deviations), then the regroup's sort of every node id."""
+    N, p_rows = shape.n_rows, work.split_rows
+    k = min(work.n_split_features or min(work.split_nodes, shape.n_features), shape.n_features)
+    targets = sum(gathered_bytes(N, p_rows, size) for size in shape.target_arrays)
+    parts = {
+        "partition: node ids r/w": N * NODE_ID_BYTES + gathered_bytes(N, p_rows, NODE_ID_BYTES),
+        # Each of the k split features is read for its share of the split rows.
+        "partition: codes": k * gathered_bytes(N, p_rows / k, shape.code_bytes),
+    }
+    if shape.is_regression:
+        parts["partition: targets (pass 1)"] = targets
+        # squared_deviation_sums: every node id, the children's rows' targets.
+        parts["squared deviations (pass 2)"] = N * NODE_ID_BYTES + targets
+    parts["regroup: sort"] = N * SORT_BYTES_PER_ROW
+    return parts
+
+
+def floors(shape: Shape, work: LevelWork) -> tuple[int, int]:
+    """(one_pass_floor, ideal_floor) of a level: see the module's docstring."""
+    N, H = shape.n_rows, shape.node_hist_bytes
+    histogram_terms = work.n_built * H + 3 * work.n_derived * H + work.n_nodes * H
+    target_bytes = sum(shape.target_arrays)
+    partition_min = work.split_rows * (
+        shape.code_bytes + 2 * NODE_ID_BYTES + 2 * target_bytes  # two variance passes
+    )
+    in_row_order = 0.0
+    if work.n_built:
+        arrays = (NODE_ID_BYTES, *shape.label_arrays)
+        in_row_order = shape.n_features * gathered_bytes(N, work.built_rows, shape.code_bytes)
+        in_row_order += sum(gathered_bytes(N, work.built_rows, size) for size in arrays)
+    per_row = shape.n_features * shape.code_bytes + shape.row_label_bytes
+    keep_groups = work.split_rows * 2 * ROW_INDEX_BYTES  # stable partition of the indices
+    one_pass = in_row_order + histogram_terms + partition_min
+    ideal = work.built_rows * per_row + histogram_terms + partition_min + keep_groups
+    return int(round(one_pass)), int(round(ideal))
+
+
 def level_bytes(shape: Shape, work: LevelWork) -> LevelBytes:
     """The model's bytes for one level (see the module's docstring)."""
-    N, F = shape.n_rows, shape.n_features
-    H = shape.node_hist_bytes
-    codes_per_sector = SECTOR_BYTES // shape.code_bytes
-    p_built = work.built_rows / N if N else 0.0
     out = LevelBytes(work.level, "-")
     parts = out.as_implemented
     if work.n_built:
-        group = shared_features_per_block(work.n_built, shape)
-        touched_codes = sectors_touched(p_built, codes_per_sector)
-        touched_labels = sectors_touched(p_built, SECTOR_BYTES // LABEL_BYTES)
-        touched_weights = sectors_touched(p_built, SECTOR_BYTES // WEIGHT_BYTES)
-        label_read = N * LABEL_BYTES * touched_labels
-        if shape.weighted:
-            label_read += N * WEIGHT_BYTES * touched_weights
-        extra_channel = 1 if shape.weighted else 0
-        if group > 0:
-            out.path = "shared"
-            sweeps = -(-F // group)  # feature groups: each reads node ids and labels
-            entries = work.n_built * F * shape.n_bins * shape.n_channels
-            out.histogram_atomics = row_blocks(N) * entries  # upper bound: non-zero only
-        else:
-            out.path = "global"
-            sweeps = F  # one sweep of all rows per feature
-            out.histogram_atomics = work.built_rows * F * (1 + extra_channel)
-        parts["hist: node ids"] = sweeps * N * NODE_ID_BYTES
-        parts["hist: codes"] = F * N * shape.code_bytes * touched_codes
-        parts["hist: labels"] = sweeps * label_read
-        parts["hist: zero fill"] = work.n_built * H
-        parts["hist: result"] = work.n_built * H
-    parts["subtraction"] = 5 * work.n_derived * H  # take: r+w; -=: 2 r + 1 w
-    parts["scoring (>= 1 read)"] = work.n_nodes * H
+        out.path, sweeps, out.histogram_atomics = histogram_launch(shape, work)
+        parts["row list: build (CuPy)"] = row_list_bytes(work)
+        parts.update(histogram_parts(shape, work, sweeps, work.n_built))
+        merged = histogram_parts(shape, work, sweeps, 1)
+        out.histogram_kernel_merged = int(round(sum(merged.values())))
+    parts["subtraction"] = 5 * work.n_derived * shape.node_hist_bytes  # take r+w; -= 2r+1w
+    parts.update(scoring_bytes(shape, work))
     if work.split_nodes:
-        p_split = work.split_rows / N if N else 0.0
-        k = work.n_split_features or min(work.split_nodes, F)
-        k = min(k, F)
-        parts["partition: node ids r/w"] = (
-            N * NODE_ID_BYTES * (1 + sectors_touched(p_split, SECTOR_BYTES // NODE_ID_BYTES))
-        )
-        # Each of the k split features is read for its share of the split rows.
-        parts["partition: codes"] = (
-            k * N * shape.code_bytes * sectors_touched(p_split / k, codes_per_sector)
-        )
+        parts.update(partition_parts(shape, work))
+        if shape.is_regression:
+            out.row_atomics = work.split_rows * (PASS_1_ATOMICS + PASS_2_ATOMICS)
     for name, value in parts.items():
         parts[name] = int(round(value))
-
-    histogram_terms = work.n_built * H + 3 * work.n_derived * H + work.n_nodes * H
-    partition_min = work.split_rows * (shape.code_bytes + 2 * NODE_ID_BYTES)
-    per_row = F * shape.code_bytes + shape.row_label_bytes
-    out.one_pass_floor = int(
-        (N * (per_row + NODE_ID_BYTES) if work.n_built else 0) + histogram_terms + partition_min
-    )
-    out.ideal_floor = int(work.built_rows * per_row + histogram_terms + partition_min)
+    out.one_pass_floor, out.ideal_floor = floors(shape, work)
     return out
 
 
@@ -249,6 +440,7 @@ def summary(shape: Shape, depth: int, bandwidths, smaller_fraction: float = 0.5)
         "bytes": totals,
         "levels": levels,
         "histogram_atomics": sum(lv.histogram_atomics for lv in levels),
+        "row_atomics": sum(lv.row_atomics for lv in levels),
     }
     result["ms"] = {
         bw: {name: 1e3 * seconds(value, bw) for name, value in totals.items()} for bw in bandwidths
@@ -259,6 +451,8 @@ def summary(shape: Shape, depth: int, bandwidths, smaller_fraction: float = 0.5)
 MATRIX_SHAPES = {
     "Higgs-shaped 10,500,000 x 28, 2 classes": Shape(10_500_000, 28, 256, 2),
     "Covertype-shaped 581,012 x 54, 7 classes": Shape(581_012, 54, 256, 7),
+    # The same rows as a regression: the variance passes' bytes and atomics.
+    "Higgs-shaped 10,500,000 x 28, regression": Shape(10_500_000, 28, 256, 0),
 }
 
 
@@ -277,12 +471,14 @@ def predictions_markdown(
     bw_names = ", ".join(f"{bw / 1000:g} TB/s" for bw in bandwidths)
     lines = [
         f"Assumptions: full binary tree (every node of levels 0..depth-1 split, every row in "
-        f"play), smaller child = {smaller_fraction:g} of its parent's rows, 256 bins, unit "
-        f"weights, uint8 codes; times = bytes / bandwidth at {bw_names}.",
+        f"play), smaller child = {smaller_fraction:g} of its parent's rows, rows of a node "
+        f"spread at random, 256 bins, unit weights, uint8 codes, every feature searched, "
+        f"regroup by a 4-pass radix sort, no L2 reuse across sweeps; times = bytes / "
+        f"bandwidth at {bw_names}.",
         "",
         "| shape | depth | as implemented GB | one-pass floor GB | ideal floor GB | "
         + " | ".join(f"as impl. / one-pass / ideal ms @ {bw / 1000:g} TB/s" for bw in bandwidths)
-        + " | hist. atomics (M) |",
+        + " | hist. / row atomics (M) |",
         "|---|---:|---:|---:|---:|" + "---:|" * len(bandwidths) + "---:|",
     ]
     for name, shape in shapes.items():
@@ -300,7 +496,7 @@ def predictions_markdown(
                 f"| {name} | {depth} | {_gb(b['as_implemented'])} | {_gb(b['one_pass_floor'])} "
                 f"| {_gb(b['ideal_floor'])} | "
                 + " | ".join(cells)
-                + f" | {s['histogram_atomics'] / 1e6:.1f} |"
+                + f" | {s['histogram_atomics'] / 1e6:.1f} / {s['row_atomics'] / 1e6:.1f} |"
             )
     deepest = max(depths)
     bw = bandwidths[-1]
@@ -312,20 +508,20 @@ def predictions_markdown(
             "",
             "| level | nodes | built | kernel | as implemented MB | of which histogram "
             "kernel MB | one-pass floor MB | ideal floor MB | as impl. ms | one-pass ms | "
-            "ideal ms |",
-            "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            "ideal ms | histogram kernel MB, segments merged in L2 |",
+            "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for work, lv in zip(
             assumed_levels(shape, deepest, smaller_fraction), s["levels"], strict=True
         ):
-            kernel = sum(v for k, v in lv.as_implemented.items() if k.startswith("hist:"))
             lines.append(
                 f"| {lv.level} | {work.n_nodes} | {work.n_built} | {lv.path} | "
-                f"{lv.as_implemented_total / 1e6:.1f} | {kernel / 1e6:.1f} | "
+                f"{lv.as_implemented_total / 1e6:.1f} | {lv.histogram_kernel_bytes / 1e6:.1f} | "
                 f"{lv.one_pass_floor / 1e6:.1f} | {lv.ideal_floor / 1e6:.1f} | "
                 f"{1e3 * seconds(lv.as_implemented_total, bw):.3f} | "
                 f"{1e3 * seconds(lv.one_pass_floor, bw):.3f} | "
-                f"{1e3 * seconds(lv.ideal_floor, bw):.3f} |"
+                f"{1e3 * seconds(lv.ideal_floor, bw):.3f} | "
+                f"{lv.histogram_kernel_merged / 1e6:.1f} |"
             )
     return "\n".join(lines) + "\n"
 

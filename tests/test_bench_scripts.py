@@ -226,32 +226,56 @@ def test_bytes_model_matches_a_hand_computed_case():
     # int32 class counts (unweighted): H bytes of histogram per node.
     H = 4 * 16 * 2 * 4
     assert shape.node_hist_bytes == H == 512
+    # Scoring: 3 reads of the histogram plus two feature rows (H / 4 each); scratch per
+    # feature prefix + totals (2 channels x int64 each) + 4 float64 results, per node 16
+    # bytes, and a winner row of 6 + 2 x 2 int64.
+    scoring = 3 * H + 2 * H // 4 + 4 * (2 * 2 * 8 + 32) + 16 + (6 + 4) * 8
+    sort = 1000 * (8 + 8 + 4 + 4 * 2 * (4 + 8) + 8 + 4)  # keys, index, 4 radix passes, int32
+    assert model.SORT_BYTES_PER_ROW == 128
     root = model.level_bytes(shape, model.LevelWork(0, 1, 1, 1000, 1, 1000, 1))
-    # Shared kernel, one feature group: node ids 4000 + codes 4000 + labels 4000, zero fill
-    # and result H each, scoring H; partition: node ids read + written 8000, one code
-    # per row 1000 (the children's sizes come from the histograms: no count_rows pass).
+    # Shared kernel, one feature group, the root's segment is every row (a view: no row
+    # list to build): list 4000 + node ids 4000 + codes 4000 + labels 4000, zero fill and
+    # result H each; partition: node ids read + written 8000, one code per row 1000; the
+    # regroup's sort of 1000 node ids.
     assert root.path == "shared"
-    assert root.as_implemented_total == 4000 + 4000 + 4000 + H + H + H + 8000 + 1000
+    assert root.as_implemented["row list: build (CuPy)"] == 0
+    assert root.as_implemented_total == 4 * 4000 + 2 * H + scoring + 9000 + sort
+    assert root.histogram_kernel_merged == 4 * 4000 + 2 * H  # one segment: nothing merges
     assert root.one_pass_floor == 1000 * (4 + 4 + 4) + H + H + 1000 * (1 + 8)
-    assert root.ideal_floor == 1000 * (4 + 4) + H + H + 1000 * (1 + 8)
+    # Only the built rows' codes and labels, and a stable partition of the row indices.
+    assert root.ideal_floor == 1000 * (4 + 4) + H + H + 1000 * (1 + 8) + 1000 * 8
     assert root.histogram_atomics == 1 * 4 * 16 * 2
+    assert root.row_atomics == 0
     # Level 1: 400 rows in the built child (40%), the sibling by subtraction, two split
-    # features. Labels: 8 per sector, 1 - 0.6**8 of the sectors; codes: 32 per sector.
+    # features. Labels and node ids: 8 per sector, 1 - 0.6**8 of the sectors; codes: 32
+    # per sector, all but 0.6**32 of them.
     level = model.level_bytes(shape, model.LevelWork(1, 2, 1, 400, 2, 1000, 2))
     labels = round(1000 * 4 * (1 - 0.6**8))
     assert labels == 3933
     assert level.as_implemented["hist: labels"] == labels
+    assert level.as_implemented["hist: node ids"] == labels
+    assert level.as_implemented["hist: row list reads"] == 400 * 4
     assert level.as_implemented["subtraction"] == 5 * H
     assert level.as_implemented_total == (
-        4000 + 4000 + labels + H + H + 5 * H + 2 * H + 8000 + 2000
+        1600 + 2 * labels + 4000 + 2 * H + 5 * H + 2 * scoring + 8000 + 2000 + sort
     )
     hist_terms = H + 3 * H + 2 * H
-    assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000
-    assert level.ideal_floor == 400 * 8 + hist_terms + 9000
-    # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory.
+    assert level.one_pass_floor == 2 * labels + 4000 + hist_terms + 9000  # no row list
+    assert level.ideal_floor == 400 * 8 + hist_terms + 9000 + 8000
+    # Level 2: two built nodes of 200 rows each: a CuPy-built row list (72 bytes a row),
+    # and each segment sweeps the node ids apart (p = 0.2 each); merged in L2 they would
+    # cost the 40% sweep's sectors.
+    level = model.level_bytes(shape, model.LevelWork(2, 4, 2, 400, 4, 1000, 4))
+    assert level.as_implemented["row list: build (CuPy)"] == 400 * 72
+    assert level.as_implemented["hist: node ids"] == round(2 * 1000 * 4 * (1 - 0.8**8))
+    merged_reads = 1600 + 2 * labels + 4000
+    assert level.histogram_kernel_merged == merged_reads + 2 * 2 * H
+    # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory; the global
+    # kernel reads the list and node ids once per feature, 4 segments of 125 rows.
     wide = model.Shape(n_rows=1000, n_features=4, n_bins=256, n_classes=7)
     deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 500, 8, 1000))
-    assert deep.path == "global" and deep.as_implemented["hist: node ids"] == 4 * 1000 * 4
+    assert deep.path == "global"
+    assert deep.as_implemented["hist: node ids"] == round(4 * 4 * 4000 * (1 - 0.875**8))
     assert deep.histogram_atomics == 500 * 4
     assert model.seconds(4.8e12, 4800.0) == pytest.approx(1.0)
     levels = model.assumed_levels(shape, 3, smaller_fraction=0.25)
@@ -260,7 +284,77 @@ def test_bytes_model_matches_a_hand_computed_case():
         (2, 1, 250),
         (4, 2, 250),
     ]
-    assert "| level |" in model.predictions_markdown(depths=(3,), shapes={"tiny": shape})
+    text = model.predictions_markdown(depths=(3,), shapes={"tiny": shape})
+    assert "| level |" in text
+    for table in _markdown_tables(text):
+        assert len({len(row) for row in table}) == 1
+
+
+def test_bytes_model_histogram_bytes_follow_the_built_rows_not_n():
+    """With row segments the histogram launch visits only the built rows: a level whose
+    1,000 built rows sit among 10 times more rows reads about the same bytes (each row
+    costs at most a sector per gathered array), where a sweep over every row would read
+    10 times more; the partition and the regroup, which do sweep every row, scale."""
+    model = _bench_module("bytes_model")
+    work = model.LevelWork(5, 32, 16, 1000, 32, 1000, 3)
+    small, large = (
+        model.level_bytes(model.Shape(n, 28, 256, 2), work) for n in (1_000_000, 10_000_000)
+    )
+
+    def kernel_reads(lv):  # the launch's row reads (as bench_gpu_matrix sums them)
+        return sum(
+            v
+            for k, v in lv.as_implemented.items()
+            if k.startswith("hist:") and "fill" not in k and "result" not in k
+        )
+
+    assert kernel_reads(large) == pytest.approx(kernel_reads(small), rel=0.01)
+    # At most a 32-byte sector per row and gathered array in every sweep (node id,
+    # label; the codes once per feature), plus the list; at least the ideal floor's bytes.
+    sweeps = 28  # the global kernel: 16 nodes x 256 bins x 2 classes leave no shared room
+    assert small.path == large.path == "global"
+    assert kernel_reads(large) <= sweeps * 1000 * (4 + 32 + 32) + 28 * 1000 * 32
+    assert kernel_reads(large) >= 1000 * (28 + 4)
+    assert large.as_implemented["regroup: sort"] == 10 * small.as_implemented["regroup: sort"]
+    ratio = (
+        large.as_implemented["partition: node ids r/w"]
+        / small.as_implemented["partition: node ids r/w"]
+    )
+    assert ratio == pytest.approx(10, rel=0.01)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bytes_model_regression_adds_the_variance_passes(weighted):
+    """A regression level moves what a classification level does outside the histograms,
+    plus its two variance passes: pass 1's reads of the split rows' targets (and
+    weights) in the partition, and the squared-deviation pass over every row's node id
+    and the children's targets again; five row atomics per split row."""
+    model = _bench_module("bytes_model")
+    n = 100_000
+    work = model.LevelWork(3, 8, 4, 30_000, 8, 60_000, 5)
+    classification = model.level_bytes(model.Shape(n, 10, 64, 2, weighted), work)
+    regression = model.level_bytes(model.Shape(n, 10, 64, 0, weighted), work)
+
+    def row_passes(lv):
+        return sum(
+            v
+            for k, v in lv.as_implemented.items()
+            if k.startswith(("partition", "regroup", "squared"))
+        )
+
+    # float64 targets (and weights): 4 per sector, 60% of the rows needed.
+    targets = (2 if weighted else 1) * round(n * 8 * (1 - 0.4**4))
+    pass_2 = regression.as_implemented["squared deviations (pass 2)"]
+    assert pass_2 == n * 4 + targets
+    assert regression.as_implemented["partition: targets (pass 1)"] == targets
+    assert row_passes(regression) - row_passes(classification) == targets + pass_2
+    assert regression.row_atomics == 60_000 * (3 + 2) and classification.row_atomics == 0
+    # No split, no partition, no regroup, no variance pass.
+    unsplit = model.level_bytes(model.Shape(n, 10, 64, 0), model.LevelWork(3, 8, 4, 30_000, 0, 0))
+    assert not any(
+        k.startswith(("partition", "regroup", "squared")) for k in unsplit.as_implemented
+    )
+    assert unsplit.row_atomics == 0
 
 
 def test_bytes_model_constants_follow_the_kernels():
@@ -269,6 +363,10 @@ def test_bytes_model_constants_follow_the_kernels():
     model = _bench_module("bytes_model")
     assert model.SHARED_HISTOGRAM_ENTRIES == kernels.SHARED_HISTOGRAM_ENTRIES
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
+    assert model.WINNER_FIXED_COLUMNS == kernels.WINNER_FIXED_COLUMNS
+    for n_rows in (1, 5_000, 4_096 * 300, 10_500_000):
+        (blocks, _), _ = kernels.shared_launch_config(n_rows, 1, simulator=False)
+        assert model.row_blocks(n_rows) == blocks
     for hist_slots, bins, classes, features in (
         (1, 256, 2, 28),
         (8, 256, 2, 28),
