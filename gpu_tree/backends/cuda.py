@@ -273,9 +273,12 @@ class CUDAHistogramBackend:
             return self.row_order[int(begins[0]) : int(begins[0] + sizes[0])]
         xp = self.xp
         starts = np.cumsum(sizes) - sizes  # each segment's place in the list
-        segment = xp.repeat(xp.arange(nodes.size), sizes.tolist())
-        shift = host_to_device(begins - starts, xp)
-        return self.row_order[xp.arange(int(sizes.sum())) + shift[segment]]
+        # Each list position's segment by a search of the starts: a constant number of
+        # launches (CuPy's repeat with per-node counts copies once per node).
+        table = host_to_device(np.concatenate([starts, begins - starts]), xp)
+        position = xp.arange(int(sizes.sum()))
+        segment = xp.searchsorted(table[: nodes.size], position, side="right") - 1
+        return self.row_order[position + table[nodes.size :][segment]]
 
     def _regroup_rows(self):
         """After a partition: the row order grouped by the rows' new node ids (a stable
