@@ -39,7 +39,7 @@ def _launch_histograms(
     is_classification = row_arrays["device_row_stats"] is None
     n_hist_slots, n_features, n_bins, n_channels = hist.shape
     # The kernels read only the listed rows: those of the nodes built, as the backend's
-    # row segments give them (here in reverse order: any order sums the same).
+    # row lists give them (here in reverse order: any order sums the same).
     row_list = np.flatnonzero(np.asarray(hist_slot_of_node)[node_of_row] >= 0)[::-1]
     args = (
         xp.asarray(X_binned),

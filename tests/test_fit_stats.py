@@ -3,11 +3,11 @@
 The counts are exact and the same under the CUDA simulator as on a GPU, so they are checked
 here against oracles that do not use the counters: the tree's own node sizes (which nodes'
 histograms the subtraction trick builds), and kernel dispatchers wrapped to count their
-launches. The issue's goals for the GPU engine hold under the simulator: one device-to-host copy and
-at most four launches per level (the fused split search; a regression partition that
-runs the children's first variance pass; their sums copied back with the next level's
-winners), and histogram kernels that read only the rows of the nodes they build (row
-segments) on both devices.
+launches. The issue's goals for the GPU engine hold under the simulator: one
+device-to-host copy and at most four launches per level (the fused split search; a
+regression partition that runs the children's first variance pass; their sums copied
+back with the next level's winners), and histogram kernels that read only the rows of
+the nodes they build (row lists) on both devices.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_cuda_counts_each_launch_and_copy(launches, regression):
     assert [entry["level"] for entry in levels] == list(range(DEPTH))
     for entry in levels:
         assert entry["nodes_built"] == nodes[entry["level"]]
-        # Row segments: the histogram kernel reads the built nodes' rows, no others.
+        # Row lists: the histogram kernel reads the built nodes' rows, no others.
         assert entry["rows_read"] == rows[entry["level"]]
         assert entry["device_to_host_copies"] >= 1 and entry["device_to_host_bytes"] > 0
         assert entry["host_to_device_copies"] >= 1 and entry["host_to_device_bytes"] > 0
@@ -174,7 +174,7 @@ def test_each_level_copies_back_once_and_launches_at_most_four_kernels(regressio
 
 @pytest.mark.parametrize("regression", [False, True])
 def test_histogram_kernels_read_only_the_rows_of_the_nodes_built(regression):
-    """Row segments, on both devices: each level reads what the subtraction trick builds
+    """Row lists, on both devices: each level reads what the subtraction trick builds
     (the smaller child of every split), so deep levels cost what their rows cost."""
     for device in ("cpu", "cuda"):
         model = _fit(device, regression)

@@ -153,11 +153,8 @@ class CUDAHistogramBackend:
         # it runs no pass 1 (classification, or no means given).
         self._no_extremes = (xp.zeros(1, dtype=np.int64), *(xp.zeros(1) for _ in range(6)))
         self._node_size = np.array([self.n_samples], dtype=np.int64)
-        # Row segments (as XGBoost's row partitioner keeps them): the rows grouped by node
-        # id, ascending, each node's in row order, so node k's segment begins after the
-        # rows of every lower id (see _rows_of). A histogram launch reads only the
-        # segments of the nodes it builds.
-        self.row_order = xp.arange(self.n_samples, dtype=np.int32)
+        # Every row's index: the root's row list, and what _rows_of compacts.
+        self.all_rows = xp.arange(self.n_samples, dtype=np.int32)
 
     def root_stats(self):
         return self.row_data.total_stats()
@@ -263,27 +260,24 @@ class CUDAHistogramBackend:
         slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
         return host_to_device(slot_of_node, self.xp)
 
-    def _rows_of(self, nodes):
-        """On the device: the rows of ``nodes``, their segments one after another (a view
-        of the row order for one node; for several, gathered by an index built on the
-        device from the segments' bounds, which are known on the host)."""
-        node_begin = np.cumsum(self._node_size) - self._node_size  # the order is by node id
-        sizes, begins = self._node_size[nodes], node_begin[nodes]
-        if nodes.size == 1:
-            return self.row_order[int(begins[0]) : int(begins[0] + sizes[0])]
-        xp = self.xp
-        starts = np.cumsum(sizes) - sizes  # each segment's place in the list
-        # Each list position's segment by a search of the starts: a constant number of
-        # launches (CuPy's repeat with per-node counts copies once per node).
-        table = host_to_device(np.concatenate([starts, begins - starts]), xp)
-        position = xp.arange(int(sizes.sum()))
-        segment = xp.searchsorted(table[: nodes.size], position, side="right") - 1
-        return self.row_order[position + table[nodes.size :][segment]]
+    def _rows_of(self, nodes, slot_of_node):
+        """On the device: the rows of ``nodes`` (whose slots ``slot_of_node`` gives), in
+        row order, so that the histogram kernels read only these rows' codes, and in
+        ascending order (neighbouring threads, neighbouring bytes).
 
-    def _regroup_rows(self):
-        """After a partition: the row order grouped by the rows' new node ids (a stable
-        sort keeps each node's rows in row order)."""
-        self.row_order = _stable_argsort(self.node_of_row, self.xp)
+        One pass over the node ids compacts them (a scan, then a scatter whose other
+        rows all land on one spare entry): no sort, no per-node work, and no copy back,
+        since the host knows how many rows the nodes hold.
+        """
+        xp = self.xp
+        total = int(self._node_size[nodes].sum())
+        if total == self.n_samples:  # the root, or every row's node
+            return self.all_rows
+        listed = slot_of_node[self.node_of_row] >= 0
+        place = xp.cumsum(listed, dtype=np.int32) - 1
+        rows = xp.empty(total + 1, dtype=np.int32)
+        rows[xp.where(listed, place, total)] = self.all_rows
+        return rows[:total]
 
     def _node_table(self, fill, dtype):
         return np.full(self._node_size.size, fill, dtype=dtype)
@@ -294,7 +288,7 @@ class CUDAHistogramBackend:
         hist = self.empty_histograms(nodes.size) if out is None else out
         hist.fill(0)
         hist_slot_of_node = self._slot_table(nodes)
-        row_list = self._rows_of(nodes)
+        row_list = self._rows_of(nodes, hist_slot_of_node)
         count("nodes_built", nodes.size)
         count("rows_read", row_list.shape[0])  # the built nodes' rows, no others
         if self.timer is None:
@@ -376,11 +370,9 @@ class CUDAHistogramBackend:
             self._node_size = grown
 
     def _record_sizes(self, nodes, children, sizes):
-        """The children's row counts, from the histograms (no launch, no copy back), and
-        the row segments regrouped by the rows' new nodes."""
+        """The children's row counts, from the histograms (no launch, no copy back)."""
         self._node_size[np.concatenate(children)] = np.concatenate(sizes)
         self._node_size[np.asarray(nodes)] = 0
-        self._regroup_rows()
 
     def partition(
         self,
@@ -482,13 +474,6 @@ class _ChildrenExtremes(NamedTuple):
     nodes: np.ndarray
     tables: Any
     buffer: Any
-
-
-def _stable_argsort(keys, xp):
-    """Positions that sort ``keys`` (int32), equal keys in their original order, as int32.
-    CuPy's sort is a radix sort and always stable; numpy needs to be asked."""
-    order = np.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
-    return order.astype(np.int32, copy=False)
 
 
 def required_device_bytes(
