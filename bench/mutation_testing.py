@@ -67,9 +67,10 @@ MODEL_FILE = "gpu_tree/model/file_format.py"
 STATS = "gpu_tree/data/stats.py"
 ROWS = "gpu_tree/backends/rows.py"
 TREE = "gpu_tree/model/tree.py"
+SPLIT_SCAN = "kernels/_split_scan.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
-NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py")
+NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py", SPLIT_SCAN)
 
 # The test files that exercise each source file, fastest and most direct first (pytest
 # -x stops at the first failure, so a killed mutant usually costs a few seconds). Chosen
@@ -123,6 +124,7 @@ FILE_TESTS = {
     ),
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
+FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
 
 
 @dataclass(frozen=True)
@@ -645,8 +647,8 @@ MUTANTS: list[Mutant] = [
     M(
         "G04",
         GROWER,
-        "accept = chosen.has_split & (priority + EPSILON >= min_decrease)",
-        "accept = chosen.has_split & (priority >= min_decrease)",
+        "& (priority + EPSILON >= min_decrease)",
+        "& (priority >= min_decrease)",
         "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)",
     ),
     M(
@@ -1000,6 +1002,60 @@ MUTANTS: list[Mutant] = [
         "    beyond = np.flatnonzero(~np.isfinite(impurity))",
         "importances of impurities below float64's range: all zero, silently",
         tests=("tests/test_regression_precision.py",),
+    ),
+    # The fused split search (issue 16), against the vectorised one.
+    M(
+        "FS1",
+        SPLIT_SCAN,
+        "                elif scored[0] >= limit:",
+        "                elif scored[0] >= best:",
+        "fused search: within a feature the candidate that rounded highest wins, not the first tie",
+    ),
+    M(
+        "FS2",
+        SPLIT_SCAN,
+        "        missing_left = more_rows_left if tied else better_left",
+        "        missing_left = better_left",
+        "fused search: tied missing sides go to the side that rounded higher",
+    ),
+    M(
+        "FS3",
+        SPLIT_SCAN,
+        "        if (values_right or has_missing) and allowed(",
+        "        if values_right and allowed(",
+        "fused search: 'every present value left, missing right' is never a candidate",
+    ),
+    M(
+        "FS4",
+        SPLIT_SCAN,
+        "                distance += abs(p_left - p_right)",
+        "                distance += p_left - p_right",
+        "fused search: the CART measure without the absolute value",
+    ),
+    M(
+        "FS5",
+        SPLIT_SCAN,
+        "            if results[f, 0] >= limit:",
+        "            if results[f, 0] >= best:",
+        "fused search: across features the one that rounded highest wins, not the lowest tie",
+    ),
+    M(
+        "FS6",
+        SPLIT_SCAN,
+        """            if (
+                count_of(n_classes, count_channel, prefix, total, missing, RIGHT, to_right, scale)
+                < msl
+            ):
+                return False""",
+        """            pass""",
+        "fused search: min_samples_leaf checked on the left child only",
+    ),
+    M(
+        "FS7",
+        SPLIT_SCAN,
+        "                    left[c] += missing[chosen, c]",
+        "                    pass",
+        "fused search: missing rows sent left are not in the left child's statistics",
     ),
 ]
 del M
