@@ -230,17 +230,23 @@ def test_bytes_model_matches_a_hand_computed_case():
     # feature prefix + totals (2 channels x int64 each) + 4 float64 results, per node 16
     # bytes, and a winner row of 6 + 2 x 2 int64.
     scoring = 3 * H + 2 * H // 4 + 4 * (2 * 2 * 8 + 32) + 16 + (6 + 4) * 8
-    sort = 1000 * (8 + 8 + 4 + 4 * 2 * (4 + 8) + 8 + 4)  # keys, index, 4 radix passes, int32
-    assert model.SORT_BYTES_PER_ROW == 128
+    # The compaction, per row of n: the slot gather (node id read, int32 slot written),
+    # >= 0 (slot read, bool written), cumsum (astype: bool read, int32 written; CUB's
+    # scan: read and write), - 1 (read, write), where (the mask copied, then mask and
+    # place read, target written), the scatter (target and all_rows read); and the
+    # listed rows' indices written.
+    per_row = (4 + 4) + (4 + 1) + (1 + 4) + (4 + 4) + (4 + 4) + (1 + 1) + (1 + 4 + 4) + (4 + 4)
+    assert model.COMPACTION_BYTES_PER_ROW == per_row == 53
+    compaction = 1000 * 53 + 400 * 4
     root = model.level_bytes(shape, model.LevelWork(0, 1, 1, 1000, 1, 1000, 1))
-    # Shared kernel, one feature group, the root's segment is every row (a view: no row
-    # list to build): list 4000 + node ids 4000 + codes 4000 + labels 4000, zero fill and
-    # result H each; partition: node ids read + written 8000, one code per row 1000; the
-    # regroup's sort of 1000 node ids.
+    # Shared kernel, one feature group, every row listed (all_rows as it is: no
+    # compaction): list 4000 + node ids 4000 + codes 4000 + labels 4000, zero fill and
+    # result H each; partition: node ids read + written 8000, one code per row 1000;
+    # nothing regrouped after it.
     assert root.path == "shared"
-    assert root.as_implemented["row list: build (CuPy)"] == 0
-    assert root.as_implemented_total == 4 * 4000 + 2 * H + scoring + 9000 + sort
-    assert root.histogram_kernel_merged == 4 * 4000 + 2 * H  # one segment: nothing merges
+    assert root.as_implemented["row list: compaction (CuPy)"] == 0
+    assert root.as_implemented_total == 4 * 4000 + 2 * H + scoring + 9000
+    assert root.histogram_kernel_l2_kept == 4 * 4000 + 2 * H  # one sweep: nothing to keep
     assert root.one_pass_floor == 1000 * (4 + 4 + 4) + H + H + 1000 * (1 + 8)
     # Only the built rows' codes and labels, and a stable partition of the row indices.
     assert root.ideal_floor == 1000 * (4 + 4) + H + H + 1000 * (1 + 8) + 1000 * 8
@@ -255,28 +261,38 @@ def test_bytes_model_matches_a_hand_computed_case():
     assert level.as_implemented["hist: labels"] == labels
     assert level.as_implemented["hist: node ids"] == labels
     assert level.as_implemented["hist: row list reads"] == 400 * 4
+    assert level.as_implemented["row list: compaction (CuPy)"] == compaction
     assert level.as_implemented["subtraction"] == 5 * H
     assert level.as_implemented_total == (
-        1600 + 2 * labels + 4000 + 2 * H + 5 * H + 2 * scoring + 8000 + 2000 + sort
+        1600 + 2 * labels + 4000 + 2 * H + 5 * H + 2 * scoring + 8000 + 2000 + compaction
     )
     hist_terms = H + 3 * H + 2 * H
     assert level.one_pass_floor == 2 * labels + 4000 + hist_terms + 9000  # no row list
     assert level.ideal_floor == 400 * 8 + hist_terms + 9000 + 8000
-    # Level 2: two built nodes of 200 rows each: a CuPy-built row list (72 bytes a row),
-    # and each segment sweeps the node ids apart (p = 0.2 each); merged in L2 they would
-    # cost the 40% sweep's sectors.
+    # Level 2: two built nodes of 200 rows each, listed together in row order: the same
+    # compaction, and the node ids and labels read as the 40% of the rows in one sweep
+    # touch them (not node by node: 2 x (1 - 0.8**8) of the sectors, 6658 bytes).
     level = model.level_bytes(shape, model.LevelWork(2, 4, 2, 400, 4, 1000, 4))
-    assert level.as_implemented["row list: build (CuPy)"] == 400 * 72
-    assert level.as_implemented["hist: node ids"] == round(2 * 1000 * 4 * (1 - 0.8**8))
-    merged_reads = 1600 + 2 * labels + 4000
-    assert level.histogram_kernel_merged == merged_reads + 2 * 2 * H
+    assert level.as_implemented["row list: compaction (CuPy)"] == compaction
+    assert level.as_implemented["hist: node ids"] == labels < round(2 * 4000 * (1 - 0.8**8))
+    assert level.as_implemented["hist: labels"] == labels
+    reads = 1600 + 2 * labels + 4000
+    assert level.histogram_kernel_l2_kept == reads + 2 * 2 * H  # one feature group
+    assert level.histogram_kernel_bytes == level.histogram_kernel_l2_kept
     # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory; the global
-    # kernel reads the list and node ids once per feature, 4 segments of 125 rows.
-    wide = model.Shape(n_rows=1000, n_features=4, n_bins=256, n_classes=7)
-    deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 500, 8, 1000))
+    # kernel reads the list, node ids and labels once per feature (4 sweeps), half the
+    # rows in row order (255 of 256 sectors: 4080 bytes of 4096); kept in L2 across
+    # sweeps they would be read once.
+    wide = model.Shape(n_rows=1024, n_features=4, n_bins=256, n_classes=7)
+    deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 512, 8, 1024))
     assert deep.path == "global"
-    assert deep.as_implemented["hist: node ids"] == round(4 * 4 * 4000 * (1 - 0.875**8))
-    assert deep.histogram_atomics == 500 * 4
+    assert deep.as_implemented["hist: node ids"] == 4 * 4080
+    assert deep.as_implemented["hist: labels"] == 4 * 4080
+    assert deep.as_implemented["hist: row list reads"] == 4 * 512 * 4
+    kept = 512 * 4 + 2 * 4080 + deep.as_implemented["hist: codes"] + 2 * 4 * wide.node_hist_bytes
+    assert deep.histogram_kernel_l2_kept == kept
+    assert deep.histogram_kernel_bytes - kept == 3 * (512 * 4 + 2 * 4080)
+    assert deep.histogram_atomics == 512 * 4
     assert model.seconds(4.8e12, 4800.0) == pytest.approx(1.0)
     levels = model.assumed_levels(shape, 3, smaller_fraction=0.25)
     assert [(w.n_nodes, w.n_built, w.built_rows) for w in levels] == [
@@ -291,10 +307,10 @@ def test_bytes_model_matches_a_hand_computed_case():
 
 
 def test_bytes_model_histogram_bytes_follow_the_built_rows_not_n():
-    """With row segments the histogram launch visits only the built rows: a level whose
+    """The histogram launch visits only the built rows, in row order: a level whose
     1,000 built rows sit among 10 times more rows reads about the same bytes (each row
     costs at most a sector per gathered array), where a sweep over every row would read
-    10 times more; the partition and the regroup, which do sweep every row, scale."""
+    10 times more; the compaction and the partition, which do sweep every row, scale."""
     model = _bench_module("bytes_model")
     work = model.LevelWork(5, 32, 16, 1000, 32, 1000, 3)
     small, large = (
@@ -315,12 +331,25 @@ def test_bytes_model_histogram_bytes_follow_the_built_rows_not_n():
     assert small.path == large.path == "global"
     assert kernel_reads(large) <= sweeps * 1000 * (4 + 32 + 32) + 28 * 1000 * 32
     assert kernel_reads(large) >= 1000 * (28 + 4)
-    assert large.as_implemented["regroup: sort"] == 10 * small.as_implemented["regroup: sort"]
+    # The compaction: 53 bytes per row of n, 4 per listed row; 10 times the rows, about
+    # 10 times the bytes.
+    compaction = "row list: compaction (CuPy)"
+    assert small.as_implemented[compaction] == 1_000_000 * 53 + 1000 * 4
+    ratio = large.as_implemented[compaction] / small.as_implemented[compaction]
+    assert ratio == pytest.approx(10, rel=0.001)
     ratio = (
         large.as_implemented["partition: node ids r/w"]
         / small.as_implemented["partition: node ids r/w"]
     )
     assert ratio == pytest.approx(10, rel=0.01)
+    # No regroup: no sort of the node ids, no per-node segments.
+    for lv in (small, large):
+        assert not any("sort" in k or "regroup" in k or "segment" in k for k in lv.as_implemented)
+    assert not hasattr(model, "SORT_BYTES_PER_ROW")
+    # Every row listed (all_rows as it is): no compaction, at any n.
+    everything = model.LevelWork(5, 32, 16, 1_000_000, 32, 1_000_000, 3)
+    whole = model.level_bytes(model.Shape(1_000_000, 28, 256, 2), everything)
+    assert whole.as_implemented[compaction] == 0
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -337,9 +366,7 @@ def test_bytes_model_regression_adds_the_variance_passes(weighted):
 
     def row_passes(lv):
         return sum(
-            v
-            for k, v in lv.as_implemented.items()
-            if k.startswith(("partition", "regroup", "squared"))
+            v for k, v in lv.as_implemented.items() if k.startswith(("partition", "squared"))
         )
 
     # float64 targets (and weights): 4 per sector, 60% of the rows needed.
@@ -349,11 +376,9 @@ def test_bytes_model_regression_adds_the_variance_passes(weighted):
     assert regression.as_implemented["partition: targets (pass 1)"] == targets
     assert row_passes(regression) - row_passes(classification) == targets + pass_2
     assert regression.row_atomics == 60_000 * (3 + 2) and classification.row_atomics == 0
-    # No split, no partition, no regroup, no variance pass.
+    # No split, no partition, no variance pass.
     unsplit = model.level_bytes(model.Shape(n, 10, 64, 0), model.LevelWork(3, 8, 4, 30_000, 0, 0))
-    assert not any(
-        k.startswith(("partition", "regroup", "squared")) for k in unsplit.as_implemented
-    )
+    assert not any(k.startswith(("partition", "squared")) for k in unsplit.as_implemented)
     assert unsplit.row_atomics == 0
 
 
