@@ -488,7 +488,8 @@ def required_device_bytes(
     codes = n_samples * n_features * bin_itemsize
     floats = n_samples * n_features * x_itemsize if x_on_host else 0
     stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
-    # Node id, place in the row order and the sort that regroups it (about 8 bytes more);
+    # Node id, the index of every row, and the row list's compaction (_rows_of) at its
+    # peak: slot, mask, running count, target and the list itself (about 21 bytes);
     # classification: class and int64 weight; regression: integer statistics, and the
     # float64 centred target and weight that node variances are measured on. Unweighted
     # fits copy no weight (nor a regression row's weight channel).
@@ -497,7 +498,7 @@ def required_device_bytes(
         row_bytes = 4 + (8 if weighted else 0)
     else:
         row_bytes = stat_bytes * (layout.n_channels - (0 if weighted else 1)) + 8 * (1 + weighted)
-    per_row = n_samples * (4 + 12 + row_bytes)
+    per_row = n_samples * (4 + 4 + 21 + row_bytes)
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {
         "float X while binning": floats,
