@@ -11,10 +11,11 @@ What one level L of the level-wise build does on the device (read from the code)
   smaller child of every split, the larger child coming from the subtraction trick).
   Rows are not moved: ``node_of_row`` says where each row is, so the kernel reads every
   row's node id and, for rows of built nodes, their bin codes (uint8, feature-major) and
-  label. ``histograms_shared`` (a block-private int64 histogram of 6,144 entries per
-  block) when one feature of every built node fits, else ``histograms_global`` (one
-  global atomic per (row, feature)). Each feature group of the shared kernel, and each
-  feature sweep of the global kernel, reads the node ids again;
+  label. ``histograms_shared`` (a block-private histogram of 48 KiB per block: 12,288
+  int32 entries for unweighted class counts, 6,144 int64 ones weighted) when one feature
+  of every built node fits, else ``histograms_global`` (one global atomic per (row,
+  feature)). Each feature group of the shared kernel, and each feature sweep of the
+  global kernel, reads the node ids again;
 * the histogram buffer is zero-filled first (``hist.fill(0)``);
 * subtraction: ``take`` of the parents' histograms, then ``-=`` the built siblings';
 * split scoring (CuPy, ``gpu_tree.growing.splitting``) reads every histogram of the level at
@@ -64,10 +65,11 @@ WEIGHT_BYTES = 8  # int64 fixed-point weight (read only when rows are weighted)
 # weighted.
 COUNT_HIST_VALUE_BYTES = 4
 WEIGHTED_HIST_VALUE_BYTES = 8
-# kernels/cuda.py: SHARED_HISTOGRAM_ENTRIES, THREADS_PER_BLOCK, shared_launch_config's
-# rows_per_thread and its cap on row blocks. Repeated here so that the model imports
-# without numba; tests/test_bench_scripts.py checks they agree with the kernels.
-SHARED_HISTOGRAM_ENTRIES = 6144
+# kernels/cuda.py: SHARED_HISTOGRAM_BYTES (a block's shared histogram, entries of the
+# histogram's type), THREADS_PER_BLOCK, shared_launch_config's rows_per_thread and its cap
+# on row blocks. Repeated here so that the model imports without numba;
+# tests/test_bench_scripts.py checks they agree with the kernels.
+SHARED_HISTOGRAM_BYTES = 48 * 1024
 THREADS_PER_BLOCK = 256
 ROWS_PER_THREAD = 16
 MAX_ROW_BLOCKS = 1024
@@ -149,7 +151,8 @@ def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
     """As kernels.cuda.shared_features_per_block for ``n_hist_slots`` nodes' histograms
     built at once: 0 means the global-memory kernel."""
     per_feature = n_hist_slots * shape.n_bins * shape.n_channels
-    return min(shape.n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
+    entries = SHARED_HISTOGRAM_BYTES // shape.hist_value_bytes
+    return min(shape.n_features, entries // per_feature) if per_feature else 0
 
 
 def row_blocks(n_rows: int) -> int:

@@ -248,9 +248,15 @@ def test_bytes_model_matches_a_hand_computed_case():
     hist_terms = H + 3 * H + 2 * H
     assert level.one_pass_floor == 1000 * 12 + hist_terms + 9000
     assert level.ideal_floor == 400 * 8 + hist_terms + 9000
-    # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory.
+    # 7 classes x 256 bins: 4 built nodes (7,168 entries a feature) fit a block's 12,288
+    # int32 shared entries, not its 6,144 int64 ones (weighted: 8 channels); 8 built
+    # nodes fit neither.
     wide = model.Shape(n_rows=1000, n_features=4, n_bins=256, n_classes=7)
-    deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 500, 8, 1000))
+    weighted = model.Shape(n_rows=1000, n_features=4, n_bins=256, n_classes=7, weighted=True)
+    four_built = model.LevelWork(3, 8, 4, 500, 8, 1000)
+    assert model.level_bytes(wide, four_built).path == "shared"
+    assert model.level_bytes(weighted, four_built).path == "global"
+    deep = model.level_bytes(wide, model.LevelWork(4, 16, 8, 500, 16, 1000))
     assert deep.path == "global" and deep.as_implemented["hist: node ids"] == 4 * 1000 * 4
     assert deep.histogram_atomics == 500 * 4
     assert model.seconds(4.8e12, 4800.0) == pytest.approx(1.0)
@@ -264,22 +270,29 @@ def test_bytes_model_matches_a_hand_computed_case():
 
 
 def test_bytes_model_constants_follow_the_kernels():
+    import numpy as np
+
     from gpu_tree.kernels import cuda as kernels
 
     model = _bench_module("bytes_model")
-    assert model.SHARED_HISTOGRAM_ENTRIES == kernels.SHARED_HISTOGRAM_ENTRIES
+    assert model.SHARED_HISTOGRAM_BYTES == kernels.SHARED_HISTOGRAM_BYTES
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
     for hist_slots, bins, classes, features in (
         (1, 256, 2, 28),
         (8, 256, 2, 28),
         (16, 256, 2, 28),
         (2, 256, 7, 54),
+        (4, 256, 7, 54),
         (1, 16, 3, 5),
     ):
-        shape = model.Shape(10, features, bins, classes)
-        assert model.shared_features_per_block(hist_slots, shape) == (
-            kernels.shared_features_per_block(hist_slots, bins, classes, features)
-        )
+        # Unweighted: int32 class counts; weighted: int64, with a count channel.
+        for weighted, dtype in ((False, np.int32), (True, np.int64)):
+            shape = model.Shape(10, features, bins, classes, weighted=weighted)
+            assert model.shared_features_per_block(hist_slots, shape) == (
+                kernels.shared_features_per_block(
+                    hist_slots, bins, shape.n_channels, features, dtype
+                )
+            )
 
 
 def test_kernel_resources_occupancy_and_ptxas_parsing():
@@ -312,6 +325,10 @@ def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
     assert signatures["histograms_shared"][0][0] == ["array", "uint8", 2, "C"]
     assert signatures["histograms_shared"][0][1] == ["array", "int32", 1, "C"]  # row list
     assert len(signatures["histograms_shared"][0]) == 15
+    # The shared histogram's type follows the global one's: int64 weighted or regression
+    # sums, int32 unweighted class counts (twice the entries in 48 KiB).
+    assert {s[10][1] for s in signatures["histograms_shared"]} == {"int64"}
+    assert {s[10][1] for s in signatures["histograms_shared_int32"]} == {"int32"}
     assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}
 
 
