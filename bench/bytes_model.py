@@ -27,11 +27,12 @@ What one level L of the level-wise build does on the device (read from the code)
   For each listed row the kernel reads its list entry, its node id (for its slot), its
   label (classification: int32 class, int64 weight if weighted; regression: its int64
   statistics) and its uint8 bin codes (feature-major), visiting the listed rows in
-  ascending row order. ``histograms_shared`` (a block-private int64 histogram of 6,144
-  entries per block) when one feature of every built node fits, else
-  ``histograms_global`` (one global atomic per (row, feature) and channel). Each
-  feature group of the shared kernel, and each feature sweep of the global kernel,
-  reads the list, the node ids and the labels again;
+  ascending row order. ``histograms_shared`` (a block-private histogram of 48 KiB per
+  block: 12,288 int32 entries for unweighted class counts, 6,144 int64 ones otherwise)
+  when one feature of every built node fits, else ``histograms_global`` (one global
+  atomic per (row, feature) and channel). Each feature group of the shared kernel, and
+  each feature sweep of the global kernel, reads the list, the node ids and the labels
+  again;
 * the histogram buffer is zero-filled first (``hist.fill(0)``);
 * subtraction: ``take`` of the parents' histograms, then ``-=`` the built siblings';
 * split scoring: one fused kernel (``score_splits``): per scored node and feature, one
@@ -125,10 +126,11 @@ TARGET_BYTES = 8  # float64 centred target, and float64 weight (regression, weig
 # int64 fixed point otherwise.
 COUNT_HIST_VALUE_BYTES = 4
 WEIGHTED_HIST_VALUE_BYTES = 8
-# kernels/cuda.py: SHARED_HISTOGRAM_ENTRIES, THREADS_PER_BLOCK, shared_launch_config's
-# rows_per_thread and its cap on row blocks. Repeated here so that the model imports
-# without numba; tests/test_bench_scripts.py checks they agree with the kernels.
-SHARED_HISTOGRAM_ENTRIES = 6144
+# kernels/cuda.py: SHARED_HISTOGRAM_BYTES (a block's shared histogram, entries of the
+# histogram's type), THREADS_PER_BLOCK, shared_launch_config's rows_per_thread and its cap
+# on row blocks. Repeated here so that the model imports without numba;
+# tests/test_bench_scripts.py checks they agree with the kernels.
+SHARED_HISTOGRAM_BYTES = 48 * 1024
 THREADS_PER_BLOCK = 256
 ROWS_PER_THREAD = 16
 MAX_ROW_BLOCKS = 1024
@@ -294,7 +296,8 @@ def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
     """As kernels.cuda.shared_features_per_block for ``n_hist_slots`` nodes' histograms
     built at once: 0 means the global-memory kernel."""
     per_feature = n_hist_slots * shape.n_bins * shape.n_channels
-    return min(shape.n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0
+    entries = SHARED_HISTOGRAM_BYTES // shape.hist_value_bytes
+    return min(shape.n_features, entries // per_feature) if per_feature else 0
 
 
 def row_blocks(n_rows: int) -> int:

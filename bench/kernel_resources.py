@@ -44,6 +44,7 @@ KERNELS = (
     "bin_columns",
     "histograms_global",
     "histograms_shared",
+    "histograms_shared_int32",
     "partition_rows",
     "partition_rows_multiway",
     "score_splits",
@@ -134,10 +135,11 @@ def record_signatures():
         model = gpu_tree.DecisionTreeClassifier(**common).fit(X.astype(dtype), y)
         # What predict runs for a GPU array (the simulator's arrays are numpy's).
         apply_on_device(model.tree_, X.astype(dtype), np)
-    # 7 classes x 256 bins: from 4 nodes on, a level's histograms exceed a block's shared
-    # memory and take the global-memory kernel.
-    y7 = np.digitize(X[:, 0] + 0.3 * X[:, 2], np.linspace(-1.5, 1.5, 6))
-    gpu_tree.DecisionTreeClassifier(max_depth=4, max_bins=256, device="cuda").fit(X, y7)
+    # 20 classes x 256 bins (5,120 entries a node and feature): from 3 built nodes on, a
+    # level's int32 histograms exceed a block's shared memory (12,288 int32 entries) and
+    # take the global-memory kernel.
+    y20 = np.digitize(X[:, 0] + 0.3 * X[:, 2], np.linspace(-1.5, 1.5, 19))
+    gpu_tree.DecisionTreeClassifier(max_depth=4, max_bins=256, device="cuda").fit(X, y20)
     gpu_tree.DecisionTreeClassifier(**common).fit(X, y, sample_weight=rng.random(n) + 0.5)
     gpu_tree.DecisionTreeRegressor(**common).fit(X, X[:, 0] * 2 + rng.normal(size=n))
     Xc = X.copy()

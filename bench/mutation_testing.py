@@ -879,21 +879,21 @@ MUTANTS: list[Mutant] = [
     M(
         "U03",
         CUDA_KERNELS,
-        "                cuda.atomic.add(\n"
-        "                    hist_flat,\n"
-        "                    ((slot * n_features + first + g) * n_bins + b) * n_channels + c,\n"
-        "                    value,\n"
-        "                )",
-        "                hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += (\n"
-        "                    value\n"
-        "                )",
+        "                    cuda.atomic.add(\n"
+        "                        hist_flat,\n"
+        "                        ((slot * n_features + first + g) * n_bins + b) * n_channels + c,\n"
+        "                        value,\n"
+        "                    )",
+        "                    hist_flat[((slot * n_features + first + g) * n_bins + b) * n_channels + c] += (\n"
+        "                        value\n"
+        "                    )",
         "non-atomic merge of block-private shared histograms into global memory",
     ),
     M(
         "U04",
         CUDA_KERNELS,
-        "            shared[k] = 0\n        cuda.syncthreads()\n",
-        "            shared[k] = 0\n",
+        "                shared[k] = 0\n            cuda.syncthreads()\n",
+        "                shared[k] = 0\n",
         "missing barrier between zeroing the shared histogram and accumulating into it",
     ),
     M(
@@ -906,8 +906,8 @@ MUTANTS: list[Mutant] = [
     M(
         "U07",
         CUDA_KERNELS,
-        "return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature) if per_feature else 0",
-        "return min(n_features, SHARED_HISTOGRAM_ENTRIES // per_feature + 1) if per_feature else 0",
+        "return min(n_features, entries // per_feature) if per_feature else 0",
+        "return min(n_features, entries // per_feature + 1) if per_feature else 0",
         "off-by-one: a block's shared histogram overflows by one feature",
     ),
     M(

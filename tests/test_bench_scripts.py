@@ -279,17 +279,22 @@ def test_bytes_model_matches_a_hand_computed_case():
     reads = 1600 + 2 * labels + 4000
     assert level.histogram_kernel_l2_kept == reads + 2 * 2 * H  # one feature group
     assert level.histogram_kernel_bytes == level.histogram_kernel_l2_kept
-    # 7 classes x 256 bins: 4 built nodes do not fit a block's shared memory; the global
-    # kernel reads the list, node ids and labels once per feature (4 sweeps), half the
-    # rows in row order (255 of 256 sectors: 4080 bytes of 4096); kept in L2 across
-    # sweeps they would be read once.
+    # 7 classes x 256 bins: 4 built nodes (7,168 entries a feature) fit a block's 12,288
+    # int32 shared entries, not its 6,144 int64 ones (weighted: 8 channels).
     wide = model.Shape(n_rows=1024, n_features=4, n_bins=256, n_classes=7)
-    deep = model.level_bytes(wide, model.LevelWork(3, 8, 4, 512, 8, 1024))
+    weighted = model.Shape(n_rows=1024, n_features=4, n_bins=256, n_classes=7, weighted=True)
+    four_built = model.LevelWork(3, 8, 4, 512, 8, 1024)
+    assert model.level_bytes(wide, four_built).path == "shared"
+    assert model.level_bytes(weighted, four_built).path == "global"
+    # 8 built nodes fit neither: the global kernel reads the list, node ids and labels
+    # once per feature (4 sweeps), half the rows in row order (255 of 256 sectors: 4080
+    # bytes of 4096); kept in L2 across sweeps they would be read once.
+    deep = model.level_bytes(wide, model.LevelWork(4, 16, 8, 512, 16, 1024))
     assert deep.path == "global"
     assert deep.as_implemented["hist: node ids"] == 4 * 4080
     assert deep.as_implemented["hist: labels"] == 4 * 4080
     assert deep.as_implemented["hist: row list reads"] == 4 * 512 * 4
-    kept = 512 * 4 + 2 * 4080 + deep.as_implemented["hist: codes"] + 2 * 4 * wide.node_hist_bytes
+    kept = 512 * 4 + 2 * 4080 + deep.as_implemented["hist: codes"] + 2 * 8 * wide.node_hist_bytes
     assert deep.histogram_kernel_l2_kept == kept
     assert deep.histogram_kernel_bytes - kept == 3 * (512 * 4 + 2 * 4080)
     assert deep.histogram_atomics == 512 * 4
@@ -312,7 +317,7 @@ def test_bytes_model_histogram_bytes_follow_the_built_rows_not_n():
     costs at most a sector per gathered array), where a sweep over every row would read
     10 times more; the compaction and the partition, which do sweep every row, scale."""
     model = _bench_module("bytes_model")
-    work = model.LevelWork(5, 32, 16, 1000, 32, 1000, 3)
+    work = model.LevelWork(6, 64, 32, 1000, 64, 1000, 3)
     small, large = (
         model.level_bytes(model.Shape(n, 28, 256, 2), work) for n in (1_000_000, 10_000_000)
     )
@@ -327,7 +332,7 @@ def test_bytes_model_histogram_bytes_follow_the_built_rows_not_n():
     assert kernel_reads(large) == pytest.approx(kernel_reads(small), rel=0.01)
     # At most a 32-byte sector per row and gathered array in every sweep (node id,
     # label; the codes once per feature), plus the list; at least the ideal floor's bytes.
-    sweeps = 28  # the global kernel: 16 nodes x 256 bins x 2 classes leave no shared room
+    sweeps = 28  # the global kernel: 32 nodes x 256 bins x 2 classes leave no shared room
     assert small.path == large.path == "global"
     assert kernel_reads(large) <= sweeps * 1000 * (4 + 32 + 32) + 28 * 1000 * 32
     assert kernel_reads(large) >= 1000 * (28 + 4)
@@ -383,10 +388,12 @@ def test_bytes_model_regression_adds_the_variance_passes(weighted):
 
 
 def test_bytes_model_constants_follow_the_kernels():
+    import numpy as np
+
     from gpu_tree.kernels import cuda as kernels
 
     model = _bench_module("bytes_model")
-    assert model.SHARED_HISTOGRAM_ENTRIES == kernels.SHARED_HISTOGRAM_ENTRIES
+    assert model.SHARED_HISTOGRAM_BYTES == kernels.SHARED_HISTOGRAM_BYTES
     assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
     assert model.WINNER_FIXED_COLUMNS == kernels.WINNER_FIXED_COLUMNS
     for n_rows in (1, 5_000, 4_096 * 300, 10_500_000):
@@ -397,12 +404,17 @@ def test_bytes_model_constants_follow_the_kernels():
         (8, 256, 2, 28),
         (16, 256, 2, 28),
         (2, 256, 7, 54),
+        (4, 256, 7, 54),
         (1, 16, 3, 5),
     ):
-        shape = model.Shape(10, features, bins, classes)
-        assert model.shared_features_per_block(hist_slots, shape) == (
-            kernels.shared_features_per_block(hist_slots, bins, classes, features)
-        )
+        # Unweighted: int32 class counts; weighted: int64, with a count channel.
+        for weighted, dtype in ((False, np.int32), (True, np.int64)):
+            shape = model.Shape(10, features, bins, classes, weighted=weighted)
+            assert model.shared_features_per_block(hist_slots, shape) == (
+                kernels.shared_features_per_block(
+                    hist_slots, bins, shape.n_channels, features, dtype
+                )
+            )
 
 
 def test_kernel_resources_occupancy_and_ptxas_parsing():
@@ -435,6 +447,10 @@ def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
     assert signatures["histograms_shared"][0][0] == ["array", "uint8", 2, "C"]
     assert signatures["histograms_shared"][0][1] == ["array", "int32", 1, "C"]  # row list
     assert len(signatures["histograms_shared"][0]) == 15
+    # The shared histogram's type follows the global one's: int64 weighted or regression
+    # sums, int32 unweighted class counts (twice the entries in 48 KiB).
+    assert {s[10][1] for s in signatures["histograms_shared"]} == {"int64"}
+    assert {s[10][1] for s in signatures["histograms_shared_int32"]} == {"int32"}
     assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}
 
 

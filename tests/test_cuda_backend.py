@@ -62,10 +62,19 @@ def _launch_histograms(
     else:
         n_groups = -(-n_features // features_per_block)
         grid, threads = cuda_kernels.shared_launch_config(row_list.size, n_groups)
-        cuda_kernels.histograms_shared[grid, threads](*args, n_hist_slots, features_per_block)
+        kernel = (
+            cuda_kernels.histograms_shared_int32
+            if path == "shared-int32"
+            else cuda_kernels.histograms_shared
+        )
+        kernel[grid, threads](*args, n_hist_slots, features_per_block)
 
 
 HISTOGRAM_KINDS = ["unit", "weighted", "regression", "unit-regression"]
+# (path, kind): both paths for every kind, and the int32 shared histogram (class counts)
+# for unit weights, the only rows the backend gives it.
+HISTOGRAM_CASES = [(path, kind) for path in ("global", "shared") for kind in HISTOGRAM_KINDS]
+HISTOGRAM_CASES.append(("shared-int32", "unit"))
 
 
 def _histogram_case(kind, n_features=3, n_samples=90, n_bins=7, seed=1):
@@ -122,12 +131,12 @@ def _expected_histograms(X_binned, node_of_row, row_stats, n_bins):
     return naive_histograms(X_binned, order, start[built], end[built], row_stats, n_bins)
 
 
-@pytest.mark.parametrize("path", ["global", "shared"])
-@pytest.mark.parametrize("kind", HISTOGRAM_KINDS)
+@pytest.mark.parametrize(("path", "kind"), HISTOGRAM_CASES)
 def test_histogram_kernels_match_naive_oracle(path, kind):
     n_features, n_bins = 3, 7
     X_binned, node_of_row, hist_slot_of_node, row_arrays, row_stats = _histogram_case(kind)
-    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
+    dtype = np.int32 if path == "shared-int32" else np.float64
+    hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]), dtype=dtype)
     # Two features per block: one group of two and a group of one (a partial group).
     _launch_histograms(
         path, X_binned, node_of_row, hist_slot_of_node, row_arrays, hist, features_per_block=2
@@ -138,10 +147,103 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
 
 
 def test_shared_histograms_fall_back_to_global_memory_when_too_big():
-    assert cuda_kernels.shared_features_per_block(4, 256, 2, 28) == 3  # 6144 // 2048
-    assert cuda_kernels.shared_features_per_block(2, 256, 2, 2) == 2  # capped at n_features
-    assert cuda_kernels.shared_features_per_block(64, 256, 2, 28) == 0  # does not fit: global
-    assert cuda_kernels.shared_features_per_block(1, 65535, 1, 28) == 0
+    fits = cuda_kernels.shared_features_per_block
+    assert fits(4, 256, 2, 28, np.int64) == 3  # 6144 // 2048
+    assert fits(2, 256, 2, 2, np.int64) == 2  # capped at n_features
+    assert fits(64, 256, 2, 28, np.int64) == 0  # does not fit: global
+    assert fits(1, 65535, 1, 28, np.int64) == 0
+    # int32 class counts: the same 48 KiB hold twice the entries.
+    assert cuda_kernels.shared_histogram_entries(np.int32) == 12_288 == 2 * 6144
+    assert cuda_kernels.shared_histogram_entries(np.int64) == 6144
+    assert fits(4, 256, 2, 28, np.int32) == 6  # 12288 // 2048
+    assert fits(12, 256, 2, 28, np.int32) == 2 and fits(12, 256, 2, 28, np.int64) == 1
+    assert fits(24, 256, 2, 28, np.int32) == 1 and fits(24, 256, 2, 28, np.int64) == 0
+    assert fits(25, 256, 2, 28, np.int32) == 0  # 12,800 entries: global
+    assert cuda_kernels.shared_histogram_kernel(np.int32) is cuda_kernels.histograms_shared_int32
+    for dtype in (np.int64, np.float64):
+        assert cuda_kernels.shared_histogram_kernel(dtype) is cuda_kernels.histograms_shared
+
+
+def _record_histogram_launches(monkeypatch):
+    """[(kernel name, histogram dtype, n_slots, n_bins, n_channels, features_per_block)]
+    of every histogram launch (features_per_block 0 for the global-memory kernel)."""
+    launched = []
+
+    class Recording:
+        def __init__(self, name, kernel):
+            self.name, self.kernel = name, kernel
+
+        def __getitem__(self, config):
+            def launch(*args):
+                hist_flat, n_bins, n_channels = args[10:13]
+                n_slots, group = args[13:15] if len(args) == 15 else (0, 0)
+                launched.append((self.name, hist_flat.dtype, n_slots, n_bins, n_channels, group))
+                return self.kernel[config](*args)
+
+            return launch
+
+    for name in ("histograms_global", "histograms_shared", "histograms_shared_int32"):
+        monkeypatch.setattr(cuda_kernels, name, Recording(name, getattr(cuda_kernels, name)))
+    return launched
+
+
+def test_unweighted_class_counts_take_int32_shared_histograms_with_twice_the_features(
+    monkeypatch,
+):
+    """Unweighted classification (int32 class counts): the shared histogram is int32, so a
+    block holds twice the features. 20 classes x 256 bins is 5,120 entries per feature and
+    node: at the root more than half of the 6,144 int64 entries (one feature per block)
+    but two features of the 12,288 int32 ones; two nodes (10,240) would not fit int64
+    shared memory at all but still take the shared path. The trees are the CPU's."""
+    rng = np.random.default_rng(16)
+    n, n_features = 400, 4
+    X = rng.normal(size=(n, n_features))
+    signal = X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n)
+    y = np.searchsorted(np.quantile(signal, np.linspace(0, 1, 21)[1:-1]), signal)
+    assert np.unique(y).size == 20
+    launched = _record_histogram_launches(monkeypatch)
+    # Entropy splits these classes evenly enough that level 2 builds two nodes.
+    params = {"max_depth": 3, "max_bins": 256, "criterion": "entropy"}
+    cuda_tree = DecisionTreeClassifier(device="cuda", **params).fit(X, y).tree_
+    monkeypatch.undo()
+    cpu_tree = DecisionTreeClassifier(device="cpu", **params).fit(X, y).tree_
+    assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+    assert launched and {entry[0] for entry in launched} == {"histograms_shared_int32"}
+    fits = cuda_kernels.shared_features_per_block
+    choices = set()
+    for _, dtype, n_slots, n_bins, n_channels, group in launched:
+        assert dtype == np.int32 and n_bins == 256 and n_channels == 20
+        assert group == fits(n_slots, n_bins, n_channels, n_features, np.int32)
+        choices.add((n_slots, group, fits(n_slots, n_bins, n_channels, n_features, np.int64)))
+    # The root and level 1 (one node built, its sibling by subtraction): two features per
+    # block where int64 held one; level 2's two nodes: one where int64 held none.
+    assert choices == {(1, 2, 1), (2, 1, 0)}
+
+
+@pytest.mark.parametrize("estimator", ["weighted-classifier", "regressor"])
+def test_weighted_classification_and_regression_keep_int64_shared_histograms(
+    estimator, monkeypatch
+):
+    """Fixed-point weights and regression sums are int64: their shared histograms stay
+    int64 (6,144 entries a block), and the trees are the CPU's."""
+    rng = np.random.default_rng(17)
+    X, y = _classification_data(150, 3, 3, 6, seed=17)
+    weight = None
+    if estimator == "regressor":
+        model, y = DecisionTreeRegressor, X[:, 0] * 2.0 + rng.normal(scale=0.5, size=150)
+    else:
+        model, weight = DecisionTreeClassifier, rng.uniform(0.5, 2.0, size=150)
+    launched = _record_histogram_launches(monkeypatch)
+    cuda_tree = model(device="cuda", max_depth=4).fit(X, y, sample_weight=weight).tree_
+    monkeypatch.undo()
+    cpu_tree = model(device="cpu", max_depth=4).fit(X, y, sample_weight=weight).tree_
+    assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
+    assert launched and {entry[0] for entry in launched} == {"histograms_shared"}
+    for _, dtype, n_slots, n_bins, n_channels, group in launched:
+        assert dtype == np.int64
+        assert group == cuda_kernels.shared_features_per_block(
+            n_slots, n_bins, n_channels, 3, np.int64
+        )
 
 
 # -- launch grids within the device's limits, for any number of rows and features ------------
@@ -696,8 +798,7 @@ def test_race_detector_flags_a_non_atomic_cross_block_sum(monkeypatch):
 
 
 @simulator_only
-@pytest.mark.parametrize("path", ["global", "shared"])
-@pytest.mark.parametrize("kind", HISTOGRAM_KINDS)
+@pytest.mark.parametrize(("path", "kind"), HISTOGRAM_CASES)
 def test_histogram_kernels_merge_several_blocks_without_races(path, kind, monkeypatch):
     """Three blocks add to the same global entries (each its own shared histogram, then
     the merge): every such write must be atomic, and the sums equal the oracle's."""

@@ -322,7 +322,10 @@ class CUDAHistogramBackend:
 
     def _launch_histograms(self, row_list, hist_slot_of_node, n_hist_slots, hist):
         """One launch for the whole level: shared-memory histograms when every node's
-        histogram of at least one feature fits a block's shared memory, else global."""
+        histogram of at least one feature fits a block's shared memory, else global. The
+        shared histogram's entries are of the histogram's type: int32 class counts
+        (unweighted classification) fit twice the entries of int64 ones, so twice the
+        features, in a block's 48 KiB."""
         kernels = self.kernels
         layout = self.row_data.layout
         n_channels = layout.n_channels
@@ -342,12 +345,13 @@ class CUDAHistogramBackend:
             n_channels,
         )
         group = kernels.shared_features_per_block(
-            n_hist_slots, self.n_bins, n_channels, self.n_features
+            n_hist_slots, self.n_bins, n_channels, self.n_features, hist.dtype
         )
         if group > 0:
             n_groups = -(-self.n_features // group)
             grid, threads = kernels.shared_launch_config(row_list.shape[0], n_groups)
-            self._launch(kernels.histograms_shared, (grid, threads), *common, n_hist_slots, group)
+            kernel = kernels.shared_histogram_kernel(hist.dtype)
+            self._launch(kernel, (grid, threads), *common, n_hist_slots, group)
         else:
             blocks, threads = kernels.launch_config(row_list.shape[0] * self.n_features)
             self._launch(kernels.histograms_global, (blocks, threads), *common)
