@@ -12,9 +12,7 @@ between the largest value left of the split and the smallest value right of it
 
 from __future__ import annotations
 
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,6 +21,7 @@ from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
+from gpu_tree.utils.threads import parallel_map
 
 MAX_BINS_LIMIT = 65535
 # Rows used to find quantile edges; more buys little precision for 256 bins.
@@ -144,9 +143,10 @@ class BinMapper:
                 return np.arange(n_categories[f] - 1) + 0.5, True
             return _edges_and_kind(sample[:, f], value_bins)
 
-        # numpy's sort releases the GIL, so threads sort several features at once.
-        with ThreadPoolExecutor(max_workers=min(n_features, os.cpu_count() or 1)) as pool:
-            edges, one_value_per_bin = zip(*pool.map(edges_of, range(n_features)), strict=True)
+        # numpy's sort releases the GIL, so threads sort several features at once (where
+        # the sample is large enough to pay for them).
+        found = parallel_map(edges_of, range(n_features), sample.shape[0] * n_features)
+        edges, one_value_per_bin = zip(*found, strict=True)
         self.edges_ = list(edges)
         # Features whose sampled values each have a bin: thresholds go midway between
         # the actual neighbouring values (so histogram search equals exact search), which

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -51,13 +49,13 @@ from gpu_tree.kernels.cpu import (
     WINNER_SCORE,
 )
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
+from gpu_tree.utils.threads import parallel_map
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.
 # On the CPU, chunks small enough for the caches, scored on parallel threads; on a GPU,
 # large chunks (temporaries of about 64 MB), since every array operation is a launch.
 _CANDIDATES_PER_CHUNK = 1 << 18
 _DEVICE_CANDIDATES_PER_CHUNK = 1 << 23
-_CPU_THREADS = os.cpu_count() or 1
 
 # Split scores are no statistics (see gpu_tree.data.stats): they have their own type.
 SCORE_DTYPE = np.float64
@@ -229,10 +227,9 @@ def select_splits(
     def score_chunk(chunk):
         _select_in_chunk(search, chosen, chunk, slots[chunk], int(width[chunk].max()))
 
-    if xp is np and len(chunks) > 1:
+    if xp is np:
         # numpy releases the GIL inside its array loops: chunks score in parallel.
-        with ThreadPoolExecutor(max_workers=_CPU_THREADS) as pool:
-            list(pool.map(score_chunk, chunks))
+        parallel_map(score_chunk, chunks, n_features * int(width.sum()))
     else:
         for chunk in chunks:
             score_chunk(chunk)
