@@ -225,8 +225,7 @@ class CUDAHistogramBackend:
         """By node id: the node's slot among ``nodes`` (-1 for the others) and its mean
         (float64 bits), as the squared-deviation passes read them; (2, n_node_ids) int64."""
         tables = np.zeros((2, self._node_size.size), dtype=np.int64)
-        tables[0] = -1
-        tables[0, nodes] = np.arange(nodes.size)
+        tables[0] = self._host_slot_table(nodes, np.int64)
         tables[1, nodes] = np.asarray(means, dtype=np.float64).view(np.int64)
         return tables
 
@@ -254,11 +253,15 @@ class CUDAHistogramBackend:
         return self._copy_back(winners)[0]
 
     def _slot_table(self, nodes):
-        """On the device: node id -> its position in ``nodes`` (-1 for other nodes), the
-        table a launch over every row uses to find each row's slot."""
-        slot_of_node = self._node_table(-1, np.int32)
-        slot_of_node[nodes] = np.arange(nodes.size, dtype=np.int32)
-        return host_to_device(slot_of_node, self.xp)
+        """:meth:`_host_slot_table` on the device (one copy)."""
+        return host_to_device(self._host_slot_table(nodes), self.xp)
+
+    def _host_slot_table(self, nodes, dtype=np.int32):
+        """Node id -> its position in ``nodes`` (-1 for other nodes): the table a launch
+        over every row uses to find each row's slot."""
+        slot_of_node = self._node_table(-1, dtype)
+        slot_of_node[nodes] = np.arange(nodes.size, dtype=dtype)
+        return slot_of_node
 
     def _rows_of(self, nodes, slot_of_node):
         """On the device: the rows of ``nodes`` (whose slots ``slot_of_node`` gives), in

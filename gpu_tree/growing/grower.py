@@ -192,17 +192,24 @@ class Grower:
             value=self._node_values(real),
         )
 
-    def _measure_impurity(self, nodes, stats):
+    def _centred_means(self, stats):
+        """Regression: the nodes' centred means, which their variances are measured about
+        (None for classification)."""
+        if self.layout.is_classification:
+            return None
+        return self.layout.centred_mean(self.layout.real(stats))
+
+    def _measure_impurity(self, nodes, stats, means=None):
         """Regression: each node's weighted variance, two-pass on its rows (about the mean
-        its sums give), as the backend measures it; classification impurities come from
-        the class totals when the nodes are added."""
+        its sums give, ``means`` if the caller has them: :meth:`_centred_means`), as the
+        backend measures it; classification impurities come from the class totals when
+        the nodes are added."""
         if self.layout.is_classification:
             return
-        real = self.layout.real(stats)
-        weight = real[:, 0]
-        squared_deviations = self.backend.squared_deviation_sums(
-            nodes, self.layout.centred_mean(real)
-        )
+        weight = self.layout.real(stats)[:, 0]
+        if means is None:
+            means = self._centred_means(stats)
+        squared_deviations = self.backend.squared_deviation_sums(nodes, means)
         if isinstance(squared_deviations, PendingCopy):
             # NaN until it comes back: _splittable leaves the purity test to _evaluate_batch.
             self._pending_impurities.append((nodes, weight, squared_deviations))
@@ -534,10 +541,8 @@ class Grower:
                 missing_left[subset],
             )
             category_sets = (subset, words)
-        child_means = None
-        if not layout.is_classification:  # what _measure_impurity measures about
-            means = layout.centred_mean(layout.real(child_stats))
-            child_means = (means[0::2], means[1::2])
+        means = self._centred_means(child_stats)
+        child_means = None if means is None else (means[0::2], means[1::2])
         with self._phase("partition", nodes, ev.feature[which]):
             self.backend.partition(
                 nodes,
@@ -551,7 +556,7 @@ class Grower:
                 sizes=(left_count, right_count),
                 child_means=child_means,
             )
-        self._measure_impurity(children, child_stats)
+        self._measure_impurity(children, child_stats, means)
 
         open_mask = self._splittable(children, child_stats)
         no_compact = np.zeros(0, dtype=np.int64)
