@@ -16,11 +16,14 @@ from gpu_tree.backends.rows import (
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
+    FinishedSubtrees,
     RowData,
     RowPartition,
     squared_deviation_sums,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels import cpu_subtrees
+from gpu_tree.model.tree import NODE_IMPURITY
 from gpu_tree.utils.fit_stats import count
 
 __all__ = ["CPUExactBackend", "CPUHistogramBackend", "RowData"]
@@ -235,6 +238,73 @@ class CPUHistogramBackend(_CPUBackend):
             missing,
         )
         return CompactHistograms(hist, lower, upper, code, missing)
+
+    def finish_subtrees(self, nodes, depth, impurity, criterion, settings):
+        """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
+        call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs, ``criterion`` the split criterion's name and ``settings`` the stopping
+        rules (float64, the kernel's order). Returns :class:`FinishedSubtrees`."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        layout = self.row_data.layout
+        partition = self.row_partition
+        start, end = partition.start[nodes], partition.end[nodes]
+        capacity = 2 * (end - start) - 1  # a binary tree of n leaves has 2n - 1 nodes
+        offset = np.concatenate([[0], np.cumsum(capacity)]).astype(np.int64)
+        total = int(offset[-1])
+        n_channels = layout.n_channels
+        out = FinishedSubtrees(
+            parent=np.empty(total, dtype=np.int64),
+            depth=np.empty(total, dtype=np.int64),
+            stats=np.empty((total, n_channels), dtype=np.int64),
+            impurity=np.empty(total, dtype=np.float64),
+            feature=np.empty(total, dtype=np.int64),
+            code=np.empty(total, dtype=np.int64),
+            next_code=np.empty(total, dtype=np.int64),
+            missing_left=np.empty(total, dtype=np.uint8),
+            left=np.empty(total, dtype=np.int64),
+            searched=np.empty(total, dtype=np.uint8),
+        )
+        written = np.empty(nodes.size, dtype=np.int64)
+        exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
+        regression = not layout.is_classification
+        no_rows = np.zeros(0)
+        cpu_subtrees.finish_subtrees(
+            self.X_binned,
+            partition.sample_indices,
+            start,
+            end,
+            self.row_data.row_stats,
+            self.row_data.centred if regression else no_rows,
+            self.row_data.weight if regression else no_rows,
+            not layout.has_count_channel,  # unweighted: every weight is 1
+            np.asarray(depth, dtype=np.int64),
+            np.asarray(impurity, dtype=np.float64),
+            self.n_bins,
+            self.missing_code,
+            self.missing_bin >= 0,
+            np.ldexp(1.0, -exponents),
+            cpu_kernels.SPLIT_CRITERION_CODES[criterion],
+            cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
+            layout.n_classes if layout.is_classification else 0,
+            n_channels - 1 if layout.has_count_channel else -1,
+            np.asarray(settings, dtype=np.float64),
+            offset,
+            *out,
+            written,
+        )
+        if np.any(written < 0):
+            raise RuntimeError("internal error: partition disagrees with the split statistics")
+        # The written part of each subtree's block, blocks in order.
+        keep = np.concatenate(
+            [np.arange(a, a + n) for a, n in zip(offset[:-1], written, strict=True)]
+        )
+        position = np.full(total, -1, dtype=np.int64)
+        position[keep] = np.arange(keep.size)
+        first = np.repeat(offset[:-1], written)  # each kept node's block start
+        kept = {name: getattr(out, name)[keep] for name in FinishedSubtrees._fields}
+        for name in ("parent", "left"):  # block positions -> positions in the result
+            local = kept[name]
+            kept[name] = np.where(local >= 0, position[first + np.maximum(local, 0)], -1)
+        return FinishedSubtrees(**kept)
 
     @staticmethod
     def _split_points(bin_threshold, threshold):

@@ -114,6 +114,31 @@ class CompactHistograms(NamedTuple):
     missing: np.ndarray
 
 
+class FinishedSubtrees(NamedTuple):
+    """Subtrees grown by a backend's ``finish_subtrees`` (``kernels/cpu_subtrees.py``):
+    every node of every subtree, each subtree's root first, then its other nodes in the
+    order they were made (a split node's two children consecutively).
+
+    ``parent`` and ``left`` are positions in these arrays (-1: a root; a leaf), the
+    right child is ``left + 1``. ``impurity``: regression, the node's sum of squared
+    deviations (the grower divides by its weight); classification, its impurity; a
+    root's entry is the one the grower gave. ``feature`` -1: a leaf; ``code`` and
+    ``next_code``: the split's bin code and the next present code (-1: only missing
+    values go right). ``searched``: the node's split was searched (fit_stats_).
+    """
+
+    parent: np.ndarray
+    depth: np.ndarray
+    stats: np.ndarray
+    impurity: np.ndarray
+    feature: np.ndarray
+    code: np.ndarray
+    next_code: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    searched: np.ndarray
+
+
 @dataclass
 class RowData:
     """What each training row contributes to a histogram.
@@ -401,6 +426,7 @@ __all__ = [
     "BackendCapabilities",
     "CompactHistograms",
     "DenseHistograms",
+    "FinishedSubtrees",
     "RowData",
     "PendingCopy",
     "RowPartition",

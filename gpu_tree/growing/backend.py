@@ -372,7 +372,9 @@ def make_backend(
 # -- phase timer ------------------------------------------------------------------------
 # The phases the grower records, in the order of a level's work. A backend may record
 # parts of them under names of its own ("histogram_kernel": the CUDA launch alone).
-PHASES = ("histograms", "subtraction", "split_scoring", "partition")
+# "subtrees": small nodes' whole subtrees grown in one call (the CPU's finish_subtrees),
+# recorded at the level of the nodes it started from.
+PHASES = ("histograms", "subtraction", "split_scoring", "partition", "subtrees")
 
 
 @dataclass(frozen=True)

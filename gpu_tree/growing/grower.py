@@ -31,19 +31,26 @@ from gpu_tree.data.stats import StatsLayout, bitset
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
 from gpu_tree.growing.splitting import (
+    SCORE_RTOL,
     CategoricalSearch,
     ChosenSplits,
     SplitConstraints,
     midpoint,
     select_splits,
 )
+from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
-from gpu_tree.utils.fit_stats import SETUP, enter_level
+from gpu_tree.utils.fit_stats import SETUP, count, enter_level
 from gpu_tree.utils.progress import grower_logger as logger
 
 # Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
 # memory.
 _COMPACT_CELLS_PER_CHUNK = 1 << 21
+
+# Open nodes with fewer rows than this grow their whole subtree in one compiled call
+# (the backend's finish_subtrees, where it has one: kernels/cpu_subtrees.py) instead of
+# level by level. Chosen by measurement (bench/RESULTS.md, issue 17).
+FINISH_BELOW_ROWS = 256
 
 # scikit-learn's EPSILON: classification impurities at or below it count as pure (see
 # Grower._pure_impurity), and it is the slack on the min_impurity_decrease comparison.
@@ -153,6 +160,8 @@ class Grower:
         # Regression impurities measured on the device, still on their way back (a CUDA
         # backend copies them back with the next split winners): (nodes, weights, copy).
         self._pending_impurities: list[tuple[np.ndarray, np.ndarray, PendingCopy]] = []
+        self._finisher = self._subtree_finisher()
+        self._finished_subtrees = False  # some subtree was finished: renumber at the end
 
     def _phase(self, name, nodes, features=None):
         """The timer's context for phase ``name`` over ``nodes`` (nothing without a timer).
@@ -658,10 +667,88 @@ class Grower:
         )
         return batch, open_children[~dense]
 
+    # -- subtrees finished in one call ----------------------------------------------------
+    def _subtree_finisher(self):
+        """The backend's ``finish_subtrees`` where it grows this fit's tree as the
+        level-wise path would, else None: not for best-first growth (its order is
+        global), features drawn per node (the draws follow the level-wise order) or
+        categorical features (the finisher splits numeric ones only)."""
+        p = self.params
+        finisher = getattr(self.backend, "finish_subtrees", None)
+        drawn = p.max_features is not None and p.max_features < self.n_features
+        categorical = p.categorical is not None and p.categorical.features.size > 0
+        if finisher is None or p.max_leaf_nodes is not None or drawn or categorical:
+            return None
+        return finisher
+
+    def _finishing(self, nodes):
+        """The open ``nodes`` small enough to finish in one call (all of them when the
+        fit has no finisher: none)."""
+        if self._finisher is None or nodes.size == 0:
+            return np.zeros(nodes.size, dtype=bool)
+        return self.backend.node_sizes(nodes) < FINISH_BELOW_ROWS
+
+    def _finish(self, nodes):
+        """Grow the subtrees of ``nodes`` (open, splittable) in one call and add their
+        nodes to the tree (numbered in the order made: :meth:`grow` renumbers)."""
+        p = self.params
+        tree = self.tree
+        layout = self.layout
+        settings = np.zeros(cpu_subtrees.N_SETTINGS)
+        settings[cpu_subtrees.MAX_DEPTH] = p.max_depth
+        settings[cpu_subtrees.MIN_SAMPLES_SPLIT] = p.min_samples_split
+        settings[cpu_subtrees.MIN_SAMPLES_LEAF] = self.constraints.min_samples_leaf
+        settings[cpu_subtrees.MIN_WEIGHT_LEAF] = self.constraints.min_weight_leaf
+        settings[cpu_subtrees.MIN_PURITY] = p.min_purity if layout.is_classification else 1.0
+        settings[cpu_subtrees.MIN_DECREASE] = layout.fit_variance(p.min_impurity_decrease)
+        settings[cpu_subtrees.ROOT_WEIGHT] = tree.weighted_n_node_samples[0]
+        settings[cpu_subtrees.PURE_IMPURITY] = self._pure_impurity
+        settings[cpu_subtrees.RTOL] = SCORE_RTOL
+        settings[cpu_subtrees.EPSILON] = EPSILON
+        with self._phase("subtrees", nodes):
+            out = self._finisher(
+                nodes, tree.depth[nodes], tree.impurity[nodes], p.criterion, settings
+            )
+            is_root = out.parent < 0
+            ids = np.empty(is_root.size, dtype=np.int64)
+            ids[is_root] = nodes
+            new = np.flatnonzero(~is_root)
+            if new.size:
+                stats = out.stats[new]
+                ids[new] = self._add_nodes(out.depth[new], stats)
+                if not layout.is_classification:
+                    self._set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
+            split = np.flatnonzero(out.feature >= 0)
+            feature, code, next_code = out.feature[split], out.code[split], out.next_code[split]
+            bin_lower, bin_upper = self.backend.bin_lower, self.backend.bin_upper
+            threshold = midpoint(
+                bin_upper[feature, code], bin_lower[feature, np.maximum(next_code, 0)]
+            )
+            left = ids[out.left[split]]
+            tree.set_numeric_splits(
+                ids[split],
+                feature,
+                np.where(next_code < 0, np.inf, threshold),
+                code,
+                left,
+                left + 1,
+                missing_go_to_left=out.missing_left[split],
+            )
+        # fit_stats_: the nodes searched and their rows, at their levels.
+        searched = ids[out.searched != 0]
+        for depth in np.unique(tree.depth[searched]):
+            at_depth = searched[tree.depth[searched] == depth]
+            enter_level(int(depth))
+            count("nodes_built", at_depth.size)
+            count("rows_read", int(tree.n_node_samples[at_depth].sum()))
+        self._finished_subtrees = True
+
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
         tree = self._grow()
         self._receive_remaining_impurities()
+        if self._finished_subtrees:  # their nodes were numbered depth first
+            tree = self.tree = tree.breadth_first()
         layout = self.layout
         if not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
@@ -678,6 +765,9 @@ class Grower:
         root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
         self._measure_impurity(root, root_stats)
         if not self._splittable(root, root_stats).any():
+            return self.tree
+        if self._finishing(root).all():
+            self._finish(root)
             return self.tree
         small = self.backend.small_node_size
         if self.capabilities.subtraction and self.backend.node_sizes(root)[0] >= small:
@@ -705,6 +795,15 @@ class Grower:
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
         dense_batches, compact_nodes = children
+        finish = [compact_nodes[self._finishing(compact_nodes)]]
+        compact_nodes = compact_nodes[~self._finishing(compact_nodes)]
+        for batch in dense_batches:  # small open nodes leave their batch (they may
+            small = self._finishing(batch.nodes[batch.open_slots])  # serve subtraction)
+            finish.append(batch.nodes[batch.open_slots[small]])
+            batch.open_slots = batch.open_slots[~small]
+        finish = np.sort(np.concatenate(finish))
+        if finish.size:
+            self._finish(finish)
         evaluated = [self._evaluate(batch) for batch in dense_batches]
         return evaluated + self._evaluate_compact(compact_nodes)
 

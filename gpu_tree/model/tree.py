@@ -315,6 +315,11 @@ class Tree:
         out.branch_children = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int64)
         return out
 
+    def breadth_first(self) -> Tree:
+        """This tree numbered breadth first (:meth:`pruned`'s order, nothing collapsed):
+        the numbering of level-wise growth, for nodes added in another order."""
+        return self.pruned(np.zeros(self.node_count, dtype=bool))
+
     def walk_arrays(self):
         """The arguments of the tree walk (the CPU and CUDA ``predict_leaves`` kernels)
         between ``X`` and the output, in order: the node table (node_count,

@@ -1,0 +1,526 @@
+"""The subtree finisher: a small node's whole subtree grown in one compiled call (CPU).
+
+Level-wise growth pays Python work, numba dispatch and numpy calls per level: nothing
+next to a level of a million rows, nearly everything at the deep levels of a fully
+grown tree, where nodes hold a few rows each and there may be hundreds of levels. Once
+a node is small (the grower's ``FINISH_BELOW_ROWS``), this module grows its subtree
+depth-first in compiled code, many subtrees per call (one task each), and returns the
+nodes for the grower to add.
+
+It builds the tree the level-wise path builds, split for split:
+
+- the same candidates: a node's present bin codes of each feature, in order, as the
+  compact histograms of the level-wise path hold them; the rows missing a feature on
+  either side;
+- the same arithmetic and ties: the split scan of ``kernels/_split_scan.py`` (the
+  compiled twin of the vectorised search, tested against it), on integer statistics
+  that no summation order changes;
+- the same stopping rules, in the grower's order (``Grower._splittable`` and
+  ``Grower._evaluate_batch``'s acceptance), and regression impurities measured on the
+  node's rows by the same fixed-point passes (``kernels/_squared_deviations.py``).
+
+The one difference: a classification node's impurity for the purity test is computed
+here with ``math.log2``, numpy's ``log2`` there, which may differ in the last bit; only a
+node whose impurity lay within a rounding error of scikit-learn's EPSILON (2.2e-16) could
+be judged differently, and integer class counts below 2**31 never come that close.
+
+Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
+feature by feature, its statistics, and per feature the rows sorted by code. A split
+partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
+compact histogram is one pass over its rows per feature, with no sort and no n_bins term.
+"""
+
+import hashlib
+import math
+from pathlib import Path
+
+import numpy as np
+from numba import njit, prange
+
+from . import _split_scan as _scan
+from . import _squared_deviations as _deviations
+from .cpu import (
+    WINNER_BIN,
+    WINNER_FEATURE,
+    WINNER_FIXED_COLUMNS,
+    WINNER_MISSING_LEFT,
+    WINNER_NEXT_BIN,
+    WINNER_NODE_WEIGHT,
+    WINNER_SCORE,
+    _choose_winner,
+    _fixed_point_term,
+    _node_totals,
+    _score_feature,
+    _squared_deviation,
+    _term_exponent,
+)
+
+# The impurity a classification node's purity test reads (model.tree.NODE_IMPURITY's
+# kinds, numbered as the split scan numbers its criteria).
+IMPURITY_CODES = {
+    "gini": _scan.GINI,
+    "entropy": _scan.ENTROPY,
+    "misclassification": _scan.MISCLASSIFICATION,
+    "squared_error": _scan.SQUARED_ERROR,
+}
+
+# Settings every subtree shares, in one float64 array (their order): what a node needs
+# to be split (Grower._splittable) and for its split to be accepted.
+(
+    MAX_DEPTH,
+    MIN_SAMPLES_SPLIT,
+    MIN_SAMPLES_LEAF,
+    MIN_WEIGHT_LEAF,
+    MIN_PURITY,
+    MIN_DECREASE,
+    ROOT_WEIGHT,
+    PURE_IMPURITY,
+    RTOL,
+    EPSILON,
+) = range(10)
+N_SETTINGS = 10
+
+SOURCE_HASH = hashlib.sha256(
+    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations))
+).hexdigest()
+
+
+@njit(cache=True, inline="always")
+def _row_count(stats, n_classes, count_channel):
+    """Rows in an integer statistics vector (the split scan's row_count)."""
+    if count_channel >= 0:
+        return stats[count_channel]
+    if n_classes == 0:
+        return stats[0]
+    count = stats[0]
+    for c in range(1, n_classes):
+        count += stats[c]
+    return count
+
+
+@njit(cache=True, inline="always")
+def _real_weight(stats, n_classes, scale):
+    """A node's weight in real units (StatsLayout.weight of StatsLayout.real)."""
+    if n_classes == 0:
+        return float(stats[0]) * scale[0]
+    weight = float(stats[0]) * scale[0]
+    for c in range(1, n_classes):
+        weight = weight + float(stats[c]) * scale[c]
+    return weight
+
+
+@njit(cache=True, inline="always")
+def _plog2p(p):
+    if p > 0.0:
+        return p * math.log2(p)
+    return 0.0
+
+
+@njit(cache=True)
+def _class_impurity(stats, n_classes, scale, kind):
+    """A classification node's impurity (criteria.node_impurity: W / w)."""
+    weight = _real_weight(stats, n_classes, scale)
+    if kind == _scan.ENTROPY:
+        weighted = _plog2p(weight)
+        for c in range(n_classes):
+            weighted = weighted - _plog2p(float(stats[c]) * scale[c])
+    elif kind == _scan.GINI:
+        squares = 0.0
+        for c in range(n_classes):
+            value = float(stats[c]) * scale[c]
+            squares = squares + value * value
+        weighted = weight - (squares / weight if weight > 0.0 else 0.0)
+    else:
+        largest = -math.inf
+        for c in range(n_classes):
+            largest = max(largest, float(stats[c]) * scale[c])
+        weighted = weight - largest
+    return weighted / weight if weight > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _squared_deviations(rows, start, end, centred, weight, unit_weight, mean):
+    """Sum of w * (d - mean)**2 over ``rows[start:end]`` (local indices), by the two
+    fixed-point passes of ``_squared_deviations`` (the backends' measure, any order)."""
+    largest = 0.0
+    lowest = np.inf
+    highest = -np.inf
+    for j in range(start, end):
+        i = rows[j]
+        largest = max(largest, _squared_deviation(centred, weight, unit_weight, i, mean))
+        lowest = min(lowest, centred[i])
+        highest = max(highest, centred[i])
+    if not lowest < highest:
+        return 0.0
+    exponent = _term_exponent(largest)
+    high = 0
+    low = 0
+    for j in range(start, end):
+        q = _fixed_point_term(
+            _squared_deviation(centred, weight, unit_weight, rows[j], mean), exponent
+        )
+        high += q >> _deviations.LOW_BITS
+        low += q & _deviations.LOW_MASK
+    return math.ldexp(float(high), _deviations.LOW_BITS - exponent) + math.ldexp(
+        float(low), -exponent
+    )
+
+
+def _compile_finish_one(source_hash):
+    # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
+
+    @njit(cache=True)
+    def finish_one(
+        X_binned,
+        rows,
+        row_stats,
+        centred,
+        weight,
+        unit_weight,
+        root_depth,
+        root_impurity,
+        n_bins,
+        missing_code,
+        use_missing,
+        scale,
+        criterion,
+        impurity_kind,
+        n_classes,
+        count_channel,
+        settings,
+        out_parent,
+        out_depth,
+        out_stats,
+        out_impurity,
+        out_feature,
+        out_code,
+        out_next_code,
+        out_missing_left,
+        out_left,
+        out_searched,
+    ):
+        """Grow one subtree, rows ``rows`` (global ids), whose root is known splittable
+        (the grower checked it). Writes its nodes from 0 (the
+        root) into the ``out_*`` slices and returns how many; -1 if a partition disagrees
+        with the statistics (an internal error)."""
+        source_hash  # noqa: B018 - in the cache key only
+        n = rows.shape[0]
+        n_features = X_binned.shape[0]
+        n_channels = row_stats.shape[1]
+        regression = n_classes == 0
+        # The subtree's rows, copied: bin codes feature-major, statistics, targets.
+        codes = np.empty((n_features, n), dtype=np.int64)
+        for f in range(n_features):
+            for j in range(n):
+                codes[f, j] = X_binned[f, rows[j]]
+        stats = np.empty((n, n_channels), dtype=np.int64)
+        local_centred = np.zeros(n if regression else 0)
+        local_weight = np.zeros(n if regression else 0)
+        for j in range(n):
+            for c in range(n_channels):
+                stats[j, c] = row_stats[rows[j], c]
+            if regression:
+                local_centred[j] = centred[rows[j]]
+                local_weight[j] = weight[rows[j]]
+        # Per feature, the local rows sorted by bin code (missing values' code included).
+        order = np.empty((n_features, n), dtype=np.int64)
+        for f in range(n_features):
+            order[f] = np.argsort(codes[f], kind="mergesort")
+        scratch = np.empty(n, dtype=np.int64)
+        goes_left = np.zeros(n, dtype=np.uint8)
+
+        width = min(n, n_bins)
+        hist = np.zeros((1, n_features, width, n_channels), dtype=np.int64)
+        bin_code = np.empty((n_features, width), dtype=np.int64)
+        missing = np.zeros((1, n_features, n_channels), dtype=np.int64)
+        node = np.empty(2)
+        parent = np.empty(2)
+        scored = np.empty(3)
+        prefix = np.empty(n_channels, dtype=np.int64)
+        totals = np.empty((n_features, n_channels), dtype=np.int64)
+        results = np.empty((n_features, 4))
+        winner = np.empty(WINNER_FIXED_COLUMNS + 2 * n_channels, dtype=np.int64)
+        winner_values = winner.view(np.float64)
+
+        max_depth = settings[MAX_DEPTH]
+        min_samples_split = settings[MIN_SAMPLES_SPLIT]
+        min_samples_leaf = settings[MIN_SAMPLES_LEAF]
+        min_weight_leaf = settings[MIN_WEIGHT_LEAF]
+        min_purity = settings[MIN_PURITY]
+        min_decrease = settings[MIN_DECREASE]
+        root_weight = settings[ROOT_WEIGHT]
+        pure = settings[PURE_IMPURITY]
+        rtol = settings[RTOL]
+        epsilon = settings[EPSILON]
+
+        # The nodes still to visit: (node, first row, end row) in the sorted lists.
+        stack_node = np.empty(n + 1, dtype=np.int64)
+        stack_start = np.empty(n + 1, dtype=np.int64)
+        stack_end = np.empty(n + 1, dtype=np.int64)
+        out_parent[0] = -1
+        out_depth[0] = root_depth
+        for c in range(n_channels):  # the root's statistics: its rows' sums
+            total = 0
+            for j in range(n):
+                total += stats[j, c]
+            out_stats[0, c] = total
+        out_impurity[0] = root_impurity
+        n_nodes = 1
+        stack_node[0] = 0
+        stack_start[0] = 0
+        stack_end[0] = n
+        top = 1
+        while top > 0:
+            top -= 1
+            k, start, end = stack_node[top], stack_start[top], stack_end[top]
+            out_feature[k] = -1
+            out_left[k] = -1
+            out_searched[k] = 0
+            node_stats = out_stats[k]
+            weight_k = _real_weight(node_stats, n_classes, scale)
+            if k > 0:  # the root was checked by the grower (Grower._splittable)
+                count = _row_count(node_stats, n_classes, count_channel)
+                if regression:
+                    mean_weight = float(node_stats[0]) * scale[0]
+                    mean = (float(node_stats[1]) * scale[1]) / (
+                        mean_weight if mean_weight > 0.0 else 1.0
+                    )
+                    deviations = _squared_deviations(
+                        order[0], start, end, local_centred, local_weight, unit_weight, mean
+                    )
+                    out_impurity[k] = deviations  # the grower divides by the weight
+                    impurity = deviations / (weight_k if weight_k > 0.0 else 1.0)
+                else:
+                    impurity = _class_impurity(node_stats, n_classes, scale, impurity_kind)
+                    out_impurity[k] = impurity
+                if not (
+                    out_depth[k] < max_depth
+                    and count >= min_samples_split
+                    and count >= 2 * min_samples_leaf
+                    and weight_k >= 2 * min_weight_leaf
+                    and not impurity <= pure
+                ):
+                    continue
+                if not regression and min_purity < 1.0:
+                    largest = -math.inf
+                    for c in range(n_classes):
+                        largest = max(largest, float(node_stats[c]) * scale[c])
+                    if not largest / (weight_k if weight_k > 0.0 else 1.0) < min_purity:
+                        continue
+            else:
+                impurity = root_impurity
+            out_searched[k] = 1
+
+            # The node's compact histograms: its present codes per feature, in order.
+            n_node = end - start
+            node_width = min(n_node, n_bins)
+            for f in range(n_features):
+                for c in range(n_channels):
+                    missing[0, f, c] = 0
+                position = -1
+                previous = -1
+                for j in range(start, end):
+                    i = order[f, j]
+                    code = codes[f, i]
+                    if use_missing and code == missing_code:
+                        for c in range(n_channels):
+                            missing[0, f, c] += stats[i, c]
+                        continue
+                    if code != previous:
+                        position += 1
+                        previous = code
+                        bin_code[f, position] = code
+                        for c in range(n_channels):
+                            hist[0, f, position, c] = 0
+                    for c in range(n_channels):
+                        hist[0, f, position, c] += stats[i, c]
+                for b in range(position + 1, node_width):
+                    for c in range(n_channels):
+                        hist[0, f, b, c] = 0
+            _node_totals(hist, 0, missing, use_missing, node_width, scale, n_classes, node)
+            for f in range(n_features):
+                _score_feature(
+                    hist,
+                    0,
+                    f,
+                    node_width,
+                    missing[0, f],
+                    use_missing,
+                    True,
+                    prefix,
+                    totals[f],
+                    scale,
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    rtol,
+                    node,
+                    parent,
+                    scored,
+                    results[f],
+                )
+            _choose_winner(
+                hist,
+                0,
+                node_width,
+                missing[0],
+                use_missing,
+                results,
+                totals,
+                criterion,
+                n_classes,
+                count_channel,
+                rtol,
+                node,
+                winner,
+                winner_values,
+            )
+            best = winner_values[WINNER_SCORE]
+            if not math.isfinite(best):
+                continue
+            # Grower._evaluate_batch's acceptance: the weighted impurity decrease.
+            score = best / winner_values[WINNER_NODE_WEIGHT]
+            priority = weight_k / root_weight * score
+            if not (priority + epsilon >= min_decrease and impurity > pure):
+                continue
+
+            feature = winner[WINNER_FEATURE]
+            split_code = bin_code[feature, winner[WINNER_BIN]]
+            next_bin = winner[WINNER_NEXT_BIN]
+            missing_left = winner[WINNER_MISSING_LEFT] != 0
+            for j in range(start, end):
+                i = order[feature, j]
+                code = codes[feature, i]
+                if use_missing and code == missing_code:
+                    goes_left[i] = 1 if missing_left else 0
+                else:
+                    goes_left[i] = 1 if code <= split_code else 0
+            # Every feature's sorted rows, partitioned stably: left rows first.
+            n_left = 0
+            for f in range(n_features):
+                n_left = 0
+                n_right = 0
+                for j in range(start, end):
+                    i = order[f, j]
+                    if goes_left[i]:
+                        order[f, start + n_left] = i
+                        n_left += 1
+                    else:
+                        scratch[n_right] = i
+                        n_right += 1
+                for j in range(n_right):
+                    order[f, start + n_left + j] = scratch[j]
+            left_stats = winner[WINNER_FIXED_COLUMNS : WINNER_FIXED_COLUMNS + n_channels]
+            right_stats = winner[
+                WINNER_FIXED_COLUMNS + n_channels : WINNER_FIXED_COLUMNS + 2 * n_channels
+            ]
+            if n_left != _row_count(left_stats, n_classes, count_channel):
+                return -1
+            out_feature[k] = feature
+            out_code[k] = split_code
+            out_next_code[k] = bin_code[feature, next_bin] if next_bin >= 0 else -1
+            out_missing_left[k] = 1 if missing_left else 0
+            out_left[k] = n_nodes
+            for child in range(2):
+                out_parent[n_nodes + child] = k
+                out_depth[n_nodes + child] = out_depth[k] + 1
+            out_stats[n_nodes] = left_stats
+            out_stats[n_nodes + 1] = right_stats
+            # Right pushed first: the left child is visited next (any order would do;
+            # the grower renumbers breadth first).
+            stack_node[top] = n_nodes + 1
+            stack_start[top] = start + n_left
+            stack_end[top] = end
+            stack_node[top + 1] = n_nodes
+            stack_start[top + 1] = start
+            stack_end[top + 1] = start + n_left
+            top += 2
+            n_nodes += 2
+        return n_nodes
+
+    return finish_one
+
+
+# A module global, not a closure variable of finish_subtrees: numba keys its disk cache on
+# closure variables, and a dispatcher's key would differ in every process.
+_finish_one = _compile_finish_one(SOURCE_HASH)
+
+
+def _compile_finish_subtrees(source_hash):
+    @njit(parallel=True, cache=True)
+    def finish_subtrees(
+        X_binned,
+        sample_indices,
+        root_start,
+        root_end,
+        row_stats,
+        centred,
+        weight,
+        unit_weight,
+        root_depth,
+        root_impurity,
+        n_bins,
+        missing_code,
+        use_missing,
+        scale,
+        criterion,
+        impurity_kind,
+        n_classes,
+        count_channel,
+        settings,
+        out_offset,
+        out_parent,
+        out_depth,
+        out_stats,
+        out_impurity,
+        out_feature,
+        out_code,
+        out_next_code,
+        out_missing_left,
+        out_left,
+        out_searched,
+        out_count,
+    ):
+        """Grow the subtree of every root r (rows ``sample_indices[root_start[r]:
+        root_end[r]]``), one task each, into the slices ``out_offset[r]:out_offset[r +
+        1]`` of the ``out_*`` arrays (room for 2 n_r - 1 nodes); ``out_count[r]`` gets
+        the nodes written (-1: an internal error)."""
+        source_hash  # noqa: B018 - in the cache key only
+        for r in prange(root_start.shape[0]):
+            a, b = out_offset[r], out_offset[r + 1]
+            out_count[r] = _finish_one(
+                X_binned,
+                sample_indices[root_start[r] : root_end[r]],
+                row_stats,
+                centred,
+                weight,
+                unit_weight,
+                root_depth[r],
+                root_impurity[r],
+                n_bins,
+                missing_code,
+                use_missing,
+                scale,
+                criterion,
+                impurity_kind,
+                n_classes,
+                count_channel,
+                settings,
+                out_parent[a:b],
+                out_depth[a:b],
+                out_stats[a:b],
+                out_impurity[a:b],
+                out_feature[a:b],
+                out_code[a:b],
+                out_next_code[a:b],
+                out_missing_left[a:b],
+                out_left[a:b],
+                out_searched[a:b],
+            )
+
+    return finish_subtrees
+
+
+finish_subtrees = _compile_finish_subtrees(SOURCE_HASH)

@@ -1,0 +1,171 @@
+"""The subtree finisher (kernels/cpu_subtrees.py) builds the level-wise path's tree.
+
+Small nodes' subtrees are grown depth-first in one compiled call; every test here fits
+the same data twice, once with the finisher off (``FINISH_BELOW_ROWS = 0``: level-wise
+to the leaves) and once with it taking every node (the root included) or only the small
+ones, and asks for the same tree bit for bit: splits, thresholds, tie-breaks, numbering,
+impurities, values.
+"""
+
+import numpy as np
+import pytest
+from _shared_data import numeric_arff
+
+import gpu_tree.growing.grower as grower_module
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree.datasets import make_higgs_like
+
+EVERY_NODE = 10**12  # the finisher grows the whole tree from the root
+
+
+def _fit_both(monkeypatch, make, X, y, sample_weight=None, finish_below=EVERY_NODE):
+    """(level-wise model, finished model) of ``make()`` on the data."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    level_wise = make().fit(X, y, sample_weight=sample_weight)
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", finish_below)
+    finished = make().fit(X, y, sample_weight=sample_weight)
+    return level_wise, finished
+
+
+def _phases(model):
+    return {phase for level in model.fit_stats_ for phase in level["seconds"]}
+
+
+def _assert_same(level_wise, finished):
+    assert "subtrees" not in _phases(level_wise)
+    assert "subtrees" in _phases(finished)
+    assert_tree_equal(level_wise.tree_, finished.tree_, impurity_rtol=0, value_rtol=0)
+    assert level_wise.tree_.node_count > 7  # a tree worth comparing
+
+
+def _data(n_rows, seed, missing=0.0, duplicates=False):
+    rng = np.random.default_rng(seed)
+    X, y = make_higgs_like(n_rows, random_state=seed)
+    X = X[:, :8]
+    if duplicates:  # few distinct values: many ties between candidates
+        X = np.round(X, 1)
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    return X, y, rng
+
+
+@pytest.mark.parametrize(
+    "criterion", ["gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"]
+)
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_classification_every_criterion(monkeypatch, criterion, missing):
+    X, y, _ = _data(1200, 1, missing=missing, duplicates=True)
+    _assert_same(*_fit_both(monkeypatch, lambda: DecisionTreeClassifier(criterion=criterion), X, y))
+
+
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 300, 40])
+def test_finisher_takes_over_at_any_size(monkeypatch, finish_below):
+    """From the root, or below a size the level-wise path reaches by subtraction (dense
+    batches) or by compact histograms."""
+    X, y, _ = _data(3000, 2, missing=0.05)
+    _assert_same(*_fit_both(monkeypatch, DecisionTreeClassifier, X, y, finish_below=finish_below))
+
+
+def test_multiclass_weighted_with_stopping_rules(monkeypatch):
+    X, _, rng = _data(1500, 3, missing=0.1)
+    y = rng.integers(0, 5, size=X.shape[0])
+    y[X[:, 0] > 0.5] = 4  # some structure, so that the tree is more than noise
+    weight = rng.random(X.shape[0]) * 3
+
+    def make():
+        return DecisionTreeClassifier(
+            criterion="entropy",
+            max_depth=9,
+            min_samples_split=6,
+            min_samples_leaf=2,
+            min_weight_fraction_leaf=0.001,
+            min_impurity_decrease=1e-4,
+            min_purity=0.95,
+        )
+
+    _assert_same(*_fit_both(monkeypatch, make, X, y, sample_weight=weight))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_regression(monkeypatch, weighted, missing):
+    X, _, rng = _data(1500, 4, missing=missing, duplicates=True)
+    y = np.nan_to_num(X[:, 0]) * 3 + rng.normal(size=X.shape[0])
+    y[::7] = 5.0  # repeated targets: pure nodes whose variance is exactly 0
+    weight = rng.random(X.shape[0]) + 0.1 if weighted else None
+    _assert_same(
+        *_fit_both(
+            monkeypatch,
+            lambda: DecisionTreeRegressor(min_samples_leaf=2),
+            X,
+            y,
+            sample_weight=weight,
+        )
+    )
+
+
+def test_regression_large_offset_targets(monkeypatch):
+    """Targets around 1e9 with small spread: the impurities are measured about each
+    node's mean, as the level-wise backend measures them."""
+    X, _, rng = _data(800, 5)
+    y = 1e9 + rng.normal(size=X.shape[0]) * 1e-3
+    _assert_same(*_fit_both(monkeypatch, DecisionTreeRegressor, X, y))
+
+
+def test_letter_dataset(monkeypatch):
+    """A real dataset: 16 integer features, 26 classes, fully grown on 3,000 rows."""
+    X, y = numeric_arff("letter.arff", "class")
+    _assert_same(*_fit_both(monkeypatch, DecisionTreeClassifier, X[:3000], y[:3000]))
+
+
+def test_cal_housing_regression(monkeypatch):
+    X, y = numeric_arff("cal_housing.arff", "medianHouseValue")
+    _assert_same(
+        *_fit_both(monkeypatch, DecisionTreeRegressor, X[:3000], y[:3000].astype(np.float64))
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DecisionTreeClassifier(max_leaf_nodes=40),
+        lambda: DecisionTreeClassifier(max_features=3, random_state=0),
+        lambda: DecisionTreeClassifier(splitter="exact"),
+    ],
+    ids=["best-first", "drawn-features", "exact"],
+)
+def test_not_used_where_it_would_grow_another_tree(monkeypatch, make):
+    """Best-first growth, features drawn per node and exact search stay level-wise."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, _ = _data(600, 6)
+    assert "subtrees" not in _phases(make().fit(X, y))
+
+
+def test_not_used_with_categorical_features(monkeypatch):
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, rng = _data(600, 7)
+    X[:, 0] = rng.integers(0, 5, size=X.shape[0])
+    model = DecisionTreeClassifier(categorical_features=[0]).fit(X, y)
+    assert "subtrees" not in _phases(model)
+
+
+def test_fit_stats_count_every_node_searched(monkeypatch):
+    """The finisher's searched nodes are counted at their own levels: every split node
+    was searched, and the rows read at a level are the rows of its nodes searched."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, _ = _data(700, 8)
+    model = DecisionTreeClassifier(max_depth=6).fit(X, y)
+    tree = model.tree_
+    split = tree.children_left >= 0
+    for entry in model.fit_stats_:
+        at_level = tree.depth == entry["level"]
+        assert entry["nodes_built"] >= np.count_nonzero(split & at_level)
+        assert entry["nodes_built"] <= np.count_nonzero(at_level)
+    assert sum(e["nodes_built"] for e in model.fit_stats_) >= np.count_nonzero(split)
+
+
+def test_breadth_first_is_identity_on_level_wise_trees(monkeypatch):
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    X, y, _ = _data(900, 9)
+    tree = DecisionTreeClassifier().fit(X, y).tree_
+    assert_tree_equal(tree.breadth_first(), tree, impurity_rtol=0, value_rtol=0)
