@@ -1043,7 +1043,9 @@ MUTANTS: list[Mutant] = [
         "FS6",
         SPLIT_SCAN,
         """            if (
-                count_of(n_classes, count_channel, prefix, total, missing, RIGHT, to_right, scale)
+                count_of(
+                    n_classes, count_channel, prefix, total, missing, right_side, to_right, scale
+                )
                 < msl
             ):
                 return False""",

@@ -65,6 +65,16 @@ def make_split_scan(device_function):
         return 0.0
 
     @device_function
+    def run_time(anchor):
+        """The constants the helpers pass each other, as run-time values: (LEFT, RIGHT,
+        PARENT, False, True, 0, 1), for any run-time integer ``anchor``. numba compiles a
+        helper once per literal argument value it is called with: passed as literals,
+        these would compile channel() alone in 20 variants, and the kernels several
+        times slower (the compiler folds them back to constants all the same)."""
+        zero = anchor - anchor
+        return LEFT + zero, RIGHT + zero, PARENT + zero, zero != 0, zero == 0, zero, zero + 1
+
+    @device_function
     def channel(c, prefix, total, missing, side, with_missing, scale):
         """Channel ``c`` of a side, real: left (the prefix), right (total - prefix) or the
         parent (total), plus the missing rows' statistics if ``with_missing``."""
@@ -81,8 +91,9 @@ def make_split_scan(device_function):
     @device_function
     def weight_of(n_classes, prefix, total, missing, side, with_missing, scale):
         """The side's weight: its class totals' sum, or a regression's channel 0."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         if n_classes == 0:
-            return channel(0, prefix, total, missing, side, with_missing, scale)
+            return channel(zero, prefix, total, missing, side, with_missing, scale)
         weight = 0.0
         for c in range(n_classes):
             weight += channel(c, prefix, total, missing, side, with_missing, scale)
@@ -99,9 +110,10 @@ def make_split_scan(device_function):
     def weighted_impurity(criterion, n_classes, prefix, total, missing, side, with_missing, scale):
         """w * I(side) (criteria.weighted_gini, weighted_entropy, ...), or for regression
         -(sum w y)^2 / w (criteria.weighted_squared_error_term)."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         if criterion == SQUARED_ERROR:
-            w = channel(0, prefix, total, missing, side, with_missing, scale)
-            s = channel(1, prefix, total, missing, side, with_missing, scale)
+            w = channel(zero, prefix, total, missing, side, with_missing, scale)
+            s = channel(one, prefix, total, missing, side, with_missing, scale)
             return -(s * s / w) if w > 0.0 else -0.0
         w = weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
         if criterion == ENTROPY or criterion == GAIN_RATIO:
@@ -132,17 +144,18 @@ def make_split_scan(device_function):
         left = prefix, right = total - prefix, the missing rows (if ``use_missing``) on
         the left or right; ``parent``: the W of the parent (impurity criteria) or its
         weight (cart, gain_ratio's fraction)."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         to_left = use_missing and missing_left
         to_right = use_missing and not missing_left
         if criterion == CART:
-            w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
-            w_right = weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale)
+            w_left = weight_of(n_classes, prefix, total, missing, left_side, to_left, scale)
+            w_right = weight_of(n_classes, prefix, total, missing, right_side, to_right, scale)
             w = w_left + w_right
             distance = 0.0
             for c in range(n_classes):
-                p_left = channel(c, prefix, total, missing, LEFT, to_left, scale)
+                p_left = channel(c, prefix, total, missing, left_side, to_left, scale)
                 p_left = p_left / w_left if w_left > 0.0 else 0.0
-                p_right = channel(c, prefix, total, missing, RIGHT, to_right, scale)
+                p_right = channel(c, prefix, total, missing, right_side, to_right, scale)
                 p_right = p_right / w_right if w_right > 0.0 else 0.0
                 distance += abs(p_left - p_right)
             f_left = w_left / w if w > 0.0 else 0.0
@@ -150,13 +163,15 @@ def make_split_scan(device_function):
             return parent[1] * (2.0 * f_left * f_right * distance)
         decrease = (
             parent[0]
-            - weighted_impurity(criterion, n_classes, prefix, total, missing, LEFT, to_left, scale)
             - weighted_impurity(
-                criterion, n_classes, prefix, total, missing, RIGHT, to_right, scale
+                criterion, n_classes, prefix, total, missing, left_side, to_left, scale
+            )
+            - weighted_impurity(
+                criterion, n_classes, prefix, total, missing, right_side, to_right, scale
             )
         )
         if criterion == GAIN_RATIO:
-            w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
+            w_left = weight_of(n_classes, prefix, total, missing, left_side, to_left, scale)
             fraction = w_left / parent[1] if parent[1] > 0.0 else 0.0
             info = split_info(fraction)
             return decrease / info if info > 0.0 else 0.0
@@ -167,10 +182,11 @@ def make_split_scan(device_function):
         """gain_ratio: the candidate's split information (splitting._divisor); else 1."""
         if criterion != GAIN_RATIO:
             return 1.0
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         to_left = use_missing and missing_left
         to_right = use_missing and not missing_left
-        w_left = weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale)
-        w = w_left + weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale)
+        w_left = weight_of(n_classes, prefix, total, missing, left_side, to_left, scale)
+        w = w_left + weight_of(n_classes, prefix, total, missing, right_side, to_right, scale)
         return split_info(w_left / (w if w > 0.0 else 1.0))
 
     @device_function
@@ -194,21 +210,26 @@ def make_split_scan(device_function):
         n_classes, count_channel, prefix, total, missing, to_left, to_right, scale, msl, mwl
     ):
         """The leaf-size limits on both sides (splitting._allowed)."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         if msl > 1:
             if (
-                count_of(n_classes, count_channel, prefix, total, missing, LEFT, to_left, scale)
+                count_of(
+                    n_classes, count_channel, prefix, total, missing, left_side, to_left, scale
+                )
                 < msl
             ):
                 return False
             if (
-                count_of(n_classes, count_channel, prefix, total, missing, RIGHT, to_right, scale)
+                count_of(
+                    n_classes, count_channel, prefix, total, missing, right_side, to_right, scale
+                )
                 < msl
             ):
                 return False
         if mwl > 0.0:
-            if weight_of(n_classes, prefix, total, missing, LEFT, to_left, scale) < mwl:
+            if weight_of(n_classes, prefix, total, missing, left_side, to_left, scale) < mwl:
                 return False
-            if weight_of(n_classes, prefix, total, missing, RIGHT, to_right, scale) < mwl:
+            if weight_of(n_classes, prefix, total, missing, right_side, to_right, scale) < mwl:
                 return False
         return True
 
@@ -232,40 +253,41 @@ def make_split_scan(device_function):
         """Score the candidate whose left side is ``prefix``: ``out`` gets its score (-inf
         where not allowed), its split information (gain_ratio) and whether the missing
         rows go left (splitting._score_sides)."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         values_right = (
-            count_of(n_classes, count_channel, prefix, total, missing, RIGHT, False, scale) > 0.0
+            count_of(n_classes, count_channel, prefix, total, missing, right_side, no, scale) > 0.0
         )
         if not use_missing:
             score = -math.inf
             if values_right and allowed(
-                n_classes, count_channel, prefix, total, missing, False, False, scale, msl, mwl
+                n_classes, count_channel, prefix, total, missing, no, no, scale, msl, mwl
             ):
                 score = weighted_score(
-                    criterion, n_classes, prefix, total, missing, False, False, scale, parent
+                    criterion, n_classes, prefix, total, missing, no, no, scale, parent
                 )
             out[0] = score
-            out[1] = divisor_of(criterion, n_classes, prefix, total, missing, False, False, scale)
+            out[1] = divisor_of(criterion, n_classes, prefix, total, missing, no, no, scale)
             out[2] = 0.0
             return
         score_left = -math.inf
         if values_right and allowed(
-            n_classes, count_channel, prefix, total, missing, True, False, scale, msl, mwl
+            n_classes, count_channel, prefix, total, missing, yes, no, scale, msl, mwl
         ):
             score_left = weighted_score(
-                criterion, n_classes, prefix, total, missing, True, True, scale, parent
+                criterion, n_classes, prefix, total, missing, yes, yes, scale, parent
             )
         score_right = -math.inf
         if (values_right or has_missing) and allowed(
-            n_classes, count_channel, prefix, total, missing, False, True, scale, msl, mwl
+            n_classes, count_channel, prefix, total, missing, no, yes, scale, msl, mwl
         ):
             score_right = weighted_score(
-                criterion, n_classes, prefix, total, missing, False, True, scale, parent
+                criterion, n_classes, prefix, total, missing, no, yes, scale, parent
             )
-        divisor_left = divisor_of(criterion, n_classes, prefix, total, missing, True, True, scale)
-        divisor_right = divisor_of(criterion, n_classes, prefix, total, missing, False, True, scale)
+        divisor_left = divisor_of(criterion, n_classes, prefix, total, missing, yes, yes, scale)
+        divisor_right = divisor_of(criterion, n_classes, prefix, total, missing, no, yes, scale)
         more_rows_left = count_of(
-            n_classes, count_channel, prefix, total, missing, LEFT, False, scale
-        ) >= count_of(n_classes, count_channel, prefix, total, missing, RIGHT, False, scale)
+            n_classes, count_channel, prefix, total, missing, left_side, no, scale
+        ) >= count_of(n_classes, count_channel, prefix, total, missing, right_side, no, scale)
         better_left = score_left > score_right
         best = max(score_left, score_right)
         divisor = divisor_left if better_left else divisor_right
@@ -273,7 +295,7 @@ def make_split_scan(device_function):
         weight = parent[1]
         weighted_sum = 0.0
         if criterion == SQUARED_ERROR:
-            weighted_sum = channel(1, prefix, total, missing, PARENT, True, scale)
+            weighted_sum = channel(one, prefix, total, missing, parent_side, yes, scale)
         tied = min(score_left, score_right) >= best - tolerance(
             criterion, weight, weighted_sum, best, divisor, rtol
         )
@@ -345,6 +367,7 @@ def make_split_scan(device_function):
         ``use_missing``); ``usable``: the feature mask's entry; ``node``: the node's real
         weight and weighted sum (:func:`node_totals`); ``prefix``, ``parent`` (2) and
         ``scored`` (3) are scratch."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         n_channels = hist.shape[3]
         for c in range(n_channels):
             total[c] = 0
@@ -358,11 +381,11 @@ def make_split_scan(device_function):
         if not usable:
             return
         has_missing = use_missing and row_count(missing, n_classes, count_channel) > 0
-        parent[1] = weight_of(n_classes, prefix, total, missing, PARENT, use_missing, scale)
+        parent[1] = weight_of(n_classes, prefix, total, missing, parent_side, use_missing, scale)
         parent[0] = 0.0
         if criterion != CART:
             parent[0] = weighted_impurity(
-                criterion, n_classes, prefix, total, missing, PARENT, use_missing, scale
+                criterion, n_classes, prefix, total, missing, parent_side, use_missing, scale
             )
         # Pass 1: the best score (the first maximum) and its split information; pass 2:
         # the first candidate that ties with it.

@@ -47,13 +47,12 @@ from .cpu import (
     WINNER_NEXT_BIN,
     WINNER_NODE_WEIGHT,
     WINNER_SCORE,
-    _choose_winner,
-    _fixed_point_term,
-    _node_totals,
-    _score_feature,
-    _squared_deviation,
-    _term_exponent,
 )
+
+_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(njit)
+_squared_deviation = njit(inline="always")(_deviations.squared_deviation)
+_fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
+_term_exponent = njit(inline="always")(_deviations.term_exponent)
 
 # The impurity a classification node's purity test reads (model.tree.NODE_IMPURITY's
 # kinds, numbered as the split scan numbers its criteria).

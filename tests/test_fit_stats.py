@@ -16,8 +16,17 @@ import numpy as np
 import pytest
 from _cli import run_cli
 
+import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.utils.fit_stats import COUNTS
+
+
+@pytest.fixture(autouse=True)
+def level_by_level(monkeypatch):
+    """These tests hold the level-wise engine to its counts: every level grown by
+    histograms, none finished in one call (that path's counts: test_subtree_finisher)."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+
 
 N_ROWS, MAX_BINS, DEPTH = 1500, 16, 3
 

@@ -10,6 +10,7 @@ from _strategies import small_integer_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
 from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
@@ -776,7 +777,10 @@ def test_the_cuda_backend_implements_the_contract(device):
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("max_leaf_nodes", [None, 12])
-def test_phase_timer_records_every_phase_of_every_level(device, max_leaf_nodes):
+def test_phase_timer_records_every_phase_of_every_level(monkeypatch, device, max_leaf_nodes):
+    # Level by level to the leaves: no subtree is finished in one call (that phase's
+    # records: tests/test_subtree_finisher.py).
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
     binned, row_data = _classification_data_on(device)
     params = GrowthParams(criterion="gini", max_depth=4, max_leaf_nodes=max_leaf_nodes)
     untimed = Grower(make_backend(binned, row_data, device=device), row_data.layout, params, 3)
@@ -793,7 +797,7 @@ def test_phase_timer_records_every_phase_of_every_level(device, max_leaf_nodes):
     # max_depth are leaves: no histograms there).
     assert timer.levels("partition") == split_levels
     assert timer.levels("split_scoring") == timer.levels("histograms") == split_levels
-    assert set(timer.totals()) >= set(PHASES) - {"subtraction"}
+    assert set(timer.totals()) >= set(PHASES) - {"subtraction", "subtrees"}
     assert 1 in timer.levels("subtraction")  # the larger root child: parent - smaller
     by_level = timer.by_level()
     assert sorted(by_level) == split_levels

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from _shared_data import bench_module, dataset_path, numeric_arff
 
+import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree.growing import criteria, splitting
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
@@ -88,6 +89,9 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
     with monkeypatch.context() as patch:
         # One thread: the random moves are drawn in the same order on every run.
         patch.setattr(splitting, "_CPU_THREADS", 1, raising=False)
+        # Level by level: the perturbations reach the vectorised search (the compiled one,
+        # which finishes small subtrees, meets its ties in tests/test_split_scan.py).
+        patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         if perturb:
             rng = np.random.default_rng(14)
             for scorer in ("weighted_split_score", "weighted_multiway_split_score"):
