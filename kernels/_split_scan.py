@@ -318,6 +318,17 @@ def make_split_scan(device_function):
         return count
 
     @device_function
+    def bin_rows(hist, slot, f, b, n_classes, count_channel):
+        """:func:`row_count` of histogram bin ``hist[slot, f, b]``, read in place: a view
+        per bin would cost the CPU its reference counting, more than the read."""
+        if count_channel >= 0:
+            return hist[slot, f, b, count_channel]
+        count = hist[slot, f, b, 0]
+        for c in range(1, n_classes):  # none for regression (n_classes 0): its weight
+            count += hist[slot, f, b, c]
+        return count
+
+    @device_function
     def node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, out):
         """``out`` gets the node's real weight and (regression) weighted target sum: feature
         0's present rows plus its missing ones, as the vectorised search takes them."""
@@ -397,7 +408,7 @@ def make_split_scan(device_function):
             for c in range(n_channels):
                 prefix[c] = 0
             for b in range(n_bins):
-                if row_count(hist[slot, f, b], n_classes, count_channel) == 0:
+                if bin_rows(hist, slot, f, b, n_classes, count_channel) == 0:
                     continue
                 for c in range(n_channels):
                     prefix[c] += hist[slot, f, b, c]
@@ -479,7 +490,7 @@ def make_split_scan(device_function):
             right[c] = totals[chosen, c] - left[c]
         next_bin = -1
         for b in range(split_bin + 1, n_bins):
-            if row_count(hist[slot, chosen, b], n_classes, count_channel) != 0:
+            if bin_rows(hist, slot, chosen, b, n_classes, count_channel) != 0:
                 next_bin = b
                 break
         if use_missing:
