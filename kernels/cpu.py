@@ -23,6 +23,10 @@ from . import _binning_search as _search
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
+from . import compilation
+
+# Before the first kernel is decorated: where numba caches them (see .compilation).
+compilation.choose_cache_folder(Path(__file__).parent)
 
 
 @njit(parallel=True, cache=True)
@@ -707,3 +711,7 @@ def _compile_score_splits(source_hash):
 
 
 score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
+
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
