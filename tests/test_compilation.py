@@ -65,7 +65,7 @@ print(json.dumps({
     "score": score,
     "mode": compilation.CACHE_MODE,
     "cache_dir": config.CACHE_DIR,
-    "cache": type(cpu.partition_rows._cache).__name__,
+    "cache": type(cpu.partition_rows.serial._cache).__name__,
 }))
 """
 
@@ -274,3 +274,48 @@ def test_the_command_says_it_compiles_on_a_first_run_only(tmp_path):
     # --quiet: nothing, even where numba compiles again (a fresh cache).
     quiet, _ = _train_on_a_terminal(tmp_path, tmp_path / "cache2", "--quiet")
     assert "compiling kernels" not in quiet
+
+
+# -- serial twins of the parallel kernels ------------------------------------------------------
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+def test_the_serial_twins_grow_the_trees_of_the_parallel_kernels(
+    monkeypatch, task, categorical_split
+):
+    """Small data runs on serial twins (kernels/cpu.py, SERIAL_MAX_ELEMENTS): the same
+    trees and predictions as the parallel kernels, missing values and categories in."""
+    import numpy as np
+
+    import gpu_tree
+    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.testing import assert_tree_equal
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 4))
+    X[:, 3] = rng.integers(5, size=600)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + (X[:, 3] == 2) + rng.normal(scale=0.3, size=600)
+    if task == "classification":
+        y = (y > 0.5).astype(int)
+        estimator = gpu_tree.DecisionTreeClassifier
+    else:
+        estimator = gpu_tree.DecisionTreeRegressor
+    params = dict(device="cpu", categorical_features=[3], categorical_split=categorical_split)
+    fitted = {}
+    for name, limit in (("serial", 1 << 60), ("parallel", -1)):
+        monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", limit)
+        fitted[name] = estimator(**params).fit(X, y)
+        fitted[name + " predictions"] = fitted[name].predict(X)
+    assert_tree_equal(fitted["serial"].tree_, fitted["parallel"].tree_)
+    np.testing.assert_array_equal(fitted["serial predictions"], fitted["parallel predictions"])
+
+
+def test_the_kernels_used_by_small_data_are_the_serial_twins():
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    for kernel in cpu_kernels.SERIAL_WHEN_SMALL:
+        assert not kernel.serial.targetoptions.get("parallel"), kernel
+        assert kernel.parallel.targetoptions["parallel"], kernel
+        # Cached apart: numba names a cache index after the function.
+        assert kernel.serial.py_func.__qualname__.endswith("_serial")
+        assert kernel.serial.py_func.__code__ is kernel.parallel.py_func.__code__
