@@ -319,3 +319,14 @@ def test_the_kernels_used_by_small_data_are_the_serial_twins():
         # Cached apart: numba names a cache index after the function.
         assert kernel.serial.py_func.__qualname__.endswith("_serial")
         assert kernel.serial.py_func.__code__ is kernel.parallel.py_func.__code__
+
+
+# -- the Docker image -------------------------------------------------------------------------
+def test_the_docker_image_compiles_its_kernels_at_build_time():
+    """The warm-up runs after the install, into a cache folder any uid may use."""
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "NUMBA_CACHE_DIR=/opt/gputree/numba-cache" in dockerfile
+    install = dockerfile.index("pip install")
+    warm_up = dockerfile.index("RUN python -m gpu_tree.app.warm_up")
+    assert install < warm_up < dockerfile.index("USER ")
+    assert 'chmod -R a+rwX "$NUMBA_CACHE_DIR"' in dockerfile[warm_up:]
