@@ -11,7 +11,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 python3-venv python3-pip \
     && rm -rf /var/lib/apt/lists/*
 
-ENV VIRTUAL_ENV=/opt/gputree PATH=/opt/gputree/bin:$PATH
+# numba keeps the compiled kernels in NUMBA_CACHE_DIR (gpu_tree/kernels/compilation.py).
+ENV VIRTUAL_ENV=/opt/gputree PATH=/opt/gputree/bin:$PATH NUMBA_CACHE_DIR=/opt/gputree/numba-cache
 RUN python3 -m venv "$VIRTUAL_ENV"
 
 WORKDIR /src
@@ -24,6 +25,18 @@ COPY kernels ./kernels
 RUN pip install --no-cache-dir ".[cuda13]" \
     && NUMBA_ENABLE_CUDASIM=1 python -c "import gpu_tree.kernels.cuda, gpu_tree.kernels.cpu" \
     && rm -rf /src
+
+# Compile the CPU kernels now, so that a container's first `gputree train` starts in a
+# second rather than after tens of seconds of compiling: the warm-up trains and predicts
+# small and large synthetic files through the command line. numba's cache entries are
+# keyed on the host's CPU model, so they serve containers run on the machine (or the
+# kind of CPU) that built the image; elsewhere numba compiles again, into the same cache.
+# The CUDA kernels cannot be compiled here: numba builds them for the GPU it finds (its
+# compute capability is in their cache key) and `docker build` has no GPU. They compile
+# on the first GPU run and are cached here too. Any user may read and add to the cache
+# (`docker run -u UID`: an unknown uid with HOME /).
+RUN python -m gpu_tree.app.warm_up \
+    && chmod -R a+rwX "$NUMBA_CACHE_DIR"
 
 # ubuntu:24.04 already has uid 1000 (user "ubuntu"); run as a user of our own, not root.
 RUN useradd --create-home --uid 10001 gputree && mkdir -p /work && chown 10001 /work

@@ -14,6 +14,7 @@ Layout conventions shared with the CUDA kernels:
 """
 
 import hashlib
+import types
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,10 @@ from . import _binning_search as _search
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
+from . import compilation
+
+# Before the first kernel is decorated: where numba caches them (see .compilation).
+compilation.choose_cache_folder(Path(__file__).parent)
 
 
 @njit(parallel=True, cache=True)
@@ -707,3 +712,83 @@ def _compile_score_splits(source_hash):
 
 
 score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
+
+
+# -- small data on serial twins ---------------------------------------------------------------
+# Compiling a parallel=True kernel takes numba about 2 s (its parfor passes and the
+# gufunc it builds), a plain one about 0.4 s: on a first run, a 14-row `gputree train`
+# spent 14 of its 18 s compiling five parallel kernels (issue 17). On small data those
+# kernels run on threads for microseconds anyway. Each parallel kernel below therefore
+# has a serial twin, the same source compiled without parallel=True (prange runs as
+# range; every kernel gives the same results in any order of its tasks), and data of at
+# most SERIAL_MAX_ELEMENTS values (the size of the kernel's first argument: the fit's
+# X, binned codes or rows) runs on the twin. Each compiles on its first call only, so a
+# small fit compiles no parallel kernel and a large one no twin. Warm runs gain too: a
+# small fit no longer starts numba's thread pool.
+SERIAL_MAX_ELEMENTS = 1 << 17
+
+
+def _serial_twin(kernel):
+    """``kernel``'s Python function compiled without ``parallel``, under its own name
+    (``<name>_serial``), so that numba caches it apart: its cache index is named after
+    the function, and the compile options are not part of the cache key."""
+    func = kernel.py_func
+    twin = types.FunctionType(
+        func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__
+    )
+    twin.__qualname__ = f"{func.__qualname__}_serial"
+    twin.__doc__ = func.__doc__
+    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+    return njit(cache=True, **options)(twin)
+
+
+class _SerialWhenSmall:
+    """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the size of
+    the first argument (:data:`SERIAL_MAX_ELEMENTS`, read at each call)."""
+
+    def __init__(self, parallel):
+        self.parallel = parallel
+        self.serial = _serial_twin(parallel)
+        self.py_func = parallel.py_func
+        self.__name__ = parallel.__name__
+        self.__doc__ = parallel.__doc__
+
+    def __call__(self, *args):
+        if args[0].size <= SERIAL_MAX_ELEMENTS:
+            return self.serial(*args)
+        return self.parallel(*args)
+
+    def __repr__(self):
+        return f"<{self.__name__}: parallel kernel, serial on small data>"
+
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
+
+has_nan = _SerialWhenSmall(has_nan)
+build_bin_lookup = _SerialWhenSmall(build_bin_lookup)
+bin_columns = _SerialWhenSmall(bin_columns)
+histograms_classification = _SerialWhenSmall(histograms_classification)
+histograms_dense = _SerialWhenSmall(histograms_dense)
+partition_rows = _SerialWhenSmall(partition_rows)
+compact_histograms = _SerialWhenSmall(compact_histograms)
+compact_code_histograms = _SerialWhenSmall(compact_code_histograms)
+partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway)
+largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations)
+squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums)
+predict_leaves = _SerialWhenSmall(predict_leaves)
+SERIAL_WHEN_SMALL = (
+    has_nan,
+    build_bin_lookup,
+    bin_columns,
+    histograms_classification,
+    histograms_dense,
+    partition_rows,
+    compact_histograms,
+    compact_code_histograms,
+    partition_rows_multiway,
+    largest_squared_deviations,
+    squared_deviation_sums,
+    predict_leaves,
+)
+compilation.watch({kernel.__name__: kernel.serial for kernel in SERIAL_WHEN_SMALL})

@@ -40,7 +40,14 @@ from . import _binning_search as _search
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
+from . import compilation
 from .cuda_api import cuda
+
+# Before the first kernel is decorated: where numba caches them (see .compilation).
+compilation.choose_cache_folder(Path(__file__).parent)
+
+# Where no folder can hold numba's cache, the kernels below compile uncached.
+compilation.allow_uncached_cuda(cuda)
 
 # numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
 # size), not on the files it inlines code from: an edit to _binning_search.py,
@@ -655,3 +662,7 @@ def launch_config(n_tasks: int, max_blocks: int = 4096, simulator: bool | None =
         return SIMULATOR_GRID
     blocks = max(1, min(max_blocks, MAX_GRID_X, -(-n_tasks // THREADS_PER_BLOCK)))
     return blocks, THREADS_PER_BLOCK
+
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())

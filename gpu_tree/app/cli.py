@@ -39,6 +39,7 @@ from gpu_tree.app.data_io import (
     split_specs,
 )
 from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
+from gpu_tree.kernels.compilation import set_compile_notice
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
 from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
 
@@ -162,6 +163,8 @@ def main(ctx, verbose, quiet):
     if not verbose:
         warnings.simplefilter("ignore")
     ctx.call_on_close(install_handler(sys.stderr, verbose=verbose, quiet=quiet))
+    # "gputree: compiling kernels (first run only)" on a terminal, unless --quiet.
+    ctx.call_on_close(set_compile_notice("never" if quiet else "terminal", program="gputree"))
 
 
 # -- shared helpers ----------------------------------------------------------------------------

@@ -1,0 +1,234 @@
+"""Where numba caches the compiled kernels, and the one-time notice that it is compiling.
+
+numba compiles a kernel on its first call and, with ``cache=True``, keeps the result on
+disk. It tries, in order (``numba/core/caching.py``, ``CacheImpl._locator_classes``):
+``NUMBA_CACHE_DIR`` when set; ``__pycache__`` beside the kernel's source; the user-wide
+folder ``~/.cache/numba`` (``$XDG_CACHE_HOME``); and takes the first one it can write.
+Where it can write none, the decorator itself raises "cannot cache function ...: no
+locator available" when the module is imported. That is a read-only install (a system
+site-packages, a Docker image run as another user with ``docker run -u``, where HOME is
+``/``): issue 15 saw every ``gputree`` command fail there, ``--version`` included.
+
+:func:`choose_cache_folder` runs before any kernel is decorated (``cpu.py`` and
+``cuda.py`` call it first) and leaves numba's own choice alone wherever numba has one. Where it has none it sets numba's cache folder to
+one of this user's in the temporary directory, and where even that cannot be written it
+lets the kernels run uncached (compiled in memory, in every process) instead of failing.
+
+:func:`watch` wraps the disk cache of each kernel so that its first miss (numba is
+about to compile) prints ``compiling kernels (first run only)`` once, on a terminal
+(:func:`say_compiling_kernels`), so that a pause of several seconds is explained;
+never into a pipe or a file, and never with ``gputree --quiet``
+(:func:`set_compile_notice`). The miss is where numba-cuda's and numba's CPU
+dispatchers both decide to compile; numba's event API (``numba:compile``) covers only
+the CPU one.
+
+This module imports nothing heavy (numba only inside its functions): the command line
+sets the notice up before it knows whether a kernel will run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import threading
+
+# Where the kernels are cached: "numba" (numba's own choice: NUMBA_CACHE_DIR, __pycache__
+# or the user-wide folder), "temporary" (a folder of this user's in the temporary
+# directory) or "none" (nowhere: compiled in every process). Set by choose_cache_folder;
+# None before it ran.
+CACHE_MODE: str | None = None
+
+TEMPORARY_FOLDER_PREFIX = "gpu_tree-numba-cache-"
+_lock = threading.Lock()
+
+
+def _writable_folder(path, private: bool = False) -> bool:
+    """Whether numba could cache in ``path`` (made if missing), as numba checks it: a
+    temporary file can be created there. ``private``: also only this user may write it."""
+    try:
+        os.makedirs(path, mode=0o700 if private else 0o777, exist_ok=True)
+        if private and not _owned_by_this_user_alone(path):
+            return False
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def _owned_by_this_user_alone(path) -> bool:
+    """A real folder (not a link) that this user owns and nobody else may write: numba
+    loads its cache files with pickle, so a folder another user made first in a shared
+    temporary directory, and filled, could run their code in this process."""
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return False
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
+
+
+def _numba_user_wide_folder() -> str | None:
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        return AppDirs(appname="numba", appauthor=False).user_cache_dir
+    except Exception:  # noqa: BLE001 - a numba without it: its own chain decides
+        return None
+
+
+def _temporary_folder() -> str | None:
+    """This user's cache folder in the temporary directory; where a folder of that name
+    is someone else's, a new one for this process (removed at exit); None where the
+    temporary directory cannot be written either."""
+    try:
+        base = tempfile.gettempdir()  # FileNotFoundError where no candidate is usable
+    except OSError:
+        return None
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    shared = os.path.join(base, f"{TEMPORARY_FOLDER_PREFIX}{user}")
+    if _writable_folder(shared, private=True):
+        return shared
+    try:
+        own = tempfile.mkdtemp(prefix=TEMPORARY_FOLDER_PREFIX, dir=base)
+    except OSError:
+        return None
+    atexit.register(shutil.rmtree, own, ignore_errors=True)
+    return own
+
+
+def choose_cache_folder(kernels_folder) -> str:
+    """Make sure numba can cache the kernels of ``kernels_folder``, or run them uncached;
+    returns :data:`CACHE_MODE`. A user's ``NUMBA_CACHE_DIR`` is kept wherever numba can
+    use it; one it cannot write numba passes over itself, and it is replaced only where
+    numba would otherwise have no folder at all. Decided once per process."""
+    global CACHE_MODE
+    with _lock:
+        if CACHE_MODE is None:
+            CACHE_MODE = _choose(kernels_folder)
+    return CACHE_MODE
+
+
+def _choose(kernels_folder) -> str:
+    from numba.core import config
+
+    candidates = [os.path.join(kernels_folder, "__pycache__"), _numba_user_wide_folder()]
+    if config.CACHE_DIR:
+        candidates.insert(0, config.CACHE_DIR)
+    if any(path and _writable_folder(path) for path in candidates):
+        return "numba"
+    folder = _temporary_folder()
+    if folder is not None:
+        config.CACHE_DIR = folder
+        return "temporary"
+    allow_uncached(_cpu_dispatcher_class())
+    return "none"
+
+
+def _cpu_dispatcher_class():
+    from numba.core.dispatcher import Dispatcher
+
+    return Dispatcher
+
+
+def allow_uncached(dispatcher_class) -> None:
+    """Let ``cache=True`` on gpu_tree's kernels fall back to no cache where numba finds
+    no folder to cache them in ("cannot cache function ..."), rather than fail at import.
+    Only the kernels of this package: other functions keep numba's behaviour."""
+    original = getattr(dispatcher_class, "enable_caching", None)
+    if original is None or getattr(original, "gpu_tree_uncached", False):
+        return
+
+    def enable_caching(self):
+        try:
+            original(self)
+        except RuntimeError:
+            if not getattr(self.py_func, "__module__", "").startswith(__package__ + "."):
+                raise
+            # self._cache stays numba's NullCache: compiled in memory, never saved.
+
+    enable_caching.gpu_tree_uncached = True
+    dispatcher_class.enable_caching = enable_caching
+
+
+def allow_uncached_cuda(cuda) -> None:
+    """:func:`allow_uncached` for the CUDA module's dispatchers, where nothing can be
+    written (the class is found from a device function compiled without a cache)."""
+    if CACHE_MODE != "none":
+        return
+    try:
+        probe = cuda.jit(device=True)(_probe)
+    except Exception:  # noqa: BLE001 - a CUDA module that compiles no device function here
+        return
+    allow_uncached(type(probe))
+
+
+def _probe():  # pragma: no cover - never called, only decorated
+    pass
+
+
+def watch(namespace) -> None:
+    """Say once, when the first of the kernels in ``namespace`` (a module's globals)
+    misses its disk cache, that the kernels are being compiled."""
+    for kernel in list(namespace.values()):
+        cache = getattr(kernel, "_cache", None)
+        load = getattr(cache, "load_overload", None)
+        if not hasattr(kernel, "py_func") or load is None or getattr(load, "watched", False):
+            continue
+        cache.load_overload = _announcing_misses(load)
+
+
+def _announcing_misses(load):
+    def load_overload(*args, **kwargs):
+        found = load(*args, **kwargs)
+        if found is None:
+            say_compiling_kernels(cached=CACHE_MODE != "none")
+        return found
+
+    load_overload.watched = True
+    return load_overload
+
+
+# -- the notice ------------------------------------------------------------------------------
+COMPILE_NOTICE = "compiling kernels (first run only)"
+UNCACHED_COMPILE_NOTICE = "compiling kernels (no writable cache folder: every run)"
+# "terminal": on standard error where it is a terminal; "never". ``program`` prefixes the
+# line ("gputree" on the command line).
+_notice = {"when": "terminal", "program": "gpu_tree", "said": False}
+
+
+def set_compile_notice(when: str, program: str | None = None):
+    """Say that the kernels compile on a terminal (``"terminal"``, the default) or
+    ``"never"``; returns a function that restores the previous setting."""
+    if when not in ("terminal", "never"):
+        raise ValueError(f"when must be 'terminal' or 'never', not {when!r}")
+    before = (_notice["when"], _notice["program"])
+    _notice["when"] = when
+    if program is not None:
+        _notice["program"] = program
+
+    def restore():
+        _notice["when"], _notice["program"] = before
+
+    return restore
+
+
+def say_compiling_kernels(cached: bool = True, stream=None) -> bool:
+    """Write the compile notice on ``stream`` (default: standard error) where it is a
+    terminal, once per process; returns whether it was written."""
+    stream = sys.stderr if stream is None else stream
+    with _lock:
+        if _notice["said"] or _notice["when"] == "never":
+            return False
+        try:
+            if stream is None or not stream.isatty():
+                return False
+            text = COMPILE_NOTICE if cached else UNCACHED_COMPILE_NOTICE
+            stream.write(f"{_notice['program']}: {text}\n")
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # no isatty; a closed stream
+            return False
+        _notice["said"] = True
+        return True

@@ -1,0 +1,332 @@
+"""Compiling the kernels (issue 17): numba's disk cache where it can be written, a
+temporary folder or no cache where it cannot (never a failure), and the one-time notice
+"compiling kernels (first run only)" on a terminal.
+
+The read-only installs run in a child process, on a copy of the package
+(``test_layers._run_in_a_copy``); each test writes only under its ``tmp_path``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_layers import _run_in_a_copy, _site_packages
+
+from gpu_tree.kernels import compilation
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Quinlan's 14-day weather table: the tiny file of the cold-start measurements.
+WEATHER = """@relation weather
+@attribute outlook {sunny, overcast, rainy}
+@attribute temperature {hot, mild, cool}
+@attribute humidity {high, normal}
+@attribute windy {TRUE, FALSE}
+@attribute play {no, yes}
+@data
+sunny,hot,high,FALSE,no
+sunny,hot,high,TRUE,no
+overcast,hot,high,FALSE,yes
+rainy,mild,high,FALSE,yes
+rainy,cool,normal,FALSE,yes
+rainy,cool,normal,TRUE,no
+overcast,cool,normal,TRUE,yes
+sunny,mild,high,FALSE,no
+sunny,cool,normal,FALSE,yes
+rainy,mild,normal,FALSE,yes
+sunny,mild,normal,TRUE,yes
+overcast,mild,high,TRUE,yes
+overcast,hot,normal,FALSE,yes
+rainy,mild,high,TRUE,no
+"""
+
+
+def _weather(folder: Path) -> Path:
+    path = folder / "weather.arff"
+    path.write_text(WEATHER)
+    return path
+
+
+# Fits a small tree and reports where the kernels were cached.
+_FIT_AND_REPORT = """
+import json, numpy as np, gpu_tree
+from numba.core import config
+from gpu_tree.kernels import compilation, cpu
+X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)
+score = gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y)
+print(json.dumps({
+    "score": score,
+    "mode": compilation.CACHE_MODE,
+    "cache_dir": config.CACHE_DIR,
+    "cache": type(cpu.partition_rows.serial._cache).__name__,
+}))
+"""
+
+
+def _report(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _read_only(root: Path):
+    """The copy as a read-only install: nothing in it writable (which binds only a user
+    other than root) and kernels/__pycache__ a file (which binds root too)."""
+    if (root / "gpu_tree" / "kernels").exists():  # a worktree's link to kernels/, copied
+        shutil.rmtree(root / "gpu_tree" / "kernels")
+    (root / "kernels" / "__pycache__").write_text("not a folder")
+    for top in (root / "gpu_tree", root / "kernels"):
+        for path in [top, *top.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _unwritable_home(tmp_path: Path) -> dict:
+    """HOME and the user-wide cache folder where nothing can be made (a file)."""
+    (tmp_path / "home-is-a-file").write_text("")
+    (tmp_path / "tmp").mkdir()
+    return {
+        "HOME": str(tmp_path / "home-is-a-file"),
+        "XDG_CACHE_HOME": str(tmp_path / "home-is-a-file" / "cache"),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+
+
+def _writable_again(root: Path):
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+@pytest.fixture
+def copy_root(tmp_path):
+    yield tmp_path
+    _writable_again(tmp_path)  # so that pytest can remove it
+
+
+def test_a_read_only_install_with_no_home_caches_in_a_temporary_folder(copy_root):
+    env = _unwritable_home(copy_root)
+    result = _run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only)
+    report = _report(result)
+    assert report["score"] == 1.0
+    assert report["mode"] == "temporary"
+    uid = os.getuid()
+    assert report["cache_dir"] == str(copy_root / "tmp" / f"gpu_tree-numba-cache-{uid}")
+    assert any(Path(report["cache_dir"]).rglob("cpu.partition_rows*.nbi"))
+    folder = Path(report["cache_dir"]).stat()
+    assert folder.st_uid == uid and not folder.st_mode & 0o077  # this user's alone
+
+
+def test_the_command_line_trains_on_a_read_only_install(copy_root):
+    """`gputree train` itself, as `docker run -u` runs it: read-only package, HOME /."""
+    env = _unwritable_home(copy_root)
+    (copy_root / "out").mkdir()
+    data, model = _weather(copy_root / "out"), copy_root / "out" / "model.json"
+    code = (
+        "import sys\nfrom gpu_tree.app.launch import main\n"
+        f"sys.argv = ['gputree', 'train', {str(data)!r}, '-t', 'play',"
+        f" '-o', {str(model)!r}, '--device', 'cpu']\nmain()\n"
+    )
+    result = _run_in_a_copy(copy_root, code, env, prepare=_read_only)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "model saved to" in result.stdout
+    assert "compiling kernels" not in result.stderr  # not a terminal
+    assert json.loads(model.read_text())
+
+
+def test_with_nowhere_to_write_the_kernels_run_uncached(copy_root):
+    """No cache folder at all, the temporary directory included (a read-only root file
+    system): the kernels compile in memory and run."""
+    env = _unwritable_home(copy_root)
+    nowhere = copy_root / "tmp-is-a-file"
+    nowhere.write_text("")
+    code = f"import tempfile\ntempfile.tempdir = {str(nowhere)!r}\n" + _FIT_AND_REPORT
+    report = _report(_run_in_a_copy(copy_root, code, env, prepare=_read_only))
+    assert report["score"] == 1.0
+    assert report["mode"] == "none"
+    assert report["cache"] == "NullCache"
+    assert not list((copy_root / "tmp").iterdir())
+
+
+def test_a_temporary_folder_someone_else_can_write_is_not_used(copy_root):
+    """numba loads its cache files with pickle: a shared folder of the expected name that
+    others may write is passed over for a fresh one of this process's."""
+    env = _unwritable_home(copy_root)
+    planted = copy_root / "tmp" / f"gpu_tree-numba-cache-{os.getuid()}"
+    planted.mkdir()
+    planted.chmod(0o777)
+    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    assert report["mode"] == "temporary"
+    assert report["cache_dir"] != str(planted)
+    assert Path(report["cache_dir"]).parent == copy_root / "tmp"
+    assert not any(planted.iterdir())
+    assert not Path(report["cache_dir"]).exists()  # removed at exit
+
+
+def test_a_user_cache_dir_that_cannot_be_written_falls_back(copy_root):
+    """numba passes over a NUMBA_CACHE_DIR it cannot write; with nothing else writable it
+    failed. The temporary folder takes over."""
+    env = _unwritable_home(copy_root)
+    env["NUMBA_CACHE_DIR"] = str(copy_root / "home-is-a-file" / "numba")
+    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    assert report["score"] == 1.0
+    assert report["mode"] == "temporary"
+    assert report["cache_dir"].startswith(str(copy_root / "tmp"))
+
+
+def test_a_user_cache_dir_is_kept(copy_root):
+    env = _unwritable_home(copy_root)
+    env["NUMBA_CACHE_DIR"] = str(copy_root / "mine")
+    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    assert (report["mode"], report["cache_dir"]) == ("numba", str(copy_root / "mine"))
+    assert any((copy_root / "mine").rglob("*.nbi"))
+
+
+def test_a_read_only_install_uses_numbas_user_wide_folder_where_it_can(copy_root):
+    """numba's own fallback, ~/.cache/numba, persists across reboots: it is kept."""
+    env = _unwritable_home(copy_root)
+    env["XDG_CACHE_HOME"] = str(copy_root / "xdg")
+    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    assert (report["mode"], report["cache_dir"]) == ("numba", "")
+    assert any((copy_root / "xdg" / "numba").rglob("cpu.partition_rows*.nbi"))
+    assert not list((copy_root / "tmp").iterdir())
+
+
+# -- the notice ------------------------------------------------------------------------------
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def fresh_notice(monkeypatch):
+    monkeypatch.setitem(compilation._notice, "said", False)
+    monkeypatch.setitem(compilation._notice, "when", "terminal")
+    monkeypatch.setitem(compilation._notice, "program", "gpu_tree")
+
+
+def test_the_notice_is_said_once_on_a_terminal(fresh_notice):
+    terminal = _Terminal()
+    assert compilation.say_compiling_kernels(stream=terminal)
+    assert not compilation.say_compiling_kernels(stream=terminal)
+    assert terminal.getvalue() == "gpu_tree: compiling kernels (first run only)\n"
+
+
+def test_the_notice_is_never_said_into_a_pipe_or_when_quiet(fresh_notice):
+    piped = io.StringIO()
+    assert not compilation.say_compiling_kernels(stream=piped)
+    assert piped.getvalue() == ""
+    restore = compilation.set_compile_notice("never", program="gputree")
+    terminal = _Terminal()
+    assert not compilation.say_compiling_kernels(stream=terminal)
+    restore()
+    assert compilation.say_compiling_kernels(stream=terminal, cached=False)
+    assert terminal.getvalue() == (
+        "gpu_tree: compiling kernels (no writable cache folder: every run)\n"
+    )
+
+
+def _train_on_a_terminal(tmp_path, cache, *extra):
+    """`gputree train` with its stderr on a pseudo-terminal: (stderr text, stdout text)."""
+    import pty
+
+    model = tmp_path / "model.json"
+    argv = ["train", str(_weather(tmp_path)), "-t", "play", "-o", str(model), "--device", "cpu"]
+    code = f"import sys\nfrom gpu_tree.app.launch import main\nsys.argv = ['gputree', *{[*extra, *argv]!r}]\nmain()\n"
+    env = {"PYTHONPATH": f"{REPO}:{_site_packages()}", "NUMBA_CACHE_DIR": str(cache)}
+    controller, terminal = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(controller)
+    out = child.communicate(timeout=600)[0].decode()
+    assert child.returncode == 0, written.decode()[-3000:]
+    return written.decode(), out
+
+
+@pytest.mark.slow
+def test_the_command_says_it_compiles_on_a_first_run_only(tmp_path):
+    cache = tmp_path / "cache"
+    first, out = _train_on_a_terminal(tmp_path, cache)
+    assert first.count("gputree: compiling kernels (first run only)") == 1, first
+    assert "model saved to" in out and "compiling" not in out
+    second, _ = _train_on_a_terminal(tmp_path, cache)
+    assert "compiling kernels" not in second
+    # --quiet: nothing, even where numba compiles again (a fresh cache).
+    quiet, _ = _train_on_a_terminal(tmp_path, tmp_path / "cache2", "--quiet")
+    assert "compiling kernels" not in quiet
+
+
+# -- serial twins of the parallel kernels ------------------------------------------------------
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+def test_the_serial_twins_grow_the_trees_of_the_parallel_kernels(
+    monkeypatch, task, categorical_split
+):
+    """Small data runs on serial twins (kernels/cpu.py, SERIAL_MAX_ELEMENTS): the same
+    trees and predictions as the parallel kernels, missing values and categories in."""
+    import numpy as np
+
+    import gpu_tree
+    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.testing import assert_tree_equal
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 4))
+    X[:, 3] = rng.integers(5, size=600)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + (X[:, 3] == 2) + rng.normal(scale=0.3, size=600)
+    if task == "classification":
+        y = (y > 0.5).astype(int)
+        estimator = gpu_tree.DecisionTreeClassifier
+    else:
+        estimator = gpu_tree.DecisionTreeRegressor
+    params = dict(device="cpu", categorical_features=[3], categorical_split=categorical_split)
+    fitted = {}
+    for name, limit in (("serial", 1 << 60), ("parallel", -1)):
+        monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", limit)
+        fitted[name] = estimator(**params).fit(X, y)
+        fitted[name + " predictions"] = fitted[name].predict(X)
+    assert_tree_equal(fitted["serial"].tree_, fitted["parallel"].tree_)
+    np.testing.assert_array_equal(fitted["serial predictions"], fitted["parallel predictions"])
+
+
+def test_the_kernels_used_by_small_data_are_the_serial_twins():
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    for kernel in cpu_kernels.SERIAL_WHEN_SMALL:
+        assert not kernel.serial.targetoptions.get("parallel"), kernel
+        assert kernel.parallel.targetoptions["parallel"], kernel
+        # Cached apart: numba names a cache index after the function.
+        assert kernel.serial.py_func.__qualname__.endswith("_serial")
+        assert kernel.serial.py_func.__code__ is kernel.parallel.py_func.__code__
+
+
+# -- the Docker image -------------------------------------------------------------------------
+def test_the_docker_image_compiles_its_kernels_at_build_time():
+    """The warm-up runs after the install, into a cache folder any uid may use."""
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "NUMBA_CACHE_DIR=/opt/gputree/numba-cache" in dockerfile
+    install = dockerfile.index("pip install")
+    warm_up = dockerfile.index("RUN python -m gpu_tree.app.warm_up")
+    assert install < warm_up < dockerfile.index("USER ")
+    assert 'chmod -R a+rwX "$NUMBA_CACHE_DIR"' in dockerfile[warm_up:]
