@@ -39,6 +39,7 @@ from numba import njit, prange
 
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
+from . import compilation
 from .cpu import (
     WINNER_BIN,
     WINNER_FEATURE,
@@ -523,3 +524,6 @@ def _compile_finish_subtrees(source_hash):
 
 
 finish_subtrees = _compile_finish_subtrees(SOURCE_HASH)
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
