@@ -51,8 +51,13 @@ WINNER_SCORE, WINNER_NODE_WEIGHT = 4, 5
 WINNER_FIXED_COLUMNS = 6
 
 
-def make_split_scan(device_function):
+def make_split_scan(device_function, save_scores=False):
     """The helpers, compiled by ``device_function`` (``njit`` or ``cuda.jit(device=True)``).
+
+    ``save_scores``: :func:`score_feature`'s pass 1 keeps each candidate's result in its
+    ``scored`` scratch (then 3 * (n_bins + 1) entries) and pass 2 reads them back instead
+    of scoring again: for the CPU's subtree finisher, whose scratch costs nothing; a GPU
+    thread keeps three numbers.
 
     Returns ``(node_totals, score_feature, choose_winner)``: see their docstrings.
     """
@@ -377,7 +382,7 @@ def make_split_scan(device_function):
         rows' statistics. ``missing``: the feature's missing rows (read if
         ``use_missing``); ``usable``: the feature mask's entry; ``node``: the node's real
         weight and weighted sum (:func:`node_totals`); ``prefix``, ``parent`` (2) and
-        ``scored`` (3) are scratch."""
+        ``scored`` (3; 3 * (n_bins + 1) with ``save_scores``) are scratch."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         n_channels = hist.shape[3]
         for c in range(n_channels):
@@ -410,6 +415,15 @@ def make_split_scan(device_function):
             for b in range(n_bins):
                 if bin_rows(hist, slot, f, b, n_classes, count_channel) == 0:
                     continue
+                kept = 3 * (b + 1)  # where pass 1 keeps bin b's result (save_scores)
+                if save_scores and sweep == 1:
+                    if scored[kept] >= limit:
+                        result[0] = scored[kept]
+                        result[1] = scored[kept + 1]
+                        result[2] = scored[kept + 2]
+                        result[3] = float(b)
+                        return
+                    continue
                 for c in range(n_channels):
                     prefix[c] += hist[slot, f, b, c]
                 candidate(
@@ -429,6 +443,10 @@ def make_split_scan(device_function):
                     scored,
                 )
                 if sweep == 0:
+                    if save_scores:
+                        scored[kept] = scored[0]
+                        scored[kept + 1] = scored[1]
+                        scored[kept + 2] = scored[2]
                     if not found or scored[0] > best:
                         best = scored[0]
                         best_divisor = scored[1]

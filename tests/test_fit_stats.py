@@ -26,6 +26,7 @@ def level_by_level(monkeypatch):
     """These tests hold the level-wise engine to its counts: every level grown by
     histograms, none finished in one call (that path's counts: test_subtree_finisher)."""
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
 
 
 N_ROWS, MAX_BINS, DEPTH = 1500, 16, 3

@@ -781,6 +781,7 @@ def test_phase_timer_records_every_phase_of_every_level(monkeypatch, device, max
     # Level by level to the leaves: no subtree is finished in one call (that phase's
     # records: tests/test_subtree_finisher.py).
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     binned, row_data = _classification_data_on(device)
     params = GrowthParams(criterion="gini", max_depth=4, max_leaf_nodes=max_leaf_nodes)
     untimed = Grower(make_backend(binned, row_data, device=device), row_data.layout, params, 3)

@@ -92,6 +92,7 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
         # Level by level: the perturbations reach the vectorised search (the compiled one,
         # which finishes small subtrees, meets its ties in tests/test_split_scan.py).
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+        patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
         if perturb:
             rng = np.random.default_rng(14)
             for scorer in ("weighted_split_score", "weighted_multiway_split_score"):

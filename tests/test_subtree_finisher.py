@@ -21,6 +21,7 @@ EVERY_NODE = 10**12  # the finisher grows the whole tree from the root
 def _fit_both(monkeypatch, make, X, y, sample_weight=None, finish_below=EVERY_NODE):
     """(level-wise model, finished model) of ``make()`` on the data."""
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     level_wise = make().fit(X, y, sample_weight=sample_weight)
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", finish_below)
     finished = make().fit(X, y, sample_weight=sample_weight)
@@ -166,6 +167,7 @@ def test_fit_stats_count_every_node_searched(monkeypatch):
 
 def test_breadth_first_is_identity_on_level_wise_trees(monkeypatch):
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     X, y, _ = _data(900, 9)
     tree = DecisionTreeClassifier().fit(X, y).tree_
     assert_tree_equal(tree.breadth_first(), tree, impurity_rtol=0, value_rtol=0)

@@ -49,8 +49,12 @@ _COMPACT_CELLS_PER_CHUNK = 1 << 21
 
 # Open nodes with fewer rows than this grow their whole subtree in one compiled call
 # (the backend's finish_subtrees, where it has one: kernels/cpu_subtrees.py) instead of
-# level by level. Chosen by measurement (bench/RESULTS.md, issue 17).
+# level by level; and a whole tree whose root has fewer than FINISH_ROOT_BELOW_ROWS.
+# Chosen by measurement (bench/RESULTS.md, issue 17): below 256 rows the compiled
+# search costs less than a level's vectorised one; a root of a few thousand rows is
+# cheaper finished at once than by a few vectorised levels first.
 FINISH_BELOW_ROWS = 256
+FINISH_ROOT_BELOW_ROWS = 2048
 
 # scikit-learn's EPSILON: classification impurities at or below it count as pure (see
 # Grower._pure_impurity), and it is the slack on the min_impurity_decrease comparison.
@@ -681,12 +685,13 @@ class Grower:
             return None
         return finisher
 
-    def _finishing(self, nodes):
-        """The open ``nodes`` small enough to finish in one call (all of them when the
-        fit has no finisher: none)."""
+    def _finishing(self, nodes, below=None):
+        """Which open ``nodes`` are small enough (fewer than ``below`` rows, default
+        FINISH_BELOW_ROWS) to finish in one call (none when the fit has no finisher)."""
         if self._finisher is None or nodes.size == 0:
             return np.zeros(nodes.size, dtype=bool)
-        return self.backend.node_sizes(nodes) < FINISH_BELOW_ROWS
+        limit = FINISH_BELOW_ROWS if below is None else below
+        return self.backend.node_sizes(nodes) < limit
 
     def _finish(self, nodes):
         """Grow the subtrees of ``nodes`` (open, splittable) in one call and add their
@@ -766,7 +771,7 @@ class Grower:
         self._measure_impurity(root, root_stats)
         if not self._splittable(root, root_stats).any():
             return self.tree
-        if self._finishing(root).all():
+        if self._finishing(root, max(FINISH_ROOT_BELOW_ROWS, FINISH_BELOW_ROWS)).all():
             self._finish(root)
             return self.tree
         small = self.backend.small_node_size
