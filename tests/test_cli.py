@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cli import run_cli
+from _cli import TENNIS_ARFF, run_cli
 from _shared_data import SHARED_DATASETS, dataset_path
 
 import gpu_tree
@@ -45,29 +45,6 @@ sunny,70,strong,24,yes
 overcast,90,strong,nan,yes
 overcast,75,,29,yes
 rain,91,strong,22,no
-"""
-
-TENNIS_ARFF = """@relation weather.symbolic
-@attribute outlook {sunny, overcast, rainy}
-@attribute temperature {hot, mild, cool}
-@attribute humidity {high, normal}
-@attribute windy {TRUE, FALSE}
-@attribute play {no, yes}
-@data
-sunny,hot,high,FALSE,no
-sunny,hot,high,TRUE,no
-overcast,hot,high,FALSE,yes
-rainy,mild,high,FALSE,yes
-rainy,cool,normal,FALSE,yes
-rainy,cool,normal,TRUE,no
-overcast,cool,normal,TRUE,yes
-sunny,mild,high,FALSE,no
-sunny,cool,normal,FALSE,yes
-rainy,mild,normal,FALSE,yes
-sunny,mild,normal,TRUE,yes
-overcast,mild,high,TRUE,yes
-overcast,hot,normal,FALSE,yes
-rainy,mild,high,TRUE,no
 """
 
 

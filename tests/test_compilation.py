@@ -17,40 +17,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cli import TENNIS_ARFF
 from test_layers import _run_in_a_copy, _site_packages
 
 from gpu_tree.kernels import compilation
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Quinlan's 14-day weather table: the tiny file of the cold-start measurements.
-WEATHER = """@relation weather
-@attribute outlook {sunny, overcast, rainy}
-@attribute temperature {hot, mild, cool}
-@attribute humidity {high, normal}
-@attribute windy {TRUE, FALSE}
-@attribute play {no, yes}
-@data
-sunny,hot,high,FALSE,no
-sunny,hot,high,TRUE,no
-overcast,hot,high,FALSE,yes
-rainy,mild,high,FALSE,yes
-rainy,cool,normal,FALSE,yes
-rainy,cool,normal,TRUE,no
-overcast,cool,normal,TRUE,yes
-sunny,mild,high,FALSE,no
-sunny,cool,normal,FALSE,yes
-rainy,mild,normal,FALSE,yes
-sunny,mild,normal,TRUE,yes
-overcast,mild,high,TRUE,yes
-overcast,hot,normal,FALSE,yes
-rainy,mild,high,TRUE,no
-"""
-
 
 def _weather(folder: Path) -> Path:
     path = folder / "weather.arff"
-    path.write_text(WEATHER)
+    path.write_text(TENNIS_ARFF)
     return path
 
 
