@@ -117,11 +117,12 @@ def check_impurities_finite(tree, what: str) -> None:
 
 # Batches of fewer rows than this are walked in the calling thread. Starting numba's
 # threads costs from tens of microseconds on an idle machine to milliseconds on a busy
-# one (each waits for a core); a depth-10 walk costs about 0.1-0.3 us a row, so below a
-# few thousand rows the threads win little or lose (2 cores: 1 row 2 us serial against
-# 130 us parallel; 1,000 rows 180 against 410 us). Issue 17: prediction no slower than
-# scikit-learn's at 1 to 10,000 rows, and parallel for large batches.
-PARALLEL_MIN_ROWS = 4096
+# one, where a thread waits for a core and the batch waits for its slowest thread. On 2
+# cores under load (others' jobs; depth-10 tree), serial against parallel: 1 row 2 against
+# 130 us, 1,000 rows 180 against 410 us, 10,000 rows 7.0 against 21.9 ms, 30,000 rows
+# 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms. Issue 17 asks for batches up to
+# 10,000 rows no slower than scikit-learn's (serial) and large batches in parallel.
+PARALLEL_MIN_ROWS = 32768
 
 
 class Tree:
