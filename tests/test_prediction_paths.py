@@ -213,17 +213,24 @@ def test_a_c_contiguous_float_array_passes_unchanged(dtype):
 
 
 @pytest.mark.parametrize("size", ["small", "large"])
-def test_infinity_is_refused_naming_its_column_and_row_at_every_size(size):
-    rows = 10 if size == "small" else validation.PARALLEL_CHECK_MIN_VALUES // 4 + 1
+def test_infinity_is_refused_naming_its_column_and_row_at_every_size(size, monkeypatch):
+    # "large": past the size from which the parallel kernel searches (made small here).
+    monkeypatch.setattr(validation, "PARALLEL_CHECK_MIN_VALUES", 64)
+    rows = 10 if size == "small" else 100
+    searched = []
+    kernel = validation.cpu_kernels.has_infinity
+    monkeypatch.setattr(
+        validation.cpu_kernels, "has_infinity", lambda X: searched.append(1) or kernel(X)
+    )
     X = np.zeros((rows, 4))
     X[rows - 1, 2] = -np.inf
     with pytest.raises(ValueError, match=f"column 2 at row {rows - 1}"):
         check_X(X)
-    model = DecisionTreeRegressor(device="cpu").fit(
-        np.zeros((rows, 4)) + np.arange(4), np.ones(rows)
-    )
+    model = DecisionTreeRegressor(device="cpu").fit(np.arange(40.0).reshape(10, 4), np.arange(10))
     with pytest.raises(ValueError, match=f"column 2 at row {rows - 1}"):
         model.predict(X)
+    assert bool(searched) == (size == "large")
+    assert check_X(np.ones((rows, 4))).shape == (rows, 4)  # and none: passes
 
 
 def test_other_layouts_predict_as_the_plain_array():

@@ -103,9 +103,11 @@ def _check_n_features(n_features, n_features_expected, estimator_name):
 
 # The kernels' float types, in native byte order.
 KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# From this many values on, X is searched for infinity by a parallel kernel rather than
-# numpy (whose np.isinf(X).any() runs in one thread and writes a boolean array).
-PARALLEL_CHECK_MIN_VALUES = 1 << 18
+# From this many values on (150,000 rows of 28 features), X is searched for infinity by a
+# parallel kernel rather than numpy (whose np.isinf(X).any() runs in one thread and
+# writes a boolean array). Below it the threads' start, on a busy machine, costs more
+# than they save: with 1 << 18, a 10,000-row prediction took 11 ms instead of 3.
+PARALLEL_CHECK_MIN_VALUES = 1 << 22
 
 
 def _has_infinity(array) -> bool:
