@@ -41,6 +41,17 @@ def has_nan(X):
     return n_found > 0
 
 
+@njit(parallel=True, cache=True)
+def has_infinity(X):
+    """Whether the 2-D array X holds +inf or -inf (one parallel pass, no temporary array)."""
+    n_found = 0
+    for i in prange(X.shape[0]):
+        for f in range(X.shape[1]):
+            if abs(X[i, f]) == np.inf:
+                n_found += 1
+    return n_found > 0
+
+
 # The bin search is shared with the CUDA kernels (one source, the same codes).
 LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
 _lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
@@ -611,10 +622,22 @@ def _compile_predict_leaves(walk_source_hash):
                 X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
             )
 
-    return predict_leaves
+    @njit(cache=True)
+    def predict_leaves_serial(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, out
+    ):
+        """:func:`predict_leaves` in the calling thread: for small batches, where waking
+        the thread pool costs more than the walk (the same walk, so the same leaves)."""
+        walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
+        for i in range(X.shape[0]):
+            out[i] = _leaf_of_row(
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+            )
+
+    return predict_leaves, predict_leaves_serial
 
 
-predict_leaves = _compile_predict_leaves(WALK_SOURCE_HASH)
+predict_leaves, predict_leaves_serial = _compile_predict_leaves(WALK_SOURCE_HASH)
 
 
 # The compiled split search (kernels/_split_scan.py), the CPU twin of the CUDA kernel.

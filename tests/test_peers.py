@@ -58,3 +58,52 @@ def test_an_unavailable_peer_is_listed_with_the_reason(monkeypatch):
     assert rows[PEERS["sklearn"].label][0] is not None
     # a missing peer is still listed on the device it would run on
     assert {device for _, device, _, _ in listed} <= {"cpu", "cuda"}
+
+
+@pytest.mark.parametrize("name", ["sklearn", "lightgbm", "hist_gb", "xgboost"])
+def test_each_installed_peer_grows_a_fully_grown_tree_for_depth_none(name):
+    peer = PEERS[name]
+    if not peer.available():
+        pytest.skip(f"{peer.module} not installed")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] * X[:, 1] > 0.1).astype(int) ^ (rng.random(400) < 0.1)
+    work = PeerWork(depth=None, bins=64, n_jobs=1, rows=len(y))
+    model = peer.fit(peer.make(work), X, y, work)
+    leaves, depth = peer.tree_shape(model)
+    assert depth > 6 and leaves > 20  # far past any default depth limit
+    assert model.score(X, y) > 0.97  # pure leaves, but for rows sharing a bin
+
+
+def test_lightgbm_leaves_for_an_unlimited_tree_are_bounded_by_the_rows():
+    settings = PEERS["lightgbm"].settings(PeerWork(depth=None, rows=1000))
+    assert settings["max_depth"] == -1 and settings["num_leaves"] == 1000
+    settings = PEERS["lightgbm"].settings(PeerWork(depth=None))
+    assert settings["num_leaves"] == 131072
+    assert PEERS["lightgbm"].settings(PeerWork(depth=4))["num_leaves"] == 16
+
+
+@pytest.mark.parametrize("name", ["lightgbm", "hist_gb"])
+def test_the_boosters_split_declared_category_codes_as_categories(name):
+    peer = PEERS[name]
+    if not peer.available():
+        pytest.skip(f"{peer.module} not installed")
+    assert peer.categorical_input == "codes"
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 12, size=2000).astype(float)
+    codes[rng.random(2000) < 0.05] = np.nan
+    X = np.column_stack([codes, rng.normal(size=2000)])
+    # Codes 1, 4, 7, 10 against the rest: no threshold on the codes separates them.
+    y = np.isin(codes, [1, 4, 7, 10]).astype(int)
+    work = PeerWork(depth=1, bins=64, n_jobs=1, categorical=(0,))
+    model = peer.fit(peer.make(work), X, y, work)
+    assert model.score(X, y) > 0.94  # one categorical split (missing rows aside)
+    numeric = PeerWork(depth=1, bins=64, n_jobs=1)
+    assert peer.fit(peer.make(numeric), X, y, numeric).score(X, y) < 0.9
+
+
+def test_peers_without_categorical_splits_want_one_hot_columns():
+    for name in ("sklearn", "xgboost", "cuml"):
+        assert PEERS[name].categorical_input == "one-hot"
+    with pytest.raises(ValueError, match="depth limit"):
+        PEERS["cuml"].settings(PeerWork(depth=None))

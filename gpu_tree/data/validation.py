@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.compat import DataConversionWarning
 from gpu_tree.utils.fit_stats import count_copy
 
@@ -100,10 +101,39 @@ def _check_n_features(n_features, n_features_expected, estimator_name):
         )
 
 
+# The kernels' float types, in native byte order.
+KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# From this many values on (150,000 rows of 28 features), X is searched for infinity by a
+# parallel kernel rather than numpy (whose np.isinf(X).any() runs in one thread and
+# writes a boolean array). Below it the threads' start, on a busy machine, costs more
+# than they save: with 1 << 18, a 10,000-row prediction took 11 ms instead of 3.
+PARALLEL_CHECK_MIN_VALUES = 1 << 22
+
+
+def _has_infinity(array) -> bool:
+    """Whether a 2-D float32/float64 array holds an infinity."""
+    if array.size >= PARALLEL_CHECK_MIN_VALUES and array.flags.c_contiguous:
+        return bool(cpu_kernels.has_infinity(array))
+    return bool(np.isinf(array).any())
+
+
 def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> np.ndarray:
     """Validate a feature matrix; return a C-contiguous float32 or float64 array.
 
     NaN is accepted (a missing value); infinity is refused, naming the column and row."""
+    if (
+        type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype in KERNEL_FLOATS
+        and X.flags.c_contiguous
+        and X.shape[0] > 0
+        and X.shape[1] > 0
+        and (n_features_expected is None or X.shape[1] == n_features_expected)
+        and not _has_infinity(X)
+    ):
+        # The common case, checked in a few microseconds: an array the kernels read as it
+        # is. Anything else (an error to report included) takes the path below.
+        return X
     if X is None:
         raise ValueError("X is None; expected a 2-D array of shape (n_samples, n_features)")
     if hasattr(X, "format") and hasattr(X, "tocsr"):
@@ -144,9 +174,9 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
         with np.errstate(over="ignore"):
             array = array.astype(np.float32 if array.dtype.itemsize == 4 else np.float64)
     _check_n_features(array.shape[1], n_features_expected, estimator_name)
-    infinite = np.isinf(array)  # NaN is a missing value; infinity is an error
-    if infinite.any():
-        bad_rows, bad_cols = np.nonzero(infinite)
+    # NaN is a missing value; infinity is an error
+    if _has_infinity(array):
+        bad_rows, bad_cols = np.nonzero(np.isinf(array))
         raise ValueError(
             f"Input X contains infinity or a value too large in {column_label(bad_cols[0], names)} "
             f"at row {bad_rows[0]} (value {array[bad_rows[0], bad_cols[0]]})"

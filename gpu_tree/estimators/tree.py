@@ -717,9 +717,10 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
 
     def predict(self, X):
         """Majority class of the leaf each sample reaches (lowest class index on ties)."""
-        proba = self.predict_proba(X)
-        if isinstance(proba, np.ndarray):
-            return self.classes_[np.argmax(proba, axis=1)]
+        X = self._validate_X_predict(X)
+        if not is_device_array(X):
+            return self.classes_.take(self.tree_.classes_of(self.tree_.apply(X)))
+        proba = predict_on_device(self.tree_, X, cuda_status()[2])
         # On the GPU: numeric labels stay there; other labels come back as a host array.
         winner = proba.argmax(axis=1)
         if self.classes_.dtype.kind in "biuf":

@@ -115,12 +115,29 @@ def check_impurities_finite(tree, what: str) -> None:
         )
 
 
+# Batches of fewer rows than this are walked in the calling thread. Starting numba's
+# threads costs from tens of microseconds on an idle machine to milliseconds on a busy
+# one, where a thread waits for a core and the batch waits for its slowest thread. On 2
+# cores under load (others' jobs; depth-10 tree), serial against parallel: 1 row 2 against
+# 130 us, 1,000 rows 180 against 410 us, 10,000 rows 7.0 against 21.9 ms, 30,000 rows
+# 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms. Issue 17 asks for batches up to
+# 10,000 rows no slower than scikit-learn's (serial) and large batches in parallel.
+PARALLEL_MIN_ROWS = 32768
+
+
 class Tree:
     """Struct of arrays for one fitted tree (``n_outputs`` is always 1).
 
     ``value`` has shape (node_count, 1, n_classes) and holds the weighted class fractions
     for classification (as scikit-learn >= 1.4 does) or, with n_classes == 1, the weighted
     mean target for regression.
+
+    The walk's node table (:meth:`walk_arrays`) is built once and cached until a building
+    method changes the tree. The arrays packed into it (``WALK_NODE_COLUMNS``: the
+    children, features, missing rules and category and branch offsets) are read-only by
+    their public names, so that a change made there cannot leave stale predictions; the
+    others (``threshold``, ``value``, ``impurity``...) are writable views, read afresh by
+    every prediction.
     """
 
     def __init__(
@@ -137,12 +154,20 @@ class Tree:
         self._value = np.empty((0, 1, self.n_classes), dtype=VALUE_DTYPE)
         self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
         self.branch_children = np.empty(0, dtype=np.int64)
+        self._changes = 0  # calls of the building methods: part of the walk cache's key
+        self._walk = None  # (key, walk_arrays())
         self._grow(capacity)
 
     # -- building ---------------------------------------------------------------------
+    def _changed(self):
+        """Forget the walk's packed arrays (every building method calls this)."""
+        self.__dict__["_changes"] = self.__dict__.get("_changes", 0) + 1
+        self.__dict__["_walk"] = None
+
     def _grow(self, capacity):
         if capacity <= self._capacity:
             return
+        self._changed()
         capacity = max(capacity, 2 * self._capacity)
         for name in NODE_ARRAYS:
             old = getattr(self, "_" + name)
@@ -159,6 +184,7 @@ class Tree:
         n_new = len(depth)
         first = self.node_count
         self._grow(first + n_new)
+        self._changed()
         sl = slice(first, first + n_new)
         self._children_left[sl] = TREE_LEAF
         self._children_right[sl] = TREE_LEAF
@@ -181,6 +207,7 @@ class Tree:
     def set_numeric_splits(
         self, nodes, feature, threshold, bin_threshold, left, right, missing_go_to_left
     ):
+        self._changed()
         self._split_kind[nodes] = NUMERIC
         self._feature[nodes] = feature
         self._threshold[nodes] = threshold
@@ -192,6 +219,7 @@ class Tree:
     def set_subset_splits(self, nodes, feature, words, left, right, missing_go_to_left):
         """Categorical subset splits: ``words`` (len(nodes), n_category_words) int64 sets
         of the codes sent left."""
+        self._changed()
         nodes = np.asarray(nodes, dtype=np.int64)
         self._split_kind[nodes] = CATEGORICAL_SUBSET
         self._feature[nodes] = feature
@@ -208,6 +236,7 @@ class Tree:
     def set_multiway_split(self, node, feature, children, child_of_code, default_child):
         """A multiway node: ``child_of_code[k]`` is the child of category code k; missing
         values and unseen categories go to ``default_child``."""
+        self._changed()
         self._split_kind[node] = MULTIWAY
         self._feature[node] = feature
         self._threshold[node] = TREE_UNDEFINED
@@ -326,25 +355,50 @@ class Tree:
         len(WALK_NODE_COLUMNS)) int64, one row per node holding the arrays named in
         ``WALK_NODE_COLUMNS`` (column indices: ``kernels/_tree_walk.py``), then
         ``threshold``, ``category_bitsets``, ``n_category_words`` and ``branch_children``.
+
+        Built once and kept until the tree changes (packing the table of a fully grown
+        tree costs milliseconds, more than predicting a few rows). The key holds, besides
+        the building methods' count, what code outside them may replace: the file-format
+        reader sets ``node_count`` and the category and branch tables directly (the cache
+        holds on to those tables, so that their ids cannot be reused while it lives).
         """
-        nodes = np.empty((self.node_count, len(WALK_NODE_COLUMNS)), dtype=np.int64)
+        key = (
+            self.__dict__.get("_changes", 0),
+            self.node_count,
+            id(self.category_bitsets),
+            id(self.branch_children),
+        )
+        cached = self.__dict__.get("_walk")
+        if cached is None or cached[0] != key:
+            tables = (self.category_bitsets, self.branch_children)
+            cached = self.__dict__["_walk"] = (key, self._pack_walk_arrays(), tables)
+        return cached[1]
+
+    def _pack_walk_arrays(self):
+        n = self.node_count
+        nodes = np.empty((n, len(WALK_NODE_COLUMNS)), dtype=np.int64)
         for column, name in enumerate(WALK_NODE_COLUMNS):
-            nodes[:, column] = getattr(self, name)
+            nodes[:, column] = self.__dict__["_" + name][:n]
         return (
             nodes,
-            self.threshold,
-            self.category_bitsets,
+            np.ascontiguousarray(self._threshold[:n]),
+            np.ascontiguousarray(self.category_bitsets),
             self.n_category_words,
-            self.branch_children,
+            np.ascontiguousarray(self.branch_children),
         )
 
     # -- scikit-learn's array names (views trimmed to node_count) ----------------------
     def __getattr__(self, name):
-        # Only reached for names not found normally: the trimmed views of the node arrays.
+        # Only reached for names not found normally: the trimmed views of the node arrays
+        # (read-only where the walk's cached table is built from them: see the class
+        # docstring).
         if name in NODE_ARRAYS or name == "value":
             storage = self.__dict__.get("_" + name)
             if storage is not None:
-                return storage[: self.node_count]
+                view = storage[: self.node_count]
+                if name in WALK_NODE_COLUMNS:
+                    view.flags.writeable = False
+                return view
         raise AttributeError(name)
 
     @property
@@ -357,14 +411,33 @@ class Tree:
 
     # -- using the tree -----------------------------------------------------------------
     def apply(self, X) -> np.ndarray:
-        """Leaf id of each row of X (n_samples, n_features), finite floats."""
+        """Leaf id of each row of X (n_samples, n_features), finite floats or NaN.
+
+        Batches of :data:`PARALLEL_MIN_ROWS` rows or more are walked on numba's threads,
+        smaller ones in this thread (the same walk: the same leaves)."""
         out = np.empty(X.shape[0], dtype=np.int64)
-        cpu_kernels.predict_leaves(X, *self.walk_arrays(), out)
+        if X.shape[0] >= PARALLEL_MIN_ROWS:
+            cpu_kernels.predict_leaves(X, *self.walk_arrays(), out)
+        else:
+            cpu_kernels.predict_leaves_serial(X, *self.walk_arrays(), out)
         return out
 
     def predict(self, X) -> np.ndarray:
         """``value`` of each row's leaf: shape (n_samples, n_classes)."""
-        return self.value[self.apply(X), 0, :]
+        return self.values_of(self.apply(X))
+
+    def values_of(self, nodes) -> np.ndarray:
+        """``value`` of each of ``nodes``: shape (len(nodes), n_classes)."""
+        return np.take(self._value[: self.node_count, 0, :], nodes, axis=0)
+
+    def classes_of(self, nodes) -> np.ndarray:
+        """The class index each of ``nodes`` predicts: its value's first largest entry
+        (the lowest class on ties). For more nodes than the tree has, every node's class
+        is found once and looked up (the same argmax over the same values)."""
+        values = self._value[: self.node_count, 0, :]
+        if len(nodes) > self.node_count:
+            return np.argmax(values, axis=1).take(nodes)
+        return np.argmax(np.take(values, nodes, axis=0), axis=1)
 
     def decision_path_csr(self, X):
         """(indptr, indices) of the nodes each row passes through, root first."""
@@ -417,3 +490,4 @@ class Tree:
         for name, array in arrays.items():
             self.__dict__["_" + name] = array
         self._capacity = self.node_count
+        self._changed()
