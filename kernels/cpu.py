@@ -788,6 +788,8 @@ class _SerialWhenSmall:
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
 
+# The tree walk is not among them: Tree.apply picks predict_leaves or its serial twin by
+# the batch's rows (model.tree.PARALLEL_MIN_ROWS).
 has_nan = _SerialWhenSmall(has_nan)
 build_bin_lookup = _SerialWhenSmall(build_bin_lookup)
 bin_columns = _SerialWhenSmall(bin_columns)
@@ -799,7 +801,6 @@ compact_code_histograms = _SerialWhenSmall(compact_code_histograms)
 partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway)
 largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations)
 squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums)
-predict_leaves = _SerialWhenSmall(predict_leaves)
 SERIAL_WHEN_SMALL = (
     has_nan,
     build_bin_lookup,
@@ -812,6 +813,5 @@ SERIAL_WHEN_SMALL = (
     partition_rows_multiway,
     largest_squared_deviations,
     squared_deviation_sums,
-    predict_leaves,
 )
 compilation.watch({kernel.__name__: kernel.serial for kernel in SERIAL_WHEN_SMALL})
