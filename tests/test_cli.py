@@ -23,6 +23,7 @@ import gpu_tree
 from gpu_tree import __version__
 from gpu_tree.app.cli import auto_task
 from gpu_tree.app.metrics import classification_metrics, regression_metrics
+from gpu_tree.datasets import make_higgs_like
 from gpu_tree.utils.atomic_files import atomic_text
 
 SHARED_TENNIS = SHARED_DATASETS / "play_tennis_weather_nominal.arff"
@@ -521,7 +522,7 @@ def test_progress_on_a_terminal_shows_levels_unless_quiet():
         def isatty(self):
             return True
 
-    X, y = gpu_tree.datasets.make_higgs_like(500, 6)
+    X, y = make_higgs_like(500, 6)
     shown, silent = Terminal(), Terminal()
     for stream, quiet in ((shown, False), (silent, True)):
         remove = install_handler(stream, verbose=False, quiet=quiet)
@@ -538,7 +539,7 @@ def test_library_prints_nothing(capsys):
     from gpu_tree import DecisionTreeClassifier
 
     assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("gpu_tree").handlers)
-    X, y = gpu_tree.datasets.make_higgs_like(500, 6)
+    X, y = make_higgs_like(500, 6)
     DecisionTreeClassifier(max_depth=3).fit(X, y).predict(X)
     assert capsys.readouterr() == ("", "")
 

@@ -20,6 +20,7 @@ along the bin axis of a compact histogram.
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -739,6 +740,16 @@ class Grower:
                 left + 1,
                 missing_go_to_left=out.missing_left[split],
             )
+        if logger.isEnabledFor(logging.INFO):  # progress, as level-wise growth reports it
+            split_depth = tree.depth[ids[split]]
+            for depth in np.unique(split_depth):
+                logger.info(
+                    "level %d: %d nodes split in finished subtrees, %d nodes in the tree (%.2f s)",
+                    depth,
+                    np.count_nonzero(split_depth == depth),
+                    tree.node_count,
+                    time.perf_counter() - self._start,
+                )
         # fit_stats_: the nodes searched and their rows, at their levels.
         searched = ids[out.searched != 0]
         for depth in np.unique(tree.depth[searched]):
