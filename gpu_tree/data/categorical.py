@@ -111,9 +111,12 @@ def _present_and_text(column) -> tuple[np.ndarray, np.ndarray]:
     is_text = np.zeros(column.size, dtype=bool)
     if column.size == 0:
         return present, is_text
-    kinds = np.frompyfunc(type, 1, 1)(column)
-    for kind in set(kinds.tolist()):
-        rows = kinds == kind
+    kinds = np.frompyfunc(type, 1, 1)(column).tolist()
+    distinct = list(set(kinds))
+    number = {kind: k for k, kind in enumerate(distinct)}
+    kind_of_row = np.fromiter(map(number.__getitem__, kinds), dtype=np.int64, count=len(kinds))
+    for k, kind in enumerate(distinct):
+        rows = kind_of_row == k
         if kind is type(None) or kind.__name__ in ("NAType", "NaTType"):
             present[rows] = False
         elif issubclass(kind, float):  # a NaN is missing (numpy's float64 is a float)
