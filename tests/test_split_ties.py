@@ -88,6 +88,10 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
     with monkeypatch.context() as patch:
         # One thread: the random moves are drawn in the same order on every run.
         patch.setattr(splitting, "_CPU_THREADS", 1, raising=False)
+        # The vectorised search, whose scorers are perturbed here (fits with categorical
+        # features otherwise take the compiled one, which test_categorical_compiled.py
+        # holds to the vectorised search's trees).
+        patch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", False)
         if perturb:
             rng = np.random.default_rng(14)
             for scorer in ("weighted_split_score", "weighted_multiway_split_score"):
