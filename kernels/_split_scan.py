@@ -51,7 +51,7 @@ WINNER_SCORE, WINNER_NODE_WEIGHT = 4, 5
 WINNER_FIXED_COLUMNS = 6
 
 
-def make_split_scan(device_function, save_scores=False):
+def make_split_scan(device_function, helpers=None, save_scores=False):
     """The helpers, compiled by ``device_function`` (``njit`` or ``cuda.jit(device=True)``).
 
     ``save_scores``: :func:`score_feature`'s pass 1 keeps each candidate's result in its
@@ -60,6 +60,8 @@ def make_split_scan(device_function, save_scores=False):
     thread keeps three numbers.
 
     Returns ``(node_totals, score_feature, choose_winner)``: see their docstrings.
+    ``helpers`` (a dict, or None) also gets the inner helpers by name, for searches that
+    score other candidates with the same arithmetic (``kernels/cpu_categorical.py``).
     """
 
     @device_function
@@ -529,4 +531,16 @@ def make_split_scan(device_function, save_scores=False):
         winner_values[WINNER_SCORE] = results[chosen, 0]
         winner_values[WINNER_NODE_WEIGHT] = node[0]
 
+    if helpers is not None:
+        helpers.update(
+            plog2p=plog2p,
+            channel=channel,
+            weight_of=weight_of,
+            count_of=count_of,
+            weighted_impurity=weighted_impurity,
+            split_info=split_info,
+            tolerance=tolerance,
+            candidate=candidate,
+            row_count=row_count,
+        )
     return node_totals, score_feature, choose_winner

@@ -89,10 +89,12 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
     with monkeypatch.context() as patch:
         # One thread: the random moves are drawn in the same order on every run.
         patch.setattr(splitting, "_CPU_THREADS", 1, raising=False)
-        # Level by level: the perturbations reach the vectorised search (the compiled one,
-        # which finishes small subtrees, meets its ties in tests/test_split_scan.py).
+        # Level by level, by the vectorised search, whose scorers are perturbed here (the
+        # compiled ones, which finish small subtrees and search fits with categorical
+        # features, meet their ties in test_split_scan.py and test_categorical_compiled.py).
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+        patch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", False)
         if perturb:
             rng = np.random.default_rng(14)
             for scorer in ("weighted_split_score", "weighted_multiway_split_score"):

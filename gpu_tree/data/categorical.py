@@ -99,7 +99,31 @@ def _is_missing_object(value) -> bool:
 
 def _present(column) -> np.ndarray:
     """Which values of an object column are not missing."""
-    return np.array([not _is_missing_object(v) for v in column], dtype=bool)
+    return _present_and_text(column)[0]
+
+
+def _present_and_text(column) -> tuple[np.ndarray, np.ndarray]:
+    """Which values of an object column are not missing (:func:`_is_missing_object`),
+    and which are strings: decided per distinct type of value, not per value (each
+    row's type is one C-level pass; only floats are then read, as one array, for NaN)."""
+    column = np.asarray(column, dtype=object)
+    present = np.ones(column.size, dtype=bool)
+    is_text = np.zeros(column.size, dtype=bool)
+    if column.size == 0:
+        return present, is_text
+    kinds = np.frompyfunc(type, 1, 1)(column).tolist()
+    distinct = list(set(kinds))
+    number = {kind: k for k, kind in enumerate(distinct)}
+    kind_of_row = np.fromiter(map(number.__getitem__, kinds), dtype=np.int64, count=len(kinds))
+    for k, kind in enumerate(distinct):
+        rows = kind_of_row == k
+        if kind is type(None) or kind.__name__ in ("NAType", "NaTType"):
+            present[rows] = False
+        elif issubclass(kind, float):  # a NaN is missing (numpy's float64 is a float)
+            present[rows] = ~np.isnan(column[rows].astype(np.float64))
+        elif issubclass(kind, str):
+            is_text[rows] = True
+    return present, is_text
 
 
 def _column(X, j):
@@ -198,15 +222,16 @@ class CategoryMaps:
             position = np.minimum(np.searchsorted(categories, values), categories.size - 1)
             return np.where(categories[position] == values, position.astype(np.float64), np.nan)
         column = column.astype(object)
-        present = _present(column)
+        present, is_text = _present_and_text(column)
         out = np.full(column.size, np.nan)
         # Strings and the other values apart: as text, 1 and "1" are one value, but they
         # are two categories (label_key), and merged, a row's code depended on which of
         # them came first in its batch.
-        is_text = np.frompyfunc(lambda value: isinstance(value, str), 1, 1)(column).astype(bool)
-        for group in (present & is_text, present & ~is_text):
-            if not group.any():
-                continue
+        text = present & is_text
+        if text.any():
+            out[text] = _text_codes(column[text].astype(str), categories)
+        group = present & ~is_text
+        if group.any():
             values = column[group]
             distinct, inverse = np.unique(values.astype(str), return_inverse=True)
             # np.unique on strings: map each distinct string back to a value of the group.
@@ -214,6 +239,23 @@ class CategoryMaps:
             first[inverse[::-1]] = np.arange(inverse.size)[::-1]
             out[group] = _lookup(values[first], categories)[inverse]
         return out
+
+
+def _text_codes(values, categories) -> np.ndarray:
+    """Code of each string of ``values`` (a numpy string array) among ``categories`` (NaN
+    where it is not one): the categories' strings searched, sorted, so the cost is a
+    binary search per row and no sort of the rows."""
+    out = np.full(values.size, np.nan)
+    known = np.flatnonzero([isinstance(c, str) for c in categories.tolist()])
+    if known.size == 0:
+        return out
+    names = categories[known].astype(str)
+    order = np.argsort(names, kind="stable")
+    names = names[order]
+    position = np.minimum(np.searchsorted(names, values), names.size - 1)
+    found = names[position] == values
+    out[found] = known[order[position[found]]]
+    return out
 
 
 def _lookup(values, categories) -> np.ndarray:

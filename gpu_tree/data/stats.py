@@ -288,6 +288,23 @@ def bitset(codes, n_words: int) -> np.ndarray:
     return words.view(BITSET_WORD_DTYPE)
 
 
+def bitsets(code_sets, n_words: int) -> np.ndarray:
+    """The bitsets of many sets at once: ``code_sets`` a sequence of int arrays of codes;
+    returns (len(code_sets), n_words) words, row ``k`` the :func:`bitset` of set ``k``."""
+    words = np.zeros((len(code_sets), n_words), dtype=np.uint64)
+    if len(code_sets) == 0:
+        return words.view(BITSET_WORD_DTYPE)
+    sizes = np.fromiter((len(codes) for codes in code_sets), dtype=np.int64, count=len(code_sets))
+    codes = np.concatenate([np.asarray(c, dtype=np.int64).ravel() for c in code_sets])
+    rows = np.repeat(np.arange(len(code_sets)), sizes)
+    np.bitwise_or.at(
+        words,
+        (rows, codes // CATEGORIES_PER_WORD),
+        np.left_shift(np.uint64(1), (codes % CATEGORIES_PER_WORD).astype(np.uint64)),
+    )
+    return words.view(BITSET_WORD_DTYPE)
+
+
 def bitset_members(words) -> np.ndarray:
     """The codes whose bits are set in ``words`` (int64 or uint64), ascending."""
     bits = np.unpackbits(np.asarray(words).view(np.uint8), bitorder="little")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu_tree.backends.rows import PendingCopy
-from gpu_tree.data.stats import StatsLayout, bitset
+from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
 from gpu_tree.growing.splitting import (
@@ -503,15 +503,13 @@ class Grower:
         then the complement of the codes sent right)."""
         n_words = self.tree.n_category_words
         words = np.zeros((which.size, n_words), dtype=np.int64)
-        for j, k in enumerate(which):
-            if ev.kind[k] != CATEGORICAL_SUBSET:
-                continue
-            left = ev.left_codes[k]
-            if ev.missing_left[k]:
-                right = np.setdiff1d(ev.present_codes[k], left)
-                words[j] = ~bitset(right, n_words)
-            else:
-                words[j] = bitset(left, n_words)
+        subset = np.flatnonzero(ev.kind[which] == CATEGORICAL_SUBSET)
+        if subset.size == 0:
+            return words
+        nodes = which[subset]
+        left = bitsets(ev.left_codes[nodes], n_words)
+        right = bitsets(ev.present_codes[nodes], n_words) & ~left  # the left codes are present
+        words[subset] = np.where(ev.missing_left[nodes][:, None], ~right, left)
         return words
 
     def _split_binary(self, ev: _Evaluated, which: np.ndarray) -> tuple[_Batch | None, np.ndarray]:

@@ -38,6 +38,7 @@ from gpu_tree.growing.criteria import (
     weighted_split_score,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels import cpu_categorical
 from gpu_tree.kernels.cpu import (
     SPLIT_CRITERION_CODES,
     WINNER_BIN,
@@ -56,6 +57,10 @@ from gpu_tree.utils.threads import parallel_map
 # large chunks (temporaries of about 64 MB), since every array operation is a launch.
 _CANDIDATES_PER_CHUNK = 1 << 18
 _DEVICE_CANDIDATES_PER_CHUNK = 1 << 23
+
+# The CPU scores fits with categorical features in one compiled call per chunk
+# (:func:`_select_compiled`); False: the vectorised search, its reference (tests).
+COMPILED_CATEGORICAL_SEARCH = True
 
 # Split scores are no statistics (see gpu_tree.data.stats): they have their own type.
 SCORE_DTYPE = np.float64
@@ -242,6 +247,9 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     bins of one of their (node, feature) rows."""
     hist, nonempty, layout, xp = search.hist, search.nonempty, search.layout, search.xp
     categorical = search.categorical
+    if xp is np and categorical is not None and COMPILED_CATEGORICAL_SEARCH:
+        _select_compiled(search, chosen, chunk, slots, width)
+        return
     n = slots.size
     n_features = hist.shape[1]
     device_slots = host_to_device(slots, xp)
@@ -372,6 +380,134 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
                 chosen.next_bin[result] = -1
         chosen.left_stats[chunk] = left
         chosen.right_stats[chunk] = right
+
+
+def _select_compiled(search, chosen, chunk, slots, width):
+    """:func:`_select_in_chunk` on the CPU for fits with categorical features: one compiled
+    call (``kernels/cpu_categorical.py``, the vectorised search's twin) scores every
+    feature of every node, visiting only the categories present at each node, and
+    chooses the winners; the categorical winners' bins come back as one mask."""
+    hist, layout, categorical = search.hist, search.layout, search.categorical
+    n = slots.size
+    _, n_features, _, n_channels = hist.shape
+    width = max(width, 2)
+    nonempty = search.nonempty[slots]
+    compact = np.zeros((n, n_features, width, n_channels), dtype=hist.dtype)
+    if search.compact_input:
+        part = hist[slots][:, :, :width]
+        compact[:, :, : part.shape[2]] = part
+        bin_index = np.broadcast_to(np.arange(width), compact.shape[:3])
+    else:
+        bin_index = np.empty((n, n_features, width), dtype=np.int64)
+        cpu_kernels.compact_rows(search.hist, slots, search.nonempty, compact, bin_index)
+    n_nonempty = np.sum(nonempty, axis=2)
+    use_missing = search.missing is not None
+    if use_missing:
+        missing = np.ascontiguousarray(search.missing[slots])
+    else:
+        missing = np.zeros((1, n_features, n_channels), dtype=hist.dtype)
+    use_mask = search.feature_mask is not None
+    if use_mask:
+        mask = np.ascontiguousarray(search.feature_mask[chunk], dtype=bool)
+    else:
+        mask = np.ones((1, n_features), dtype=bool)
+    is_categorical = np.zeros(n_features, dtype=bool)
+    is_categorical[categorical.features] = True
+    n_cat = categorical.features.size
+    # The vectorised search's passes (its ties are offered pass by pass).
+    orderings_per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * width * n_channels))
+    subsets_per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * n_channels))
+    limit, most = 0, 0
+    multiclass = layout.is_classification and layout.n_classes > 2
+    if multiclass and not categorical.multiway and categorical.max_subset >= 1:
+        limit = most_categories_for_subsets(categorical.max_subset)
+        most = min(int(n_nonempty[:, categorical.features].max(initial=0)), limit)
+    binom, offsets = _subset_table_counts(most, categorical.max_subset)
+    exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
+    winners = np.empty((n, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
+    left_positions = np.empty((n, width), dtype=np.uint8)
+    default_branch = np.empty(n, dtype=np.int64)
+    cpu_categorical.score_nodes(
+        compact,
+        n_nonempty,
+        missing,
+        use_missing,
+        mask,
+        use_mask,
+        is_categorical,
+        categorical.multiway,
+        np.ldexp(1.0, -exponents),
+        SPLIT_CRITERION_CODES[search.criterion],
+        layout.n_classes if layout.is_classification else 0,
+        layout.n_channels - 1 if layout.has_count_channel else -1,
+        int(search.constraints.min_samples_leaf),
+        float(search.constraints.min_weight_leaf),
+        SCORE_RTOL,
+        orderings_per_pass,
+        int(categorical.max_subset),
+        limit,
+        most,
+        binom,
+        offsets,
+        subsets_per_pass,
+        winners,
+        left_positions,
+        default_branch,
+    )
+    feature, position, next_position, goes_left, best, node_weight, left, right = _unpack_winners(
+        winners, n_channels
+    )
+    rows = np.arange(n)
+    bins = bin_index[rows, feature]  # (n, width): the bin at each position of the winner's row
+    bin_ = bins[rows, np.maximum(position, 0)]
+    next_bin = np.where(next_position >= 0, bins[rows, np.maximum(next_position, 0)], -1)
+    _record_winners(
+        chosen, chunk, feature, bin_, next_bin, goes_left, best, node_weight, left, right
+    )
+    winners_at = np.flatnonzero(np.isfinite(best) & is_categorical[feature])
+    if winners_at.size == 0:
+        return
+    result = chunk[winners_at]
+    chosen.kind[result] = MULTIWAY if categorical.multiway else CATEGORICAL_SUBSET
+    chosen.bin[result] = -1
+    chosen.next_bin[result] = -1
+    bins = bins[winners_at]
+    n_present = n_nonempty[winners_at, feature[winners_at]]
+    present = np.arange(width)[None, :] < n_present[:, None]
+    splits = np.cumsum(n_present)[:-1]
+    chosen.present_bins[result] = _object_array(np.split(bins[present], splits))
+    if categorical.multiway:
+        branches = compact[winners_at, feature[winners_at]].astype(hist.dtype, copy=True)
+        if use_missing:
+            default = default_branch[winners_at]
+            branches[np.arange(winners_at.size), default] += missing[
+                winners_at, feature[winners_at]
+            ]
+        chosen.branch_stats[result] = _object_array(np.split(branches[present], splits))
+        chosen.default_branch[result] = default_branch[winners_at]
+    else:
+        sent_left = left_positions[winners_at] != 0
+        left_splits = np.cumsum(np.sum(sent_left, axis=1))[:-1]
+        chosen.left_bins[result] = _object_array(np.split(bins[sent_left], left_splits))
+
+
+def _subset_table_counts(most, max_subset):
+    """For ``kernels/cpu_categorical.py``: binomials C(a, r) (a <= most, r <= the largest
+    subset + 1) and, per subset size, the first row of its subsets in the subset table of
+    ``most`` categories (:func:`_subset_table`)."""
+    largest = min(max_subset, most)
+    binom = np.array(
+        [[math.comb(a, r) for r in range(largest + 2)] for a in range(most + 1)], dtype=np.int64
+    )
+    offsets = np.zeros(largest + 2, dtype=np.int64)
+    for size in range(1, largest + 1):
+        offsets[size + 1] = offsets[size] + binom[most, size]
+    return binom, offsets
+
+
+def _object_array(parts):
+    """A 1-D object array holding each of ``parts`` (arrays) as one element."""
+    return np.fromiter(parts, dtype=object, count=len(parts))
 
 
 def _record_winners(
