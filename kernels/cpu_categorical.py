@@ -38,9 +38,13 @@ import numpy as np
 from numba import njit
 
 from . import _split_scan as _scan
+from . import compilation
+from . import cpu as _cpu  # noqa: F401 - imported first: it chooses numba's cache folder
 
+# Inlined (LLVM's alwaysinline), as in the subtree finisher (cpu_subtrees.py): called,
+# each candidate pays a dozen calls with arrays passed by value.
 _helpers = {}
-_node_totals, _score_feature, _ = _scan.make_split_scan(njit, _helpers)
+_node_totals, _score_feature, _ = _scan.make_split_scan(njit(forceinline=True), _helpers)
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]
 _weighted_impurity = _helpers["weighted_impurity"]
@@ -742,3 +746,6 @@ def _compile(source_hash):
 
 
 score_nodes = _compile(SOURCE_HASH)
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
