@@ -705,8 +705,8 @@ MUTANTS: list[Mutant] = [
     M(
         "G12",
         GROWER,
-        "words[j] = ~bitset(right, n_words)",
-        "words[j] = bitset(left, n_words)",
+        "words[subset] = np.where(ev.missing_left[nodes][:, None], ~right, left)",
+        "words[subset] = left",
         "categories absent from a node do not follow its missing-left rule",
         tests=CATEGORICAL_TESTS,
     ),
