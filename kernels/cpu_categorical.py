@@ -72,11 +72,16 @@ SOURCE_HASH = hashlib.sha256(
 ).hexdigest()
 
 
-def _compile(source_hash):
+# Each kernel is made by a factory of its own, whose closure holds the sources' hash (in
+# numba's cache key: an edit to _split_scan.py recompiles them), and calls the others as
+# module globals: a closure variable holding a dispatcher would give a new cache key in
+# every process, and the kernels would compile on every run.
+def _compile_first_near_max(source_hash):
     @njit(cache=True)
     def first_near_max(score, divisor, m, criterion, node, rtol):
         """Index of the first of ``score[:m]`` within the tolerance of their maximum
         (splitting._first_near_max)."""
+        source_hash  # noqa: B018 - in the cache key only
         at = 0
         best = score[0]
         for j in range(1, m):
@@ -89,10 +94,18 @@ def _compile(source_hash):
                 return j
         return at
 
+    return first_near_max
+
+
+first_near_max = _compile_first_near_max(SOURCE_HASH)
+
+
+def _compile_offer(source_hash):
     @njit(cache=True)
     def offer(result, score, divisor, missing_left, family, index, criterion, node, rtol):
         """The best candidate of a group replaces the best so far (``result``) only when
         better by more than the tolerance (splitting._CategoricalScores.offer)."""
+        source_hash  # noqa: B018 - in the cache key only
         tied = result[0] >= score - _tolerance(criterion, node[0], node[1], score, divisor, rtol)
         if score > result[0] and not tied:
             result[0] = score
@@ -101,10 +114,18 @@ def _compile(source_hash):
             result[3] = family
             result[4] = index
 
+    return offer
+
+
+offer = _compile_offer(SOURCE_HASH)
+
+
+def _compile_ordering(source_hash):
     @njit(cache=True)
     def ordering(compact, i, f, k, o, scale, n_classes, keys, order):
         """``order[:k]``: the present positions sorted by ordering ``o``'s key (the mean
         target, P(class 1) or P(class o)), stable (splitting._category_order_keys)."""
+        source_hash  # noqa: B018 - in the cache key only
         key_channel = 1 if n_classes == 0 or n_classes == 2 else o
         n_weight = 1 if n_classes == 0 else n_classes
         for p in range(k):
@@ -117,10 +138,18 @@ def _compile(source_hash):
         for p in range(k):
             order[p] = sorted_positions[p]
 
+    return ordering
+
+
+ordering = _compile_ordering(SOURCE_HASH)
+
+
+def _compile_table_index(source_hash):
     @njit(cache=True)
     def table_index(members, s, most, binom, offsets):
         """The row of subset ``members[:s]`` in the reference's subset table of ``most``
         categories (``splitting._subset_table``): sizes ascending, each lexicographic."""
+        source_hash  # noqa: B018 - in the cache key only
         rank = 0
         previous = -1
         for j in range(s):
@@ -128,10 +157,18 @@ def _compile(source_hash):
             previous = members[j]
         return offsets[s] + rank
 
+    return table_index
+
+
+table_index = _compile_table_index(SOURCE_HASH)
+
+
+def _compile_next_subset(source_hash):
     @njit(cache=True)
     def next_subset(members, s, k):
         """The next subset of ``s`` of range(k) in lexicographic order; False after the
         last."""
+        source_hash  # noqa: B018 - in the cache key only
         j = s - 1
         while j >= 0 and members[j] == k - s + j:
             j -= 1
@@ -142,10 +179,18 @@ def _compile(source_hash):
             members[t] = members[t - 1] + 1
         return True
 
+    return next_subset
+
+
+next_subset = _compile_next_subset(SOURCE_HASH)
+
+
+def _compile_subset_at(source_hash):
     @njit(cache=True)
     def subset_at(seq, k, max_subset, members):
         """The ``seq``-th subset (sizes ascending, each lexicographic) of range(k); its
         size."""
+        source_hash  # noqa: B018 - in the cache key only
         for s in range(1, min(max_subset, k) + 1):
             for t in range(s):
                 members[t] = t
@@ -157,8 +202,16 @@ def _compile(source_hash):
                     break
         return 0
 
+    return subset_at
+
+
+subset_at = _compile_subset_at(SOURCE_HASH)
+
+
+def _compile_subset_sum(source_hash):
     @njit(cache=True)
     def subset_sum(compact, i, f, members, s, prefix):
+        source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]
         for c in range(n_channels):
             prefix[c] = 0
@@ -166,6 +219,13 @@ def _compile(source_hash):
             for c in range(n_channels):
                 prefix[c] += compact[i, f, members[t], c]
 
+    return subset_sum
+
+
+subset_sum = _compile_subset_sum(SOURCE_HASH)
+
+
+def _compile_score_subsets(source_hash):
     @njit(cache=True)
     def score_subsets(
         compact,
@@ -196,6 +256,7 @@ def _compile(source_hash):
     ):
         """Offer every subset of at most ``max_subset`` of the k present categories, in
         the reference's groups of ``per_pass`` table rows."""
+        source_hash  # noqa: B018 - in the cache key only
         largest = min(max_subset, k)
         count = 0
         for s in range(1, largest + 1):
@@ -247,6 +308,13 @@ def _compile(source_hash):
             )
             start = stop
 
+    return score_subsets
+
+
+score_subsets = _compile_score_subsets(SOURCE_HASH)
+
+
+def _compile_score_subset_splits(source_hash):
     @njit(cache=True)
     def score_subset_splits(
         compact,
@@ -277,6 +345,7 @@ def _compile(source_hash):
         """The best binary subset split of one (node, categorical feature): ``result``
         gets its score (-inf: none allowed), split information, missing side, family and
         index in it; ``total`` the feature's present rows' statistics."""
+        source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]
         width = compact.shape[2]
         for c in range(n_channels):
@@ -382,21 +451,37 @@ def _compile(source_hash):
                 result,
             )
 
+    return score_subset_splits
+
+
+score_subset_splits = _compile_score_subset_splits(SOURCE_HASH)
+
+
+def _compile_branch_value(source_hash):
     @njit(cache=True)
     def branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale):
         """Channel ``c`` of branch ``p``, real: its category's rows, plus the missing ones
         in the default branch."""
+        source_hash  # noqa: B018 - in the cache key only
         value = compact[i, f, p, c]
         if use_missing and p == default:
             value += missing_row[c]
         return float(value) * scale[c]
 
+    return branch_value
+
+
+branch_value = _compile_branch_value(SOURCE_HASH)
+
+
+def _compile_branch_impurity(source_hash):
     @njit(cache=True)
     def branch_impurity(
         compact, i, f, p, missing_row, use_missing, default, scale, criterion, n_classes
     ):
         """w * I(branch) (criteria._weighted_node_impurity), as _split_scan's
         weighted_impurity computes a side's."""
+        source_hash  # noqa: B018 - in the cache key only
         if criterion == SQUARED_ERROR:
             w = branch_value(compact, i, f, p, 0, missing_row, use_missing, default, scale)
             s = branch_value(compact, i, f, p, 1, missing_row, use_missing, default, scale)
@@ -425,8 +510,16 @@ def _compile(source_hash):
             )
         return w - largest
 
+    return branch_impurity
+
+
+branch_impurity = _compile_branch_impurity(SOURCE_HASH)
+
+
+def _compile_branch_weight(source_hash):
     @njit(cache=True)
     def branch_weight(compact, i, f, p, missing_row, use_missing, default, scale, n_classes):
+        source_hash  # noqa: B018 - in the cache key only
         if n_classes == 0:
             return branch_value(compact, i, f, p, 0, missing_row, use_missing, default, scale)
         w = 0.0
@@ -434,6 +527,13 @@ def _compile(source_hash):
             w += branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale)
         return w
 
+    return branch_weight
+
+
+branch_weight = _compile_branch_weight(SOURCE_HASH)
+
+
+def _compile_score_multiway(source_hash):
     @njit(cache=True)
     def score_multiway(
         compact,
@@ -455,6 +555,7 @@ def _compile(source_hash):
         """The multiway split of one (node, categorical feature), a branch per present
         category (splitting._score_categorical's multiway part): ``result`` gets its
         score (-inf: not allowed), split information and default branch (column 5)."""
+        source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]
         for c in range(n_channels):
             total[c] = 0
@@ -542,6 +643,13 @@ def _compile(source_hash):
             result[0] = score
         result[1] = divisor
 
+    return score_multiway
+
+
+score_multiway = _compile_score_multiway(SOURCE_HASH)
+
+
+def _compile_score_nodes(source_hash):
     @njit(nogil=True, cache=True)
     def score_nodes(
         compact,
@@ -745,7 +853,7 @@ def _compile(source_hash):
     return score_nodes
 
 
-score_nodes = _compile(SOURCE_HASH)
+score_nodes = _compile_score_nodes(SOURCE_HASH)
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
