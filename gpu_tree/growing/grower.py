@@ -809,8 +809,9 @@ class Grower:
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
         dense_batches, compact_nodes = children
-        finish = [compact_nodes[self._finishing(compact_nodes)]]
-        compact_nodes = compact_nodes[~self._finishing(compact_nodes)]
+        small = self._finishing(compact_nodes)
+        finish = [compact_nodes[small]]
+        compact_nodes = compact_nodes[~small]
         for batch in dense_batches:  # small open nodes leave their batch (they may
             small = self._finishing(batch.nodes[batch.open_slots])  # serve subtraction)
             finish.append(batch.nodes[batch.open_slots[small]])
