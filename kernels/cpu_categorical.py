@@ -39,12 +39,15 @@ from numba import njit
 
 from . import _split_scan as _scan
 from . import compilation
-from . import cpu as _cpu  # noqa: F401 - imported first: it chooses numba's cache folder
+from . import cpu as _cpu  # imported first: it chooses numba's cache folder
 
-# Inlined (LLVM's alwaysinline), as in the subtree finisher (cpu_subtrees.py): called,
-# each candidate pays a dozen calls with arrays passed by value.
+# Inlined (LLVM's alwaysinline) and without reference counting, as in the subtree
+# finisher (cpu_subtrees.py): called, each candidate pays a dozen calls with arrays
+# passed by value, and each array an atomic increment and decrement.
 _helpers = {}
-_node_totals, _score_feature, _ = _scan.make_split_scan(njit(forceinline=True), _helpers)
+_node_totals, _score_feature, _ = _scan.make_split_scan(
+    _cpu.borrowing_njit(forceinline=True), _helpers
+)
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]
 _weighted_impurity = _helpers["weighted_impurity"]
@@ -77,7 +80,7 @@ SOURCE_HASH = hashlib.sha256(
 # module globals: a closure variable holding a dispatcher would give a new cache key in
 # every process, and the kernels would compile on every run.
 def _compile_first_near_max(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def first_near_max(score, divisor, m, criterion, node, rtol):
         """Index of the first of ``score[:m]`` within the tolerance of their maximum
         (splitting._first_near_max)."""
@@ -101,7 +104,7 @@ first_near_max = _compile_first_near_max(SOURCE_HASH)
 
 
 def _compile_offer(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def offer(result, score, divisor, missing_left, family, index, criterion, node, rtol):
         """The best candidate of a group replaces the best so far (``result``) only when
         better by more than the tolerance (splitting._CategoricalScores.offer)."""
@@ -145,7 +148,7 @@ ordering = _compile_ordering(SOURCE_HASH)
 
 
 def _compile_table_index(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def table_index(members, s, most, binom, offsets):
         """The row of subset ``members[:s]`` in the reference's subset table of ``most``
         categories (``splitting._subset_table``): sizes ascending, each lexicographic."""
@@ -164,7 +167,7 @@ table_index = _compile_table_index(SOURCE_HASH)
 
 
 def _compile_next_subset(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def next_subset(members, s, k):
         """The next subset of ``s`` of range(k) in lexicographic order; False after the
         last."""
@@ -186,7 +189,7 @@ next_subset = _compile_next_subset(SOURCE_HASH)
 
 
 def _compile_subset_at(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def subset_at(seq, k, max_subset, members):
         """The ``seq``-th subset (sizes ascending, each lexicographic) of range(k); its
         size."""
@@ -209,7 +212,7 @@ subset_at = _compile_subset_at(SOURCE_HASH)
 
 
 def _compile_subset_sum(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def subset_sum(compact, i, f, members, s, prefix):
         source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]
@@ -458,7 +461,7 @@ score_subset_splits = _compile_score_subset_splits(SOURCE_HASH)
 
 
 def _compile_branch_value(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale):
         """Channel ``c`` of branch ``p``, real: its category's rows, plus the missing ones
         in the default branch."""
@@ -475,7 +478,7 @@ branch_value = _compile_branch_value(SOURCE_HASH)
 
 
 def _compile_branch_impurity(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def branch_impurity(
         compact, i, f, p, missing_row, use_missing, default, scale, criterion, n_classes
     ):
@@ -517,7 +520,7 @@ branch_impurity = _compile_branch_impurity(SOURCE_HASH)
 
 
 def _compile_branch_weight(source_hash):
-    @njit(cache=True)
+    @_cpu.borrowing_njit(cache=True)
     def branch_weight(compact, i, f, p, missing_row, use_missing, default, scale, n_classes):
         source_hash  # noqa: B018 - in the cache key only
         if n_classes == 0:
