@@ -775,6 +775,32 @@ def _serial_twin(kernel):
     return njit(cache=True, **options)(twin)
 
 
+@njit(cache=True)
+def breadth_first_order(children_left, children_right, multiway, opened):
+    """The ids of a tree's nodes reached from the root through ``opened`` nodes, breadth
+    first, each node's children consecutively (a multiway node's children are
+    ``children_left..children_right``, a binary node's those two): model.Tree.pruned's
+    numbering, in one pass instead of numpy calls per level."""
+    order = np.empty(children_left.shape[0], dtype=np.int64)
+    order[0] = 0
+    head = 0
+    tail = 1
+    while head < tail:
+        node = order[head]
+        head += 1
+        if not opened[node]:
+            continue
+        if multiway[node]:
+            for child in range(children_left[node], children_right[node] + 1):
+                order[tail] = child
+                tail += 1
+        else:
+            order[tail] = children_left[node]
+            order[tail + 1] = children_right[node]
+            tail += 2
+    return order[:tail]
+
+
 class _SerialWhenSmall:
     """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the size of
     the first argument (:data:`SERIAL_MAX_ELEMENTS`, read at each call)."""

@@ -616,3 +616,30 @@ def test_a_partition_that_disagrees_with_the_histogram_counts_is_an_internal_err
             *(np.array([v]) for v in (0, 0, 5, np.nan, False, 1, 2)),
             sizes=(np.array([n_left + 1]), np.array([300 - n_left - 1])),
         )
+
+
+@pytest.mark.parametrize("n_rows", [40, 3000, 40_000])
+def test_binmapper_edges_the_same_sorted_together_or_column_by_column(monkeypatch, n_rows):
+    """Small samples sort all their numeric columns in one call, large ones one column
+    per task: the edges must not depend on which (NaN, ties, quantiles, categorical)."""
+    rng = np.random.default_rng(n_rows)
+    X = np.column_stack(
+        [
+            rng.normal(size=n_rows),  # quantile-binned past 255 distinct values
+            np.round(rng.normal(size=n_rows) * 2),  # few distinct values
+            np.where(rng.random(n_rows) < 0.3, np.nan, rng.normal(size=n_rows)),
+            np.full(n_rows, np.nan),  # no value at all
+            rng.integers(0, 4, size=n_rows).astype(float),  # categorical codes
+        ]
+    )
+    n_categories = np.array([0, 0, 0, 0, 4])
+    together = BinMapper(max_bins=64).fit(X, n_categories=n_categories)
+    monkeypatch.setattr("gpu_tree.data.binning.PARALLEL_MIN_ELEMENTS", 0)
+    apart = BinMapper(max_bins=64).fit(X, n_categories=n_categories)
+    for f in range(X.shape[1]):
+        np.testing.assert_array_equal(together.edges_[f], apart.edges_[f])
+        if f < 4:
+            np.testing.assert_array_equal(together.edges_[f], feature_edges(X[:, f], 63))
+    np.testing.assert_array_equal(together.one_value_per_bin_, apart.one_value_per_bin_)
+    np.testing.assert_array_equal(together.edges_[4], [0.5, 1.5, 2.5])
+    assert together.edges_[3].size == 0

@@ -12,6 +12,7 @@ between the largest value left of the split and the smallest value right of it
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -21,7 +22,7 @@ from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
-from gpu_tree.utils.threads import parallel_map
+from gpu_tree.utils.threads import PARALLEL_MIN_ELEMENTS, parallel_map
 
 MAX_BINS_LIMIT = 65535
 # Rows used to find quantile edges; more buys little precision for 256 bins.
@@ -66,7 +67,26 @@ def _edges_and_kind(column, max_bins: int):
     """(edges, one_value_per_bin): whether every distinct value got a bin of its own.
     Missing values (NaN) take no part: they have a bin of their own."""
     values = np.asarray(column, dtype=np.float64)
-    values = np.sort(values[~np.isnan(values)])
+    return _edges_of_sorted(np.sort(values[~np.isnan(values)]), max_bins)
+
+
+def _edges_of_columns(sample, features, max_bins: int) -> list:
+    """:func:`_edges_and_kind` of several columns of ``sample``, with one sort for all of
+    them: a sort and a NaN mask per column were most of a small fit's binning."""
+    columns = np.sort(np.asarray(sample[:, features], dtype=np.float64), axis=0)
+    n_present = columns.shape[0] - np.count_nonzero(np.isnan(columns), axis=0)  # NaN last
+    return [_edges_of_sorted(columns[: n_present[k], k], max_bins) for k in range(len(features))]
+
+
+@functools.cache
+def _quantile_fractions(max_bins: int) -> np.ndarray:
+    fractions = np.linspace(0, 100, num=max_bins + 1)[1:-1] / 100.0
+    fractions.flags.writeable = False
+    return fractions
+
+
+def _edges_of_sorted(values, max_bins: int):
+    """:func:`_edges_and_kind` of sorted values, none missing."""
     if values.size == 0:
         return np.zeros(0), True
     is_new = np.empty(values.size, dtype=bool)
@@ -77,7 +97,7 @@ def _edges_and_kind(column, max_bins: int):
         return _midpoints(distinct), True
     # Quantiles with numpy's 'midpoint' method, read off the sorted values: edges fall
     # between data values rather than on them where they can.
-    positions = np.linspace(0, 100, num=max_bins + 1)[1:-1] / 100.0 * (values.size - 1)
+    positions = _quantile_fractions(max_bins) * (values.size - 1)
     edges = np.unique(
         values[np.floor(positions).astype(np.int64)] / 2.0
         + values[np.ceil(positions).astype(np.int64)] / 2.0
@@ -136,17 +156,24 @@ class BinMapper:
 
         if n_categories is None:
             n_categories = np.zeros(n_features, dtype=np.int64)
+        n_categories = np.asarray(n_categories)
         check_category_counts(n_categories, self.max_bins, self.has_missing_, feature_names)
 
-        def edges_of(f):
-            if n_categories[f] > 0:  # code k gets bin k: edges between the codes
-                return np.arange(n_categories[f] - 1) + 0.5, True
-            return _edges_and_kind(sample[:, f], value_bins)
-
-        # numpy's sort releases the GIL, so threads sort several features at once (where
-        # the sample is large enough to pay for them).
-        found = parallel_map(edges_of, range(n_features), sample.shape[0] * n_features)
-        edges, one_value_per_bin = zip(*found, strict=True)
+        found = [None] * n_features
+        for f in np.flatnonzero(n_categories > 0):  # code k gets bin k: edges between codes
+            found[f] = np.arange(n_categories[f] - 1) + 0.5, True
+        numeric = np.flatnonzero(n_categories == 0)
+        n_values = sample.shape[0] * numeric.size
+        if n_values < PARALLEL_MIN_ELEMENTS:
+            numeric_edges = _edges_of_columns(sample, numeric, value_bins)
+        else:
+            # numpy's sort releases the GIL, so threads sort several features at once.
+            numeric_edges = parallel_map(
+                lambda f: _edges_and_kind(sample[:, f], value_bins), numeric, n_values
+            )
+        for f, result in zip(numeric, numeric_edges, strict=True):
+            found[f] = result
+        edges, one_value_per_bin = zip(*found, strict=True) if found else ((), ())
         self.edges_ = list(edges)
         # Features whose sampled values each have a bin: thresholds go midway between
         # the actual neighbouring values (so histogram search equals exact search), which

@@ -285,18 +285,7 @@ class Tree:
             raise ValueError(f"collapse must have one entry per node ({self.node_count})")
         left, right, kind = self.children_left, self.children_right, self.split_kind
         opened = (left != TREE_LEAF) & ~collapse  # internal nodes that stay internal
-        levels, frontier = [], np.zeros(1, dtype=np.int64)
-        while frontier.size:
-            levels.append(frontier)
-            parents = frontier[opened[frontier]]
-            first = left[parents]
-            n_children = np.where(kind[parents] == MULTIWAY, right[parents] - first + 1, 2)
-            # Child k of a node: first + k for multiway nodes, first or right for binary.
-            step = np.where(kind[parents] == MULTIWAY, 1, right[parents] - first)
-            starts = np.cumsum(n_children) - n_children
-            k = np.arange(int(n_children.sum())) - np.repeat(starts, n_children)
-            frontier = np.repeat(first, n_children) + k * np.repeat(step, n_children)
-        old = np.concatenate(levels)  # old id of each new node
+        old = cpu_kernels.breadth_first_order(left, right, kind == MULTIWAY, opened)
         new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
         new_id[old] = np.arange(old.size)
 
