@@ -766,3 +766,28 @@ def test_small_nodes_keep_their_exhaustive_subset_search_next_to_large_ones():
     together = DecisionTreeClassifier(categorical_features=[0, 1], **params).fit(wide, y)
     np.testing.assert_array_equal(together.tree_.feature[:1], [0])
     np.testing.assert_array_equal(alone.predict(X), together.predict(wide))
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_text_columns_of_a_dataframe_code_as_their_values_row_by_row(dtype):
+    """DataFrame text columns are coded through pandas' factorize (each distinct string
+    once): the categories and codes must be those of the same values as an object array,
+    missing values (None, NaN, pd.NA) and unseen strings NaN."""
+    pd = pytest.importorskip("pandas")
+
+    train = ["b", "a", None, "c", "a", np.nan, "b", "Z"]
+    test = ["a", "unseen", None, "Z", "c", np.nan, "b", "a"]
+    if dtype == "string":
+        train[2], test[2] = pd.NA, pd.NA
+    mask = np.array([True, False])
+    frame = pd.DataFrame({"text": pd.Series(train, dtype=dtype), "x": np.arange(8.0)})
+    rows = np.array([train, np.arange(8.0)], dtype=object).T
+    from_frame = CategoryMaps(mask).fit(frame)
+    from_rows = CategoryMaps(mask).fit(rows)
+    assert from_frame.categories[0].tolist() == ["Z", "a", "b", "c"]
+    assert from_rows.categories[0].tolist() == ["Z", "a", "b", "c"]
+    test_frame = pd.DataFrame({"text": pd.Series(test, dtype=dtype), "x": np.arange(8.0)})
+    test_rows = np.array([test, np.arange(8.0)], dtype=object).T
+    expected = [1, np.nan, np.nan, 0, 3, np.nan, 2, 1]
+    np.testing.assert_array_equal(from_frame.encode(test_frame)[:, 0], expected)
+    np.testing.assert_array_equal(from_rows.encode(test_rows)[:, 0], expected)
