@@ -656,14 +656,16 @@ WINNER_FIXED_COLUMNS = _scan.WINNER_FIXED_COLUMNS
 WINNER_FEATURE, WINNER_BIN = _scan.WINNER_FEATURE, _scan.WINNER_BIN
 WINNER_NEXT_BIN, WINNER_MISSING_LEFT = _scan.WINNER_NEXT_BIN, _scan.WINNER_MISSING_LEFT
 WINNER_SCORE, WINNER_NODE_WEIGHT = _scan.WINNER_SCORE, _scan.WINNER_NODE_WEIGHT
-_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(borrowing_njit())
+# Inlined and without reference counting, as in the subtree finisher (cpu_subtrees.py):
+# this is the CPU backend's split search at every level of numeric fits.
+_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
+    borrowing_njit(forceinline=True), save_scores=True
+)
 SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdigest()
 
 
 def _compile_score_splits(source_hash):
-    # Serial: the CPU twin checks the CUDA kernel's arithmetic (tests), where compile time
-    # counts more than a parallel loop over nodes.
-    @njit(cache=True)
+    @njit(parallel=True, cache=True)
     def score_splits(
         hist,
         slots,
@@ -691,12 +693,12 @@ def _compile_score_splits(source_hash):
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
         winner_values = winners.view(np.float64)
-        for i in range(slots.shape[0]):
+        for i in prange(slots.shape[0]):
             slot = slots[i]
             missing_slot = slot if use_missing else 0
             node = np.empty(2)
             parent = np.empty(2)
-            scored = np.empty(3)
+            scored = np.empty(3 * (n_bins + 1))  # pass 1's results, for pass 2
             prefix = np.empty(n_channels, dtype=np.int64)
             totals = np.empty((n_features, n_channels), dtype=np.int64)
             results = np.empty((n_features, 4))
@@ -837,6 +839,7 @@ compact_code_histograms = _SerialWhenSmall(compact_code_histograms)
 partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway)
 largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations)
 squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums)
+score_splits = _SerialWhenSmall(score_splits)
 SERIAL_WHEN_SMALL = (
     has_nan,
     build_bin_lookup,
@@ -849,5 +852,6 @@ SERIAL_WHEN_SMALL = (
     partition_rows_multiway,
     largest_squared_deviations,
     squared_deviation_sums,
+    score_splits,
 )
 compilation.watch({kernel.__name__: kernel.serial for kernel in SERIAL_WHEN_SMALL})

@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.data.stats import COUNT_DTYPE, StatsLayout, fixed_point_exponent, to_fixed_point
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
-from gpu_tree.growing.splitting import SplitConstraints, score_splits_on_cpu, select_splits
+from gpu_tree.growing.splitting import SplitConstraints, select_splits
 
 
 def _histograms(rng, *, n_nodes, n_features, n_bins, n_classes, weighted, missing_rate):

@@ -23,6 +23,7 @@ from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.growing import criteria, splitting
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
 
@@ -90,8 +91,9 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
         # One thread: the random moves are drawn in the same order on every run.
         patch.setattr(splitting, "_CPU_THREADS", 1, raising=False)
         # Level by level, by the vectorised search, whose scorers are perturbed here (the
-        # compiled ones, which finish small subtrees and search fits with categorical
-        # features, meet their ties in test_split_scan.py and test_categorical_compiled.py).
+        # compiled ones, which finish small subtrees and search every level on the CPU,
+        # meet their ties in test_split_scan.py and test_categorical_compiled.py).
+        patch.setattr(CPUHistogramBackend, "score_splits", None)
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
         patch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", False)

@@ -144,6 +144,17 @@ class _CPUBackend:
         return hist[:, :, :used], values[:, :, :used], missing
 
 
+def score_splits_on_cpu(search):
+    """The compiled split search (``kernels/_split_scan.py``, one task per node) of a
+    ``CompiledSearch`` (gpu_tree.growing.splitting) on numpy arrays: the winner rows,
+    (n_nodes, WINNER_FIXED_COLUMNS + 2 * n_channels) int64."""
+    n_channels = search.hist.shape[3]
+    shape = (search.slots.size, cpu_kernels.WINNER_FIXED_COLUMNS + 2 * n_channels)
+    winners = np.empty(shape, dtype=np.int64)
+    cpu_kernels.score_splits(*search, winners)
+    return winners
+
+
 class CPUHistogramBackend(_CPUBackend):
     """Histogram search on the CPU: binned features, sibling histograms by subtraction."""
 
@@ -161,6 +172,11 @@ class CPUHistogramBackend(_CPUBackend):
         # A node with fewer rows than bins fills few of them: a compact histogram (one
         # compact bin per bin code present) costs its rows, a dense one costs n_bins.
         self.small_node_size = self.n_bins
+
+    # The split search of numeric fits, compiled (the grower's select_splits passes it a
+    # CompiledSearch): a third of the vectorised numpy search's time at 100,000 rows,
+    # depth 10 (bench/RESULTS.md, issue 17), the same winners (tests/test_split_scan.py).
+    score_splits = staticmethod(score_splits_on_cpu)
 
     def histograms(self, nodes, out=None) -> DenseHistograms:
         nodes = np.asarray(nodes, dtype=np.int64)

@@ -609,15 +609,6 @@ def _unpack_winners(packed, n_channels):
     )
 
 
-def score_splits_on_cpu(search: CompiledSearch):
-    """A :class:`CompiledSearch` on the CPU (numpy arrays): the winner rows."""
-    n_channels = search.hist.shape[3]
-    shape = (search.slots.size, WINNER_FIXED_COLUMNS + 2 * n_channels)
-    winners = np.empty(shape, dtype=np.int64)
-    cpu_kernels.score_splits(*search, winners)
-    return winners
-
-
 def _to_host_packed(xp, *columns):
     """``device_to_host`` of each of ``columns`` (per-node results: 1-D, or 2-D
     statistics), in one copy: packed into one int64 array, float64 columns by their bits,
