@@ -755,11 +755,12 @@ score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
 # spent 14 of its 18 s compiling five parallel kernels (issue 17). On small data those
 # kernels run on threads for microseconds anyway. Each parallel kernel below therefore
 # has a serial twin, the same source compiled without parallel=True (prange runs as
-# range; every kernel gives the same results in any order of its tasks), and data of at
-# most SERIAL_MAX_ELEMENTS values (the size of the kernel's first argument: the fit's
-# X, binned codes or rows) runs on the twin. Each compiles on its first call only, so a
-# small fit compiles no parallel kernel and a large one no twin. Warm runs gain too: a
-# small fit no longer starts numba's thread pool.
+# range; every kernel gives the same results in any order of its tasks), and a call
+# whose work is at most SERIAL_MAX_ELEMENTS values (the rows times features of the nodes
+# it builds, the rows it moves, the bins it scores, or its first argument's size) runs on
+# the twin. Each compiles on its first call only, so a small fit compiles no parallel
+# kernel (a large one both: its deep levels are small). Warm runs gain too: a small fit
+# no longer starts numba's thread pool.
 SERIAL_MAX_ELEMENTS = 1 << 17
 
 
@@ -803,19 +804,56 @@ def breadth_first_order(children_left, children_right, multiway, opened):
     return order[:tail]
 
 
-class _SerialWhenSmall:
-    """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the size of
-    the first argument (:data:`SERIAL_MAX_ELEMENTS`, read at each call)."""
+def _first_argument_size(args):
+    return args[0].size
 
-    def __init__(self, parallel):
+
+def _rows_of_nodes(args, start_at):
+    """The rows of the nodes a kernel works on: its arguments ``start_at`` and the next
+    are the nodes' first and end positions in the row partition."""
+    return int((args[start_at + 1] - args[start_at]).sum())
+
+
+def _node_values(args):
+    """Values read by a kernel over (features, rows) codes or values and the rows of its
+    nodes (arguments 0, 2 and 3): rows times features."""
+    return _rows_of_nodes(args, 2) * args[0].shape[0]
+
+
+def _node_rows(args):
+    """Rows moved by a partition (arguments 2 and 3: the nodes' first and end)."""
+    return _rows_of_nodes(args, 2)
+
+
+def _deviation_rows(args):
+    """Rows read by the squared-deviation passes (arguments 1 and 2)."""
+    return _rows_of_nodes(args, 1)
+
+
+def _candidates(args):
+    """Bins scored by the split search: its nodes (``slots``) times features times bins."""
+    hist, slots = args[0], args[1]
+    return slots.size * hist.shape[1] * hist.shape[2]
+
+
+class _SerialWhenSmall:
+    """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the work of
+    the call (``work(args)``, by default the first argument's size) against
+    :data:`SERIAL_MAX_ELEMENTS`, read at each call. The work is the call's, not the fit's:
+    a fully grown tree's deep levels read a few rows each, where waking the thread pool
+    costs more than the work (and much more on a busy machine, where a thread that is
+    not scheduled holds up the others: 10,000 rows' partitions took 6 ms, serial 0.1)."""
+
+    def __init__(self, parallel, work=_first_argument_size):
         self.parallel = parallel
         self.serial = _serial_twin(parallel)
+        self.work = work
         self.py_func = parallel.py_func
         self.__name__ = parallel.__name__
         self.__doc__ = parallel.__doc__
 
     def __call__(self, *args):
-        if args[0].size <= SERIAL_MAX_ELEMENTS:
+        if self.work(args) <= SERIAL_MAX_ELEMENTS:
             return self.serial(*args)
         return self.parallel(*args)
 
@@ -831,15 +869,15 @@ compilation.watch(globals())
 has_nan = _SerialWhenSmall(has_nan)
 build_bin_lookup = _SerialWhenSmall(build_bin_lookup)
 bin_columns = _SerialWhenSmall(bin_columns)
-histograms_classification = _SerialWhenSmall(histograms_classification)
-histograms_dense = _SerialWhenSmall(histograms_dense)
-partition_rows = _SerialWhenSmall(partition_rows)
-compact_histograms = _SerialWhenSmall(compact_histograms)
-compact_code_histograms = _SerialWhenSmall(compact_code_histograms)
-partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway)
-largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations)
-squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums)
-score_splits = _SerialWhenSmall(score_splits)
+histograms_classification = _SerialWhenSmall(histograms_classification, _node_values)
+histograms_dense = _SerialWhenSmall(histograms_dense, _node_values)
+partition_rows = _SerialWhenSmall(partition_rows, _node_rows)
+compact_histograms = _SerialWhenSmall(compact_histograms, _node_values)
+compact_code_histograms = _SerialWhenSmall(compact_code_histograms, _node_values)
+partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway, _node_rows)
+largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations, _deviation_rows)
+squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums, _deviation_rows)
+score_splits = _SerialWhenSmall(score_splits, _candidates)
 SERIAL_WHEN_SMALL = (
     has_nan,
     build_bin_lookup,
