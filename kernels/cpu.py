@@ -814,9 +814,9 @@ def _rows_of_nodes(args, start_at):
     return int((args[start_at + 1] - args[start_at]).sum())
 
 
-def _node_values(args):
+def node_values(args):
     """Values read by a kernel over (features, rows) codes or values and the rows of its
-    nodes (arguments 0, 2 and 3): rows times features."""
+    nodes (arguments 0, 2 and 3): rows times features (a :class:`SerialWhenSmall` work)."""
     return _rows_of_nodes(args, 2) * args[0].shape[0]
 
 
@@ -836,7 +836,7 @@ def _candidates(args):
     return slots.size * hist.shape[1] * hist.shape[2]
 
 
-class _SerialWhenSmall:
+class SerialWhenSmall:
     """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the work of
     the call (``work(args)``, by default the first argument's size) against
     :data:`SERIAL_MAX_ELEMENTS`, read at each call. The work is the call's, not the fit's:
@@ -866,18 +866,18 @@ compilation.watch(globals())
 
 # The tree walk is not among them: Tree.apply picks predict_leaves or its serial twin by
 # the batch's rows (model.tree.PARALLEL_MIN_ROWS).
-has_nan = _SerialWhenSmall(has_nan)
-build_bin_lookup = _SerialWhenSmall(build_bin_lookup)
-bin_columns = _SerialWhenSmall(bin_columns)
-histograms_classification = _SerialWhenSmall(histograms_classification, _node_values)
-histograms_dense = _SerialWhenSmall(histograms_dense, _node_values)
-partition_rows = _SerialWhenSmall(partition_rows, _node_rows)
-compact_histograms = _SerialWhenSmall(compact_histograms, _node_values)
-compact_code_histograms = _SerialWhenSmall(compact_code_histograms, _node_values)
-partition_rows_multiway = _SerialWhenSmall(partition_rows_multiway, _node_rows)
-largest_squared_deviations = _SerialWhenSmall(largest_squared_deviations, _deviation_rows)
-squared_deviation_sums = _SerialWhenSmall(squared_deviation_sums, _deviation_rows)
-score_splits = _SerialWhenSmall(score_splits, _candidates)
+has_nan = SerialWhenSmall(has_nan)
+build_bin_lookup = SerialWhenSmall(build_bin_lookup)
+bin_columns = SerialWhenSmall(bin_columns)
+histograms_classification = SerialWhenSmall(histograms_classification, node_values)
+histograms_dense = SerialWhenSmall(histograms_dense, node_values)
+partition_rows = SerialWhenSmall(partition_rows, _node_rows)
+compact_histograms = SerialWhenSmall(compact_histograms, node_values)
+compact_code_histograms = SerialWhenSmall(compact_code_histograms, node_values)
+partition_rows_multiway = SerialWhenSmall(partition_rows_multiway, _node_rows)
+largest_squared_deviations = SerialWhenSmall(largest_squared_deviations, _deviation_rows)
+squared_deviation_sums = SerialWhenSmall(squared_deviation_sums, _deviation_rows)
+score_splits = SerialWhenSmall(score_splits, _candidates)
 SERIAL_WHEN_SMALL = (
     has_nan,
     build_bin_lookup,
