@@ -471,8 +471,8 @@ MUTANTS: list[Mutant] = [
     M(
         "B03",
         BINNING,
-        "positions = np.linspace(0, 100, num=max_bins + 1)[1:-1]",
-        "positions = np.linspace(0, 100, num=max_bins)[1:-1]",
+        "fractions = np.linspace(0, 100, num=max_bins + 1)[1:-1]",
+        "fractions = np.linspace(0, 100, num=max_bins)[1:-1]",
         "off-by-one in the quantile count: one bin fewer than max_bins",
     ),
     M(
