@@ -32,14 +32,17 @@ the compact histogram is built the same way. Its one input that depends on the b
 how candidates are grouped into passes (``orderings_per_pass``, ``subsets_per_pass``:
 the level-wise path sizes them by the chunk's nodes to bound the vectorised search's
 memory), and the grouping decides between candidates whose scores are within the
-tolerance of each other but not equal. Here every ordering and every subset is one pass,
-as the level-wise path groups them wherever a chunk's candidates fit in one pass (binary
+tolerance of each other but not equal. Here a feature's orderings are one pass and its
+subsets another, as the level-wise path groups them wherever a chunk's candidates fit in one pass (binary
 targets and regression: always, as they have one ordering and no subsets; multiclass
 targets: unless ``chunk nodes x categorical features x width x channels x classes``
 exceeds 2**24 floats, or the subsets' table rows ``x nodes x categorical features x
 channels`` does). Beyond those sizes the level-wise tree itself depends on which nodes
-share a chunk (with or without this finisher), and only near ties that are not equal
-could part the two.
+share a chunk (with or without this finisher), and only scores within the tolerance of
+each other but not equal could part the two: grouped or not, a feature's choice is its
+first candidate scoring the best where every other candidate scores either the same or
+less by more than twice the tolerance. (tests/test_subtree_finisher.py also grows
+multiclass trees whose level-wise passes hold one candidate each: the trees are the same.)
 
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
 feature by feature, its statistics, and per feature the rows sorted by code. A split

@@ -12,6 +12,7 @@ import pytest
 from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
+import gpu_tree.growing.splitting as splitting
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree.datasets import make_higgs_like
 
@@ -205,6 +206,21 @@ def test_categorical_multiclass_subsets(monkeypatch, max_subset, criterion):
             categorical_features=CATEGORICAL,
             max_category_subset=max_subset,
         )
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+def test_categorical_multiclass_in_passes_of_one_candidate(monkeypatch):
+    """The level-wise search offers a multiclass node's orderings and subsets in passes
+    sized by its chunk (memory), the finisher in one pass each: only scores within the
+    tolerance of each other but not equal could be chosen differently (cpu_subtrees'
+    docstring). Here the level-wise passes hold one ordering or one subset each, the
+    most the grouping can differ, and the trees are still the same."""
+    monkeypatch.setattr(splitting, "_SUBSET_FLOATS_PER_PASS", 1)
+    X, y, _ = _categorical_data(2500, 18, n_classes=6, missing=0.05)
+
+    def make():
+        return DecisionTreeClassifier(criterion="entropy", categorical_features=CATEGORICAL)
 
     _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
 
