@@ -24,6 +24,26 @@ here with ``math.log2``, numpy's ``log2`` there, which may differ in the last bi
 node whose impurity lay within a rounding error of scikit-learn's EPSILON (2.2e-16) could
 be judged differently, and integer class counts below 2**31 never come that close.
 
+Fits with categorical features (binary subset splits) score each node through the
+level-wise path's own compiled search, ``kernels/cpu_categorical.py``'s ``score_nodes``,
+on the node's compact histogram (a batch of one node): every feature, numeric and
+categorical, by the same code. A categorical feature's bin code is its category code, so
+the compact histogram is built the same way. Its one input that depends on the batch is
+how candidates are grouped into passes (``orderings_per_pass``, ``subsets_per_pass``:
+the level-wise path sizes them by the chunk's nodes to bound the vectorised search's
+memory), and the grouping decides between candidates whose scores are within the
+tolerance of each other but not equal. Here a feature's orderings are one pass and its
+subsets another, as the level-wise path groups them wherever a chunk's candidates fit in one pass (binary
+targets and regression: always, as they have one ordering and no subsets; multiclass
+targets: unless ``chunk nodes x categorical features x width x channels x classes``
+exceeds 2**24 floats, or the subsets' table rows ``x nodes x categorical features x
+channels`` does). Beyond those sizes the level-wise tree itself depends on which nodes
+share a chunk (with or without this finisher), and only scores within the tolerance of
+each other but not equal could part the two: grouped or not, a feature's choice is its
+first candidate scoring the best where every other candidate scores either the same or
+less by more than twice the tolerance. (tests/test_subtree_finisher.py also grows
+multiclass trees whose level-wise passes hold one candidate each: the trees are the same.)
+
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
 feature by feature, its statistics, and per feature the rows sorted by code. A split
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
@@ -39,7 +59,7 @@ from numba import njit, prange
 
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
-from . import compilation
+from . import compilation, cpu_categorical
 from .cpu import (
     WINNER_BIN,
     WINNER_FEATURE,
@@ -52,6 +72,7 @@ from .cpu import (
     borrowing_njit,
     node_values,
 )
+from .cpu_categorical import score_nodes
 
 # The scan's helpers inlined into the finisher (LLVM's alwaysinline): called, each
 # candidate paid a dozen calls with arrays passed by value, 15 times the inlined cost
@@ -90,9 +111,14 @@ IMPURITY_CODES = {
 ) = range(10)
 N_SETTINGS = 10
 
+# The finisher calls cpu_categorical's score_nodes: an edit there must recompile it too.
 SOURCE_HASH = hashlib.sha256(
-    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations))
+    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations, cpu_categorical))
 ).hexdigest()
+
+# Candidates of a categorical feature offered in one pass (see the module docstring): more
+# than any node has orderings (classes) or subset table rows.
+ONE_PASS = 1 << 62
 
 
 @njit(cache=True, inline="always")
@@ -198,6 +224,13 @@ def _compile_finish_one(source_hash):
         n_classes,
         count_channel,
         settings,
+        is_categorical,
+        has_categorical,
+        max_subset,
+        subset_limit,
+        most,
+        binom,
+        offsets,
         out_parent,
         out_depth,
         out_stats,
@@ -208,11 +241,20 @@ def _compile_finish_one(source_hash):
         out_missing_left,
         out_left,
         out_searched,
+        out_subset,
+        out_category_words,
     ):
         """Grow one subtree, rows ``rows`` (global ids), whose root is known splittable
         (the grower checked it). Writes its nodes from 0 (the
         root) into the ``out_*`` slices and returns how many; -1 if a partition disagrees
-        with the statistics (an internal error)."""
+        with the statistics (an internal error).
+
+        ``has_categorical``: the features marked in ``is_categorical`` hold category codes
+        and split on subsets of them (``score_nodes`` scores every node; ``max_subset``,
+        ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
+        search's, as ``splitting._select_compiled`` passes them). A subset split's node
+        gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
+        sends left as the tree stores it (``Grower._category_words``)."""
         source_hash  # noqa: B018 - in the cache key only
         n = rows.shape[0]
         n_features = X_binned.shape[0]
@@ -255,7 +297,9 @@ def _compile_finish_one(source_hash):
         goes_left = np.zeros(n, dtype=np.uint8)
 
         width = min(n, n_bins)
-        hist = np.zeros((1, n_features, width, n_channels), dtype=np.int64)
+        # A node's compact histogram is the start of this buffer, shaped (1, n_features,
+        # its width, n_channels): contiguous, as score_nodes takes a batch's.
+        hist_buffer = np.zeros(n_features * width * n_channels, dtype=np.int64)
         bin_code = np.empty((n_features, width), dtype=np.int64)
         missing = np.zeros((1, n_features, n_channels), dtype=np.int64)
         node = np.empty(2)
@@ -264,8 +308,18 @@ def _compile_finish_one(source_hash):
         prefix = np.empty(n_channels, dtype=np.int64)
         totals = np.empty((n_features, n_channels), dtype=np.int64)
         results = np.empty((n_features, 4))
-        winner = np.empty(WINNER_FIXED_COLUMNS + 2 * n_channels, dtype=np.int64)
+        winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
+        winner = winners[0]
         winner_values = winner.view(np.float64)
+        # score_nodes' other inputs and outputs, for a batch of one node.
+        n_nonempty = np.empty((1, n_features), dtype=np.int64)
+        no_mask = np.ones((1, n_features), dtype=np.bool_)
+        left_positions = np.empty((1, width), dtype=np.uint8)
+        default_branch = np.empty(1, dtype=np.int64)
+        code_goes_left = np.zeros(n_bins, dtype=np.uint8)
+        n_words = out_category_words.shape[1]
+        left_words = np.empty(n_words, dtype=np.int64)
+        present_words = np.empty(n_words, dtype=np.int64)
 
         max_depth = settings[MAX_DEPTH]
         min_samples_split = settings[MIN_SAMPLES_SPLIT]
@@ -301,6 +355,7 @@ def _compile_finish_one(source_hash):
             out_feature[k] = -1
             out_left[k] = -1
             out_searched[k] = 0
+            out_subset[k] = 0
             node_stats = out_stats[k]
             weight_k = _real_weight(node_stats, n_classes, scale)
             if k > 0:  # the root was checked by the grower (Grower._splittable)
@@ -339,6 +394,9 @@ def _compile_finish_one(source_hash):
             # The node's compact histograms: its present codes per feature, in order.
             n_node = end - start
             node_width = min(n_node, n_bins)
+            hist = hist_buffer[: n_features * node_width * n_channels].reshape(
+                (1, n_features, node_width, n_channels)
+            )
             for f in range(n_features):
                 for c in range(n_channels):
                     missing[0, f, c] = 0
@@ -362,46 +420,78 @@ def _compile_finish_one(source_hash):
                 for b in range(position + 1, node_width):
                     for c in range(n_channels):
                         hist[0, f, b, c] = 0
-            _node_totals(hist, 0, missing, use_missing, node_width, scale, n_classes, node)
-            for f in range(n_features):
-                _score_feature(
+                n_nonempty[0, f] = position + 1
+            if has_categorical:
+                # The level-wise path's search, on this node alone; every pass holds all
+                # of a feature's candidates (the module docstring says why).
+                score_nodes(
                     hist,
-                    0,
-                    f,
-                    node_width,
-                    missing[0, f],
+                    n_nonempty,
+                    missing,
                     use_missing,
-                    True,
-                    prefix,
-                    totals[f],
+                    no_mask,
+                    False,
+                    is_categorical,
+                    False,
                     scale,
                     criterion,
                     n_classes,
                     count_channel,
-                    min_samples_leaf,
+                    int(min_samples_leaf),
                     min_weight_leaf,
                     rtol,
-                    node,
-                    parent,
-                    scored,
-                    results[f],
+                    ONE_PASS,
+                    max_subset,
+                    subset_limit,
+                    most,
+                    binom,
+                    offsets,
+                    ONE_PASS,
+                    winners,
+                    left_positions,
+                    default_branch,
                 )
-            _choose_winner(
-                hist,
-                0,
-                node_width,
-                missing[0],
-                use_missing,
-                results,
-                totals,
-                criterion,
-                n_classes,
-                count_channel,
-                rtol,
-                node,
-                winner,
-                winner_values,
-            )
+            else:
+                _node_totals(hist, 0, missing, use_missing, node_width, scale, n_classes, node)
+                for f in range(n_features):
+                    _score_feature(
+                        hist,
+                        0,
+                        f,
+                        node_width,
+                        missing[0, f],
+                        use_missing,
+                        True,
+                        prefix,
+                        totals[f],
+                        scale,
+                        criterion,
+                        n_classes,
+                        count_channel,
+                        min_samples_leaf,
+                        min_weight_leaf,
+                        rtol,
+                        node,
+                        parent,
+                        scored,
+                        results[f],
+                    )
+                _choose_winner(
+                    hist,
+                    0,
+                    node_width,
+                    missing[0],
+                    use_missing,
+                    results,
+                    totals,
+                    criterion,
+                    n_classes,
+                    count_channel,
+                    rtol,
+                    node,
+                    winner,
+                    winner_values,
+                )
             best = winner_values[WINNER_SCORE]
             if not math.isfinite(best):
                 continue
@@ -412,14 +502,37 @@ def _compile_finish_one(source_hash):
                 continue
 
             feature = winner[WINNER_FEATURE]
-            split_code = bin_code[feature, winner[WINNER_BIN]]
-            next_bin = winner[WINNER_NEXT_BIN]
             missing_left = winner[WINNER_MISSING_LEFT] != 0
+            subset = has_categorical and is_categorical[feature]
+            if subset:
+                # The codes sent left, by position; as bitsets for the tree: where the
+                # missing values go left, so do the codes the node did not see.
+                for w in range(n_words):
+                    left_words[w] = 0
+                    present_words[w] = 0
+                for p in range(n_nonempty[0, feature]):
+                    code = bin_code[feature, p]
+                    code_goes_left[code] = left_positions[0, p]
+                    bit = np.int64(1) << np.int64(code % 64)
+                    present_words[code // 64] |= bit
+                    if left_positions[0, p]:
+                        left_words[code // 64] |= bit
+                for w in range(n_words):
+                    right = present_words[w] & ~left_words[w]
+                    out_category_words[k, w] = ~right if missing_left else left_words[w]
+                split_code = -1
+                next_code = -1
+            else:
+                split_code = bin_code[feature, winner[WINNER_BIN]]
+                next_bin = winner[WINNER_NEXT_BIN]
+                next_code = bin_code[feature, next_bin] if next_bin >= 0 else -1
             for j in range(start, end):
                 i = order[feature, j]
                 code = codes[feature, i]
                 if use_missing and code == missing_code:
                     goes_left[i] = 1 if missing_left else 0
+                elif subset:
+                    goes_left[i] = code_goes_left[code]
                 else:
                     goes_left[i] = 1 if code <= split_code else 0
             # Every feature's sorted rows, partitioned stably: left rows first.
@@ -445,7 +558,8 @@ def _compile_finish_one(source_hash):
                 return -1
             out_feature[k] = feature
             out_code[k] = split_code
-            out_next_code[k] = bin_code[feature, next_bin] if next_bin >= 0 else -1
+            out_next_code[k] = next_code
+            out_subset[k] = 1 if subset else 0
             out_missing_left[k] = 1 if missing_left else 0
             out_left[k] = n_nodes
             for child in range(2):
@@ -495,6 +609,13 @@ def _compile_finish_subtrees(source_hash):
         n_classes,
         count_channel,
         settings,
+        is_categorical,
+        has_categorical,
+        max_subset,
+        subset_limit,
+        most,
+        binom,
+        offsets,
         out_offset,
         out_parent,
         out_depth,
@@ -506,12 +627,14 @@ def _compile_finish_subtrees(source_hash):
         out_missing_left,
         out_left,
         out_searched,
+        out_subset,
+        out_category_words,
         out_count,
     ):
         """Grow the subtree of every root r (rows ``sample_indices[root_start[r]:
         root_end[r]]``), one task each, into the slices ``out_offset[r]:out_offset[r +
         1]`` of the ``out_*`` arrays (room for 2 n_r - 1 nodes); ``out_count[r]`` gets
-        the nodes written (-1: an internal error)."""
+        the nodes written (-1: an internal error). The other arguments: ``finish_one``'s."""
         source_hash  # noqa: B018 - in the cache key only
         for r in prange(root_start.shape[0]):
             a, b = out_offset[r], out_offset[r + 1]
@@ -533,6 +656,13 @@ def _compile_finish_subtrees(source_hash):
                 n_classes,
                 count_channel,
                 settings,
+                is_categorical,
+                has_categorical,
+                max_subset,
+                subset_limit,
+                most,
+                binom,
+                offsets,
                 out_parent[a:b],
                 out_depth[a:b],
                 out_stats[a:b],
@@ -543,6 +673,8 @@ def _compile_finish_subtrees(source_hash):
                 out_missing_left[a:b],
                 out_left[a:b],
                 out_searched[a:b],
+                out_subset[a:b],
+                out_category_words[a:b],
             )
 
     return finish_subtrees

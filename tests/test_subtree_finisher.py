@@ -9,9 +9,10 @@ impurities, values.
 
 import numpy as np
 import pytest
-from _shared_data import numeric_arff
+from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
+import gpu_tree.growing.splitting as splitting
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree.datasets import make_higgs_like
 
@@ -142,12 +143,174 @@ def test_not_used_where_it_would_grow_another_tree(monkeypatch, make):
     assert "subtrees" not in _phases(make().fit(X, y))
 
 
-def test_not_used_with_categorical_features(monkeypatch):
+def test_not_used_with_multiway_categorical_splits(monkeypatch):
+    """Multiway splits (one child per category) stay level-wise."""
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
     X, y, rng = _data(600, 7)
     X[:, 0] = rng.integers(0, 5, size=X.shape[0])
-    model = DecisionTreeClassifier(categorical_features=[0]).fit(X, y)
-    assert "subtrees" not in _phases(model)
+    model = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway")
+    assert "subtrees" not in _phases(model.fit(X, y))
+
+
+# -- categorical features (binary subset splits) ---------------------------------------
+
+
+def _assert_same_predictions(level_wise, finished, X):
+    _assert_same(level_wise, finished)
+    np.testing.assert_array_equal(level_wise.predict(X), finished.predict(X))
+    if hasattr(level_wise, "predict_proba"):
+        np.testing.assert_array_equal(level_wise.predict_proba(X), finished.predict_proba(X))
+
+
+def _categorical_data(n_rows, seed, n_categories=20, n_classes=2, missing=0.0):
+    """Three categorical columns (up to ``n_categories`` codes, NaN for missing values)
+    between numeric ones, and classes that depend on both."""
+    X, _, rng = _data(n_rows, seed, duplicates=True)
+    X = X[:, :5]
+    codes = rng.integers(0, n_categories, size=(n_rows, 3))
+    # Some categories carry the class, others noise; duplicates make ties likely.
+    signal = (codes[:, 0] % 3 == 0).astype(int) + (codes[:, 1] < n_categories // 2)
+    y = (signal + (X[:, 1] > 0.3) + rng.integers(0, 2, size=n_rows)) % n_classes
+    X[:, [0, 2, 4]] = codes
+    if missing:
+        X[:, [0, 2, 4]] = np.where(rng.random((n_rows, 3)) < missing, np.nan, X[:, [0, 2, 4]])
+    return X, y, rng
+
+
+CATEGORICAL = [0, 2, 4]
+
+
+@pytest.mark.parametrize(
+    "criterion", ["gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"]
+)
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_categorical_every_criterion(monkeypatch, criterion, missing):
+    X, y, _ = _categorical_data(1500, 11, missing=missing)
+
+    def make():
+        return DecisionTreeClassifier(criterion=criterion, categorical_features=CATEGORICAL)
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+@pytest.mark.parametrize("max_subset", [0, 1, 2])
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_categorical_multiclass_subsets(monkeypatch, max_subset, criterion):
+    """Multiclass targets: one ordering per class, then every subset of at most
+    ``max_category_subset`` categories."""
+    X, y, _ = _categorical_data(2000, 12, n_classes=4, missing=0.05)
+
+    def make():
+        return DecisionTreeClassifier(
+            criterion=criterion,
+            categorical_features=CATEGORICAL,
+            max_category_subset=max_subset,
+        )
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+def test_categorical_multiclass_in_passes_of_one_candidate(monkeypatch):
+    """The level-wise search offers a multiclass node's orderings and subsets in passes
+    sized by its chunk (memory), the finisher in one pass each: only scores within the
+    tolerance of each other but not equal could be chosen differently (cpu_subtrees'
+    docstring). Here the level-wise passes hold one ordering or one subset each, the
+    most the grouping can differ, and the trees are still the same."""
+    monkeypatch.setattr(splitting, "_SUBSET_FLOATS_PER_PASS", 1)
+    X, y, _ = _categorical_data(2500, 18, n_classes=6, missing=0.05)
+
+    def make():
+        return DecisionTreeClassifier(criterion="entropy", categorical_features=CATEGORICAL)
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+@pytest.mark.parametrize("finish_below", [300, 40])
+def test_categorical_finisher_takes_over_at_any_size(monkeypatch, finish_below):
+    X, y, _ = _categorical_data(3000, 13, n_classes=3, missing=0.05)
+
+    def make():
+        return DecisionTreeClassifier(categorical_features=CATEGORICAL)
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y, finish_below=finish_below), X)
+
+
+def test_categorical_weighted_with_stopping_rules(monkeypatch):
+    X, y, rng = _categorical_data(2000, 14, n_classes=5, missing=0.1)
+    weight = rng.random(X.shape[0]) * 3
+
+    def make():
+        return DecisionTreeClassifier(
+            criterion="entropy",
+            categorical_features=CATEGORICAL,
+            max_depth=12,
+            min_samples_split=5,
+            min_samples_leaf=3,
+            min_weight_fraction_leaf=0.001,
+            min_impurity_decrease=1e-4,
+            min_purity=0.97,
+        )
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y, sample_weight=weight), X)
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 4])
+def test_categorical_min_samples_leaf(monkeypatch, min_samples_leaf):
+    X, y, _ = _categorical_data(1500, 15, n_classes=3)
+
+    def make():
+        return DecisionTreeClassifier(
+            categorical_features=CATEGORICAL, min_samples_leaf=min_samples_leaf
+        )
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_categorical_regression(monkeypatch, weighted, missing):
+    X, _, rng = _categorical_data(1500, 16, missing=missing)
+    codes = np.nan_to_num(X[:, CATEGORICAL], nan=7.0)
+    y = np.sin(codes[:, 0]) * 2 + (codes[:, 1] % 4) + X[:, 1] + rng.normal(size=X.shape[0])
+    y[::9] = 3.0  # repeated targets: pure nodes
+    weight = rng.random(X.shape[0]) + 0.1 if weighted else None
+
+    def make():
+        return DecisionTreeRegressor(categorical_features=CATEGORICAL, min_samples_leaf=2)
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y, sample_weight=weight), X)
+
+
+def test_categorical_only_features(monkeypatch):
+    """Every feature categorical (a 64-category column: two bitset words)."""
+    rng = np.random.default_rng(17)
+    X = np.column_stack([rng.integers(0, 70, size=2500), rng.integers(0, 6, size=2500)]).astype(
+        np.float64
+    )
+    y = ((X[:, 0] % 5 == 1) | (X[:, 1] == 2)).astype(int) ^ (rng.random(2500) < 0.1)
+
+    def make():
+        return DecisionTreeClassifier(categorical_features=[0, 1])
+
+    level_wise, finished = _fit_both(monkeypatch, make, X, y)
+    assert level_wise.tree_.n_category_words == 2
+    _assert_same_predictions(level_wise, finished, X)
+
+
+@pytest.mark.parametrize("name", ["mushroom", "nursery", "car_evaluation", "adult"])
+def test_categorical_real_datasets(monkeypatch, name):
+    """Real data sets with categorical features (../shared/datasets), fully grown."""
+    pytest.importorskip("pandas")
+    data = bench_module("_categorical_data").load(name, dataset_path)
+    X, y = data.X.iloc[data.train].reset_index(drop=True), data.y[data.train]
+
+    def make():
+        return DecisionTreeClassifier(categorical_features=data.categorical)
+
+    level_wise, finished = _fit_both(
+        monkeypatch, make, X, y, finish_below=grower_module.FINISH_BELOW_ROWS
+    )
+    _assert_same_predictions(level_wise, finished, X)
 
 
 def test_fit_stats_count_every_node_searched(monkeypatch):

@@ -19,6 +19,7 @@ from gpu_tree.backends.rows import (
     FinishedSubtrees,
     RowData,
     RowPartition,
+    SubtreeCategories,
     squared_deviation_sums,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
@@ -255,10 +256,21 @@ class CPUHistogramBackend(_CPUBackend):
         )
         return CompactHistograms(hist, lower, upper, code, missing)
 
-    def finish_subtrees(self, nodes, depth, impurity, criterion, settings):
+    def finish_subtrees(
+        self,
+        nodes,
+        depth,
+        impurity,
+        criterion,
+        settings,
+        categories: SubtreeCategories | None = None,
+    ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
-        call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs, ``criterion`` the split criterion's name and ``settings`` the stopping
-        rules (float64, the kernel's order). Returns :class:`FinishedSubtrees`."""
+        call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs,
+        ``criterion`` the split criterion's name and ``settings`` the stopping rules
+        (float64, the kernel's order); ``categories``: the categorical features and their
+        subset search (None: every feature is numeric). Returns
+        :class:`FinishedSubtrees`."""
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
         partition = self.row_partition
@@ -267,6 +279,16 @@ class CPUHistogramBackend(_CPUBackend):
         offset = np.concatenate([[0], np.cumsum(capacity)]).astype(np.int64)
         total = int(offset[-1])
         n_channels = layout.n_channels
+        if categories is None:  # stand-ins: no feature is categorical
+            categories = SubtreeCategories(
+                np.zeros(self.X_binned.shape[0], dtype=bool),
+                0,
+                0,
+                0,
+                np.zeros((1, 2), dtype=np.int64),
+                np.zeros(2, dtype=np.int64),
+                1,
+            )
         out = FinishedSubtrees(
             parent=np.empty(total, dtype=np.int64),
             depth=np.empty(total, dtype=np.int64),
@@ -278,6 +300,8 @@ class CPUHistogramBackend(_CPUBackend):
             missing_left=np.empty(total, dtype=np.uint8),
             left=np.empty(total, dtype=np.int64),
             searched=np.empty(total, dtype=np.uint8),
+            subset=np.empty(total, dtype=np.uint8),
+            category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
         )
         written = np.empty(nodes.size, dtype=np.int64)
         exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
@@ -303,6 +327,13 @@ class CPUHistogramBackend(_CPUBackend):
             layout.n_classes if layout.is_classification else 0,
             n_channels - 1 if layout.has_count_channel else -1,
             np.asarray(settings, dtype=np.float64),
+            np.asarray(categories.is_categorical, dtype=np.bool_),
+            bool(np.any(categories.is_categorical)),
+            int(categories.max_subset),
+            int(categories.subset_limit),
+            int(categories.most),
+            np.asarray(categories.binom, dtype=np.int64),
+            np.asarray(categories.offsets, dtype=np.int64),
             offset,
             *out,
             written,

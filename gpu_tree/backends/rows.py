@@ -125,6 +125,9 @@ class FinishedSubtrees(NamedTuple):
     root's entry is the one the grower gave. ``feature`` -1: a leaf; ``code`` and
     ``next_code``: the split's bin code and the next present code (-1: only missing
     values go right). ``searched``: the node's split was searched (fit_stats_).
+    ``subset`` 1: a categorical subset split (``code`` and ``next_code`` -1), whose
+    ``category_words`` (n_category_words int64 words) are the set of codes it sends left,
+    as ``Tree.set_subset_splits`` takes it.
     """
 
     parent: np.ndarray
@@ -137,6 +140,21 @@ class FinishedSubtrees(NamedTuple):
     missing_left: np.ndarray
     left: np.ndarray
     searched: np.ndarray
+    subset: np.ndarray
+    category_words: np.ndarray
+
+
+class SubtreeCategories(NamedTuple):
+    """What a backend's ``finish_subtrees`` needs to split categorical features (binary
+    subset splits), as the level-wise search (``splitting._select_compiled``) has it."""
+
+    is_categorical: np.ndarray  # (n_features,) bool
+    max_subset: int  # multiclass: subsets of at most this many categories are tried
+    subset_limit: int  # ... at nodes holding at most this many categories
+    most: int  # the most categories a node can hold, up to subset_limit
+    binom: np.ndarray  # splitting.subset_table_counts(most, max_subset)
+    offsets: np.ndarray
+    n_category_words: int  # int64 words of a category bitset
 
 
 @dataclass
@@ -427,6 +445,7 @@ __all__ = [
     "CompactHistograms",
     "DenseHistograms",
     "FinishedSubtrees",
+    "SubtreeCategories",
     "RowData",
     "PendingCopy",
     "RowPartition",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_tree.backends.rows import PendingCopy
+from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
@@ -37,7 +37,9 @@ from gpu_tree.growing.splitting import (
     ChosenSplits,
     SplitConstraints,
     midpoint,
+    most_categories_for_subsets,
     select_splits,
+    subset_table_counts,
 )
 from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
@@ -675,14 +677,38 @@ class Grower:
         """The backend's ``finish_subtrees`` where it grows this fit's tree as the
         level-wise path would, else None: not for best-first growth (its order is
         global), features drawn per node (the draws follow the level-wise order) or
-        categorical features (the finisher splits numeric ones only)."""
+        multiway categorical splits (the finisher makes binary splits only)."""
         p = self.params
         finisher = getattr(self.backend, "finish_subtrees", None)
         drawn = p.max_features is not None and p.max_features < self.n_features
-        categorical = p.categorical is not None and p.categorical.features.size > 0
-        if finisher is None or p.max_leaf_nodes is not None or drawn or categorical:
+        if finisher is None or p.max_leaf_nodes is not None or drawn or self.multiway:
             return None
         return finisher
+
+    def _subtree_categories(self) -> SubtreeCategories | None:
+        """The finisher's view of the categorical features and their subset search, as
+        ``splitting._select_compiled`` sets it up (None: every feature is numeric)."""
+        categorical = self.params.categorical
+        if categorical is None or categorical.features.size == 0:
+            return None
+        is_categorical = np.zeros(self.n_features, dtype=bool)
+        is_categorical[categorical.features] = True
+        limit, most = 0, 0
+        if self.layout.is_classification and self.layout.n_classes > 2:
+            if categorical.max_subset >= 1:
+                limit = most_categories_for_subsets(categorical.max_subset)
+                # A node holds at most every code but the missing one (bins per feature).
+                most = min(self.backend.bin_lower.shape[1], limit)
+        binom, offsets = subset_table_counts(most, categorical.max_subset)
+        return SubtreeCategories(
+            is_categorical,
+            int(categorical.max_subset),
+            limit,
+            most,
+            binom,
+            offsets,
+            self.tree.n_category_words,
+        )
 
     def _finishing(self, nodes, below=None):
         """Which open ``nodes`` are small enough (fewer than ``below`` rows, default
@@ -711,7 +737,12 @@ class Grower:
         settings[cpu_subtrees.EPSILON] = EPSILON
         with self._phase("subtrees", nodes):
             out = self._finisher(
-                nodes, tree.depth[nodes], tree.impurity[nodes], p.criterion, settings
+                nodes,
+                tree.depth[nodes],
+                tree.impurity[nodes],
+                p.criterion,
+                settings,
+                self._subtree_categories(),
             )
             is_root = out.parent < 0
             ids = np.empty(is_root.size, dtype=np.int64)
@@ -723,21 +754,37 @@ class Grower:
                 if not layout.is_classification:
                     self._set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
             split = np.flatnonzero(out.feature >= 0)
-            feature, code, next_code = out.feature[split], out.code[split], out.next_code[split]
+            is_subset = out.subset[split] != 0
+            numeric, subset = split[~is_subset], split[is_subset]
+            feature, code, next_code = (
+                out.feature[numeric],
+                out.code[numeric],
+                out.next_code[numeric],
+            )
             bin_lower, bin_upper = self.backend.bin_lower, self.backend.bin_upper
             threshold = midpoint(
                 bin_upper[feature, code], bin_lower[feature, np.maximum(next_code, 0)]
             )
-            left = ids[out.left[split]]
+            left = ids[out.left[numeric]]
             tree.set_numeric_splits(
-                ids[split],
+                ids[numeric],
                 feature,
                 np.where(next_code < 0, np.inf, threshold),
                 code,
                 left,
                 left + 1,
-                missing_go_to_left=out.missing_left[split],
+                missing_go_to_left=out.missing_left[numeric],
             )
+            if subset.size:
+                left = ids[out.left[subset]]
+                tree.set_subset_splits(
+                    ids[subset],
+                    out.feature[subset],
+                    out.category_words[subset],
+                    left,
+                    left + 1,
+                    out.missing_left[subset],
+                )
         if logger.isEnabledFor(logging.INFO):  # progress, as level-wise growth reports it
             split_depth = tree.depth[ids[split]]
             for depth in np.unique(split_depth):

@@ -422,7 +422,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
     if multiclass and not categorical.multiway and categorical.max_subset >= 1:
         limit = most_categories_for_subsets(categorical.max_subset)
         most = min(int(n_nonempty[:, categorical.features].max(initial=0)), limit)
-    binom, offsets = _subset_table_counts(most, categorical.max_subset)
+    binom, offsets = subset_table_counts(most, categorical.max_subset)
     exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
     winners = np.empty((n, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
     left_positions = np.empty((n, width), dtype=np.uint8)
@@ -491,7 +491,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
         chosen.left_bins[result] = _object_array(np.split(bins[sent_left], left_splits))
 
 
-def _subset_table_counts(most, max_subset):
+def subset_table_counts(most, max_subset):
     """For ``kernels/cpu_categorical.py``: binomials C(a, r) (a <= most, r <= the largest
     subset + 1) and, per subset size, the first row of its subsets in the subset table of
     ``most`` categories (:func:`_subset_table`)."""
