@@ -829,7 +829,20 @@ class Grower:
             return self.tree
         if self._finishing(root, max(FINISH_ROOT_BELOW_ROWS, FINISH_BELOW_ROWS)).all():
             self._finish(root)
-            return self.tree
+        else:
+            self._grow_from_root(root)
+        tree = self.tree
+        logger.info(
+            "tree grown: depth %d, %d leaves, %d nodes (%.2f s)",
+            tree.max_depth,
+            tree.n_leaves,
+            tree.node_count,
+            time.perf_counter() - self._start,
+        )
+        return tree
+
+    def _grow_from_root(self, root):
+        """Level-wise or best-first growth from the root (too big to finish at once)."""
         small = self.backend.small_node_size
         if self.capabilities.subtraction and self.backend.node_sizes(root)[0] >= small:
             with self._phase("histograms", root):
@@ -844,15 +857,6 @@ class Grower:
             self._grow_level_wise(evaluated)
         else:
             self._grow_best_first(evaluated)
-        tree = self.tree
-        logger.info(
-            "tree grown: depth %d, %d leaves, %d nodes (%.2f s)",
-            tree.max_depth,
-            tree.n_leaves,
-            tree.node_count,
-            time.perf_counter() - self._start,
-        )
-        return tree
 
     def _evaluate_children(self, children) -> list[_Evaluated]:
         dense_batches, compact_nodes = children
