@@ -37,9 +37,8 @@ from gpu_tree.growing.splitting import (
     ChosenSplits,
     SplitConstraints,
     midpoint,
-    most_categories_for_subsets,
     select_splits,
-    subset_table_counts,
+    subset_search_tables,
 )
 from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
@@ -693,13 +692,10 @@ class Grower:
             return None
         is_categorical = np.zeros(self.n_features, dtype=bool)
         is_categorical[categorical.features] = True
-        limit, most = 0, 0
-        if self.layout.is_classification and self.layout.n_classes > 2:
-            if categorical.max_subset >= 1:
-                limit = most_categories_for_subsets(categorical.max_subset)
-                # A node holds at most every code but the missing one (bins per feature).
-                most = min(self.backend.bin_lower.shape[1], limit)
-        binom, offsets = subset_table_counts(most, categorical.max_subset)
+        # A node holds at most every code but the missing one (bins per feature).
+        limit, most, binom, offsets = subset_search_tables(
+            self.layout, categorical, self.backend.bin_lower.shape[1]
+        )
         return SubtreeCategories(
             is_categorical,
             int(categorical.max_subset),

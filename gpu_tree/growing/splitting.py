@@ -417,12 +417,9 @@ def _select_compiled(search, chosen, chunk, slots, width):
     # The vectorised search's passes (its ties are offered pass by pass).
     orderings_per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * width * n_channels))
     subsets_per_pass = max(1, _SUBSET_FLOATS_PER_PASS // max(1, n * n_cat * n_channels))
-    limit, most = 0, 0
-    multiclass = layout.is_classification and layout.n_classes > 2
-    if multiclass and not categorical.multiway and categorical.max_subset >= 1:
-        limit = most_categories_for_subsets(categorical.max_subset)
-        most = min(int(n_nonempty[:, categorical.features].max(initial=0)), limit)
-    binom, offsets = subset_table_counts(most, categorical.max_subset)
+    limit, most, binom, offsets = subset_search_tables(
+        layout, categorical, int(n_nonempty[:, categorical.features].max(initial=0))
+    )
     exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
     winners = np.empty((n, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
     left_positions = np.empty((n, width), dtype=np.uint8)
@@ -489,6 +486,19 @@ def _select_compiled(search, chosen, chunk, slots, width):
         sent_left = left_positions[winners_at] != 0
         left_splits = np.cumsum(np.sum(sent_left, axis=1))[:-1]
         chosen.left_bins[result] = _object_array(np.split(bins[sent_left], left_splits))
+
+
+def subset_search_tables(layout, categorical, most_present):
+    """(limit, most, binom, offsets): the small-subset search's bounds for
+    ``kernels/cpu_categorical.py`` (multiclass binary splits only; zeros otherwise), where
+    a node holds at most ``most_present`` categories of a feature."""
+    limit, most = 0, 0
+    multiclass = layout.is_classification and layout.n_classes > 2
+    if multiclass and not categorical.multiway and categorical.max_subset >= 1:
+        limit = most_categories_for_subsets(categorical.max_subset)
+        most = min(most_present, limit)
+    binom, offsets = subset_table_counts(most, categorical.max_subset)
+    return limit, most, binom, offsets
 
 
 def subset_table_counts(most, max_subset):
