@@ -45,8 +45,10 @@ from . import cpu as _cpu  # imported first: it chooses numba's cache folder
 # finisher (cpu_subtrees.py): called, each candidate pays a dozen calls with arrays
 # passed by value, and each array an atomic increment and decrement.
 _helpers = {}
+# The numeric features' scan keeps its first pass's scores for the second (save_scores):
+# a rescore of every candidate would double their cost.
 _node_totals, _score_feature, _ = _scan.make_split_scan(
-    _cpu.borrowing_njit(forceinline=True), _helpers
+    _cpu.borrowing_njit(forceinline=True), _helpers, save_scores=True
 )
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]
@@ -68,6 +70,10 @@ WINNER_FIXED_COLUMNS = _scan.WINNER_FIXED_COLUMNS
 # column 4 the candidate's index in it).
 ORDERING_PREFIX, SMALL_SUBSET = 0, 1
 RESULT_COLUMNS = 6  # score, divisor, missing left, family or position, index, default
+
+# Orderings of at most this many present categories are sorted in place (insertion sort:
+# no allocation, quicker than a merge sort at these sizes); longer ones by np.argsort.
+INSERTION_SORT_MOST = 48
 
 # The cache key follows the split scan's source too (numba keys on this file only).
 SOURCE_HASH = hashlib.sha256(
@@ -137,9 +143,19 @@ def _compile_ordering(source_hash):
                 weight += float(compact[i, f, p, c]) * scale[c]
             safe = weight if weight > 0.0 else 1.0
             keys[p] = float(compact[i, f, p, key_channel]) * scale[key_channel] / safe
-        sorted_positions = np.argsort(keys[:k], kind="mergesort")
+        if k > INSERTION_SORT_MOST:
+            sorted_positions = np.argsort(keys[:k], kind="mergesort")
+            for p in range(k):
+                order[p] = sorted_positions[p]
+            return
+        # A stable insertion sort: the same order as the merge sort, without allocating.
         for p in range(k):
-            order[p] = sorted_positions[p]
+            key = keys[p]
+            q = p
+            while q > 0 and keys[order[q - 1]] > key:
+                order[q] = order[q - 1]
+                q -= 1
+            order[q] = p
 
     return ordering
 
@@ -226,6 +242,35 @@ def _compile_subset_sum(source_hash):
 
 
 subset_sum = _compile_subset_sum(SOURCE_HASH)
+
+
+def _compile_search_scratch(source_hash):
+    @njit(cache=True)
+    def search_scratch(n_features, width, n_channels, n_classes, max_subset):
+        """The scratch arrays of :func:`score_nodes_into` for histograms of ``n_features``
+        features and at most ``width`` present bins: allocated once per batch (or, in
+        the subtree finisher, once per call) instead of once per node and feature."""
+        source_hash  # noqa: B018 - in the cache key only
+        per_group = max(n_classes, 1) * width  # the candidates of a pass of orderings
+        return (
+            np.empty(2),  # the node's weight and weighted sum
+            np.empty(2),  # a feature's parent (impurity term, weight)
+            np.empty(3 * (width + 1)),  # a candidate's score, divisor, missing side; per bin
+            np.empty(n_channels, dtype=np.int64),  # a prefix's statistics
+            np.empty((n_features, n_channels), dtype=np.int64),  # present rows per feature
+            np.empty((n_features, RESULT_COLUMNS)),  # each feature's best
+            np.empty(max(max_subset, 1), dtype=np.int64),  # a small subset's members
+            np.empty(width),  # ordering keys
+            np.empty(width, dtype=np.int64),  # an ordering
+            np.empty(per_group),  # a pass's scores,
+            np.empty(per_group),  # divisors
+            np.empty(per_group),  # and missing sides
+        )
+
+    return search_scratch
+
+
+search_scratch = _compile_search_scratch(SOURCE_HASH)
 
 
 def _compile_score_subsets(source_hash):
@@ -344,10 +389,12 @@ def _compile_score_subset_splits(source_hash):
         subsets_per_pass,
         total,
         result,
+        scratch,
     ):
         """The best binary subset split of one (node, categorical feature): ``result``
         gets its score (-inf: none allowed), split information, missing side, family and
-        index in it; ``total`` the feature's present rows' statistics."""
+        index in it; ``total`` the feature's present rows' statistics; ``scratch``:
+        :func:`search_scratch`'s arrays."""
         source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]
         width = compact.shape[2]
@@ -363,9 +410,7 @@ def _compile_score_subset_splits(source_hash):
         result[4] = 0.0
         if not usable or k == 0:
             return
-        prefix = np.empty(n_channels, dtype=np.int64)
-        parent = np.empty(2)
-        scored = np.empty(3)
+        _, parent, scored, prefix, _, _, _, keys, order, score, divisor, goes_left = scratch
         has_missing = use_missing and _row_count(missing_row, n_classes, count_channel) > 0
         parent[1] = _weight_of(n_classes, prefix, total, missing_row, PARENT, use_missing, scale)
         parent[0] = 0.0
@@ -375,12 +420,6 @@ def _compile_score_subset_splits(source_hash):
             )
         multiclass = n_classes > 2
         n_orderings = n_classes if n_classes > 2 or n_classes == 1 else 1
-        keys = np.empty(k)
-        order = np.empty(k, dtype=np.int64)
-        per_group = min(orderings_per_pass, n_orderings)
-        score = np.empty(per_group * k)
-        divisor = np.empty(per_group * k)
-        goes_left = np.empty(per_group * k)
         for first in range(0, n_orderings, orderings_per_pass):
             last = min(first + orderings_per_pass, n_orderings)
             m = 0
@@ -652,9 +691,9 @@ def _compile_score_multiway(source_hash):
 score_multiway = _compile_score_multiway(SOURCE_HASH)
 
 
-def _compile_score_nodes(source_hash):
+def _compile_score_nodes_into(source_hash):
     @njit(nogil=True, cache=True)
-    def score_nodes(
+    def score_nodes_into(
         compact,
         n_nonempty,
         missing,
@@ -680,6 +719,7 @@ def _compile_score_nodes(source_hash):
         winners,
         left_positions,
         default_branch,
+        scratch,
     ):
         """Each node's best split. ``compact`` (n, n_features, width, n_channels): each
         (node, feature) row's ``n_nonempty`` non-empty bins first, in order;
@@ -688,19 +728,13 @@ def _compile_score_nodes(source_hash):
         ``use_mask``). ``winners`` gets the winner rows (``_split_scan``'s WINNER_*
         columns; the bins are positions of the compact rows, -1 for a categorical
         winner), ``left_positions`` (n, width) 1 at the positions a subset winner sends
-        left, ``default_branch`` a multiway winner's branch of missing rows."""
+        left, ``default_branch`` a multiway winner's branch of missing rows.
+        ``scratch``: :func:`search_scratch`'s arrays for at least these features and
+        this width."""
         source_hash  # noqa: B018 - in the cache key only
         n_nodes, n_features, width, n_channels = compact.shape
         winner_values = winners.view(np.float64)
-        node = np.empty(2)
-        parent = np.empty(2)
-        scored = np.empty(3)
-        prefix = np.empty(n_channels, dtype=np.int64)
-        totals = np.empty((n_features, n_channels), dtype=np.int64)
-        results = np.empty((n_features, RESULT_COLUMNS))
-        members = np.empty(max(max_subset, 1), dtype=np.int64)
-        keys = np.empty(width)
-        order = np.empty(width, dtype=np.int64)
+        node, parent, scored, prefix, totals, results, members, keys, order, _, _, _ = scratch
         for i in range(n_nodes):
             slot = i if use_missing else 0
             _node_totals(compact, i, missing, use_missing, width, scale, n_classes, node)
@@ -774,6 +808,7 @@ def _compile_score_nodes(source_hash):
                         subsets_per_pass,
                         totals[f],
                         results[f],
+                        scratch,
                     )
             # The first feature within the tolerance of the best (choose_winner).
             best = results[0, 0]
@@ -852,6 +887,73 @@ def _compile_score_nodes(source_hash):
             winners[i, WINNER_MISSING_LEFT] = 1 if goes_left else 0
             winner_values[i, WINNER_SCORE] = results[chosen, 0]
             winner_values[i, WINNER_NODE_WEIGHT] = node[0]
+
+    return score_nodes_into
+
+
+score_nodes_into = _compile_score_nodes_into(SOURCE_HASH)
+
+
+def _compile_score_nodes(source_hash):
+    @njit(nogil=True, cache=True)
+    def score_nodes(
+        compact,
+        n_nonempty,
+        missing,
+        use_missing,
+        feature_mask,
+        use_mask,
+        is_categorical,
+        multiway,
+        scale,
+        criterion,
+        n_classes,
+        count_channel,
+        min_samples_leaf,
+        min_weight_leaf,
+        rtol,
+        orderings_per_pass,
+        max_subset,
+        subset_limit,
+        most,
+        binom,
+        offsets,
+        subsets_per_pass,
+        winners,
+        left_positions,
+        default_branch,
+    ):
+        """:func:`score_nodes_into` with scratch of its own."""
+        source_hash  # noqa: B018 - in the cache key only
+        _, n_features, width, n_channels = compact.shape
+        score_nodes_into(
+            compact,
+            n_nonempty,
+            missing,
+            use_missing,
+            feature_mask,
+            use_mask,
+            is_categorical,
+            multiway,
+            scale,
+            criterion,
+            n_classes,
+            count_channel,
+            min_samples_leaf,
+            min_weight_leaf,
+            rtol,
+            orderings_per_pass,
+            max_subset,
+            subset_limit,
+            most,
+            binom,
+            offsets,
+            subsets_per_pass,
+            winners,
+            left_positions,
+            default_branch,
+            search_scratch(n_features, width, n_channels, n_classes, max_subset),
+        )
 
     return score_nodes
 

@@ -180,3 +180,32 @@ def test_string_codes_are_the_categories_positions():
     codes = categorical._text_codes(values, categories)
     np.testing.assert_array_equal(codes, [3.0, 2.0, np.nan, 1.0, 2.0])
     assert np.isnan(categorical._text_codes(values, np.array([1.0], dtype=object))).all()
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 48, 49, 130])
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+def test_category_ordering_is_the_stable_sort_of_its_keys(k, n_classes):
+    """The compiled search sorts a node's present categories by their statistic: in place
+    (insertion) up to INSERTION_SORT_MOST of them, by np.argsort above. Either way the
+    order is the stable sort of the keys, ties (many here: few distinct counts) by
+    position, as the vectorised reference orders them."""
+    from gpu_tree.kernels import cpu_categorical
+
+    assert 1 < cpu_categorical.INSERTION_SORT_MOST < 130
+    rng = np.random.default_rng(k * 10 + n_classes)
+    n_channels = 2 if n_classes == 0 else n_classes
+    width = k + 3
+    compact = np.zeros((2, 1, width, n_channels), dtype=np.int64)
+    # Node 1, feature 0: small counts, so that many keys tie exactly.
+    compact[1, 0, :k] = rng.integers(0, 3, size=(k, n_channels))
+    scale = np.ones(n_channels)
+    for o in range(max(n_classes, 1)):
+        keys = np.full(width, np.nan)
+        order = np.full(width, -1, dtype=np.int64)
+        cpu_categorical.ordering(compact, 1, 0, k, o, scale, n_classes, keys, order)
+        key_channel = 1 if n_classes in (0, 2) else o
+        weight = compact[1, 0, :k, : max(n_classes, 1)].sum(axis=1).astype(float)
+        expected_keys = compact[1, 0, :k, key_channel] / np.where(weight > 0, weight, 1.0)
+        np.testing.assert_array_equal(keys[:k], expected_keys)
+        np.testing.assert_array_equal(order[:k], np.argsort(expected_keys, kind="stable"))
+        assert (order[k:] == -1).all()  # nothing written past the present categories
