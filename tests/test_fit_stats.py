@@ -18,7 +18,7 @@ from _cli import run_cli
 
 import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
-from gpu_tree.utils.fit_stats import COUNTS
+from gpu_tree.utils.fit_stats import COUNTS, FitCounters, count_per_level, counting
 
 
 @pytest.fixture(autouse=True)
@@ -228,3 +228,22 @@ def test_every_launch_runs_on_the_current_stream(launches, monkeypatch):
     predict_on_device(model.tree_, _data(True)[0], np)
     assert len(launches) > fit_launches
     assert all(len(config) >= 3 and config[2] is stream for config in launches)
+
+
+def test_count_per_level_adds_at_each_level_and_nothing_outside_a_fit():
+    """Work counted for many levels at once (a finished subtree's nodes) lands at each
+    level, adds to what was there, and leaves the current level alone."""
+    count_per_level("rows_read", [0, 1], [5, 6])  # outside a fit: ignored, no error
+    counters = FitCounters("cpu")
+    counters.level = 2
+    counters.add("rows_read", 7)
+    with counting(counters):
+        count_per_level("rows_read", [1, 2, 3], [10, 20, 30])
+        count_per_level("nodes_built", [3], [4])
+        with pytest.raises(ValueError):  # levels and amounts must pair up
+            count_per_level("rows_read", [1, 2], [1])
+    assert counters.level == 2
+    assert counters.at(1)["rows_read"] == 10
+    assert counters.at(2)["rows_read"] == 27
+    assert counters.at(3)["rows_read"] == 30 and counters.at(3)["nodes_built"] == 4
+    assert counters.at(0)["rows_read"] == 0

@@ -325,7 +325,13 @@ def test_fit_stats_count_every_node_searched(monkeypatch):
         at_level = tree.depth == entry["level"]
         assert entry["nodes_built"] >= np.count_nonzero(split & at_level)
         assert entry["nodes_built"] <= np.count_nonzero(at_level)
+        rows = tree.n_node_samples
+        assert entry["rows_read"] >= rows[split & at_level].sum()
+        assert entry["rows_read"] <= rows[at_level].sum()
     assert sum(e["nodes_built"] for e in model.fit_stats_) >= np.count_nonzero(split)
+    levels = [e["level"] for e in model.fit_stats_]
+    assert levels == sorted(set(levels))  # one entry per level, in order
+    assert set(np.unique(tree.depth[split]).tolist()) <= set(levels)
 
 
 def test_breadth_first_is_identity_on_level_wise_trees(monkeypatch):

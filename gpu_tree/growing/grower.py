@@ -42,7 +42,7 @@ from gpu_tree.growing.splitting import (
 )
 from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
-from gpu_tree.utils.fit_stats import SETUP, count, enter_level
+from gpu_tree.utils.fit_stats import SETUP, count_per_level, enter_level
 from gpu_tree.utils.progress import grower_logger as logger
 
 # Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
@@ -793,11 +793,14 @@ class Grower:
                 )
         # fit_stats_: the nodes searched and their rows, at their levels.
         searched = ids[out.searched != 0]
-        for depth in np.unique(tree.depth[searched]):
-            at_depth = searched[tree.depth[searched] == depth]
-            enter_level(int(depth))
-            count("nodes_built", at_depth.size)
-            count("rows_read", int(tree.n_node_samples[at_depth].sum()))
+        levels, level_of = np.unique(tree.depth[searched], return_inverse=True)
+        levels = levels.tolist()
+        count_per_level("nodes_built", levels, np.bincount(level_of).tolist())
+        rows = np.zeros(len(levels), dtype=np.int64)
+        np.add.at(rows, level_of, tree.n_node_samples[searched])
+        count_per_level("rows_read", levels, rows.tolist())
+        if levels:  # later work counts at the deepest level, as it did level by level
+            enter_level(levels[-1])
         self._finished_subtrees = True
 
     # -- growth policies ----------------------------------------------------------------

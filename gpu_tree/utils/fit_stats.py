@@ -79,6 +79,23 @@ def count(quantity: str, amount: int = 1) -> None:
         counters.add(quantity, amount)
 
 
+def count_per_level(quantity: str, levels, amounts) -> None:
+    """Add ``amounts[i]`` to ``quantity`` at level ``levels[i]``, for every i: work
+    spread over many levels at once (a finished subtree's nodes), counted without
+    moving the current level."""
+    counters = _ACTIVE.get()
+    if counters is None:
+        return
+    if len(levels) != len(amounts):  # before any count: nothing half-added
+        raise ValueError(f"{len(levels)} levels but {len(amounts)} amounts of {quantity}")
+    by_level = counters.by_level
+    for level, amount in zip(levels, amounts, strict=True):
+        entry = by_level.get(level)
+        if entry is None:
+            entry = by_level[level] = dict.fromkeys(COUNTS, 0)
+        entry[quantity] += int(amount)
+
+
 def launch(kernel, config, *args) -> None:
     """``kernel[config](*args)``, counted as a kernel launch: every CUDA launch of a fit
     goes through here (``config``: grid, block and stream)."""
