@@ -247,7 +247,7 @@ subset_sum = _compile_subset_sum(SOURCE_HASH)
 def _compile_search_scratch(source_hash):
     @njit(cache=True)
     def search_scratch(n_features, width, n_channels, n_classes, max_subset):
-        """The scratch arrays of :func:`score_nodes_into` for histograms of ``n_features``
+        """The scratch arrays of :func:`score_nodes` for histograms of ``n_features``
         features and at most ``width`` present bins: allocated once per batch (or, in
         the subtree finisher, once per call) instead of once per node and feature."""
         source_hash  # noqa: B018 - in the cache key only
@@ -691,9 +691,9 @@ def _compile_score_multiway(source_hash):
 score_multiway = _compile_score_multiway(SOURCE_HASH)
 
 
-def _compile_score_nodes_into(source_hash):
+def _compile_score_nodes(source_hash):
     @njit(nogil=True, cache=True)
-    def score_nodes_into(
+    def score_nodes(
         compact,
         n_nonempty,
         missing,
@@ -887,73 +887,6 @@ def _compile_score_nodes_into(source_hash):
             winners[i, WINNER_MISSING_LEFT] = 1 if goes_left else 0
             winner_values[i, WINNER_SCORE] = results[chosen, 0]
             winner_values[i, WINNER_NODE_WEIGHT] = node[0]
-
-    return score_nodes_into
-
-
-score_nodes_into = _compile_score_nodes_into(SOURCE_HASH)
-
-
-def _compile_score_nodes(source_hash):
-    @njit(nogil=True, cache=True)
-    def score_nodes(
-        compact,
-        n_nonempty,
-        missing,
-        use_missing,
-        feature_mask,
-        use_mask,
-        is_categorical,
-        multiway,
-        scale,
-        criterion,
-        n_classes,
-        count_channel,
-        min_samples_leaf,
-        min_weight_leaf,
-        rtol,
-        orderings_per_pass,
-        max_subset,
-        subset_limit,
-        most,
-        binom,
-        offsets,
-        subsets_per_pass,
-        winners,
-        left_positions,
-        default_branch,
-    ):
-        """:func:`score_nodes_into` with scratch of its own."""
-        source_hash  # noqa: B018 - in the cache key only
-        _, n_features, width, n_channels = compact.shape
-        score_nodes_into(
-            compact,
-            n_nonempty,
-            missing,
-            use_missing,
-            feature_mask,
-            use_mask,
-            is_categorical,
-            multiway,
-            scale,
-            criterion,
-            n_classes,
-            count_channel,
-            min_samples_leaf,
-            min_weight_leaf,
-            rtol,
-            orderings_per_pass,
-            max_subset,
-            subset_limit,
-            most,
-            binom,
-            offsets,
-            subsets_per_pass,
-            winners,
-            left_positions,
-            default_branch,
-            search_scratch(n_features, width, n_channels, n_classes, max_subset),
-        )
 
     return score_nodes
 

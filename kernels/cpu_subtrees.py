@@ -72,7 +72,7 @@ from .cpu import (
     borrowing_njit,
     node_values,
 )
-from .cpu_categorical import score_nodes_into, search_scratch
+from .cpu_categorical import score_nodes, search_scratch
 
 # The scan's helpers inlined into the finisher (LLVM's alwaysinline): called, each
 # candidate paid a dozen calls with arrays passed by value, 15 times the inlined cost
@@ -250,7 +250,7 @@ def _compile_finish_one(source_hash):
         with the statistics (an internal error).
 
         ``has_categorical``: the features marked in ``is_categorical`` hold category codes
-        and split on subsets of them (``score_nodes_into`` scores every node; ``max_subset``,
+        and split on subsets of them (``score_nodes`` scores every node; ``max_subset``,
         ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
         search's, as ``splitting._select_compiled`` passes them). A subset split's node
         gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
@@ -320,7 +320,7 @@ def _compile_finish_one(source_hash):
         n_words = out_category_words.shape[1]
         left_words = np.empty(n_words, dtype=np.int64)
         present_words = np.empty(n_words, dtype=np.int64)
-        # score_nodes_into's scratch, allocated once for all the subtree's nodes.
+        # score_nodes's scratch, allocated once for all the subtree's nodes.
         search = search_scratch(n_features, width, n_channels, n_classes, max_subset)
 
         max_depth = settings[MAX_DEPTH]
@@ -426,7 +426,7 @@ def _compile_finish_one(source_hash):
             if has_categorical:
                 # The level-wise path's search, on this node alone; every pass holds all
                 # of a feature's candidates (the module docstring says why).
-                score_nodes_into(
+                score_nodes(
                     hist,
                     n_nonempty,
                     missing,

@@ -424,6 +424,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
     winners = np.empty((n, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
     left_positions = np.empty((n, width), dtype=np.uint8)
     default_branch = np.empty(n, dtype=np.int64)
+    n_classes = layout.n_classes if layout.is_classification else 0
     cpu_categorical.score_nodes(
         compact,
         n_nonempty,
@@ -435,7 +436,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
         categorical.multiway,
         np.ldexp(1.0, -exponents),
         SPLIT_CRITERION_CODES[search.criterion],
-        layout.n_classes if layout.is_classification else 0,
+        n_classes,
         layout.n_channels - 1 if layout.has_count_channel else -1,
         int(search.constraints.min_samples_leaf),
         float(search.constraints.min_weight_leaf),
@@ -450,6 +451,9 @@ def _select_compiled(search, chosen, chunk, slots, width):
         winners,
         left_positions,
         default_branch,
+        cpu_categorical.search_scratch(
+            n_features, width, n_channels, n_classes, int(categorical.max_subset)
+        ),
     )
     feature, position, next_position, goes_left, best, node_weight, left, right = _unpack_winners(
         winners, n_channels
