@@ -650,6 +650,46 @@ def _compile_predict_leaves(walk_source_hash):
 predict_leaves, predict_leaves_serial = _compile_predict_leaves(WALK_SOURCE_HASH)
 
 
+# The lock-step walk's node table (Tree.lockstep_arrays): one row per node, these columns.
+# A leaf's row leads back to itself (both children the leaf, feature 0), so a row that
+# has reached its leaf keeps stepping in place instead of leaving the loop.
+STEP_LEFT, STEP_RIGHT, STEP_FEATURE, STEP_MISSING_LEFT = range(4)
+STEP_COLUMNS = 4
+# Rows walked together: their steps are independent, so the core overlaps their loads and
+# comparisons instead of waiting on one row's chain of dependent loads and mispredicted
+# branches (a 10,000-row batch on a 25,000-node tree: about 20 % less time, issue 17).
+LOCKSTEP_ROWS = 16
+
+
+@njit(cache=True)
+def predict_leaves_lockstep(X, steps, threshold, out):
+    """The leaf each row of ``X`` reaches in a tree of numeric splits only (``steps``:
+    ``Tree.lockstep_arrays``; ``threshold``: the tree's live thresholds), in the
+    calling thread: :data:`LOCKSTEP_ROWS` rows step together until none moves. The rule is
+    :mod:`_tree_walk`'s: x <= threshold goes left, NaN follows the node's missing rule."""
+    n = X.shape[0]
+    current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
+    for start in range(0, n, LOCKSTEP_ROWS):
+        m = min(LOCKSTEP_ROWS, n - start)
+        for g in range(m):
+            current[g] = 0
+        moving = True
+        while moving:
+            moving = False
+            for g in range(m):
+                node = current[g]
+                x = X[start + g, steps[node, STEP_FEATURE]]
+                # Bitwise, not short-circuit: a select, not a branch the core mispredicts.
+                go_left = (x <= threshold[node]) | (
+                    (x != x) & (steps[node, STEP_MISSING_LEFT] != 0)
+                )
+                following = steps[node, STEP_LEFT] if go_left else steps[node, STEP_RIGHT]
+                moving |= following != node
+                current[g] = following
+        for g in range(m):
+            out[start + g] = current[g]
+
+
 # The compiled split search (kernels/_split_scan.py), the CPU twin of the CUDA kernel.
 SPLIT_CRITERION_CODES = _scan.CRITERION_CODES
 WINNER_FIXED_COLUMNS = _scan.WINNER_FIXED_COLUMNS

@@ -65,47 +65,96 @@ def test_serial_and_parallel_walks_reach_the_same_leaves(name):
     assert model.tree_.n_leaves > 4  # a tree worth walking
 
 
+WALKS = ("predict_leaves", "predict_leaves_serial", "predict_leaves_lockstep")
+
+
+def _record_walks(monkeypatch):
+    """The CPU walks called from here on, by name, in order."""
+    calls = []
+    for kernel in WALKS:
+        original = getattr(cpu_kernels, kernel)
+        monkeypatch.setattr(
+            cpu_kernels,
+            kernel,
+            lambda *args, kernel=kernel, original=original: (calls.append(kernel), original(*args)),
+        )
+    return calls
+
+
 @pytest.mark.parametrize("name", KINDS)
-def test_predictions_do_not_depend_on_the_batch_size_threshold(name, monkeypatch):
+def test_predictions_do_not_depend_on_the_batch_size_thresholds(name, monkeypatch):
     model, X = _fitted(name)
-    calls = []
-    for kernel in ("predict_leaves", "predict_leaves_serial"):
-        original = getattr(cpu_kernels, kernel)
-        monkeypatch.setattr(
-            cpu_kernels,
-            kernel,
-            lambda *args, kernel=kernel, original=original: (calls.append(kernel), original(*args)),
-        )
+    numeric = name in ("numeric", "regressor")
+    calls = _record_walks(monkeypatch)
     results = {}
-    for threshold in (1, 10**9):
-        monkeypatch.setattr(tree_module, "PARALLEL_MIN_ROWS", threshold)
+    for parallel_min, lockstep_min, expected in [
+        (1, 1, "predict_leaves"),
+        (10**9, 1, "predict_leaves_lockstep" if numeric else "predict_leaves_serial"),
+        (10**9, 10**9, "predict_leaves_serial"),
+    ]:
+        monkeypatch.setattr(tree_module, "PARALLEL_MIN_ROWS", parallel_min)
+        monkeypatch.setattr(tree_module, "LOCKSTEP_MIN_ROWS", lockstep_min)
         calls.clear()
-        results[threshold] = (model.apply(X), model.predict(X))
-        expected = "predict_leaves" if threshold == 1 else "predict_leaves_serial"
+        results[expected] = (model.apply(X), model.predict(X))
         assert set(calls) == {expected}
-    for parallel, serial in zip(results[1], results[10**9], strict=True):
-        np.testing.assert_array_equal(parallel, serial)
+    first, *others = results.values()
+    for other in others:
+        for a, b in zip(first, other, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
-def test_small_batches_take_the_serial_walk_and_large_ones_the_parallel(monkeypatch):
+def test_each_batch_size_takes_its_walk(monkeypatch):
+    """Small batches: the serial walk; from LOCKSTEP_MIN_ROWS rows (numeric trees): the
+    lock-step walk; from PARALLEL_MIN_ROWS: the parallel walk. The last row's prediction
+    is the same whichever walk carried it."""
     model, X = _fitted("numeric")
-    calls = []
-    for kernel in ("predict_leaves", "predict_leaves_serial"):
-        original = getattr(cpu_kernels, kernel)
-        monkeypatch.setattr(
-            cpu_kernels,
-            kernel,
-            lambda *args, kernel=kernel, original=original: (calls.append(kernel), original(*args)),
-        )
+    calls = _record_walks(monkeypatch)
     big = np.tile(X, (tree_module.PARALLEL_MIN_ROWS // len(X) + 1, 1))
-    for rows, kernel in [(1, "predict_leaves_serial"), (100, "predict_leaves_serial")] + [
-        (tree_module.PARALLEL_MIN_ROWS - 1, "predict_leaves_serial"),
-        (tree_module.PARALLEL_MIN_ROWS, "predict_leaves"),
+    lockstep, parallel = tree_module.LOCKSTEP_MIN_ROWS, tree_module.PARALLEL_MIN_ROWS
+    assert 1 < lockstep < parallel
+    for rows, kernel in [
+        (1, "predict_leaves_serial"),
+        (lockstep - 1, "predict_leaves_serial"),
+        (lockstep, "predict_leaves_lockstep"),
+        (parallel - 1, "predict_leaves_lockstep"),
+        (parallel, "predict_leaves"),
     ]:
         calls.clear()
         one_by_one = model.predict_proba(big[:rows])
         assert calls == [kernel], rows
         np.testing.assert_array_equal(one_by_one[-1:], model.predict_proba(big[rows - 1 : rows]))
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_the_lockstep_walk_reaches_the_general_walks_leaves(name):
+    """Every row, missing values, values equal to a threshold, infinities and batches
+    that are not a multiple of LOCKSTEP_ROWS included; trees with category splits have
+    no lock-step table."""
+    model, X = _fitted(name)
+    tree = model.tree_
+    arrays = tree.lockstep_arrays()
+    if name not in ("numeric", "regressor"):
+        assert arrays is None
+        return
+    codes = model._validate_X_predict(X)
+    internal = np.flatnonzero(tree.children_left >= 0)
+    at_threshold = np.zeros((internal.size, codes.shape[1]))
+    at_threshold[np.arange(internal.size), tree.feature[internal]] = tree.threshold[internal]
+    rng = np.random.default_rng(3)
+    extremes = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(50, codes.shape[1]))
+    rows = np.vstack([codes, at_threshold, extremes, np.full((3, codes.shape[1]), np.nan)])
+    for n in (rows.shape[0], 1, cpu_kernels.LOCKSTEP_ROWS + 3):
+        general = np.full(n, -7, dtype=np.int64)
+        lockstep = np.full(n, -7, dtype=np.int64)
+        cpu_kernels.predict_leaves_serial(rows[:n], *tree.walk_arrays(), general)
+        cpu_kernels.predict_leaves_lockstep(rows[:n], *arrays, lockstep)
+        np.testing.assert_array_equal(lockstep, general)
+    assert tree.lockstep_arrays() is arrays  # packed once
+    steps, threshold = arrays
+    assert np.shares_memory(threshold, tree.threshold)  # the live thresholds
+    leaves = np.flatnonzero(tree.children_left < 0)
+    np.testing.assert_array_equal(steps[leaves, cpu_kernels.STEP_LEFT], leaves)
+    np.testing.assert_array_equal(steps[leaves, cpu_kernels.STEP_RIGHT], leaves)
 
 
 # -- the cached walk arrays -----------------------------------------------------------------

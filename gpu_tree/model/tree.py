@@ -123,6 +123,10 @@ def check_impurities_finite(tree, what: str) -> None:
 # 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms. Issue 17 asks for batches up to
 # 10,000 rows no slower than scikit-learn's (serial) and large batches in parallel.
 PARALLEL_MIN_ROWS = 32768
+# Batches of at least this many rows (and fewer than PARALLEL_MIN_ROWS) of a tree of
+# numeric splits only take the lock-step walk (kernels.cpu.predict_leaves_lockstep): its
+# node table is a second copy of the tree, packed on first use, worth it for batches only.
+LOCKSTEP_MIN_ROWS = 1024
 
 
 class Tree:
@@ -351,17 +355,43 @@ class Tree:
         reader sets ``node_count`` and the category and branch tables directly (the cache
         holds on to those tables, so that their ids cannot be reused while it lives).
         """
+        return self._packed("_walk", self._pack_walk_arrays)
+
+    def lockstep_arrays(self):
+        """The arguments of ``kernels.cpu.predict_leaves_lockstep`` between ``X`` and the
+        output: its node table (node_count, STEP_COLUMNS) int64 (a leaf leads back to
+        itself) and the live ``threshold``; None where some split is not numeric (the
+        general walk takes those). Kept until the tree changes, as :meth:`walk_arrays`."""
+        return self._packed("_lockstep", self._pack_lockstep_arrays)
+
+    def _packed(self, name, pack):
+        """``pack()``'s arrays, built once and kept until the tree changes (see
+        :meth:`walk_arrays` for what the key holds)."""
         key = (
             self.__dict__.get("_changes", 0),
             self.node_count,
             id(self.category_bitsets),
             id(self.branch_children),
         )
-        cached = self.__dict__.get("_walk")
+        cached = self.__dict__.get(name)
         if cached is None or cached[0] != key:
             tables = (self.category_bitsets, self.branch_children)
-            cached = self.__dict__["_walk"] = (key, self._pack_walk_arrays(), tables)
+            cached = self.__dict__[name] = (key, pack(), tables)
         return cached[1]
+
+    def _pack_lockstep_arrays(self):
+        n = self.node_count
+        # The general walk's own test of a node's kind (its offsets), not split_kind.
+        if np.any(self._category_offset[:n] >= 0) or np.any(self._branch_offset[:n] >= 0):
+            return None
+        leaf = self._children_left[:n] == TREE_LEAF
+        itself = np.arange(n, dtype=np.int64)
+        steps = np.empty((n, cpu_kernels.STEP_COLUMNS), dtype=np.int64)
+        steps[:, cpu_kernels.STEP_LEFT] = np.where(leaf, itself, self._children_left[:n])
+        steps[:, cpu_kernels.STEP_RIGHT] = np.where(leaf, itself, self._children_right[:n])
+        steps[:, cpu_kernels.STEP_FEATURE] = np.where(leaf, 0, self._feature[:n])
+        steps[:, cpu_kernels.STEP_MISSING_LEFT] = self._missing_go_to_left[:n]
+        return steps, self._threshold[:n]
 
     def _pack_walk_arrays(self):
         n = self.node_count
@@ -407,6 +437,8 @@ class Tree:
         out = np.empty(X.shape[0], dtype=np.int64)
         if X.shape[0] >= PARALLEL_MIN_ROWS:
             cpu_kernels.predict_leaves(X, *self.walk_arrays(), out)
+        elif X.shape[0] >= LOCKSTEP_MIN_ROWS and (lockstep := self.lockstep_arrays()) is not None:
+            cpu_kernels.predict_leaves_lockstep(X, *lockstep, out)
         else:
             cpu_kernels.predict_leaves_serial(X, *self.walk_arrays(), out)
         return out
