@@ -661,33 +661,45 @@ STEP_COLUMNS = 4
 LOCKSTEP_ROWS = 16
 
 
+@borrowing_njit(forceinline=True)
+def _walk_lockstep_group(X, start, steps, threshold, current, out):
+    """Rows ``start`` to ``start + LOCKSTEP_ROWS`` (or X's end) of :func:`predict_leaves_lockstep`,
+    stepping together until none moves; ``current`` (LOCKSTEP_ROWS) is scratch."""
+    m = min(LOCKSTEP_ROWS, X.shape[0] - start)
+    for g in range(m):
+        current[g] = 0
+    moving = True
+    while moving:
+        moving = False
+        for g in range(m):
+            node = current[g]
+            x = X[start + g, steps[node, STEP_FEATURE]]
+            # Bitwise, not short-circuit: a select, not a branch the core mispredicts.
+            go_left = (x <= threshold[node]) | ((x != x) & (steps[node, STEP_MISSING_LEFT] != 0))
+            following = steps[node, STEP_LEFT] if go_left else steps[node, STEP_RIGHT]
+            moving |= following != node
+            current[g] = following
+    for g in range(m):
+        out[start + g] = current[g]
+
+
 @njit(cache=True)
 def predict_leaves_lockstep(X, steps, threshold, out):
     """The leaf each row of ``X`` reaches in a tree of numeric splits only (``steps``:
     ``Tree.lockstep_arrays``; ``threshold``: the tree's live thresholds), in the
     calling thread: :data:`LOCKSTEP_ROWS` rows step together until none moves. The rule is
     :mod:`_tree_walk`'s: x <= threshold goes left, NaN follows the node's missing rule."""
-    n = X.shape[0]
     current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
-    for start in range(0, n, LOCKSTEP_ROWS):
-        m = min(LOCKSTEP_ROWS, n - start)
-        for g in range(m):
-            current[g] = 0
-        moving = True
-        while moving:
-            moving = False
-            for g in range(m):
-                node = current[g]
-                x = X[start + g, steps[node, STEP_FEATURE]]
-                # Bitwise, not short-circuit: a select, not a branch the core mispredicts.
-                go_left = (x <= threshold[node]) | (
-                    (x != x) & (steps[node, STEP_MISSING_LEFT] != 0)
-                )
-                following = steps[node, STEP_LEFT] if go_left else steps[node, STEP_RIGHT]
-                moving |= following != node
-                current[g] = following
-        for g in range(m):
-            out[start + g] = current[g]
+    for start in range(0, X.shape[0], LOCKSTEP_ROWS):
+        _walk_lockstep_group(X, start, steps, threshold, current, out)
+
+
+@njit(parallel=True, cache=True)
+def predict_leaves_lockstep_parallel(X, steps, threshold, out):
+    """:func:`predict_leaves_lockstep` with its groups of rows on numba's threads."""
+    for group in prange((X.shape[0] + LOCKSTEP_ROWS - 1) // LOCKSTEP_ROWS):
+        current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
+        _walk_lockstep_group(X, group * LOCKSTEP_ROWS, steps, threshold, current, out)
 
 
 # The compiled split search (kernels/_split_scan.py), the CPU twin of the CUDA kernel.

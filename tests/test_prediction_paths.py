@@ -65,7 +65,12 @@ def test_serial_and_parallel_walks_reach_the_same_leaves(name):
     assert model.tree_.n_leaves > 4  # a tree worth walking
 
 
-WALKS = ("predict_leaves", "predict_leaves_serial", "predict_leaves_lockstep")
+WALKS = (
+    "predict_leaves",
+    "predict_leaves_serial",
+    "predict_leaves_lockstep",
+    "predict_leaves_lockstep_parallel",
+)
 
 
 def _record_walks(monkeypatch):
@@ -88,7 +93,8 @@ def test_predictions_do_not_depend_on_the_batch_size_thresholds(name, monkeypatc
     calls = _record_walks(monkeypatch)
     results = {}
     for parallel_min, lockstep_min, expected in [
-        (1, 1, "predict_leaves"),
+        (1, 1, "predict_leaves_lockstep_parallel" if numeric else "predict_leaves"),
+        (1, 10**9, "predict_leaves"),
         (10**9, 1, "predict_leaves_lockstep" if numeric else "predict_leaves_serial"),
         (10**9, 10**9, "predict_leaves_serial"),
     ]:
@@ -105,7 +111,7 @@ def test_predictions_do_not_depend_on_the_batch_size_thresholds(name, monkeypatc
 
 def test_each_batch_size_takes_its_walk(monkeypatch):
     """Small batches: the serial walk; from LOCKSTEP_MIN_ROWS rows (numeric trees): the
-    lock-step walk; from PARALLEL_MIN_ROWS: the parallel walk. The last row's prediction
+    lock-step walk; from PARALLEL_MIN_ROWS: its parallel twin. The last row's prediction
     is the same whichever walk carried it."""
     model, X = _fitted("numeric")
     calls = _record_walks(monkeypatch)
@@ -117,7 +123,7 @@ def test_each_batch_size_takes_its_walk(monkeypatch):
         (lockstep - 1, "predict_leaves_serial"),
         (lockstep, "predict_leaves_lockstep"),
         (parallel - 1, "predict_leaves_lockstep"),
-        (parallel, "predict_leaves"),
+        (parallel, "predict_leaves_lockstep_parallel"),
     ]:
         calls.clear()
         one_by_one = model.predict_proba(big[:rows])
@@ -146,9 +152,12 @@ def test_the_lockstep_walk_reaches_the_general_walks_leaves(name):
     for n in (rows.shape[0], 1, cpu_kernels.LOCKSTEP_ROWS + 3):
         general = np.full(n, -7, dtype=np.int64)
         lockstep = np.full(n, -7, dtype=np.int64)
+        lockstep_parallel = np.full(n, -7, dtype=np.int64)
         cpu_kernels.predict_leaves_serial(rows[:n], *tree.walk_arrays(), general)
         cpu_kernels.predict_leaves_lockstep(rows[:n], *arrays, lockstep)
+        cpu_kernels.predict_leaves_lockstep_parallel(rows[:n], *arrays, lockstep_parallel)
         np.testing.assert_array_equal(lockstep, general)
+        np.testing.assert_array_equal(lockstep_parallel, general)
     assert tree.lockstep_arrays() is arrays  # packed once
     steps, threshold = arrays
     assert np.shares_memory(threshold, tree.threshold)  # the live thresholds

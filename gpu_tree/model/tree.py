@@ -123,9 +123,9 @@ def check_impurities_finite(tree, what: str) -> None:
 # 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms. Issue 17 asks for batches up to
 # 10,000 rows no slower than scikit-learn's (serial) and large batches in parallel.
 PARALLEL_MIN_ROWS = 32768
-# Batches of at least this many rows (and fewer than PARALLEL_MIN_ROWS) of a tree of
-# numeric splits only take the lock-step walk (kernels.cpu.predict_leaves_lockstep): its
-# node table is a second copy of the tree, packed on first use, worth it for batches only.
+# Batches of at least this many rows of a tree of numeric splits only take the lock-step
+# walk (kernels.cpu.predict_leaves_lockstep, its parallel twin from PARALLEL_MIN_ROWS):
+# its node table is a second copy of the tree, packed on first use, worth it for batches.
 LOCKSTEP_MIN_ROWS = 1024
 
 
@@ -433,12 +433,19 @@ class Tree:
         """Leaf id of each row of X (n_samples, n_features), finite floats or NaN.
 
         Batches of :data:`PARALLEL_MIN_ROWS` rows or more are walked on numba's threads,
-        smaller ones in this thread (the same walk: the same leaves)."""
+        smaller ones in this thread; from :data:`LOCKSTEP_MIN_ROWS` rows, a tree of
+        numeric splits only is walked many rows in lock step. Every walk reaches the same
+        leaves."""
         out = np.empty(X.shape[0], dtype=np.int64)
-        if X.shape[0] >= PARALLEL_MIN_ROWS:
+        rows = X.shape[0]
+        lockstep = self.lockstep_arrays() if rows >= LOCKSTEP_MIN_ROWS else None
+        if lockstep is not None:
+            if rows >= PARALLEL_MIN_ROWS:
+                cpu_kernels.predict_leaves_lockstep_parallel(X, *lockstep, out)
+            else:
+                cpu_kernels.predict_leaves_lockstep(X, *lockstep, out)
+        elif rows >= PARALLEL_MIN_ROWS:
             cpu_kernels.predict_leaves(X, *self.walk_arrays(), out)
-        elif X.shape[0] >= LOCKSTEP_MIN_ROWS and (lockstep := self.lockstep_arrays()) is not None:
-            cpu_kernels.predict_leaves_lockstep(X, *lockstep, out)
         else:
             cpu_kernels.predict_leaves_serial(X, *self.walk_arrays(), out)
         return out
