@@ -653,8 +653,27 @@ def markdown_section(report: dict) -> str:
 # -- main -----------------------------------------------------------------------------------
 
 
+_SIZE_SUFFIXES = {"k": 1_000, "m": 1_000_000}
+
+
+def _row_count(text: str) -> int:
+    """One size from --rows: a number, optionally with k (thousands) or M (millions)."""
+    text = text.strip()
+    scale = _SIZE_SUFFIXES.get(text[-1:].lower(), 1)
+    number = text[:-1] if scale != 1 else text
+    try:
+        rows = int(float(number) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a row count: {text!r} (try 1000, 10k or 1M)"
+        ) from None
+    if rows < 1:
+        raise argparse.ArgumentTypeError(f"row counts must be positive, got {text!r}")
+    return rows
+
+
 def _int_list(text: str) -> list[int]:
-    return [int(float(v)) for v in text.split(",") if v.strip()]
+    return [_row_count(v) for v in text.split(",") if v.strip()]
 
 
 def _depth_list(text: str) -> list:
@@ -680,9 +699,12 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats = 1
-    args.rows = (
-        _int_list(args.rows) if args.rows else list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
-    )
+    try:
+        args.rows = (
+            _int_list(args.rows) if args.rows else list(QUICK_ROWS if args.quick else DEFAULT_ROWS)
+        )
+    except argparse.ArgumentTypeError as error:
+        parser.error(f"--rows: {error}")
     try:
         args.depths = _depth_list(args.depths)
     except ValueError:

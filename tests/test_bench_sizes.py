@@ -37,11 +37,23 @@ def _table_rows(text, first_header_cell):
     return header, body
 
 
+@pytest.mark.parametrize("rows", ["1x", "k", "0", "-5k"])
+def test_a_bad_row_count_is_refused_by_name(rows):
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "bench_sizes.py"), "--rows", f"1k,{rows}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "--rows:" in result.stderr and repr(rows) in result.stderr
+
+
 def test_the_smallest_sweep_measures_every_tool_and_reports_ratios(tmp_path):
     pytest.importorskip("sklearn")
     out = tmp_path / "sizes.json"
     stdout = _run(
-        *("--rows", "300", "--depths", "3,full", "--datasets", "higgs,cat20"),
+        *("--rows", "0.3k", "--depths", "3,full", "--datasets", "higgs,cat20"),
         *("--peers", "sklearn,hist_gb", "--repeats", "2", "--parts", "sweep"),
         *("--json", str(out)),
     )
