@@ -178,6 +178,37 @@ def test_class_labels_of_any_dtype_grow_the_tree_of_their_codes(data, form, crit
     assert model.predict(X).tolist() == np.asarray(as_labels(reference.predict(X))).tolist()
 
 
+_LABEL_DTYPES = [np.int8, np.int16, np.int64, np.uint8, np.uint64, np.float32, np.float64, bool]
+
+
+@PROPERTIES
+@given(data=st.data(), dtype=st.sampled_from(_LABEL_DTYPES))
+@example(data=None, dtype=np.int8)
+def test_class_labels_are_coded_as_numpy_unique_codes_them(data, dtype):
+    # Whole-number labels of a short span are counted, not sorted: the same classes, in
+    # the same dtype, and the same codes as np.unique, at the ends of every dtype too.
+    from gpu_tree.data.validation import check_classification_labels
+
+    if data is None:  # int8's whole range: offsets wrap in the label's own width
+        y = np.array([-128, 127, 0, -128], dtype=np.int8)
+    else:
+        if dtype is bool:
+            elements = st.booleans()
+        elif np.dtype(dtype).kind == "f":
+            base = data.draw(st.sampled_from([0.0, -3.0, 2.0**40, 1e20]))
+            elements = st.integers(0, 40).map(lambda k: np.float64(base) + 2 * k)
+        else:
+            info = np.iinfo(dtype)
+            edge = data.draw(st.sampled_from([info.min, info.max - 40, 0]))
+            elements = st.integers(0, 40).map(lambda k: edge + k)
+        y = np.array(data.draw(st.lists(elements, min_size=1, max_size=60)), dtype=dtype)
+    classes, codes = check_classification_labels(y)
+    expected_classes, expected_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == expected_classes.dtype
+    np.testing.assert_array_equal(classes, expected_classes)
+    np.testing.assert_array_equal(codes, expected_codes)
+
+
 @PROPERTIES
 @given(
     data=small_integer_data(),

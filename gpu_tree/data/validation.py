@@ -241,8 +241,35 @@ def check_classification_labels(y):
             raise ValueError(
                 f"Unknown label type: mixed label types {sorted(k.__name__ for k in kinds)}"
             )
+    counted = _counted_classes(y)
+    if counted is not None:
+        return counted
     classes, encoded = np.unique(y, return_inverse=True)
     return classes, encoded.astype(np.int64)
+
+
+def _counted_classes(y):
+    """(classes, encoded y) as np.unique gives them, by counting: for labels that are whole
+    numbers (integers, bools, whole floats) spanning fewer values than there are rows.
+    np.unique sorts: 62 ms of a 1M-row fit's 0.9 s (issue 17). None for other labels."""
+    kind = y.dtype.kind
+    if y.size == 0 or kind not in "biuf":
+        return None
+    values = y.view(np.uint8) if kind == "b" else y
+    lowest, highest = values.min(), values.max()
+    number = float if kind == "f" else int  # Python's: no overflow in the span
+    if not number(highest) - number(lowest) < values.size:  # NaN and inf fail it too
+        return None
+    # Offsets from the lowest label: whole numbers (checked above), so exact; integers
+    # subtract in their own width, wrapping, and read back unsigned (int8's -128..127).
+    offsets = np.subtract(values, lowest, dtype=values.dtype)
+    if kind == "i":
+        offsets = offsets.view(f"u{values.dtype.itemsize}")
+    offsets = offsets.astype(np.intp)
+    present = np.bincount(offsets) > 0
+    code_of = np.cumsum(present) - 1
+    classes = np.add(lowest, np.flatnonzero(present).astype(values.dtype), dtype=values.dtype)
+    return classes.astype(y.dtype), code_of[offsets].astype(np.int64)
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
