@@ -801,6 +801,90 @@ def _compile_score_splits(source_hash):
 score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
 
 
+# -- categorical columns of numbers to their codes ---------------------------------------------
+# A categorical feature's categories are its distinct values, sorted; a value's code is its
+# position among them, and a value that is not one of them (or is missing) becomes NaN.
+# numpy did this with np.unique and a searchsorted per row and column: 0.6 s of a 1.4 s
+# fit on 1M rows with 8 such columns, and 85 % of predicting 250k rows (issue 17).
+
+
+@njit(cache=True, nogil=True)
+def number_spans(matrix, columns, n_present, lowest, highest, whole, infinite):
+    """Over the present (non-NaN) values of each of ``matrix``'s ``columns[k]``, into the
+    k-th entry of the outputs: how many, the smallest, the largest, whether all are whole
+    numbers, whether any is infinite (one pass along the rows). Whole numbers of a short
+    span find their categories by :func:`mark_whole_numbers`, with no sort."""
+    n_present[:] = 0
+    lowest[:] = np.inf
+    highest[:] = -np.inf
+    whole[:] = True
+    infinite[:] = False
+    for i in range(matrix.shape[0]):
+        for k in range(columns.shape[0]):
+            v = matrix[i, columns[k]]
+            if v != v:
+                continue
+            n_present[k] += 1
+            if abs(v) == np.inf:
+                infinite[k] = True
+                whole[k] = False
+                continue
+            lowest[k] = min(lowest[k], v)
+            highest[k] = max(highest[k], v)
+            if v != np.floor(v):
+                whole[k] = False
+
+
+@njit(cache=True, nogil=True)
+def mark_whole_numbers(matrix, columns, lowest, seen, seen_start):
+    """``seen[seen_start[k] + v - lowest[k]] = True`` for each present value v of column
+    ``columns[k]``: whole numbers from ``lowest[k]`` that span less than
+    ``seen_start[k + 1] - seen_start[k]`` (:func:`number_spans` said so)."""
+    for i in range(matrix.shape[0]):
+        for k in range(columns.shape[0]):
+            v = matrix[i, columns[k]]
+            if v == v:
+                seen[seen_start[k] + int(v - lowest[k])] = True
+
+
+@njit(parallel=True, cache=True)
+def encode_number_categories(
+    matrix, features, categories, category_start, tables, table_start, lowest
+):
+    """In place: each value of ``matrix``'s columns ``features[k]`` becomes its code, its
+    position among the sorted ``categories[category_start[k]:category_start[k + 1]]``,
+    or NaN where it is not one of them (missing values included).
+
+    Whole-number categories spanning few values (``table_start[k + 1] > table_start[k]``)
+    look a value up in their table, ``tables[table_start[k] + v - lowest[k]]`` (-1 for the
+    whole numbers in the span that are not categories); others search their categories.
+    Either way the code found is confirmed against the category itself."""
+    for i in prange(matrix.shape[0]):
+        for k in range(features.shape[0]):
+            j = features[k]
+            v = matrix[i, j]
+            first, end = category_start[k], category_start[k + 1]
+            code = -1
+            if v == v and end > first:
+                table_first, table_end = table_start[k], table_start[k + 1]
+                if table_end > table_first:
+                    offset = v - lowest[k]
+                    if offset >= 0.0 and offset < table_end - table_first:
+                        code = tables[table_first + int(offset)]
+                else:
+                    low, high = first, end  # the first category not below v
+                    while low < high:
+                        middle = (low + high) // 2
+                        if categories[middle] < v:
+                            low = middle + 1
+                        else:
+                            high = middle
+                    code = low - first
+                if code >= 0 and (code >= end - first or categories[first + code] != v):
+                    code = -1
+            matrix[i, j] = code if code >= 0 else np.nan
+
+
 # -- small data on serial twins ---------------------------------------------------------------
 # Compiling a parallel=True kernel takes numba about 2 s (its parfor passes and the
 # gufunc it builds), a plain one about 0.4 s: on a first run, a 14-row `gputree train`
@@ -926,6 +1010,7 @@ histograms_dense = SerialWhenSmall(histograms_dense, node_values)
 partition_rows = SerialWhenSmall(partition_rows, _node_rows)
 compact_histograms = SerialWhenSmall(compact_histograms, node_values)
 compact_code_histograms = SerialWhenSmall(compact_code_histograms, node_values)
+encode_number_categories = SerialWhenSmall(encode_number_categories)
 partition_rows_multiway = SerialWhenSmall(partition_rows_multiway, _node_rows)
 largest_squared_deviations = SerialWhenSmall(largest_squared_deviations, _deviation_rows)
 squared_deviation_sums = SerialWhenSmall(squared_deviation_sums, _deviation_rows)
@@ -939,6 +1024,7 @@ SERIAL_WHEN_SMALL = (
     partition_rows,
     compact_histograms,
     compact_code_histograms,
+    encode_number_categories,
     partition_rows_multiway,
     largest_squared_deviations,
     squared_deviation_sums,

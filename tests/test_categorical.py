@@ -791,3 +791,66 @@ def test_text_columns_of_a_dataframe_code_as_their_values_row_by_row(dtype):
     expected = [1, np.nan, np.nan, 0, 3, np.nan, 2, 1]
     np.testing.assert_array_equal(from_frame.encode(test_frame)[:, 0], expected)
     np.testing.assert_array_equal(from_rows.encode(test_rows)[:, 0], expected)
+
+
+# -- categorical columns of numbers: coded in one compiled pass ------------------------------
+_NUMBER_COLUMNS = {
+    # name: (training values, probe values beyond them)
+    "codes": (np.arange(20.0), [20.0, -1.0, 0.5, 19.5]),  # a table from value to code
+    "years": (np.arange(1950.0, 2030.0, 3.0), [1951.0, 2029.0, 1949.0, 2031.0]),  # gaps
+    "zip codes": (np.array([1001.0, 10001.0, 60601.0, 94105.0]), [1002.0, 99999.0]),  # sparse
+    "fractions": (np.array([-2.5, -0.25, 0.0, 0.125, 7.75]), [-2.4, 0.126, -0.0]),
+    "huge": (np.array([2.0**60, 2.0**60 + 256, -(2.0**62)]), [2.0**60 + 512, 2.0**53]),
+    "negative codes": (np.arange(-6.0, 3.0), [-7.0, 3.0, -0.5]),
+}
+
+
+def _coded_by_a_dictionary(values, categories):
+    position = {float(c): k for k, c in enumerate(categories)}
+    return np.array([position.get(float(v), np.nan) for v in values])
+
+
+@pytest.mark.parametrize("name", sorted(_NUMBER_COLUMNS))
+@pytest.mark.parametrize("rows", [50, 200_000])  # the serial kernel, then the parallel one
+def test_number_categories_code_as_a_dictionary_would(name, rows):
+    seen, beyond = _NUMBER_COLUMNS[name]
+    rng = np.random.default_rng(rows)
+    train = rng.choice(seen, size=(rows, 2))
+    train[: seen.size, 0] = seen  # every category seen, in both columns
+    train[: seen.size, 1] = seen[::-1]
+    train[seen.size, :] = np.nan  # and a missing value
+    maps = CategoryMaps(np.array([False, True, True])).fit(np.column_stack([train[:, :1], train]))
+    for j in (1, 2):
+        np.testing.assert_array_equal(maps.categories[j], np.unique(seen))
+    pool = np.concatenate([seen, beyond, [np.nan, np.inf, -np.inf]])
+    probe = np.column_stack([rng.normal(size=rows), rng.choice(pool, size=(rows, 2))])
+    before = probe.copy()
+    coded = with_codes(probe, maps)
+    np.testing.assert_array_equal(probe, before)  # the caller's array is not touched
+    np.testing.assert_array_equal(coded[:, 0], probe[:, 0])
+    for j in (1, 2):
+        expected = _coded_by_a_dictionary(probe[:, j], np.unique(seen))
+        np.testing.assert_array_equal(coded[:, j], expected)
+    np.testing.assert_array_equal(maps.encode(probe), coded[:, 1:])
+    frame = pd.DataFrame(probe, columns=["x", "a", "b"])
+    np.testing.assert_array_equal(maps.encode(frame), coded[:, 1:])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint16, np.float32, bool])
+def test_number_categories_of_any_numeric_dtype_and_memory_order(dtype):
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 2 if dtype is bool else 9, size=(300, 3)).astype(dtype)
+    maps = CategoryMaps(np.array([True, False, True])).fit(values)
+    for order in "CF":
+        probe = np.asarray(values, order=order)
+        coded = with_codes(probe, maps)
+        for j in (0, 2):
+            expected = _coded_by_a_dictionary(probe[:, j], maps.categories[j])
+            np.testing.assert_array_equal(coded[:, j], expected)
+        np.testing.assert_array_equal(coded[:, 1], probe[:, 1].astype(np.float64))
+
+
+def test_an_infinite_number_category_is_refused_naming_the_feature():
+    X = np.array([[0.0, 1.0], [1.0, np.inf], [2.0, 2.0]])
+    with pytest.raises(ValueError, match=r"feature 1 holds the category inf"):
+        CategoryMaps(np.array([False, True])).fit(X)

@@ -499,6 +499,31 @@ def test_categories_for_a_feature_marked_numeric_are_refused(tmp_path, model):
     _refused(tmp_path, document, "feature 0: is_categorical and its categories disagree")
 
 
+@pytest.mark.parametrize(
+    "change", ["swap", "repeat", "infinite", "not a number"], ids=lambda change: change
+)
+def test_number_categories_out_of_order_are_refused(tmp_path, change):
+    # A value's code is found by a sorted search among its feature's categories: unsorted,
+    # repeated or non-finite ones would code values wrongly, without an error.
+    document = _saved(tmp_path, "subset")
+    entry = document["categorical"]["categories"][0]
+    assert entry["kind"] == "number" and len(entry["values"]) >= 2
+    values = entry["values"]
+    if change == "swap":
+        values[0], values[1] = values[1], values[0]
+    elif change == "repeat":
+        values[1] = values[0]
+    elif change == "infinite":
+        values[-1] = "inf"
+    else:
+        values[-1] = "nan"
+    _refused(
+        tmp_path,
+        document,
+        "categories of feature 0 should be finite numbers in increasing order, each once",
+    )
+
+
 @pytest.mark.parametrize("model", ["classifier", "regressor", "multiway"])
 def test_infinite_thresholds_and_negative_zero_round_trip_bit_for_bit(tmp_path, model):
     kind, params = _MODELS[model]

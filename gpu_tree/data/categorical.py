@@ -175,6 +175,82 @@ def _sorted_categories(values: np.ndarray, label: str) -> np.ndarray:
     return np.asarray(distinct, dtype=object) if distinct else np.empty(0, dtype=object)
 
 
+# Whole-number categories are looked up in a table indexed by value when they span at most
+# this many values per category (plus a few): codes 0..K-1, years, small counts; sparse
+# ones (zip codes) are searched instead. The table costs its span at each encode.
+TABLE_SPAN_PER_CATEGORY = 8
+TABLE_SPAN_EXTRA = 64
+
+
+def _distinct_numbers(matrix: np.ndarray, columns: np.ndarray, labels) -> list[np.ndarray]:
+    """The distinct present values of each of ``matrix``'s ``columns`` (a float64 C
+    array), sorted: whole numbers spanning fewer values than the column has are marked in
+    one pass with no sort; others go through np.unique."""
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    n = columns.size
+    n_present, lowest, highest = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
+    whole, infinite = np.zeros(n, bool), np.zeros(n, bool)
+    cpu_kernels.number_spans(matrix, columns, n_present, lowest, highest, whole, infinite)
+    for k in np.flatnonzero(infinite):
+        raise ValueError(f"{labels[k]} holds the category inf: categories must be finite")
+    span = np.where(n_present > 0, highest - lowest + 1, 0)
+    marked = whole & (span <= n_present)  # then marking costs at most a pass of the rows
+    seen_start = np.concatenate([[0], np.cumsum(np.where(marked, span, 0))]).astype(np.int64)
+    seen = np.zeros(seen_start[-1], dtype=bool)
+    if marked.any():
+        cpu_kernels.mark_whole_numbers(
+            matrix, columns[marked], lowest[marked], seen, seen_start[np.append(marked, True)]
+        )
+    distinct = []
+    for k in range(n):
+        if n_present[k] == 0:
+            distinct.append(np.empty(0))
+        elif marked[k]:
+            where = np.flatnonzero(seen[seen_start[k] : seen_start[k + 1]])
+            distinct.append(lowest[k] + where.astype(np.float64))
+        else:
+            values = matrix[:, columns[k]]
+            distinct.append(np.unique(values[~np.isnan(values)]))
+    return distinct
+
+
+class _NumberLookup:
+    """Several features' categories (sorted numbers) in the flat arrays that
+    ``kernels.cpu.encode_number_categories`` reads: each feature's categories, and for
+    whole numbers of a short span a table from value to code."""
+
+    def __init__(self, category_arrays):
+        self.categories = np.concatenate(
+            [np.asarray(c, dtype=np.float64) for c in category_arrays] + [np.empty(0)]
+        )
+        sizes = [len(c) for c in category_arrays]
+        self.category_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        tables, self.lowest = [], np.zeros(len(sizes))
+        for k, categories in enumerate(category_arrays):
+            tables.append(self._table(np.asarray(categories, dtype=np.float64)))
+            if categories.size:
+                self.lowest[k] = categories[0]
+        self.table_start = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(
+            np.int64
+        )
+        self.tables = np.concatenate(tables + [np.empty(0, dtype=np.int64)])
+
+    @staticmethod
+    def _table(categories: np.ndarray) -> np.ndarray:
+        """Code of each whole number from the first category to the last (-1 for those
+        that are not categories), or an empty table where the categories are not whole
+        numbers or span too many values."""
+        if categories.size == 0 or not np.all(categories == np.floor(categories)):
+            return np.empty(0, dtype=np.int64)
+        span = categories[-1] - categories[0] + 1
+        if span > TABLE_SPAN_PER_CATEGORY * categories.size + TABLE_SPAN_EXTRA:
+            return np.empty(0, dtype=np.int64)
+        table = np.full(int(span), -1, dtype=np.int64)
+        table[(categories - categories[0]).astype(np.int64)] = np.arange(categories.size)
+        return table
+
+
 class CategoryMaps:
     """The categories of each categorical feature, learned on training X."""
 
@@ -195,7 +271,18 @@ class CategoryMaps:
         return counts
 
     def fit(self, X):
-        for j in self.features:
+        features = self.features
+        if features.size == 0:
+            return self
+        if not is_dataframe(X) and np.ndim(X) == 2 and np.asarray(X).dtype.kind in "biuf":
+            # One pass over the rows for every column (each a category per number).
+            matrix = np.ascontiguousarray(X, dtype=np.float64)
+            labels = [feature_label(j, self.feature_names) for j in features]
+            distinct = _distinct_numbers(matrix, features, labels)
+            for j, categories in zip(features, distinct, strict=True):
+                self.categories[int(j)] = categories
+            return self
+        for j in features:
             label = feature_label(j, self.feature_names)
             text = _factorized_text(X, j)
             if text is not None:
@@ -207,11 +294,8 @@ class CategoryMaps:
                 seen = np.unique(codes[codes >= 0])
                 categories = np.asarray(column.cat.categories, dtype=object)[seen]
             elif column.dtype.kind in "biuf":
-                values = column.astype(np.float64)
-                values = values[~np.isnan(values)]
-                if np.isinf(values).any():
-                    raise ValueError(f"{label} holds the category inf: categories must be finite")
-                categories = np.unique(values)
+                matrix = np.ascontiguousarray(column, dtype=np.float64).reshape(-1, 1)
+                categories = _distinct_numbers(matrix, np.zeros(1, np.int64), [label])[0]
             else:
                 present = _present(column)
                 categories = _sorted_categories(column[present], label)
@@ -222,8 +306,13 @@ class CategoryMaps:
         """The categorical columns of X as float codes (n_samples, n_categorical); NaN for
         missing values and for categories not seen in training."""
         features = self.features
+        if not is_dataframe(X) and self._numbers_to_numbers(X):
+            out = np.array(np.asarray(X)[:, features], dtype=np.float64, order="C")
+            self._encode_numbers_in_place(out, np.arange(features.size), features)
+            return out
         n_samples = len(X) if is_dataframe(X) else np.asarray(X).shape[0]
         out = np.full((n_samples, features.size), np.nan)
+        numbers = []  # columns of numbers with categories of numbers: coded together below
         for k, j in enumerate(features):
             text = _factorized_text(X, j)
             if text is not None:  # each distinct string looked up once
@@ -233,7 +322,51 @@ class CategoryMaps:
                 )
                 out[:, k] = table[codes]  # code -1 (missing) reads the last entry: NaN
                 continue
-            out[:, k] = self._encode_column(_column(X, j), self.categories[int(j)])
+            column = _column(X, j)
+            if column.dtype.kind in "biuf" and self.categories[int(j)].dtype.kind == "f":
+                out[:, k] = column
+                numbers.append(k)
+                continue
+            out[:, k] = self._encode_column(column, self.categories[int(j)])
+        if numbers:
+            self._encode_numbers_in_place(out, np.array(numbers), features[numbers])
+        return out
+
+    def _numbers_to_numbers(self, X) -> bool:
+        """Whether X (an array) holds numbers and every categorical feature's categories
+        are numbers: then its columns are coded in place, in one compiled pass."""
+        kind = getattr(X, "dtype", np.asarray(X).dtype).kind
+        return kind in "biuf" and all(
+            self.categories[int(j)].dtype.kind == "f" for j in self.features
+        )
+
+    def _encode_numbers_in_place(self, matrix, columns, features) -> None:
+        """Code ``matrix``'s ``columns`` (a float64 C array of this caller's), which hold
+        the values of the categorical ``features``, whose categories are numbers."""
+        from gpu_tree.kernels import cpu as cpu_kernels
+
+        lookup = _NumberLookup([self.categories[int(j)] for j in features])
+        cpu_kernels.encode_number_categories(
+            matrix,
+            np.ascontiguousarray(columns, dtype=np.int64),
+            lookup.categories,
+            lookup.category_start,
+            lookup.tables,
+            lookup.table_start,
+            lookup.lowest,
+        )
+
+    def encode_array(self, array: np.ndarray) -> np.ndarray:
+        """A new float64 copy of the numeric array ``array`` with its categorical columns
+        coded (:meth:`encode`), in one copy and one compiled pass where the categories are
+        numbers."""
+        if self._numbers_to_numbers(array):
+            out = np.array(array, dtype=np.float64, order="C")
+            self._encode_numbers_in_place(out, self.features, self.features)
+            return out
+        codes = self.encode(array)
+        out = array.astype(np.float64, copy=True)
+        out[:, self.features] = codes
         return out
 
     @staticmethod
@@ -246,12 +379,6 @@ class CategoryMaps:
             present = codes >= 0
             out[present] = table[codes[present]]
             return out
-        if column.dtype.kind in "biuf" and categories.dtype.kind == "f":
-            values = column.astype(np.float64)
-            if categories.size == 0:
-                return np.full(values.size, np.nan)
-            position = np.minimum(np.searchsorted(categories, values), categories.size - 1)
-            return np.where(categories[position] == values, position.astype(np.float64), np.nan)
         column = column.astype(object)
         present, is_text = _present_and_text(column)
         out = np.full(column.size, np.nan)
@@ -355,9 +482,10 @@ def with_codes(X, maps: CategoryMaps):
         X[:, cupy.asarray(features)] = cupy.asarray(codes)
         return X
     array = np.asarray(X)
+    if array.dtype.kind not in "OSUV":
+        return maps.encode_array(array)
     codes = maps.encode(array)
-    kind = array.dtype.kind
-    array = array.astype(object if kind in "OSUV" else np.float64, copy=True)
+    array = array.astype(object, copy=True)
     array[:, features] = codes
     return array
 

@@ -371,6 +371,12 @@ def _read_categories(read, document, estimator, n_features):
         kind = read.field(entry, "kind", str, f"categories of feature {j}")
         if kind == "number":
             values = read.floats(entry, "values", None, f"categories of feature {j}")
+            # Codes are positions in this order (a value is found by a sorted search).
+            if not (np.all(np.isfinite(values)) and np.all(np.diff(values) > 0)):
+                read.fail(
+                    f"categories of feature {j} should be finite numbers in increasing "
+                    "order, each once"
+                )
         elif kind == "object":
             values = np.asarray(
                 read.field(entry, "values", list, f"categories of feature {j}"), dtype=object
