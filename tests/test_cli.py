@@ -150,6 +150,21 @@ def test_csv_round_trip_train_info_predict_evaluate_export(days, tmp_path):
     assert metrics["accuracy"] == pytest.approx(accuracy_score(truth, predicted))
     assert "confusion matrix (rows: true class, columns: predicted class)" in shown
     assert "sensitivity" in shown and "specificity" in shown and "PPV" in shown
+    # F1, ROC AUC and log-loss from the model's own probabilities, as scikit-learn has them.
+    from sklearn.metrics import f1_score, log_loss, roc_auc_score
+
+    yes = np.array(probabilities)[:, 1]
+    f1 = f1_score(truth, predicted, labels=["no", "yes"], average=None)
+    assert [rates["f1"] for rates in metrics["per_class"]] == pytest.approx(f1.tolist())
+    assert metrics["macro_f1"] == pytest.approx(f1.mean())
+    auc = roc_auc_score(np.asarray(truth) == "yes", yes)
+    assert [rates["roc_auc"] for rates in metrics["per_class"]] == pytest.approx([auc, auc])
+    assert metrics["macro_roc_auc"] == pytest.approx(auc)
+    assert metrics["log_loss"] == pytest.approx(
+        log_loss(truth, probabilities, labels=["no", "yes"])
+    )
+    assert f"macro F1: {f1.mean():.4f}" in shown
+    assert f"log-loss: {metrics['log_loss']:.4f}" in shown and "ROC AUC" in shown
 
     text = ok(run("export", model)).stdout
     assert text.startswith("|--- ") and "class: " in text
@@ -318,6 +333,14 @@ def test_metrics_equal_sklearn_and_undefined_ratios_are_none():
                 assert rates[name] == pytest.approx(value), (labels[k], name)
     assert ours["per_class"][3]["sensitivity"] is None  # "d": 0/0
     assert ours["per_class"][2]["ppv"] is None  # "c": never predicted
+    # F1: "d" never occurs and is predicted (0), "c" occurs and is never predicted (0);
+    # scikit-learn's zero_division=nan leaves out only 0/0, as None is left out here.
+    f1 = skm.f1_score(y_true, y_pred, labels=labels, average=None, zero_division=np.nan)
+    assert [r["f1"] for r in ours["per_class"]] == pytest.approx(f1.tolist())
+    macro = skm.f1_score(y_true, y_pred, labels=labels, average="macro", zero_division=np.nan)
+    assert ours["macro_f1"] == pytest.approx(macro)
+    nothing = classification_metrics(["a"], ["a"], ["a", "b"])["per_class"][1]
+    assert nothing["f1"] is None  # never occurs, never predicted: 0/0
 
     y = rng.normal(size=50)
     p = y + rng.normal(scale=0.3, size=50)
@@ -326,6 +349,55 @@ def test_metrics_equal_sklearn_and_undefined_ratios_are_none():
     assert reg["mae"] == pytest.approx(skm.mean_absolute_error(y, p))
     assert reg["rmse"] == pytest.approx(np.sqrt(skm.mean_squared_error(y, p)))
     assert regression_metrics(np.ones(3), np.ones(3))["r2"] is None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+def test_probability_metrics_equal_sklearn_with_ties(n_classes):
+    from sklearn import metrics as skm
+
+    from gpu_tree.app.metrics import probability_metrics
+
+    rng = np.random.default_rng(n_classes)
+    y = rng.integers(0, n_classes, size=400)
+    # Few distinct probabilities, as a tree's leaves give: many ties; and exact zeros.
+    proba = rng.integers(0, 4, size=(400, n_classes)).astype(np.float64)
+    proba[proba.sum(axis=1) == 0, 0] = 1.0
+    proba /= proba.sum(axis=1, keepdims=True)
+    ours = probability_metrics(y, proba)
+    assert ours["log_loss"] == pytest.approx(skm.log_loss(y, proba, labels=list(range(n_classes))))
+    if n_classes == 2:
+        expected = [skm.roc_auc_score(y, proba[:, 1])] * 2
+    else:
+        expected = skm.roc_auc_score(y, proba, multi_class="ovr", average=None).tolist()
+    assert ours["roc_auc_per_class"] == pytest.approx(expected)
+    assert ours["macro_roc_auc"] == pytest.approx(np.mean(expected))
+
+
+def test_a_class_without_rows_has_no_roc_auc():
+    from gpu_tree.app.metrics import probability_metrics
+
+    proba = np.array([[0.7, 0.2, 0.1], [0.4, 0.5, 0.1], [0.1, 0.8, 0.1]])
+    ours = probability_metrics(np.array([0, 1, 1]), proba)
+    assert ours["roc_auc_per_class"] == [1.0, 1.0, None]  # class 2: no positive row
+    assert ours["macro_roc_auc"] == 1.0
+    with pytest.raises(ValueError, match="not among the probabilities' columns"):
+        probability_metrics(np.array([0, 3, 1]), proba)
+
+
+def test_evaluate_fails_when_no_label_was_seen_in_training(days, tmp_path):
+    # adult's test file writes "<=50K." where its training file has "<=50K": with every
+    # row unseen, an accuracy of 0 would only hide the mistake.
+    _, model = days
+    data = tmp_path / "dotted.csv"
+    data.write_text("outlook,humidity,wind,temp,play\nsunny,90,weak,30,no.\nrain,80,weak,20,yes.\n")
+    metrics_path = tmp_path / "m.json"
+    result = run("evaluate", model, data, "-t", "play", "--json", metrics_path)
+    assert_one_line_error(
+        result,
+        "none of the 2 rows has a target label the model saw in training: column 'play' "
+        "holds no., yes., the model's classes are no, yes",
+    )
+    assert not metrics_path.exists()
 
 
 def test_evaluate_shows_na_for_a_class_never_predicted(days, tmp_path):
@@ -354,6 +426,7 @@ def test_evaluate_warns_of_labels_the_model_never_saw(days, tmp_path):
     assert warning.startswith("gputree: warning: 1 of 3 rows have a target label the model never")
     assert "(no.;" in warning and "classes: no, yes" in warning
     assert "accuracy" in result.stdout
+    assert "log-loss: n/a (some labels were never seen in training)" in result.stdout
 
 
 def test_every_text_column_is_named_at_once(tmp_path):

@@ -730,13 +730,22 @@ def _print_classification(metrics):
     first = max(len("class"), *(len(label) for label in labels))
     click.echo(
         f"{'class':<{first}}  {'support':>8}  {'sensitivity':>11}  {'specificity':>11}  "
-        f"{'PPV':>7}  {'NPV':>7}"
+        f"{'PPV':>7}  {'NPV':>7}  {'F1':>7}  {'ROC AUC':>7}"
     )
     for label, rates in zip(labels, metrics["per_class"], strict=True):
         click.echo(
             f"{label:<{first}}  {rates['support']:>8}  {_rate(rates['sensitivity']):>11}  "
             f"{_rate(rates['specificity']):>11}  {_rate(rates['ppv']):>7}  {_rate(rates['npv']):>7}"
+            f"  {_rate(rates['f1']):>7}  {_rate(rates['roc_auc']):>7}"
         )
+    click.echo("")
+    click.echo(f"macro F1: {_rate(metrics['macro_f1'])}")
+    unscored = metrics["probability_metrics_skipped"]
+    why = f" ({unscored})" if unscored else ""
+    click.echo(
+        f"ROC AUC (macro, each class against the rest): {_rate(metrics['macro_roc_auc'])}{why}"
+    )
+    click.echo(f"log-loss: {_rate(metrics['log_loss'])}{why}")
 
 
 def _write_json(path, document):
@@ -760,10 +769,18 @@ def evaluate(model, data, target, json_path, no_header):
     """Score MODEL on DATA, whose TARGET column holds the true values.
 
     Classification: accuracy, confusion matrix, and per class (against the rest)
-    sensitivity TP/(TP+FN), specificity TN/(TN+FP), PPV TP/(TP+FP) and NPV TN/(TN+FN),
-    "n/a" where a ratio is 0/0. Regression: R^2, MAE and RMSE.
+    sensitivity TP/(TP+FN), specificity TN/(TN+FP), PPV TP/(TP+FP), NPV TN/(TN+FN),
+    F1 2TP/(2TP+FP+FN) and ROC AUC from the predicted probabilities, "n/a" where a
+    ratio is 0/0; macro F1, macro ROC AUC and log-loss. Rows whose label the model never
+    saw count as errors (with a warning); if no row's label was seen, it fails.
+    Regression: R^2, MAE and RMSE.
     """
-    from gpu_tree.app.metrics import classification_metrics, regression_metrics
+    from gpu_tree.app.metrics import (
+        classification_metrics,
+        probability_metrics,
+        regression_metrics,
+    )
+    from gpu_tree.data.categorical import label_codes
 
     if json_path:
         check_writable(json_path, inputs=(model, data))
@@ -792,6 +809,25 @@ def evaluate(model, data, target, json_path, no_header):
         known = {str(label) for label in labels} if not numeric_target else set(labels)
         extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
         metrics = classification_metrics(y_true, predicted, labels + extra)
+        true_codes = label_codes(y_true, labels + extra)
+        if extra and (true_codes >= len(labels)).all():
+            raise click.ClickException(
+                f"none of the {table.n_rows:,} rows has a target label the model saw in "
+                f"training: column {chosen['target']!r} holds {_shown(extra)}, the model's "
+                f"classes are {_shown(labels)} (is it the right column, and are the labels "
+                "written the same way?)"
+            )
+        metrics["probability_metrics_skipped"] = None
+        scored = {"log_loss": None, "roc_auc_per_class": [None] * len(labels)}
+        if extra:
+            metrics["probability_metrics_skipped"] = "some labels were never seen in training"
+        else:
+            scored = probability_metrics(true_codes, _predict(estimator, X, proba=True))
+        metrics["log_loss"] = scored["log_loss"]
+        metrics["macro_roc_auc"] = scored.get("macro_roc_auc")
+        aucs = scored["roc_auc_per_class"] + [None] * len(extra)
+        for rates, auc in zip(metrics["per_class"], aucs, strict=True):
+            rates["roc_auc"] = auc
         if extra:
             # Usually a labelling difference between files (adult's test set writes
             # "<=50K." where its training set has "<=50K"), which no metric would reveal.

@@ -9,6 +9,20 @@ the confusion matrix M (rows: true class, columns: predicted class, n rows in al
     sensitivity = TP / (TP + FN)     specificity = TN / (TN + FP)
     PPV         = TP / (TP + FP)     NPV         = TN / (TN + FN)
 
+    F1          = 2 TP / (2 TP + FP + FN)   (the harmonic mean of sensitivity and PPV)
+
+Macro F1 is the mean of the classes' defined F1 values. From predicted probabilities P
+(a row per row, a column per class of the model), with y the true classes:
+
+    log-loss = -mean over rows of ln max(P[row, y], eps)   (eps: float64's machine epsilon,
+               as scikit-learn clips; a leaf that never saw the class would give infinity)
+    ROC AUC of class c against the rest = the probability that a row of class c scores
+               higher on P[:, c] than a row of another class, ties counting half
+               (Mann-Whitney U / (positives x negatives), from average ranks)
+
+and the macro ROC AUC is the mean of the classes' defined AUCs (a class with no rows, or
+only rows of its own, has none). Two classes: both AUCs equal scikit-learn's binary one.
+
 A ratio whose denominator is 0 (0/0: the class never occurs, or is never predicted) is
 undefined and given as ``None`` ("n/a" in the command line's tables), never 0 and never an
 error. Regression: R^2 = 1 - SS_res / SS_tot (``None`` when the true values are all
@@ -74,14 +88,23 @@ def per_class_rates(matrix) -> list[dict]:
                 "specificity": ratio(tn, tn + fp),
                 "ppv": ratio(tp, tp + fp),
                 "npv": ratio(tn, tn + fn),
+                "f1": ratio(2 * tp, 2 * tp + fp + fn),
             }
         )
     return rates
 
 
+def mean_of_defined(values):
+    """The mean of the values that are not None (None when none is)."""
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
 def classification_metrics(y_true, y_pred, labels) -> dict:
-    """Accuracy, confusion matrix and per-class rates over ``labels`` (in that order)."""
+    """Accuracy, confusion matrix, per-class rates and macro F1 over ``labels`` (in that
+    order)."""
     matrix = confusion_matrix(y_true, y_pred, labels)
+    rates = per_class_rates(matrix)
     total = int(matrix.sum())
     correct = int(np.trace(matrix))
     return {
@@ -91,7 +114,51 @@ def classification_metrics(y_true, y_pred, labels) -> dict:
         "n_correct": correct,
         "labels": list(labels),
         "confusion_matrix": matrix.tolist(),
-        "per_class": per_class_rates(matrix),
+        "per_class": rates,
+        "macro_f1": mean_of_defined(r["f1"] for r in rates),
+    }
+
+
+def average_ranks(scores) -> np.ndarray:
+    """Ranks 1..n of ``scores``, tied scores sharing the mean of their ranks."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(scores, kind="stable")
+    ordered = scores[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], scores.size]
+    ranks = np.empty(scores.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
+
+
+def roc_auc(is_positive, scores):
+    """Area under the ROC curve of ``scores`` for telling the ``is_positive`` rows from the
+    others (None without both kinds of row)."""
+    is_positive = np.asarray(is_positive, dtype=bool)
+    n_positive = int(is_positive.sum())
+    n_negative = is_positive.size - n_positive
+    if n_positive == 0 or n_negative == 0:
+        return None
+    rank_sum = float(average_ranks(scores)[is_positive].sum())
+    return (rank_sum - n_positive * (n_positive + 1) / 2.0) / (n_positive * n_negative)
+
+
+def probability_metrics(true_codes, proba) -> dict:
+    """Log-loss, each class's ROC AUC against the rest and their macro mean, from the
+    probabilities ``proba`` (n_rows, n_classes) and each row's true class index."""
+    true_codes = np.asarray(true_codes, dtype=np.int64)
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.ndim != 2 or proba.shape[0] != true_codes.size or true_codes.size == 0:
+        raise ValueError(f"{true_codes.size} true classes but probabilities of {proba.shape}")
+    if ((true_codes < 0) | (true_codes >= proba.shape[1])).any():
+        raise ValueError("a true class is not among the probabilities' columns")
+    of_true_class = proba[np.arange(true_codes.size), true_codes]
+    eps = np.finfo(np.float64).eps
+    aucs = [roc_auc(true_codes == c, proba[:, c]) for c in range(proba.shape[1])]
+    return {
+        "log_loss": float(-np.mean(np.log(np.maximum(of_true_class, eps)))),
+        "roc_auc_per_class": aucs,
+        "macro_roc_auc": mean_of_defined(aucs),
     }
 
 
