@@ -585,6 +585,38 @@ def test_progress_silent_when_piped_verbose_shows_levels_quiet_nothing(days, tmp
     ]  # the command removed what it installed
 
 
+@pytest.mark.parametrize("command", ["train", "predict", "evaluate", "export"])
+def test_verbose_and_quiet_are_taken_after_the_subcommand_too(days, tmp_path, command):
+    data, model = days
+    args = {
+        "train": ["train", data, "-t", "play", "-c", "outlook,wind", "-o", tmp_path / "m.json"],
+        "predict": ["predict", model, data, "-o", tmp_path / "p.csv"],
+        "evaluate": ["evaluate", model, data, "-t", "play"],
+        "export": ["export", model],
+        "info": ["info", model],
+    }[command]
+    quiet = ok(run(*args, "-q"))
+    assert quiet.stderr == "" and ok(run("--quiet", *args)).stderr == ""
+    if command != "train":  # (train's says how long the fit took)
+        assert ok(run("--quiet", *args)).stdout == quiet.stdout
+    for verbose in (ok(run(*args, "--verbose")).stderr, ok(run("-v", *args)).stderr):
+        if command == "train":
+            assert "level 0:" in verbose and "tree grown" in verbose
+        else:
+            assert f"loaded {model}" in flat(verbose)
+    assert_one_line_error(run("-v", *args, "-q"), "--verbose and --quiet exclude each other")
+    assert_one_line_error(run(*args, "-q", "-v"), "--verbose and --quiet exclude each other")
+    assert logging.getLogger("gpu_tree").handlers == [
+        h for h in logging.getLogger("gpu_tree").handlers if isinstance(h, logging.NullHandler)
+    ]  # every command removed what it installed
+
+
+def test_info_and_bench_take_verbose_and_quiet_after_the_subcommand(days):
+    _, model = days
+    assert ok(run("info", model, "-q")).stdout == ok(run("info", model, "-v")).stdout
+    assert "--quiet" in ok(run("bench", "--help")).stdout
+
+
 def test_progress_on_a_terminal_shows_levels_unless_quiet():
     import io
 

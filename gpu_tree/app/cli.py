@@ -141,30 +141,89 @@ class _Main(click.Group):
         return code
 
 
+# -- verbosity: -v / -q before or after the subcommand -----------------------------------------
+_VERBOSE_HELP = "Progress and details on stderr, even when piped; tracebacks of internal errors."
+_QUIET_HELP = "No progress messages, even on a terminal."
+
+
+def _verbosity(ctx) -> dict:
+    """The command's -v / -q, wherever given: one record on the root context, with what
+    applying them installed (undone when the command ends)."""
+    root = ctx.find_root()
+    state = root.meta.get("gputree.verbosity")
+    if state is None:
+        state = {"verbose": False, "quiet": False, "undo": [], "filters": list(warnings.filters)}
+        root.meta["gputree.verbosity"] = state
+        root.call_on_close(lambda: _undo_verbosity(state))
+    return state
+
+
+def _undo_verbosity(state):
+    for undo in reversed(state["undo"]):
+        undo()
+    state["undo"] = []
+
+
+def _apply_verbosity(ctx, flag=None):
+    """Set ``flag`` ("verbose" or "quiet") and (re)install the progress handler, the
+    warnings filter and the compile notice for the flags given so far."""
+    state = _verbosity(ctx)
+    if flag is not None:
+        state[flag] = True
+    verbose, quiet = state["verbose"], state["quiet"]
+    if verbose and quiet:
+        raise click.UsageError("--verbose and --quiet exclude each other")
+    _undo_verbosity(state)
+    _Main.verbose = verbose
+    warnings.filters[:] = state["filters"]
+    if not verbose:
+        warnings.simplefilter("ignore")
+    state["undo"] = [
+        install_handler(sys.stderr, verbose=verbose, quiet=quiet),
+        # "gputree: compiling kernels (first run only)" on a terminal, unless --quiet.
+        set_compile_notice("never" if quiet else "terminal", program="gputree"),
+    ]
+
+
+def _verbosity_options(command):
+    """-v / -q on a subcommand too (``gputree train data.csv -q``), as on ``gputree``."""
+
+    def given(flag):
+        def callback(ctx, param, value):
+            if value:
+                _apply_verbosity(ctx, flag)
+
+        return callback
+
+    command = click.option(
+        "-q", "--quiet", is_flag=True, expose_value=False, callback=given("quiet"), help=_QUIET_HELP
+    )(command)
+    return click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        callback=given("verbose"),
+        help=_VERBOSE_HELP,
+    )(command)
+
+
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="gputree")
-@click.option(
-    "-v",
-    "--verbose",
-    is_flag=True,
-    help="Progress and details on stderr, even when piped; tracebacks of internal errors.",
-)
-@click.option("-q", "--quiet", is_flag=True, help="No progress messages, even on a terminal.")
+@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
+@click.option("-q", "--quiet", is_flag=True, help=_QUIET_HELP)
 @click.pass_context
 def main(ctx, verbose, quiet):
     """Decision trees for large tabular data, on NVIDIA GPUs and on the CPU.
 
     Progress goes to stderr when it is a terminal; results to stdout. Every error is one
-    line, "gputree: error: ...", with exit status 2.
+    line, "gputree: error: ...", with exit status 2. -v and -q go before or after the
+    subcommand.
     """
-    if verbose and quiet:
-        raise click.UsageError("--verbose and --quiet exclude each other")
-    _Main.verbose = verbose
-    if not verbose:
-        warnings.simplefilter("ignore")
-    ctx.call_on_close(install_handler(sys.stderr, verbose=verbose, quiet=quiet))
-    # "gputree: compiling kernels (first run only)" on a terminal, unless --quiet.
-    ctx.call_on_close(set_compile_notice("never" if quiet else "terminal", program="gputree"))
+    state = _verbosity(ctx)
+    state["verbose"] = state["verbose"] or verbose
+    state["quiet"] = state["quiet"] or quiet
+    _apply_verbosity(ctx)
 
 
 # -- shared helpers ----------------------------------------------------------------------------
@@ -464,6 +523,7 @@ def _estimator_classes():
 
 # -- train -------------------------------------------------------------------------------------
 @main.command(short_help="Train a tree on a data file and save the model.")
+@_verbosity_options
 @click.argument("data", type=_DATA)
 @click.option(
     "-t",
@@ -655,6 +715,7 @@ def _fit_stats_table(estimator) -> str:
 
 # -- predict -----------------------------------------------------------------------------------
 @main.command(short_help="Predict a data file's rows with a model.")
+@_verbosity_options
 @click.argument("model", type=_DATA)
 @click.argument("data", type=_DATA)
 @click.option(
@@ -755,6 +816,7 @@ def _write_json(path, document):
 
 
 @main.command(short_help="Score a model on data with true values.")
+@_verbosity_options
 @click.argument("model", type=_DATA)
 @click.argument("data", type=_DATA)
 @click.option(
@@ -868,6 +930,7 @@ def _names(estimator):
 
 
 @main.command(short_help="Show a model's tree as text, DOT or PNG.")
+@_verbosity_options
 @click.argument("model", type=_DATA)
 @click.option(
     "-f",
@@ -949,6 +1012,7 @@ def export(model, fmt, output, max_depth, decimals, filled):
 
 # -- info --------------------------------------------------------------------------------------
 @main.command(short_help="Describe a model file.")
+@_verbosity_options
 @click.argument("model", type=_DATA)
 def info(model):
     """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
@@ -996,6 +1060,7 @@ def info(model):
 
 # -- bench -------------------------------------------------------------------------------------
 @main.command(short_help="Time gpu_tree and the installed peers.")
+@_verbosity_options
 @click.option(
     "--rows",
     type=click.IntRange(min=100),
