@@ -101,3 +101,51 @@ def test_truncation_and_bad_names():
         export_text(model, class_names=["a"])
     with pytest.raises(ValueError, match="fitted"):
         export_text(DecisionTreeClassifier())
+
+
+def test_a_subset_split_lists_only_the_categories_that_reach_it():
+    # Six colours in three classes: the root's subset split sends some colours away, and
+    # a split below on the same feature may store those absent colours on either side
+    # (absent categories follow the node's missing rule). Printed, each split names only
+    # colours that reach it, in text and in DOT.
+    from gpu_tree import export_graphviz
+
+    colours = np.array(list("abcdef"), dtype=object)
+    rng = np.random.default_rng(1)
+    colour = rng.choice(colours, size=600)
+    y = np.searchsorted(colours, colour) // 2  # a, b -> 0; c, d -> 1; e, f -> 2
+    frame = pd.DataFrame({"colour": colour})
+    model = DecisionTreeClassifier(categorical_features=["colour"], device="cpu").fit(frame, y)
+    tree = model.tree_
+    paths = model.decision_path(pd.DataFrame({"colour": colours})).toarray().astype(bool)
+    reaching = [set(colours[paths[:, node]]) for node in range(tree.node_count)]
+    internal = np.flatnonzero(tree.children_left >= 0)
+    assert internal.size >= 2  # the feature is split again below the root
+
+    def listed(condition):
+        return set(condition[condition.index("{") + 1 : condition.index("}")].split(", "))
+
+    # export_text prints each internal node's branches in order, each followed by its
+    # subtree: the parents of the condition lines, in print order.
+    parents = []
+
+    def visit(node):
+        if tree.children_left[node] < 0:
+            return
+        for child in (tree.children_left[node], tree.children_right[node]):
+            parents.append(node)
+            visit(child)
+
+    visit(0)
+    conditions = [
+        line.split("--- ")[1]
+        for line in export_text(model).splitlines()
+        if line.split("--- ")[1].startswith("colour ")
+    ]
+    assert len(conditions) == len(parents) == 2 * internal.size
+    for parent, condition in zip(parents, conditions, strict=True):
+        assert listed(condition) <= reaching[parent], (parent, condition, reaching[parent])
+    dot = export_graphviz(model, node_ids=True)
+    for node in internal:
+        box = dot[dot.index(f'{node} [label="node #{node}') :].split("\\n")[1]
+        assert box.startswith("colour in {") and listed(box) <= reaching[node], (node, box)

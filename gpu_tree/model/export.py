@@ -78,11 +78,36 @@ def _category_label(estimator, feature, code):
     return str(value)
 
 
-def _branches(estimator, node, name, number, show_missing=True):
+def _subset_words(tree, node) -> np.ndarray:
+    """The category set of a subset split: the codes sent left, as uint64 words."""
+    offset = tree.category_offset[node]
+    words = tree.category_bitsets[offset : offset + tree.n_category_words]
+    return np.ascontiguousarray(words).view(np.uint64)
+
+
+def _children_reach(tree, node, reach):
+    """What can reach each child of ``node`` (in child order), from what reaches the node:
+    ``reach`` maps a categorical feature to the words of the categories that can still
+    arrive (a feature not in it: every category). A subset split on the feature sends
+    its set's categories left and the others right; other splits change nothing."""
+    if tree.split_kind[node] == MULTIWAY:  # (ID3 never tests its feature again below)
+        return [reach] * (int(tree.children_right[node] - tree.children_left[node]) + 1)
+    if tree.split_kind[node] != CATEGORICAL_SUBSET:
+        return [reach, reach]
+    feature = int(tree.feature[node])
+    words = _subset_words(tree, node)
+    arriving = reach.get(feature)
+    if arriving is None:
+        arriving = np.full(words.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+    return [{**reach, feature: arriving & words}, {**reach, feature: arriving & ~words}]
+
+
+def _branches(estimator, node, name, number, show_missing=True, reach=None):
     """The branches (``_Branch``) of an internal node, in child order.
 
     ``number`` formats a threshold (each view rounds its own way); the wording is the
-    same everywhere.
+    same everywhere. A subset split lists only the categories that can reach the node
+    (``reach``: see :func:`_children_reach`; None: every category).
     """
     tree = estimator.tree_
     feature = tree.feature[node]
@@ -102,8 +127,10 @@ def _branches(estimator, node, name, number, show_missing=True):
         return branches
     left, right = int(tree.children_left[node]), int(tree.children_right[node])
     if kind == CATEGORICAL_SUBSET:
-        offset = tree.category_offset[node]
-        words = tree.category_bitsets[offset : offset + tree.n_category_words]
+        words = _subset_words(tree, node)
+        arriving = None if reach is None else reach.get(int(feature))
+        if arriving is not None:
+            words = words & arriving
         categories = getattr(estimator, "categories_", [None] * tree.n_features)[feature]
         known = 64 * tree.n_category_words if categories is None else len(categories)
         members = [int(c) for c in bitset_members(words) if c < known]
@@ -179,9 +206,9 @@ def export_text(
 
     lines = []
     bar = "|" + " " * spacing
-    stack = [(0, 0, None)]
+    stack = [(0, 0, None, {})]
     while stack:
-        node, depth, condition = stack.pop()
+        node, depth, condition, reach = stack.pop()
         indent = bar * (depth - 1) + "|" + "-" * spacing + " " if depth else ""
         if condition is not None:
             lines.append(indent + condition)
@@ -193,9 +220,12 @@ def export_text(
             levels = int(subtree_levels[node])
             lines.append(prefix + f"truncated branch of depth {levels}")
             continue
-        branches = _branches(estimator, node, names[tree.feature[node]], number, show_missing)
-        for branch in reversed(branches):
-            stack.append((branch.child, depth + 1, branch.text))
+        branches = _branches(
+            estimator, node, names[tree.feature[node]], number, show_missing, reach
+        )
+        below = _children_reach(tree, node, reach)
+        for branch, arriving in zip(reversed(branches), reversed(below), strict=True):
+            stack.append((branch.child, depth + 1, branch.text, arriving))
     return "\n".join(lines) + "\n"
 
 
@@ -288,6 +318,7 @@ def _node_lines(
     proportion,
     precision,
     show_missing,
+    reach,
 ):
     """The text of one box: id, split, impurity, samples, value, class."""
     tree = estimator.tree_
@@ -304,7 +335,8 @@ def _node_lines(
             lines.append(name)  # each edge names its categories
         else:
             number = functools.partial(_number, precision=precision)
-            lines.append(_branches(estimator, node, name, number, show_missing)[0].condition)
+            branches = _branches(estimator, node, name, number, show_missing, reach)
+            lines.append(branches[0].condition)
     if impurity:
         criterion = str(getattr(estimator, "criterion", "impurity"))
         key = NODE_IMPURITY.get(criterion, criterion)
@@ -347,9 +379,9 @@ def _graph(
     colors = _node_colors(estimator) if filled else None
     number = functools.partial(_number, precision=precision)
     nodes, edges = [], []  # both in preorder (an edge where its child is)
-    stack = [(0, -1, 0, None)]
+    stack = [(0, -1, 0, None, {})]
     while stack:
-        node, parent, depth, edge_lines = stack.pop()
+        node, parent, depth, edge_lines, reach = stack.pop()
         if parent >= 0:
             edges.append(_GraphEdge(parent, node, edge_lines))
         if max_depth is not None and depth > max_depth:
@@ -367,17 +399,22 @@ def _graph(
             proportion=proportion,
             precision=precision,
             show_missing=show_missing,
+            reach=reach,
         )
         nodes.append(_GraphNode(node, parent, depth, lines, colors and colors[node], False))
         if tree.children_left[node] == TREE_LEAF:
             continue
         multiway = tree.split_kind[node] == MULTIWAY
-        branches = _branches(estimator, node, names[tree.feature[node]], number, show_missing)
+        branches = _branches(
+            estimator, node, names[tree.feature[node]], number, show_missing, reach
+        )
+        below = _children_reach(tree, node, reach)
         for i in reversed(range(len(branches))):
             # A binary node's box holds its left condition: its edges read True / False.
             head = branches[i].relation if multiway else ("True" if i == 0 else "False")
             note = branches[i].note
-            stack.append((branches[i].child, node, depth + 1, [head, note] if note else [head]))
+            edge = [head, note] if note else [head]
+            stack.append((branches[i].child, node, depth + 1, edge, below[i]))
     return nodes, edges
 
 
