@@ -284,7 +284,9 @@ def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
     for name in ("pyarrow", "pyarrow.parquet", "pyarrow.compute"):
         monkeypatch.setitem(sys.modules, name, None)
     result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
-    assert_one_line_error(result, 'pip install "gpu-tree[parquet]"')
+    assert_one_line_error(
+        result, 'pip install pyarrow (or, in a gpu_tree checkout, pip install ".[parquet]")'
+    )
     assert not (tmp_path / "m.json").exists()
 
 

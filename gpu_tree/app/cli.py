@@ -41,6 +41,7 @@ from gpu_tree.app.data_io import (
 from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
 from gpu_tree.kernels.compilation import set_compile_notice
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
+from gpu_tree.utils.install_hints import install_hint
 from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
 
 logger = logging.getLogger("gpu_tree.app.cli")
@@ -50,7 +51,7 @@ logger = logging.getLogger("gpu_tree.app.cli")
 # MIN_ROWS_PER_CLASS rows per value on average; text or categorical targets always are.
 MAX_AUTO_CLASSES = 20
 MIN_ROWS_PER_CLASS = 5
-PLOT_HINT = 'pip install "gpu-tree[plot]" (or pip install matplotlib)'
+PLOT_HINT = install_hint("plot")
 _EXPECTED = (ValueError, OSError, ImportError, MemoryError)
 
 

@@ -40,13 +40,15 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu_tree.utils.install_hints import install_hint
+
 # What a caller asks of each column: a number, a categorical (strings kept in text
 # formats), raw text decided later (a target), or not read at all.
 NUMBER, CATEGORY, TEXT, SKIP = "number", "category", "text", "skip"
 KINDS = (NUMBER, CATEGORY, TEXT, SKIP)
 MISSING_TOKENS = frozenset({"", "?", "na", "n/a", "nan"})
 EXTENSIONS = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq", ".arff", ".npz", ".npy")
-PARQUET_HINT = 'reading Parquet files needs pyarrow: pip install "gpu-tree[parquet]"'
+PARQUET_HINT = f"reading Parquet files needs pyarrow: {install_hint('parquet')}"
 _CHUNK_ROWS = 65_536
 # CSV rows without the csv module where that gives the same result (_read_rows_fast);
 # tests turn it off to compare.

@@ -37,6 +37,7 @@ from gpu_tree.backends.rows import (
 )
 from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.utils.fit_stats import count, launch
+from gpu_tree.utils.install_hints import install_hint
 
 
 @functools.cache
@@ -63,7 +64,8 @@ def cuda_status():
         return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)", np
     cupy = _cupy_or_none()
     if cupy is None:
-        return False, "CuPy is not installed (pip install 'gpu-tree[cuda12]' or '[cuda13]')", None
+        hint = f"{install_hint('cuda13')}; CUDA 12: {install_hint('cuda12')}"
+        return False, f"CuPy is not installed ({hint})", None
     try:
         if not cuda.is_available() or cupy.cuda.runtime.getDeviceCount() < 1:
             return False, "no usable NVIDIA GPU was found", None

@@ -18,6 +18,7 @@ import numpy as np
 from gpu_tree.data.stats import bitset_members
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NODE_IMPURITY, TREE_LEAF
 from gpu_tree.utils.atomic_files import atomic_text
+from gpu_tree.utils.install_hints import install_hint
 
 _MULTIWAY_DEFAULT = "(or missing, or another category)"
 _MISSING = "or missing"
@@ -570,7 +571,7 @@ def plot_tree(
     fontsize=None,
     show_missing=True,
 ):
-    """Draw the tree with matplotlib (``pip install "gpu-tree[plot]"``).
+    """Draw the tree with matplotlib (``pip install matplotlib``).
 
     The boxes and edge labels read as ``export_graphviz``'s (see there for the options).
     The layout spreads the leaves evenly and centres each parent over its children, so
@@ -611,9 +612,7 @@ def plot_tree(
 
             ax = plt.gca()
     except ImportError as error:
-        raise ImportError(
-            'plot_tree needs matplotlib: pip install matplotlib (or pip install "gpu-tree[plot]")'
-        ) from error
+        raise ImportError(f"plot_tree needs matplotlib: {install_hint('plot')}") from error
     positions, n_slots, n_levels = _tidy_positions(nodes)
     if fontsize is None:
         fontsize = _auto_fontsize(ax, nodes, n_slots, n_levels)
