@@ -1446,3 +1446,49 @@ def test_csv_fast_path_is_taken_for_plain_and_missing_value_chunks(tmp_path, mon
     _assert_same(fast, slow)
     assert len(slow_calls) == 1  # the csv-module run of _read_both only
     assert fast.column("b").values[4:].tolist() == [-7.0, 1000.0]
+
+
+# -- sample weights (--weight) -----------------------------------------------------------------
+def test_weight_column_weighs_rows_and_is_not_a_feature(tmp_path):
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=120).round(3), rng.normal(size=120).round(3)
+    w = rng.integers(0, 4, size=120) * 0.5
+    y = (a + rng.normal(scale=0.8, size=120) > 0).astype(int)
+    data = tmp_path / "weighted.csv"
+    data.write_text(
+        "a,w,b,y\n" + "".join(f"{p},{q},{r},{t}\n" for p, q, r, t in zip(a, w, b, y, strict=True))
+    )
+    model = tmp_path / "m.json"
+    shown = ok(run("train", data, "-t", "y", "--weight", "w", "-o", model)).stdout
+    assert "2 features (0 categorical), target 'y', weights from 'w'" in shown
+    loaded = gpu_tree.load(model)
+    assert loaded.feature_names_in_.tolist() == ["a", "b"]
+    X = np.column_stack([a, b])
+    expected = gpu_tree.DecisionTreeClassifier(random_state=0, device="cpu")
+    expected.fit(X, y, sample_weight=w)
+    unweighted = gpu_tree.DecisionTreeClassifier(random_state=0, device="cpu").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        assert loaded.predict_proba(X).tolist() == expected.predict_proba(X).tolist()
+        assert loaded.tree_.node_count != unweighted.tree_.node_count  # weights mattered
+
+
+@pytest.mark.parametrize(
+    "rows, options, message",
+    [
+        ("1,1,0\n3,2,1\n", ["--weight", "y"], "the weight column 'y' is also the target"),
+        ("1,1,0\n3,2,1\n", ["--weight", "w", "--ignore", "w"], "'w' is also in --ignore"),
+        ("1,1,0\n3,2,1\n", ["--weight", "w", "-c", "w"], "'w' is also in --categorical"),
+        ("1,1,0\n3,2,1\n", ["--weight", "v"], "unknown weight column 'v'"),
+        ("1,1,0\n3,-2,1\n", ["--weight", "w"], "line 3: the weight column 'w' holds -2.0"),
+        ("1,1,0\n3,,1\n", ["--weight", "w"], "line 3: the weight column 'w' holds a missing"),
+        ("1,inf,0\n3,1,1\n", ["--weight", "w"], "line 2: column 'w' holds 'inf'"),
+        ("1,0,0\n3,0,1\n", ["--weight", "w"], "every weight in the column 'w' is 0"),
+    ],
+)
+def test_a_bad_weight_column_is_refused_by_name(tmp_path, rows, options, message):
+    data = tmp_path / "d.csv"
+    data.write_text("a,w,y\n" + rows)
+    model = tmp_path / "m.json"
+    assert_one_line_error(run("train", data, "-t", "y", *options, "-o", model), message)
+    assert not model.exists()

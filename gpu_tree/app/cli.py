@@ -288,6 +288,23 @@ def _check_target_present(table, column):
         )
 
 
+def _sample_weights(table, column) -> np.ndarray:
+    """The --weight column's values: finite, non-negative numbers, not all zero."""
+    values = np.asarray(column.values, dtype=np.float64)
+    bad = ~(np.isfinite(values) & (values >= 0))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        value = float(values[first])
+        shown = "a missing value" if np.isnan(value) else repr(value)
+        raise ValueError(
+            f"{table.source}, {table.where(first)}: the weight column {column.name!r} holds "
+            f"{shown}; weights must be finite, non-negative numbers"
+        )
+    if not (values > 0).any():
+        raise ValueError(f"{table.source}: every weight in the column {column.name!r} is 0")
+    return values
+
+
 def _as_numbers(column, table, why):
     """A text column's values as float64, or a ValueError naming the first bad value."""
     values = column.values
@@ -548,6 +565,12 @@ def _estimator_classes():
     help="Columns not to use, comma-separated names or indices (ids, free text).",
 )
 @click.option(
+    "--weight",
+    metavar="COL",
+    help="A column of sample weights (finite, non-negative numbers; not a feature): a "
+    "row of weight 2 counts as two rows.",
+)
+@click.option(
     "--task",
     type=click.Choice(["auto", "classification", "regression"]),
     default="auto",
@@ -598,6 +621,7 @@ def train(
     target,
     categorical,
     ignore,
+    weight,
     task,
     criterion,
     max_depth,
@@ -635,6 +659,14 @@ def train(
         t = resolve_column(target, names, "target column")
         if kinds[t] == SKIP:
             raise ValueError(f"the target column {names[t]!r} is also in --ignore")
+        if weight is not None:
+            w = resolve_column(weight, names, "weight column")
+            if w == t:
+                raise ValueError(f"the weight column {names[w]!r} is also the target")
+            if kinds[w] != NUMBER:
+                option = "--ignore" if kinds[w] == SKIP else "--categorical"
+                raise ValueError(f"the weight column {names[w]!r} is also in {option}")
+            found["weight"] = names[w]
         if kinds[t] != CATEGORY:
             kinds[t] = TEXT
         found["target"] = names[t]
@@ -642,10 +674,14 @@ def train(
 
     table = _read(data, plan, no_header=no_header)
     target_column = table.column(found["target"])
-    features = [c for c in table.columns if c.name != found["target"]]
+    not_features = {found["target"], found.get("weight")}
+    features = [c for c in table.columns if c.name not in not_features]
     if not features:
         raise ValueError(f"{data}: no feature columns besides the target {found['target']!r}")
     y, task = _target_values(table, target_column, task)
+    sample_weight = None
+    if weight is not None:
+        sample_weight = _sample_weights(table, table.column(found["weight"]))
 
     classifier_class, regressor_class = _estimator_classes()
     estimator_class = classifier_class if task == "classification" else regressor_class
@@ -670,7 +706,7 @@ def train(
     estimator = estimator_class(**params)
     logger.info("fitting %s on %d rows x %d features", estimator_class.__name__, *X.shape)
     start = time.perf_counter()
-    estimator.fit(X, y)
+    estimator.fit(X, y, sample_weight=sample_weight)
     fit_seconds = time.perf_counter() - start
     # The command line knows the column names; the model file keeps them.
     estimator.feature_names_in_ = np.asarray([c.name for c in features], dtype=object)
@@ -680,9 +716,10 @@ def train(
     what = f"{task}"
     if task == "classification":
         what += f", {len(estimator.classes_)} classes ({_shown(estimator.classes_.tolist())})"
+    weighted = f", weights from {found['weight']!r}" if weight is not None else ""
     click.echo(
         f"trained {estimator_class.__name__} on {data}: {table.n_rows:,} rows, {len(features)} "
-        f"features ({n_categorical} categorical), target {found['target']!r}: {what}"
+        f"features ({n_categorical} categorical), target {found['target']!r}{weighted}: {what}"
     )
     click.echo(
         f"tree: depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
