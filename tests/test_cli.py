@@ -1492,3 +1492,30 @@ def test_a_bad_weight_column_is_refused_by_name(tmp_path, rows, options, message
     model = tmp_path / "m.json"
     assert_one_line_error(run("train", data, "-t", "y", *options, "-o", model), message)
     assert not model.exists()
+
+
+# -- predict: ids and standard output ------------------------------------------------------------
+def test_predict_copies_an_id_column_and_writes_to_stdout_without_o(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("id,a,b,y\n007,1,2,0\nr2,3,4,1\n,5,6,0\n1e3,7,8,1\n")
+    model = tmp_path / "m.json"
+    ok(run("train", data, "-t", "y", "--ignore", "id", "-o", model))
+    plain = ok(run("predict", model, data)).stdout  # no -o: standard output
+    assert plain.splitlines()[0] == "prediction" and len(plain.splitlines()) == 5
+    shown = ok(run("predict", model, data, "--id", "id", "--proba")).stdout.splitlines()
+    assert shown[0] == "id,prediction,proba_0,proba_1"
+    # Ids are copied as written (leading zeros, exponents), a missing one as an empty field.
+    assert [line.split(",")[0] for line in shown[1:]] == ["007", "r2", "", "1e3"]
+    assert [line.split(",")[1] for line in shown[1:]] == plain.splitlines()[1:]
+    written = tmp_path / "p.csv"
+    ok(run("predict", model, data, "--id", "id", "-o", written))
+    assert read_csv(written)[0] == ["id", "prediction"]
+    assert [row[1] for row in read_csv(written)[1:]] == plain.splitlines()[1:]
+    assert_one_line_error(
+        run("predict", model, data, "--id", "a"), "the id column 'a' is a feature"
+    )
+    assert_one_line_error(run("predict", model, data, "--id", "zz"), "unknown id column 'zz'")
+    headless = tmp_path / "h.csv"
+    headless.write_text("007,1,2\n008,3,4\n")
+    shown = ok(run("predict", model, headless, "--no-header", "--id", "0")).stdout
+    assert shown.splitlines() == ["x0,prediction", "007,0", "008,1"]

@@ -365,10 +365,11 @@ def _target_values(table, column, task):
     return numeric, task
 
 
-def _model_plan(model, target=None, target_kind=TEXT):
+def _model_plan(model, target=None, target_kind=TEXT, role="target"):
     """A read plan for a model's features (by name; by position for files with no names
-    or a model without them), plus ``target``. Fills ``chosen`` with the feature columns'
-    names in the model's order, once the file's columns are known."""
+    or a model without them), plus ``target``: the column of true values, or with
+    ``role="id"`` the column of row ids. Fills ``chosen`` with the feature columns' names
+    in the model's order, once the file's columns are known."""
     names_in = getattr(model, "feature_names_in_", None)
     names_in = None if names_in is None else [str(n) for n in names_in]
     n_features = model.n_features_in_
@@ -382,14 +383,14 @@ def _model_plan(model, target=None, target_kind=TEXT):
         kinds = [SKIP] * len(names)
         target_index = None
         if target is not None:
-            target_index = resolve_column(target, names, "target column")
+            target_index = resolve_column(target, names, f"{role} column")
             kinds[target_index] = target_kind
             chosen["target"] = names[target_index]
         if names_in is not None and all(name in names for name in names_in):
             columns = [names.index(name) for name in names_in]
             if target_index in columns:
                 raise ValueError(
-                    f"the target column {names[target_index]!r} is a feature of the model"
+                    f"the {role} column {names[target_index]!r} is a feature of the model"
                 )
         elif names_in is None or generated:
             columns = [j for j in range(len(names)) if j != target_index]
@@ -413,8 +414,8 @@ def _model_plan(model, target=None, target_kind=TEXT):
     return plan, chosen
 
 
-def _read_for_model(model, data, target=None, target_kind=TEXT, no_header=False):
-    plan, chosen = _model_plan(model, target, target_kind)
+def _read_for_model(model, data, target=None, target_kind=TEXT, no_header=False, role="target"):
+    plan, chosen = _model_plan(model, target, target_kind, role)
 
     def plan_with_names(names):
         return plan(names, no_header or _generated_names(data, names))
@@ -759,27 +760,39 @@ def _fit_stats_table(estimator) -> str:
 @click.option(
     "-o",
     "--output",
-    required=True,
+    default="-",
     metavar="PREDICTIONS.csv",
-    help="Where to write the predictions (CSV); - for standard output.",
+    help="Where to write the predictions (CSV); - or none: standard output.",
 )
 @click.option("--proba", is_flag=True, help="Also write each class's probability (proba_CLASS).")
+@click.option(
+    "--id",
+    "id_column",
+    metavar="COL",
+    help="A column of row ids, copied as the predictions' first column (not a feature).",
+)
 @_NO_HEADER
-def predict(model, data, output, proba, no_header):
+def predict(model, data, output, proba, id_column, no_header):
     """Predict DATA's rows with MODEL (a model file from gputree train).
 
     Columns are matched to the model's features by name (files without names, by
-    position); other columns, the target among them, are ignored.
+    position); other columns, the target among them, are ignored. The predictions go
+    to standard output unless -o names a file.
     """
     if output != "-":
         check_writable(output, inputs=(model, data))
     estimator = _load(model)
     if proba and not _is_classifier(estimator):
         raise click.UsageError("--proba needs a classification model; this one is a regressor")
-    table, X, _ = _read_for_model(estimator, data, no_header=no_header)
+    table, X, chosen = _read_for_model(
+        estimator, data, id_column, TEXT, no_header=no_header, role="id"
+    )
     predicted = _predict(estimator, X)
     header = ["prediction"]
     columns = [predicted.tolist()]
+    if id_column is not None:  # missing ids are written as empty fields
+        header.insert(0, chosen["target"])
+        columns.insert(0, table.column(chosen["target"]).values.tolist())
     if proba:
         probabilities = _predict(estimator, X, proba=True)
         header += [f"proba_{label}" for label in estimator.classes_.tolist()]
