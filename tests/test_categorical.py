@@ -175,10 +175,53 @@ def test_string_categories_and_unseen_ones_follow_the_missing_rule():
     assert model.is_categorical_.tolist() == [True, False, True]
 
 
-def test_categorical_column_of_strings_needs_declaring():
+def test_columns_of_text_and_category_dtype_are_categorical_by_default():
+    # As HistGradientBoosting, LightGBM and XGBoost take them: no declaration needed.
+    rng = np.random.default_rng(4)
+    colour = rng.choice(["red", "blue", "teal"], size=120).astype(object)
+    colour[::11] = None
+    shape = pd.Categorical(rng.choice(["round", "square"], size=120))
+    size = rng.normal(size=120)
+    codes = rng.integers(0, 3, size=120)  # numbers: numeric unless declared
+    y = ((colour == "red") ^ (size > 0)).astype(int)
+    frame = pd.DataFrame({"colour": colour, "shape": shape, "size": size, "codes": codes})
+    default = DecisionTreeClassifier(device="cpu").fit(frame, y)
+    assert default.is_categorical_.tolist() == [True, True, False, False]
+    declared = DecisionTreeClassifier(categorical_features=["colour", "shape"], device="cpu").fit(
+        frame, y
+    )
+    assert_tree_equal(default.tree_, declared.tree_)
+    assert_tree_equal(
+        DecisionTreeClassifier(categorical_features="from_dtype", device="cpu").fit(frame, y).tree_,
+        default.tree_,
+    )
+    # A numpy array of text: every column is text, so every column is categorical.
+    text = np.column_stack([colour.astype(str), np.where(size > 0, "hi", "lo")])
+    assert DecisionTreeClassifier(device="cpu").fit(text, y).is_categorical_.tolist() == [
+        True,
+        True,
+    ]
+
+
+def test_an_empty_declaration_makes_a_text_column_an_error_naming_it():
     frame = pd.DataFrame({"colour": ["red", "blue"] * 10, "size": np.arange(20.0)})
     with pytest.raises(ValueError, match=r"column 0 \('colour'\).*'red'.*categorical_features"):
-        DecisionTreeClassifier(device="cpu").fit(frame, np.arange(20) % 2)
+        DecisionTreeClassifier(categorical_features=[], device="cpu").fit(frame, np.arange(20) % 2)
+
+
+@pytest.mark.parametrize("categorical_features", [None, "from_dtype"])
+def test_a_column_mixing_text_and_numbers_is_refused_naming_it_and_rows(categorical_features):
+    frame = pd.DataFrame(
+        {"size": np.arange(5.0), "colour": np.array([None, "red", 3, "blue", 4.5], dtype=object)}
+    )
+    message = r"feature 1 \('colour'\) mixes text and numbers: row 1 holds 'red', row 2 holds 3\."
+    with pytest.raises(ValueError, match=message):
+        DecisionTreeClassifier(categorical_features=categorical_features, device="cpu").fit(
+            frame, np.arange(5) % 2
+        )
+    # Declared, its values are categories, the number 3 and the text "red" alike.
+    model = DecisionTreeClassifier(categorical_features=["colour"], device="cpu")
+    assert model.fit(frame, np.arange(5) % 2).is_categorical_.tolist() == [False, True]
 
 
 @pytest.mark.parametrize("index", [3, -4, 4])

@@ -296,7 +296,13 @@ Y_GOOD = np.arange(10) % 2
         (np.zeros((0, 2)), np.zeros(0), ValueError, "0 sample"),
         (X_GOOD, Y_GOOD[:9], ValueError, "X has 10 rows but y has 9"),
         (X_GOOD + 1j, Y_GOOD, ValueError, "Complex data not supported"),
-        (np.array([["1", "a"]] * 10, dtype=object), Y_GOOD, ValueError, r"column 1 .*'a' at row 0"),
+        # (A column of text alone is categorical: categorical_features' default rule.)
+        (
+            np.array([[1.0, "a"], [2.0, 3]] * 5, dtype=object),
+            Y_GOOD,
+            ValueError,
+            r"feature 1 mixes text and numbers: row 0 holds 'a', row 1 holds 3",
+        ),
         (X_GOOD, None, ValueError, "requires y to be passed"),
         (X_GOOD, np.linspace(0, 1, 10), ValueError, "Unknown label type: continuous"),
     ],
@@ -309,8 +315,10 @@ def test_bad_input_is_named(X, y, exception, match):
 def test_bad_dataframe_column_is_named():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"age": np.arange(10.0), "city": ["Oslo"] * 10})
+    # A text column is categorical by default; declared numeric-only, it is an error.
+    assert DecisionTreeClassifier().fit(frame, Y_GOOD).is_categorical_.tolist() == [False, True]
     with pytest.raises(ValueError, match=r"column 1 \('city'\) holds a non-numeric value 'Oslo'"):
-        DecisionTreeClassifier().fit(frame, Y_GOOD)
+        DecisionTreeClassifier(categorical_features=[]).fit(frame, Y_GOOD)
 
 
 @pytest.mark.parametrize(

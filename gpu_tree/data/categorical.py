@@ -36,22 +36,20 @@ def _is_pandas_categorical(dtype) -> bool:
 def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.ndarray:
     """Boolean mask of the categorical features from ``categorical_features``.
 
-    ``spec``: None (no categorical features), "from_dtype" (the pandas ``category``
-    columns of a DataFrame), a boolean mask of length n_features, or feature indices or
-    names.
+    ``spec``: None or "from_dtype" (the columns whose type says they are categories:
+    :func:`categorical_by_type`), a boolean mask of length n_features, or feature indices
+    or names (an empty list: none).
     """
     mask = np.zeros(n_features, dtype=bool)
     if spec is None:
-        return mask
+        return categorical_by_type(X, n_features, feature_names)
     if isinstance(spec, str):
         if spec != "from_dtype":
             raise ValueError(
                 f"categorical_features={spec!r} is not understood: pass 'from_dtype', a "
                 "boolean mask, or a list of feature indices or names"
             )
-        if is_dataframe(X):
-            mask[:] = [_is_pandas_categorical(dtype) for dtype in X.dtypes]
-        return mask
+        return categorical_by_type(X, n_features, feature_names)
     items = list(np.asarray(spec, dtype=object).ravel()) if not np.isscalar(spec) else [spec]
     if len(items) and all(isinstance(v, (bool, np.bool_)) for v in items):
         if len(items) != n_features:
@@ -86,6 +84,51 @@ def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.
                 "boolean mask"
             )
     return mask
+
+
+def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
+    """The features that are categories by their type, as HistGradientBoosting, LightGBM
+    and XGBoost take them without being told: a pandas ``category`` column, and a column of
+    text (a DataFrame's object or string column, a numpy string or object column) whose
+    present values are all strings. A column of numbers stays numeric; one mixing numbers
+    and text is refused, naming it and a row of each (which did the user mean?)."""
+    mask = np.zeros(n_features, dtype=bool)
+    if n_features == 0:
+        return mask
+    if is_dataframe(X):
+        kinds = [
+            "category" if _is_pandas_categorical(dtype) else getattr(dtype, "kind", "O")
+            for dtype in X.dtypes
+        ]
+    else:  # an array (numpy, sparse, GPU) says its dtype; a list is read as numpy would
+        dtype = getattr(X, "dtype", None)
+        kind = np.dtype(dtype).kind if dtype is not None else np.asarray(X).dtype.kind
+        kinds = [kind] * n_features
+    for j, kind in enumerate(kinds):
+        if kind == "category" or kind in "US":
+            mask[j] = True
+        elif kind == "O":
+            mask[j] = _is_text_column(_column(X, j), j, feature_names)
+    return mask
+
+
+def _is_text_column(column, j, feature_names) -> bool:
+    """Whether an object column's present values are all strings (False for numbers and
+    for a column with no present value); a mix of both is a ValueError."""
+    present, is_text = _present_and_text(column)
+    text = present & is_text
+    if not text.any():
+        return False
+    others = present & ~is_text
+    if others.any():
+        values = np.asarray(column, dtype=object)
+        at_text, at_other = int(np.argmax(text)), int(np.argmax(others))
+        raise ValueError(
+            f"{feature_label(j, feature_names)} mixes text and numbers: row {at_text} holds "
+            f"{values[at_text]!r}, row {at_other} holds {values[at_other]!r}. Declare it in "
+            "categorical_features to take every value as a category, or make it numeric"
+        )
+    return True
 
 
 def _is_missing_object(value) -> bool:

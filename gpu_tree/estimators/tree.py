@@ -588,10 +588,15 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         pi of Zaki and Meira's Algorithm 19.1).
     device : {"auto", "cpu", "cuda"}
         Where to train. ``auto`` picks the GPU when one is usable.
-    categorical_features : "from_dtype", list of indices or names, boolean mask, or None
-        The categorical features. "from_dtype": a DataFrame's pandas ``category``
-        columns. Their values are labels (numbers or strings); missing values and, at
-        prediction, categories not seen in training follow each node's missing rule.
+    categorical_features : None, "from_dtype", list of indices or names, or boolean mask
+        The categorical features. None (the default) and "from_dtype": the columns whose
+        type says so, a pandas ``category`` column and a column of text (a DataFrame's
+        object or string column, a numpy string or object column, whose present values
+        are all strings); a column mixing numbers and text is refused. Columns of numbers
+        are numeric unless listed here; an empty list makes every column numeric. The
+        values of a categorical feature are labels (numbers or strings); missing values
+        and, at prediction, categories not seen in training follow each node's missing
+        rule.
         A feature may have at most ``max_bins`` categories (one less with missing values).
     categorical_split : {"binary", "multiway"}
         ``binary``: splits "x in V" (Zaki and Meira, Algorithm 19.3), V a subset of the
