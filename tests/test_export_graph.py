@@ -459,6 +459,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(
-        ImportError, match=r'pip install matplotlib.*pip install "gpu-tree\[plot\]"'
+        ImportError,
+        match=r'pip install matplotlib \(or, in a gpu_tree checkout, pip install "\.\[plot\]"\)',
     ):
         gpu_plot_tree(model)
