@@ -108,8 +108,32 @@ def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
         if kind == "category" or kind in "US":
             mask[j] = True
         elif kind == "O":
-            mask[j] = _is_text_column(_column(X, j), j, feature_names)
+            inferred = _inferred_type(X, j)
+            if inferred in _TEXT_TYPES or inferred in _NON_TEXT_TYPES:
+                mask[j] = inferred in _TEXT_TYPES
+            else:  # mixed kinds: the detailed check, row by row, and its error
+                mask[j] = _is_text_column(_column(X, j), j, feature_names)
     return mask
+
+
+# pandas' names (infer_dtype, skipping missing values) for a column of strings only, and
+# for columns of no strings; any other name is looked at value by value.
+_TEXT_TYPES = frozenset({"string"})
+_NON_TEXT_TYPES = frozenset(
+    {"empty", "integer", "floating", "mixed-integer-float", "decimal", "boolean", "complex"}
+)
+
+
+def _inferred_type(X, j) -> str | None:
+    """pandas' name for the kind of values in column j of a DataFrame (one pass in C; a
+    string dtype column answers from its dtype), or None for other inputs."""
+    if not is_dataframe(X):
+        return None
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - a DataFrame without pandas
+        return None
+    return pd.api.types.infer_dtype(X.iloc[:, j], skipna=True)
 
 
 def _is_text_column(column, j, feature_names) -> bool:
@@ -195,7 +219,7 @@ def _factorized_text(X, j):
         import pandas as pd
     except ImportError:  # pragma: no cover - a DataFrame without pandas
         return None
-    if pd.api.types.infer_dtype(series, skipna=True) != "string":
+    if _inferred_type(X, j) not in _TEXT_TYPES:
         return None
     codes, distinct = pd.factorize(series)
     return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object)
@@ -378,7 +402,7 @@ class CategoryMaps:
     def _numbers_to_numbers(self, X) -> bool:
         """Whether X (an array) holds numbers and every categorical feature's categories
         are numbers: then its columns are coded in place, in one compiled pass."""
-        kind = getattr(X, "dtype", np.asarray(X).dtype).kind
+        kind = (X.dtype if hasattr(X, "dtype") else np.asarray(X).dtype).kind
         return kind in "biuf" and all(
             self.categories[int(j)].dtype.kind == "f" for j in self.features
         )
