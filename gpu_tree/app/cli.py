@@ -289,19 +289,21 @@ def _check_target_present(table, column):
 
 
 def _sample_weights(table, column) -> np.ndarray:
-    """The --weight column's values: finite, non-negative numbers, not all zero."""
+    """The --weight column's values, checked by the estimators' rule (finite,
+    non-negative, not all zero), its errors naming the column and the line."""
+    from gpu_tree.data.validation import ALL_ZERO, weight_problem
+
     values = np.asarray(column.values, dtype=np.float64)
-    bad = ~(np.isfinite(values) & (values >= 0))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        value = float(values[first])
+    problem, row = weight_problem(values)
+    if problem == ALL_ZERO:
+        raise ValueError(f"{table.source}: every weight in the column {column.name!r} is 0")
+    if problem is not None:
+        value = float(values[row])
         shown = "a missing value" if np.isnan(value) else repr(value)
         raise ValueError(
-            f"{table.source}, {table.where(first)}: the weight column {column.name!r} holds "
+            f"{table.source}, {table.where(row)}: the weight column {column.name!r} holds "
             f"{shown}; weights must be finite, non-negative numbers"
         )
-    if not (values > 0).any():
-        raise ValueError(f"{table.source}: every weight in the column {column.name!r} is 0")
     return values
 
 
@@ -930,17 +932,17 @@ def evaluate(model, data, target, json_path, no_header):
                 f"classes are {_shown(labels)} (is it the right column, and are the labels "
                 "written the same way?)"
             )
-        metrics["probability_metrics_skipped"] = None
-        scored = {"log_loss": None, "roc_auc_per_class": [None] * len(labels)}
-        if extra:
-            metrics["probability_metrics_skipped"] = "some labels were never seen in training"
+        if extra:  # probabilities have no column for an unseen label
+            skipped = "some labels were never seen in training"
+            scored = {"log_loss": None, "roc_auc_per_class": [], "macro_roc_auc": None}
         else:
+            skipped = None
             scored = probability_metrics(true_codes, _predict(estimator, X, proba=True))
-        metrics["log_loss"] = scored["log_loss"]
-        metrics["macro_roc_auc"] = scored.get("macro_roc_auc")
-        aucs = scored["roc_auc_per_class"] + [None] * len(extra)
+        aucs = scored.pop("roc_auc_per_class")
+        aucs += [None] * (len(metrics["per_class"]) - len(aucs))  # unseen labels: none
         for rates, auc in zip(metrics["per_class"], aucs, strict=True):
             rates["roc_auc"] = auc
+        metrics.update(scored, probability_metrics_skipped=skipped)
         if extra:
             # Usually a labelling difference between files (adult's test set writes
             # "<=50K." where its training set has "<=50K"), which no metric would reveal.

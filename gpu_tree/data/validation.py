@@ -289,17 +289,32 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
         weight = weight.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"sample_weight must be numeric ({exc})") from None
-    bad = ~np.isfinite(weight)
-    if bad.any():
-        raise ValueError(f"sample_weight contains NaN or infinity at row {int(np.argmax(bad))}")
-    if (weight < 0).any():
-        i = int(np.argmax(weight < 0))
+    problem, i = weight_problem(weight)
+    if problem == NOT_FINITE:
+        raise ValueError(f"sample_weight contains NaN or infinity at row {i}")
+    if problem == NEGATIVE:
         raise ValueError(
             f"Negative values in data passed to sample_weight: row {i} has {weight[i]}"
         )
-    if not (weight > 0).any():
+    if problem == ALL_ZERO:
         raise ValueError("Sample weights must contain at least one positive value; all are zero")
     return weight
+
+
+# What weight_problem finds wrong with sample weights.
+NOT_FINITE, NEGATIVE, ALL_ZERO = "not finite", "negative", "all zero"
+
+
+def weight_problem(weight: np.ndarray) -> tuple[str | None, int | None]:
+    """The rule sample weights obey, in one place: (problem, row) for the first weight
+    that is NaN or infinite, else the first negative one, else (ALL_ZERO, None) when no
+    weight is positive; (None, None) for good weights (float64)."""
+    for problem, bad in ((NOT_FINITE, ~np.isfinite(weight)), (NEGATIVE, weight < 0)):
+        if bad.any():
+            return problem, int(np.argmax(bad))
+    if not (weight > 0).any():
+        return ALL_ZERO, None
+    return None, None
 
 
 def is_device_array(X) -> bool:
