@@ -373,10 +373,6 @@ class CategoryMaps:
         """The categorical columns of X as float codes (n_samples, n_categorical); NaN for
         missing values and for categories not seen in training."""
         features = self.features
-        if not is_dataframe(X) and self._numbers_to_numbers(X):
-            out = np.array(np.asarray(X)[:, features], dtype=np.float64, order="C")
-            self._encode_numbers_in_place(out, np.arange(features.size), features)
-            return out
         n_samples = len(X) if is_dataframe(X) else np.asarray(X).shape[0]
         out = np.full((n_samples, features.size), np.nan)
         numbers = []  # columns of numbers with categories of numbers: coded together below
