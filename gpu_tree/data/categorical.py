@@ -259,8 +259,9 @@ def _distinct_numbers(matrix: np.ndarray, columns: np.ndarray, labels) -> list[n
     n_present, lowest, highest = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
     whole, infinite = np.zeros(n, bool), np.zeros(n, bool)
     cpu_kernels.number_spans(matrix, columns, n_present, lowest, highest, whole, infinite)
-    for k in np.flatnonzero(infinite):
-        raise ValueError(f"{labels[k]} holds the category inf: categories must be finite")
+    if infinite.any():
+        label = labels[int(np.argmax(infinite))]
+        raise ValueError(f"{label} holds the category inf: categories must be finite")
     span = np.where(n_present > 0, highest - lowest + 1, 0)
     marked = whole & (span <= n_present)  # then marking costs at most a pass of the rows
     seen_start = np.concatenate([[0], np.cumsum(np.where(marked, span, 0))]).astype(np.int64)
