@@ -17,7 +17,7 @@ from gpu_tree.backends.cuda import (
     predict_on_device,
 )
 from gpu_tree.backends.rows import RowData
-from gpu_tree.data.binning import check_category_counts, check_max_bins
+from gpu_tree.data.binning import check_category_counts, check_max_bins, missing_by_feature
 from gpu_tree.data.categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
@@ -25,6 +25,7 @@ from gpu_tree.data.categorical import (
     resolve_categorical_features,
     with_codes,
 )
+from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import StatsLayout, words_for
 from gpu_tree.data.validation import (
     check_classification_labels,
@@ -176,6 +177,7 @@ class _BaseDecisionTree(BaseEstimator):
     # -- fitting: the training pipeline, step by step ------------------------------------
     def _fit(self, X, y, sample_weight=None):
         settings = self._check_params()
+        X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
         categorical = self._learn_categories(X, feature_names)
         if categorical is not None and categorical.multiway and settings.criterion == "cart":
@@ -297,7 +299,9 @@ class _BaseDecisionTree(BaseEstimator):
     def _make_backend(
         self, X, row_data, max_bins, categorical, feature_names, timer=None, seconds=None
     ):
-        """Bin X (histogram search; ``self._bin_mapper``) and build the backend."""
+        """Bin X (histogram search; ``self._bin_mapper``) and build the backend. Records
+        which features X has missing values in (``self.missing_in_training_``): the
+        exports mark where missing values go only on those features' splits."""
         n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
@@ -313,9 +317,11 @@ class _BaseDecisionTree(BaseEstimator):
             )
             if seconds is not None:
                 seconds["binning"] = time.perf_counter() - start
+            self.missing_in_training_ = self._bin_mapper.missing_by_feature_
         else:
+            self.missing_in_training_ = missing_by_feature(X)
             if categorical is not None:  # the same limit as in histogram mode
-                has_missing = bool(np.isnan(X[:, categorical.features]).any())
+                has_missing = bool(self.missing_in_training_[categorical.features].any())
                 check_category_counts(n_categories, max_bins, has_missing, feature_names)
             data = X
         return make_backend(
@@ -472,6 +478,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         self._check_fitted()
+        X = as_pandas_frame(X)
         maps = getattr(self, "_category_maps", None)
         categorical = maps is not None and maps.features.size > 0
         if categorical or not is_device_array(X):
@@ -590,9 +597,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         Where to train. ``auto`` picks the GPU when one is usable.
     categorical_features : None, "from_dtype", list of indices or names, or boolean mask
         The categorical features. None (the default) and "from_dtype": the columns whose
-        type says so, a pandas ``category`` column and a column of text (a DataFrame's
-        object or string column, a numpy string or object column, whose present values
-        are all strings); a column mixing numbers and text is refused. Columns of numbers
+        type says so, a pandas ``category``, polars ``Categorical`` or ``Enum`` or Arrow
+        dictionary column and a column of text (a DataFrame's object or string column, a
+        numpy string or object column, whose present values are all strings); a column mixing numbers and text is refused. Columns of numbers
         are numeric unless listed here; an empty list makes every column numeric. The
         values of a categorical feature are labels (numbers or strings); missing values
         and, at prediction, categories not seen in training follow each node's missing

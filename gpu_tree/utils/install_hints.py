@@ -13,6 +13,7 @@ from __future__ import annotations
 # takes them on a shell's command line (brackets quoted).
 EXTRA_PACKAGES = {
     "parquet": "pyarrow",
+    "frames": "pandas pyarrow",
     "plot": "matplotlib",
     "cuda12": 'cupy-cuda12x "numba-cuda[cu12]"',
     "cuda13": 'cupy-cuda13x "numba-cuda[cu13]"',
