@@ -431,18 +431,36 @@ def test_evaluate_warns_of_labels_the_model_never_saw(days, tmp_path):
     assert "log-loss: n/a (some labels were never seen in training)" in result.stdout
 
 
-def test_every_text_column_is_named_at_once(tmp_path):
+def test_text_columns_are_categorical_by_themselves_and_numbers_by_code_on_request(tmp_path):
+    """A CSV column holding text is categorical with no option (as Parquet's strings are);
+    --categorical is for columns of numbers that are codes. A model trained with a column
+    numeric names every column of text at once when predicting a file that has them."""
     data = tmp_path / "d.csv"
-    data.write_text("a,colour,b,size,y\n1,red,2,big,0\n3,blue,4,small,1\n")
-    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    data.write_text(
+        "a,colour,b,size,y\n1,red,2,big,0\n3,blue,4,small,1\n2,red,1,,0\n4,blue,3,big,1\n"
+    )
+    result = ok(run("train", data, "-t", "y", "-o", tmp_path / "m.json"))
+    assert "4 features (2 categorical)" in result.stdout
+    model = gpu_tree.load(tmp_path / "m.json")
+    assert list(model._category_maps.features) == [1, 3]
+    assert [list(c) if c is not None else None for c in model.categories_] == [
+        None,
+        ["blue", "red"],
+        None,
+        ["big", "small"],
+    ]
+    result = ok(run("train", data, "-t", "y", "-c", "a", "-o", tmp_path / "m2.json"))
+    assert "4 features (3 categorical)" in result.stdout
+    numeric = tmp_path / "numeric.csv"
+    numeric.write_text("a,colour,b,size,y\n1,1,2,1,0\n3,2,4,2,1\n2,1,1,3,0\n")
+    ok(run("train", numeric, "-t", "y", "-o", tmp_path / "m3.json"))
+    result = run("predict", tmp_path / "m3.json", data)
     assert_one_line_error(
         result,
         "column 'colour' holds the non-numeric value 'red'",
         "(so do 'size')",
-        "--categorical colour,size",
+        "the model was trained with this column numeric",
     )
-    assert not (tmp_path / "m.json").exists()
-    ok(run("train", data, "-t", "y", "-c", "colour,size", "-o", tmp_path / "m.json"))
 
 
 def test_auto_task_rule():
@@ -480,7 +498,10 @@ ERROR_CASES = {
         ["train", "{short}", "-t", "y"],
         ["short.csv, line 3", "2 fields", "3 columns"],
     ),
-    "non-numeric": (["train", "{text}", "-t", "y"], ["line 3", "'b'", "'red'", "--categorical b"]),
+    "non-numeric weight": (
+        ["train", "{text}", "-t", "y", "--weight", "b"],
+        ["line 3", "'b'", "'red'", "a weight column holds numbers only"],
+    ),
     "empty file": (["train", "{empty}", "-t", "y"], ["empty.csv", "empty"]),
     "header only": (["train", "{header}", "-t", "y"], ["no data rows"]),
     "unknown extension": (["train", "{xlsx}", "-t", "y"], ["unknown file extension '.xlsx'"]),
@@ -801,18 +822,35 @@ def _plan_of(kinds):
     return plan
 
 
+def _use_reader(monkeypatch, reader):
+    """True: the quote-free fast path; False: the csv module's; "arrow": pyarrow's."""
+    import gpu_tree.app.data_io as data_io
+
+    if reader == "arrow":
+        pytest.importorskip("pyarrow")
+    monkeypatch.setattr(data_io, "_ARROW_CSV", reader == "arrow")
+    monkeypatch.setattr(data_io, "_FAST_CSV", bool(reader))
+
+
 def _read_both(path, kinds, monkeypatch, chunk_rows=None, **options):
     """read_table through the fast path and through the csv-module path: (table, table).
-    A ValueError on either path fails the test (errors: :func:`_errors_of_both`)."""
+    Through pyarrow's reader too, where installed: its table must equal theirs, line
+    numbers included (found when asked). A ValueError on any path fails the test (errors:
+    :func:`_errors_of_both`)."""
     import gpu_tree.app.data_io as data_io
 
     if chunk_rows is not None:
         monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
     results = []
+    monkeypatch.setattr(data_io, "_ARROW_CSV", False)
     for fast in (True, False):
         monkeypatch.setattr(data_io, "_FAST_CSV", fast)
         results.append(data_io.read_table(path, _plan_of(kinds), **options))
     monkeypatch.setattr(data_io, "_FAST_CSV", True)
+    monkeypatch.setattr(data_io, "_ARROW_CSV", True)
+    arrow = data_io.read_table(path, _plan_of(kinds), **options)
+    arrow.where(0)  # its line numbers, found as a message would find them
+    _assert_same(arrow, results[1])
     return results
 
 
@@ -824,12 +862,17 @@ def _errors_of_both(path, kinds, monkeypatch, chunk_rows=None, **options):
     if chunk_rows is not None:
         monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
     messages = []
+    monkeypatch.setattr(data_io, "_ARROW_CSV", False)
     for fast in (True, False):
         monkeypatch.setattr(data_io, "_FAST_CSV", fast)
         with pytest.raises(ValueError) as caught:
             data_io.read_table(path, _plan_of(kinds), **options)
         messages.append(str(caught.value))
     monkeypatch.setattr(data_io, "_FAST_CSV", True)
+    monkeypatch.setattr(data_io, "_ARROW_CSV", True)
+    with pytest.raises(ValueError) as caught:  # pyarrow's reader: the same message
+        data_io.read_table(path, _plan_of(kinds), **options)
+    assert str(caught.value) == messages[1]
     return messages
 
 
@@ -872,6 +915,7 @@ def _assert_table(table, names, expected, categorical=(), lines=None):
             assert column.values.tolist() == values, name
             assert column.missing().tolist() == [v is None for v in values], name
     if lines is not None:
+        table.where(0)  # pyarrow's reader finds line numbers only when asked
         assert table.lines.tolist() == lines
 
 
@@ -993,7 +1037,7 @@ def _row_lines(rows, first_line):
     return starts, ends
 
 
-@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("fast", [True, False, "arrow"])
 @pytest.mark.parametrize("chunk_rows", [None, 2])
 @pytest.mark.parametrize("quoting", [csv.QUOTE_MINIMAL, csv.QUOTE_ALL], ids=["minimal", "all"])
 @pytest.mark.parametrize("name", ["data.csv", "data.csv.gz", "data.tsv", "data.tsv.gz"])
@@ -1002,7 +1046,7 @@ def test_csv_tsv_gzip_with_quoted_fields_read_as_written(
 ):
     import gpu_tree.app.data_io as data_io
 
-    monkeypatch.setattr(data_io, "_FAST_CSV", fast)
+    _use_reader(monkeypatch, fast)
     if chunk_rows is not None:
         monkeypatch.setattr(data_io, "_CHUNK_ROWS", chunk_rows)
     path = tmp_path / name
@@ -1016,13 +1060,14 @@ def test_csv_tsv_gzip_with_quoted_fields_read_as_written(
     starts, ends = _row_lines(QUOTED_ROWS, 2)
     # Rows 5 and 8 span two lines each ("\r\n" inside row 8 is one line break).
     assert starts == [2, 3, 4, 5, 6, 8, 9, 10] and ends[-1] == 11
+    table.where(0)  # pyarrow's reader finds line numbers only when asked
     for line, start, end in zip(table.lines.tolist(), starts, ends, strict=True):
         assert start <= line <= end
         if start == end:
             assert line == start
 
 
-@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("fast", [True, False, "arrow"])
 @pytest.mark.parametrize("name", ["plain.csv", "plain.csv.gz", "plain.tsv", "plain.tsv.gz"])
 def test_quote_free_gzip_and_tsv_files_take_the_fast_path_and_read_as_written(
     tmp_path, monkeypatch, name, fast
@@ -1034,7 +1079,7 @@ def test_quote_free_gzip_and_tsv_files_take_the_fast_path_and_read_as_written(
     monkeypatch.setattr(
         data_io, "_read_rows_slow", lambda *a: slow_calls.append(1) or real_slow(*a)
     )
-    monkeypatch.setattr(data_io, "_FAST_CSV", fast)
+    _use_reader(monkeypatch, fast)
     rng = np.random.default_rng(11)
     x = rng.normal(size=50).round(4).tolist()
     w = rng.uniform(-1e6, 1e6, size=50).tolist()
@@ -1064,17 +1109,17 @@ def test_quote_free_gzip_and_tsv_files_take_the_fast_path_and_read_as_written(
         categorical={"colour"},
         lines=list(range(2, 52)),
     )
-    assert slow_calls == ([] if fast else [1])
+    assert slow_calls == ([] if fast else [1])  # pyarrow's reader: none either
 
 
-@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("fast", [True, False, "arrow"])
 @pytest.mark.parametrize("name", ["plain.csv", "plain.tsv.gz"])
 def test_no_header_first_row_is_data_and_leading_blank_lines_are_skipped(
     tmp_path, monkeypatch, name, fast
 ):
     import gpu_tree.app.data_io as data_io
 
-    monkeypatch.setattr(data_io, "_FAST_CSV", fast)
+    _use_reader(monkeypatch, fast)
     delimiter = "\t" if ".tsv" in name else ","
     rows = [[1, "a", 2.5], [2, "b", ""], [3, "", 4], [4, "d, e", "-1e3"]]
     path = tmp_path / name
@@ -1102,8 +1147,8 @@ def test_one_column_file_and_a_header_after_blank_lines(tmp_path, monkeypatch):
 
     path = tmp_path / "one.csv"
     path.write_text('\n\ny\n1\n"2"\n\n?\n3.5\n')
-    for fast in (True, False):
-        monkeypatch.setattr(data_io, "_FAST_CSV", fast)
+    for fast in (True, False, "arrow"):
+        _use_reader(monkeypatch, fast)
         table = data_io.read_table(path, _plan_of({}))
         _assert_table(table, ["y"], {"y": [1.0, 2.0, NAN, 3.5]}, lines=[4, 5, 7, 8])
     path.write_text("\n \nname,v\nb,1\n")
@@ -1253,7 +1298,7 @@ def test_csv_errors_report_the_first_of_many_errors_on_both_paths(tmp_path, monk
         assert _errors_of_both(path, {}, monkeypatch, chunk_rows) == [expected, expected]
 
 
-def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path):
+def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path, monkeypatch):
     import gpu_tree.app.data_io as data_io
 
     packed = tmp_path / "cut.csv.gz"
@@ -1265,6 +1310,11 @@ def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path):
     latin.write_bytes("a,b\n1,Z\xfcrich\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin\.csv, line 2: not UTF-8 text \(.* at byte 7\)"):
         data_io.read_table(latin, _plan_of({"b": "category"}))
+    for reader in (True, False, "arrow"):  # told its encoding, the file reads
+        _use_reader(monkeypatch, reader)
+        table = data_io.read_table(latin, _plan_of({"b": "category"}), encoding="latin-1")
+        assert table.column("b").values.tolist() == ["Z\u00fcrich"]
+    _use_reader(monkeypatch, True)
     # Far into a file (the decoder works in chunks), plain and gzipped, after a BOM and a
     # two-byte character split across the readers' blocks: the byte from the start and
     # its line.
@@ -1278,7 +1328,10 @@ def test_damaged_gzip_and_non_utf8_files_are_named(tmp_path):
     for path in (big, tmp_path / "big.csv.gz"):
         with pytest.raises(ValueError) as caught:
             data_io.read_table(path, _plan_of({"b": "category"}))
-        assert str(caught.value) == f"{path}, {where}{len(head) + 3})"
+        assert str(caught.value) == (
+            f"{path}, {where}{len(head) + 3}); if the file has another encoding, pass it: "
+            "--encoding latin-1, say"
+        )
     # A gzip file without the .gz ending is not silently read as text either.
     disguised = tmp_path / "packed.csv"
     disguised.write_bytes(gzip.compress(b"a,b\n1,2\n"))

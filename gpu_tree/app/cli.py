@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ import numpy as np
 from gpu_tree._version import __version__
 from gpu_tree.app.data_io import (
     CATEGORY,
+    FEATURE,
     NUMBER,
     SKIP,
     TEXT,
@@ -229,12 +231,54 @@ def main(ctx, verbose, quiet):
 
 # -- shared helpers ----------------------------------------------------------------------------
 _DATA = click.Path(exists=True, dir_okay=False)
-_NO_HEADER = click.option(
-    "--no-header",
-    is_flag=True,
-    help="CSV/TSV: the first row is data, not column names; the columns are x0, x1, ... "
-    "and options name them by index (--target 0) or as x0.",
+_TEXT_FORMAT_OPTIONS = (
+    click.option(
+        "--no-header",
+        is_flag=True,
+        help="CSV/TSV: the first row is data, not column names; the columns are x0, x1, "
+        "... and options name them by index (--target 0) or as x0.",
+    ),
+    click.option(
+        "--sep",
+        metavar="CHAR",
+        default=None,
+        help="CSV/TSV: the field separator (default: ',' for .csv, tab for .tsv); '\\t' is a tab.",
+    ),
+    click.option(
+        "--na-values",
+        metavar="TOKENS",
+        multiple=True,
+        help="CSV/TSV: more missing-value tokens, comma-separated (besides empty, ?, NA, "
+        "N/A, nan); a number token (-999) marks every field of that value.",
+    ),
+    click.option(
+        "--encoding",
+        default="utf-8",
+        show_default=True,
+        help="CSV/TSV: the text encoding (latin-1, cp1252, utf-16, ...).",
+    ),
 )
+
+
+def _text_format_options(command):
+    """The text-file options (--no-header, --sep, --na-values, --encoding), handed to the
+    command as one ``text_format`` dict of read_table's keyword arguments."""
+
+    @functools.wraps(command)
+    def with_text_format(*args, no_header, sep, na_values, encoding, **kwargs):
+        if sep is not None:
+            sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+        text_format = {
+            "header": not no_header,
+            "sep": sep,
+            "na_values": tuple(split_specs(na_values)),
+            "encoding": encoding,
+        }
+        return command(*args, text_format=text_format, **kwargs)
+
+    for option in reversed(_TEXT_FORMAT_OPTIONS):
+        with_text_format = option(with_text_format)
+    return with_text_format
 
 
 def _model_files():
@@ -253,9 +297,9 @@ def _load(path):
     return model
 
 
-def _read(path, plan, hint=None, no_header=False):
+def _read(path, plan, hint=None, text_format=None):
     start = time.perf_counter()
-    table = read_table(path, plan, hint, header=not no_header)
+    table = read_table(path, plan, hint, **(text_format or {}))
     logger.info(
         "read %s: %d rows, %d of %d columns used (%.2f s)",
         path,
@@ -416,14 +460,16 @@ def _model_plan(model, target=None, target_kind=TEXT, role="target"):
     return plan, chosen
 
 
-def _read_for_model(model, data, target=None, target_kind=TEXT, no_header=False, role="target"):
+def _read_for_model(model, data, target=None, target_kind=TEXT, text_format=None, role="target"):
     plan, chosen = _model_plan(model, target, target_kind, role)
+    text_format = text_format or {}
+    no_header = not text_format.get("header", True)
 
     def plan_with_names(names):
         return plan(names, no_header or _generated_names(data, names))
 
     hint = "the model was trained with this column numeric"
-    table = _read(data, plan_with_names, hint, no_header)
+    table = _read(data, plan_with_names, hint, text_format)
     columns = [table.column(name) for name in chosen["features"]]
     categories = getattr(model, "categories_", None) or [None] * len(columns)
     columns = [
@@ -557,9 +603,9 @@ def _estimator_classes():
     "--categorical",
     metavar="COLS",
     multiple=True,
-    help="Categorical columns, comma-separated names or indices (their values are "
-    "kept as strings). ARFF nominal and Parquet string columns are categorical "
-    "anyway.",
+    help="Columns of numbers to take as categories (codes), comma-separated names or "
+    "indices. Columns holding text (CSV, ARFF string), ARFF nominal and Parquet string "
+    "columns are categorical anyway.",
 )
 @click.option(
     "--ignore",
@@ -615,7 +661,7 @@ def _estimator_classes():
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
 @click.option("--random-state", type=int, default=0, show_default=True)
-@_NO_HEADER
+@_text_format_options
 @click.option(
     "-o", "--output", required=True, metavar="MODEL.json", help="Where to save the model (JSON)."
 )
@@ -636,14 +682,15 @@ def train(
     ccp_alpha,
     device,
     random_state,
-    no_header,
+    text_format,
     output,
 ):
     """Train a tree on DATA (.csv, .tsv, .parquet, .arff, .npz, .npy) and save it.
 
     CSV: the header names the columns (with --no-header they are x0, x1, ...); empty
-    fields and ?, NA, N/A, nan are missing values. .npz: arrays X, y and optionally
-    feature_names. .npy: a 2-D array with --target a column index.
+    fields and ?, NA, N/A, nan are missing values (--na-values adds more); a column
+    holding any text is categorical, each distinct text a category. .npz: arrays X, y
+    and optionally feature_names. .npy: a 2-D array with --target a column index.
     """
     check_writable(output, inputs=(data,))
     if target is None:
@@ -654,7 +701,7 @@ def train(
     found = {}
 
     def plan(names):
-        kinds = [NUMBER] * len(names)
+        kinds = [FEATURE] * len(names)  # text columns become categorical by themselves
         for spec in ignore_specs:
             kinds[resolve_column(spec, names, "column in --ignore")] = SKIP
         for spec in categorical_specs:
@@ -666,16 +713,17 @@ def train(
             w = resolve_column(weight, names, "weight column")
             if w == t:
                 raise ValueError(f"the weight column {names[w]!r} is also the target")
-            if kinds[w] != NUMBER:
+            if kinds[w] != FEATURE:
                 option = "--ignore" if kinds[w] == SKIP else "--categorical"
                 raise ValueError(f"the weight column {names[w]!r} is also in {option}")
+            kinds[w] = NUMBER
             found["weight"] = names[w]
         if kinds[t] != CATEGORY:
             kinds[t] = TEXT
         found["target"] = names[t]
         return kinds
 
-    table = _read(data, plan, no_header=no_header)
+    table = _read(data, plan, "a weight column holds numbers only", text_format)
     target_column = table.column(found["target"])
     not_features = {found["target"], found.get("weight")}
     features = [c for c in table.columns if c.name not in not_features]
@@ -773,8 +821,8 @@ def _fit_stats_table(estimator) -> str:
     metavar="COL",
     help="A column of row ids, copied as the predictions' first column (not a feature).",
 )
-@_NO_HEADER
-def predict(model, data, output, proba, id_column, no_header):
+@_text_format_options
+def predict(model, data, output, proba, id_column, text_format):
     """Predict DATA's rows with MODEL (a model file from gputree train).
 
     Columns are matched to the model's features by name (files without names, by
@@ -787,7 +835,7 @@ def predict(model, data, output, proba, id_column, no_header):
     if proba and not _is_classifier(estimator):
         raise click.UsageError("--proba needs a classification model; this one is a regressor")
     table, X, chosen = _read_for_model(
-        estimator, data, id_column, TEXT, no_header=no_header, role="id"
+        estimator, data, id_column, TEXT, text_format=text_format, role="id"
     )
     predicted = _predict(estimator, X)
     header = ["prediction"]
@@ -879,8 +927,8 @@ def _write_json(path, document):
     help="The column of true values: a name or an index (.npz default: y).",
 )
 @click.option("--json", "json_path", metavar="PATH", help="Also save the metrics as JSON.")
-@_NO_HEADER
-def evaluate(model, data, target, json_path, no_header):
+@_text_format_options
+def evaluate(model, data, target, json_path, text_format):
     """Score MODEL on DATA, whose TARGET column holds the true values.
 
     Classification: accuracy, confusion matrix, and per class (against the rest)
@@ -906,7 +954,7 @@ def evaluate(model, data, target, json_path, no_header):
     estimator = _load(model)
     classifier = _is_classifier(estimator)
     numeric_target = not classifier or estimator.classes_.dtype.kind in "biuf"
-    table, X, chosen = _read_for_model(estimator, data, target, TEXT, no_header)
+    table, X, chosen = _read_for_model(estimator, data, target, TEXT, text_format)
     column = table.column(chosen["target"])
     _check_target_present(table, column)
     predicted = _predict(estimator, X)

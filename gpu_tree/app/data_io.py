@@ -2,14 +2,21 @@
 
 Formats, chosen by the file's extension:
 
-- ``.csv`` (``.tsv``: tab-separated; either may end in ``.gz``): read as the standard
-  ``csv`` module reads it, no pandas (quote-free stretches of rows through np.loadtxt,
-  with the same result: :func:`_read_rows_fast`). The first non-blank row is the header
-  and names the columns; a header field that is a number is an error (``header=False``,
-  the command line's ``--no-header``: the first row is data, the columns ``x0``, ``x1``...).
-  Fields are stripped of surrounding spaces. An empty field and ``?``, ``NA``, ``N/A``,
-  ``nan`` (any case) are missing values. Columns are numeric unless declared categorical
-  (their values are then kept as strings); a non-numeric value in a numeric column is an
+- ``.csv`` (``.tsv``: tab-separated; either may end in ``.gz``; ``sep`` another
+  separator, ``encoding`` another text encoding): read through pyarrow's multithreaded
+  CSV reader where pyarrow is installed (:func:`_read_csv_arrow`), else as the standard
+  ``csv`` module reads it (quote-free stretches of rows through np.loadtxt, with the same
+  result: :func:`_read_rows_fast`). The two give the same table; where pyarrow cannot
+  read a file as the csv module does, or a value needs a message with its line, the csv
+  module's reader reads it (so pyarrow is optional: it is 170 MB installed, more than
+  numba and llvmlite together, and a user training on arrays needs none of it). The
+  first non-blank row is the header and names the columns; a header field that is a
+  number is an error (``header=False``, the command line's ``--no-header``: the first row
+  is data, the columns ``x0``, ``x1``...). Fields are stripped of surrounding spaces. An
+  empty field and ``?``, ``NA``, ``N/A``, ``nan`` (any case), and the caller's
+  ``na_values``, are missing values. A FEATURE column is numeric unless a value is not a
+  number; then it is categorical, every value kept as its text. Declared categorical
+  columns keep their values as strings; a non-numeric value in a NUMBER column is an
   error naming the column, the line and the value. Blank lines are skipped; a row with a
   different number of fields than the header is an error naming its line.
 - ``.parquet`` / ``.pq`` (needs pyarrow): numeric and boolean columns are numbers; string
@@ -35,6 +42,7 @@ import itertools
 import math
 import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,9 +51,11 @@ import numpy as np
 from gpu_tree.utils.install_hints import install_hint
 
 # What a caller asks of each column: a number, a categorical (strings kept in text
-# formats), raw text decided later (a target), or not read at all.
-NUMBER, CATEGORY, TEXT, SKIP = "number", "category", "text", "skip"
-KINDS = (NUMBER, CATEGORY, TEXT, SKIP)
+# formats), a feature whose values decide (FEATURE: numbers if every present value is one,
+# else categories, each value's text a category, as Parquet's and ARFF's types decide),
+# raw text decided later (a target), or not read at all.
+NUMBER, CATEGORY, FEATURE, TEXT, SKIP = "number", "category", "feature", "text", "skip"
+KINDS = (NUMBER, CATEGORY, FEATURE, TEXT, SKIP)
 MISSING_TOKENS = frozenset({"", "?", "na", "n/a", "nan"})
 EXTENSIONS = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq", ".arff", ".npz", ".npy")
 PARQUET_HINT = f"reading Parquet files needs pyarrow: {install_hint('parquet')}"
@@ -53,6 +63,9 @@ _CHUNK_ROWS = 65_536
 # CSV rows without the csv module where that gives the same result (_read_rows_fast);
 # tests turn it off to compare.
 _FAST_CSV = True
+# CSV files through pyarrow's multithreaded reader when pyarrow is installed
+# (_read_csv_arrow); tests turn it off to compare with the readers above.
+_ARROW_CSV = True
 
 
 @dataclass
@@ -80,11 +93,16 @@ class Table:
     lines: np.ndarray | None = None  # line of each row in a text file, for messages
     generated_names: bool = False  # names made up (x0, x1, ...): the file has none
     by_name: dict = field(default_factory=dict)
+    # For a text file read without line numbers (pyarrow's reader): finds them, only
+    # when a message needs one.
+    find_lines: Callable[[], np.ndarray] | None = None
 
     def __post_init__(self):
         self.by_name = {column.name: column for column in self.columns}
 
     def where(self, row: int) -> str:
+        if self.lines is None and self.find_lines is not None:
+            self.lines = self.find_lines()
         if self.lines is not None:
             return f"line {int(self.lines[row])}"
         return f"row {row + 1}"
@@ -122,12 +140,49 @@ def extension(path) -> str:
     return Path(path).suffix.lower()
 
 
-def read_table(path, plan, number_hint=None, header=True) -> Table:
+class MissingValues:
+    """What reads as a missing value in a text file: an empty field, ``?``, ``NA``,
+    ``N/A``, ``nan`` (any case), and the user's own tokens (``--na-values``), each compared
+    with a field stripped of surrounding spaces, exactly. A token that is a number also
+    marks every field of that value in a numeric column ("-999" and "-999.0" alike)."""
+
+    def __init__(self, extra=()):
+        self.extra = frozenset(token.strip() for token in extra)
+        self.numbers = np.array(sorted(float(t) for t in self.extra if _is_number(t)))
+
+    def __contains__(self, text: str) -> bool:
+        return text.lower() in MISSING_TOKENS or text in self.extra
+
+    def spellings(self) -> list[str]:
+        """Every field that is exactly a missing value (for readers that match exactly):
+        each default token in every mix of cases, and the user's tokens."""
+        spelled = {
+            "".join(letters)
+            for token in MISSING_TOKENS
+            for letters in itertools.product(*({c.lower(), c.upper()} for c in token))
+        }
+        return sorted(spelled | self.extra)
+
+    def blank_numbers(self, values: np.ndarray) -> np.ndarray:
+        """``values`` with the user's number tokens made NaN (in place)."""
+        if self.numbers.size:
+            values[np.isin(values, self.numbers)] = np.nan
+        return values
+
+
+DEFAULT_MISSING = MissingValues()
+
+
+def read_table(
+    path, plan, number_hint=None, header=True, sep=None, na_values=(), encoding="utf-8"
+) -> Table:
     """Read ``path``; ``plan(names)`` returns each column's kind (:data:`KINDS`).
 
     ``number_hint`` ends the message of a non-numeric value in a numeric column ("{name}"
-    in it becomes the column's name). ``header=False``: a CSV file's first row is data and
-    its columns are named ``x0``, ``x1``, ... (CSV and TSV files only).
+    in it becomes the column's name). For CSV and TSV files only: ``header=False``, the
+    first row is data and the columns are named ``x0``, ``x1``, ...; ``sep``, the field
+    separator (default: by extension); ``na_values``, more missing-value tokens (see
+    :class:`MissingValues`); ``encoding``, the text's (default UTF-8, a BOM skipped).
     """
     path = Path(path)
     ext = extension(path)
@@ -144,9 +199,15 @@ def read_table(path, plan, number_hint=None, header=True) -> Table:
         raise ValueError(f"{path}: the file is empty")
     hint = number_hint or "if text columns are categorical, declare them: --categorical {name}"
     if ext in (".csv", ".tsv", ".csv.gz", ".tsv.gz"):
-        return _read_csv(path, "\t" if ext.startswith(".tsv") else ",", plan, hint, header)
-    if not header:
-        raise ValueError(f"{path}: --no-header is for .csv and .tsv files only")
+        if sep is None:
+            sep = "\t" if ext.startswith(".tsv") else ","
+        text_format = _TextFormat(sep, header, MissingValues(na_values), encoding)
+        return _read_csv(path, text_format, plan, hint)
+    for given, option in ((not header, "--no-header"), (sep, "--sep"), (na_values, "--na-values")):
+        if given:
+            raise ValueError(f"{path}: {option} is for .csv and .tsv files only")
+    if encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "utf8sig"):
+        raise ValueError(f"{path}: --encoding is for .csv and .tsv files only")
     if ext in (".parquet", ".pq"):
         return _read_parquet(path, plan)
     if ext == ".arff":
@@ -154,19 +215,33 @@ def read_table(path, plan, number_hint=None, header=True) -> Table:
     return _read_numpy(path, ext, plan)
 
 
-def _checked_plan(plan, names, source):
+def _checked_plan(plan, names, source, sep=None):
     try:
         kinds = list(plan(names))
     except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
+        raise ValueError(f"{source}: {exc}{_separator_hint(names, sep)}") from None
     if len(kinds) != len(names) or any(kind not in KINDS for kind in kinds):
         raise RuntimeError(f"internal error: bad column plan {kinds!r} for {source}")
     return kinds
 
 
+def _separator_hint(names, sep) -> str:
+    """A hint when a text file's header came out as one column holding another usual
+    separator: the file is likely separated by it (a semicolon file read as commas)."""
+    if sep is None or len(names) != 1:
+        return ""
+    other = next((c for c in ";,\t|" if c != sep and c in names[0]), None)
+    if other is None:
+        return ""
+    return (
+        f" (the header was read as one column, {names[0]!r}: if the fields are separated "
+        f"by {other!r}, pass --sep {other!r})"
+    )
+
+
 # -- CSV -------------------------------------------------------------------------------------
-def _is_missing(text: str) -> bool:
-    return text.lower() in MISSING_TOKENS
+def _is_missing(text: str, missing: MissingValues = DEFAULT_MISSING) -> bool:
+    return text in missing
 
 
 class _NonNumeric(ValueError):
@@ -177,9 +252,9 @@ class _NonNumeric(ValueError):
         self.column = column
 
 
-def _is_number_or_missing(text: str) -> bool:
+def _is_number_or_missing(text: str, missing: MissingValues = DEFAULT_MISSING) -> bool:
     text = text.strip()
-    if _is_missing(text):
+    if _is_missing(text, missing):
         return True
     try:
         float(text)
@@ -193,15 +268,16 @@ def _quoted(names) -> str:
     return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
 
-def _parse_numbers(values, lines, name, source):
-    """Strings -> float64 (NaN for missing tokens), naming the line of a bad value."""
+def _parse_numbers(values, lines, name, source, missing=DEFAULT_MISSING):
+    """Strings -> float64 (NaN for missing tokens), naming the line of a bad value (the
+    user's number tokens are made NaN later, once per column: _CsvColumns.table)."""
     try:
         out = np.array(values, dtype=np.float64)
     except ValueError:
         out = np.empty(len(values))
         for i, text in enumerate(values):
             text = text.strip()
-            if _is_missing(text):
+            if _is_missing(text, missing):
                 out[i] = np.nan
                 continue
             try:
@@ -222,36 +298,77 @@ def _parse_numbers(values, lines, name, source):
     return out
 
 
-def _parse_text(values):
+def _parse_text(values, missing=DEFAULT_MISSING):
     # Each distinct string once: categorical columns have few.
-    kept = {v: None if _is_missing(t := v.strip()) else t for v in set(values)}
+    kept = {v: None if _is_missing(t := v.strip(), missing) else t for v in set(values)}
     out = np.empty(len(values), dtype=object)
     out[:] = [kept[v] for v in values]
     return out
 
 
-def _read_csv(path, delimiter, plan, hint, header=True) -> Table:
+@dataclass(frozen=True)
+class _TextFormat:
+    sep: str
+    header: bool
+    missing: MissingValues
+    encoding: str
+
+    @property
+    def python_encoding(self) -> str:
+        """The codec for Python's reader: UTF-8 skips a byte-order mark, as pyarrow does."""
+        return "utf-8-sig" if codecs.lookup(self.encoding).name == "utf-8" else self.encoding
+
+
+class _BecameText(Exception):
+    """A FEATURE column read as numbers in earlier chunks met text: read again."""
+
+    def __init__(self, names):
+        super().__init__(names)
+        self.names = names
+
+
+def _read_csv(path, text_format, plan, hint) -> Table:
     source = str(path)
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
-            return _parse_csv(handle, delimiter, plan, hint, source, header)
-    except csv.Error as exc:
-        raise ValueError(f"{source}: malformed CSV: {exc}") from None
-    except UnicodeDecodeError as exc:
-        # exc.start counts from the start of the decoder's last chunk, not of the file.
-        offset, line = _first_undecodable(path, opener)
+        codecs.lookup(text_format.encoding)
+    except LookupError:
+        raise ValueError(f"unknown text encoding {text_format.encoding!r}") from None
+    if len(text_format.sep) != 1 or text_format.sep in '\r\n"':
         raise ValueError(
-            f"{source}, line {line}: not UTF-8 text ({exc.reason} at byte {offset})"
-        ) from None
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise ValueError(f"{source}: damaged gzip file ({exc})") from None
+            f"the field separator must be one character, not a quote or line break: "
+            f"{text_format.sep!r}"
+        )
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    as_text = set()  # FEATURE columns found to hold text after numbers: read once more
+
+    def plan_as_found(names):
+        kinds = plan(names)
+        return [CATEGORY if name in as_text else k for name, k in zip(names, kinds, strict=False)]
+
+    while True:
+        try:
+            with opener(path, "rt", encoding=text_format.python_encoding, newline="") as handle:
+                return _parse_csv(handle, text_format, plan_as_found, hint, source, path)
+        except _BecameText as exc:
+            as_text.update(exc.names)
+        except csv.Error as exc:
+            raise ValueError(f"{source}: malformed CSV: {exc}") from None
+        except UnicodeDecodeError as exc:
+            # exc.start counts from the start of the decoder's last chunk, not of the file.
+            offset, line = _first_undecodable(path, opener, text_format.encoding)
+            what = "UTF-8" if exc.encoding.startswith("utf") else exc.encoding
+            raise ValueError(
+                f"{source}, line {line}: not {what} text ({exc.reason} at byte {offset}); "
+                "if the file has another encoding, pass it: --encoding latin-1, say"
+            ) from None
+        except (EOFError, gzip.BadGzipFile) as exc:
+            raise ValueError(f"{source}: damaged gzip file ({exc})") from None
 
 
-def _first_undecodable(path, opener):
-    """(offset, line) of the first byte of ``path`` (decompressed) that is not UTF-8:
-    its offset from the start of the text, from 0, and its line, from 1."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+def _first_undecodable(path, opener, encoding="utf-8"):
+    """(offset, line) of the first byte of ``path`` (decompressed) that is not text in
+    ``encoding``: its offset from the start of the text, from 0, and its line, from 1."""
+    decoder = codecs.getincrementaldecoder(encoding)()
     offset = newlines = 0
     with opener(path, "rb") as raw:
         while True:
@@ -266,6 +383,112 @@ def _first_undecodable(path, opener):
                 return offset, newlines + 1  # not found again: the end of the file
             offset += len(block)
             newlines += block.count(b"\n")
+
+
+def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table | None:
+    """The table through pyarrow's multithreaded CSV reader, or None to read it with the
+    readers below: pyarrow is not installed, or it cannot read the file as they would
+    (rows of another length, quoted line breaks, blank lines of spaces), or a value needs
+    a message with its line (text in a numeric column, an infinite value), which they
+    give. Every kept column is read as text and converted here by the same rules:
+    fields stripped of surrounding spaces, the same missing values, numbers as Python's
+    float() reads them (a value pyarrow cannot cast but float() can sends the file to
+    the readers below). Row line numbers are found only when a message needs one."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pa_csv
+    except ImportError:
+        return None
+    kept = [j for j, kind in enumerate(kinds) if kind != SKIP]
+    missing = text_format.missing
+    encoding = text_format.encoding
+    try:
+        table = pa_csv.read_csv(
+            path,  # a .gz file is decompressed (pyarrow goes by the extension)
+            read_options=pa_csv.ReadOptions(
+                skip_rows=skip_rows,
+                column_names=names,
+                encoding="utf8" if codecs.lookup(encoding).name == "utf-8" else encoding,
+            ),
+            parse_options=pa_csv.ParseOptions(delimiter=text_format.sep),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=[names[j] for j in kept],
+                column_types={names[j]: pa.string() for j in kept},
+                null_values=missing.spellings(),
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+            ),
+        )
+    except (pa.ArrowException, OSError, UnicodeError, ValueError):
+        return None
+    if table.num_rows == 0:
+        return None
+    columns = []
+    for j in kept:
+        data = table.column(names[j])
+        values, kind = None, kinds[j]
+        if kind in (NUMBER, FEATURE):
+            values = _arrow_numbers(data, missing, pa, pc)
+            if values is None and (kind == NUMBER or _all_numbers(data, missing, pc)):
+                return None  # an error to locate, or numbers only Python reads
+        if values is None:
+            values, kind = _arrow_text(data, missing, pc), CATEGORY if kind == FEATURE else kind
+        columns.append(Column(names[j], values, kind == CATEGORY))
+
+    def find_lines():
+        opener = gzip.open if path.name.lower().endswith(".gz") else open
+        with opener(path, "rt", encoding=text_format.python_encoding, newline="") as handle:
+            skip_all = lambda names: [SKIP] * len(names)  # noqa: E731
+            return _parse_csv(handle, text_format, skip_all, "", source).lines
+
+    return Table(
+        source,
+        names,
+        columns,
+        table.num_rows,
+        generated_names=not text_format.header,
+        find_lines=find_lines,
+    )
+
+
+def _arrow_numbers(data, missing, pa, pc) -> np.ndarray | None:
+    """A column of text as float64 (NaN where missing), or None when a value is not a
+    number pyarrow reads, or is infinite."""
+    try:
+        numbers = pc.cast(data, pa.float64())
+    except pa.ArrowInvalid:  # spaces around fields, or text
+        trimmed = pc.utf8_trim_whitespace(data)
+        is_missing = pc.or_(
+            pc.is_in(pc.utf8_lower(trimmed), value_set=pa.array(sorted(MISSING_TOKENS))),
+            pc.is_in(trimmed, value_set=pa.array(sorted(missing.extra), type=pa.string())),
+        )
+        try:
+            numbers = pc.cast(pc.if_else(is_missing, None, trimmed), pa.float64())
+        except pa.ArrowInvalid:
+            return None
+    values = np.asarray(numbers.fill_null(np.nan).to_numpy(), dtype=np.float64)
+    if not values.flags.writeable:  # Arrow's own memory, lent
+        values = values.copy()
+    if np.isinf(values).any():
+        return None
+    return missing.blank_numbers(values)
+
+
+def _all_numbers(data, missing, pc) -> bool:
+    """Whether every distinct value of a column of text is a number or missing as
+    Python's float() reads it (so "1_000" is a number, as the csv-module reader has it)."""
+    return all(_is_number_or_missing(v, missing) for v in pc.unique(data).drop_null().to_pylist())
+
+
+def _arrow_text(data, missing, pc) -> np.ndarray:
+    """A column of text as an object array of stripped strings, None where missing: each
+    distinct value converted once."""
+    distinct = pc.unique(data).drop_null()
+    codes = np.asarray(pc.index_in(data, value_set=distinct).fill_null(-1).to_numpy())
+    texts = np.empty(len(distinct) + 1, dtype=object)  # the last: missing (code -1)
+    texts[:-1] = [None if (t := v.strip()) in missing else t for v in distinct.to_pylist()]
+    return texts[codes]
 
 
 def _is_number(text: str) -> bool:
@@ -291,7 +514,7 @@ def _header_names(row, line, source) -> list[str]:
     return names
 
 
-def _parse_csv(handle, delimiter, plan, hint, source, header=True) -> Table:
+def _parse_csv(handle, text_format, plan, hint, source, path=None) -> Table:
     # The first non-blank row, through the csv module (it may be quoted); ``taken`` keeps
     # its physical lines so that, without a header, they are read again as data.
     taken = []
@@ -301,6 +524,7 @@ def _parse_csv(handle, delimiter, plan, hint, source, header=True) -> Table:
             taken.append(text)
             yield text
 
+    delimiter, header = text_format.sep, text_format.header
     reader = csv.reader(lines_of_handle(), delimiter=delimiter)
     first = None
     blank_lines = 0
@@ -318,8 +542,13 @@ def _parse_csv(handle, delimiter, plan, hint, source, header=True) -> Table:
     else:
         names = [f"x{j}" for j in range(len(first))]
         pending, done = taken[blank_lines:], blank_lines
-    kinds = _checked_plan(plan, names, source)
-    out = _CsvColumns(names, kinds, source, hint, generated=not header)
+    kinds = _checked_plan(plan, names, source, text_format.sep)
+    if _ARROW_CSV and path is not None:
+        skip = reader.line_num if header else blank_lines
+        table = _read_csv_arrow(path, text_format, names, kinds, skip, source)
+        if table is not None:
+            return table
+    out = _CsvColumns(names, kinds, source, hint, text_format.missing, generated=not header)
     if _FAST_CSV and len(names) > 1:
         _read_rows_fast(handle, pending, delimiter, out, done)
     else:
@@ -330,9 +559,9 @@ def _parse_csv(handle, delimiter, plan, hint, source, header=True) -> Table:
 class _CsvColumns:
     """The columns read so far, in chunks of rows."""
 
-    def __init__(self, names, kinds, source, hint, generated=False):
-        self.names, self.kinds, self.source, self.hint = names, kinds, source, hint
-        self.generated = generated
+    def __init__(self, names, kinds, source, hint, missing=DEFAULT_MISSING, generated=False):
+        self.names, self.kinds, self.source, self.hint = names, list(kinds), source, hint
+        self.missing, self.generated = missing, generated
         self.keep = [j for j, kind in enumerate(kinds) if kind != SKIP]
         self.parts = {j: [] for j in self.keep}
         self.line_parts = []
@@ -350,16 +579,23 @@ class _CsvColumns:
         already parsed (``numbers``)."""
         numbers = numbers or {}
         for j in self.keep:
+            parsed = None
             if j in numbers:
-                self.parts[j].append(numbers[j])
-            elif self.kinds[j] == NUMBER:
+                parsed = numbers[j]
+            elif self.kinds[j] in (NUMBER, FEATURE):
                 try:
-                    parsed = _parse_numbers(fields[j], lines, self.names[j], self.source)
+                    parsed = _parse_numbers(
+                        fields[j], lines, self.names[j], self.source, self.missing
+                    )
                 except _NonNumeric as exc:
-                    raise self._non_numeric(exc, fields, numbers) from None
-                self.parts[j].append(parsed)
-            else:
-                self.parts[j].append(_parse_text(fields[j]))
+                    if self.kinds[j] == NUMBER:
+                        raise self._non_numeric(exc, fields, numbers) from None
+                    if self.parts[j]:  # numbers so far: the column is read again as text
+                        raise _BecameText([self.names[j]]) from None
+                    self.kinds[j] = CATEGORY  # text from its first chunk on
+            if parsed is None:
+                parsed = _parse_text(fields[j], self.missing)
+            self.parts[j].append(parsed)
         self.line_parts.append(lines)
 
     def _non_numeric(self, first, fields, numbers) -> ValueError:
@@ -369,7 +605,7 @@ class _CsvColumns:
         for j in self.keep:
             if self.kinds[j] != NUMBER or j in numbers or self.names[j] == first.column:
                 continue
-            if any(not _is_number_or_missing(v) for v in set(fields[j])):
+            if any(not _is_number_or_missing(v, self.missing) for v in set(fields[j])):
                 names.append(self.names[j])
         also = f" (so do {_quoted(names[1:])})" if len(names) > 1 else ""
         return ValueError(f"{first}{also}; {self.hint.format(name=','.join(names))}")
@@ -377,10 +613,12 @@ class _CsvColumns:
     def table(self) -> Table:
         if not self.line_parts:
             raise ValueError(f"{self.source}: no data rows after the header")
-        columns = [
-            Column(self.names[j], np.concatenate(self.parts[j]), self.kinds[j] == CATEGORY)
-            for j in self.keep
-        ]
+        columns = []
+        for j in self.keep:
+            values = np.concatenate(self.parts[j])
+            if values.dtype != object:
+                self.missing.blank_numbers(values)
+            columns.append(Column(self.names[j], values, self.kinds[j] == CATEGORY))
         lines = np.concatenate(self.line_parts)
         return Table(
             self.source,
@@ -470,7 +708,7 @@ def _fast_chunk(data, line_numbers, delimiter, out) -> bool:
     if not data:
         return True
     n_columns = len(out.names)
-    numeric = [j for j in out.keep if out.kinds[j] == NUMBER]
+    numeric = [j for j in out.keep if out.kinds[j] in (NUMBER, FEATURE)]
     numbers = {}
     if numeric:
         parsed = _loadtxt(data, delimiter, numeric, 0)
@@ -480,7 +718,7 @@ def _fast_chunk(data, line_numbers, delimiter, out) -> bool:
         if parsed is None or parsed.shape[0] != len(data) or np.isinf(parsed).any():
             return False
         numbers = {j: np.ascontiguousarray(parsed[:, k]) for k, j in enumerate(numeric)}
-    texts = [j for j in out.keep if out.kinds[j] != NUMBER]
+    texts = [j for j in out.keep if out.kinds[j] not in (NUMBER, FEATURE)]
     fields = {}
     # Each column on its own splits only up to it, from the nearer end; many at once, all.
     if sum(min(j + 1, n_columns - j) for j in texts) > n_columns:
@@ -565,7 +803,7 @@ def _read_arff(path, plan, hint) -> Table:
             try:
                 out[i] = float(value)
             except ValueError:
-                if kind == TEXT:  # a text target: keep the strings
+                if kind in (TEXT, FEATURE):  # a text target, a feature of text: strings
                     out = None
                     break
                 raise ValueError(
@@ -579,6 +817,8 @@ def _read_arff(path, plan, hint) -> Table:
         if out is None:
             out = np.empty(len(values), dtype=object)
             out[:] = values
+            columns.append(Column(names[j], out, categorical=kind == FEATURE))
+            continue
         columns.append(Column(names[j], out))
     return Table(source, names, columns, len(rows))
 
