@@ -390,10 +390,11 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
     readers below: pyarrow is not installed, or it cannot read the file as they would
     (rows of another length, quoted line breaks, blank lines of spaces), or a value needs
     a message with its line (text in a numeric column, an infinite value), which they
-    give. Every kept column is read as text and converted here by the same rules:
-    fields stripped of surrounding spaces, the same missing values, numbers as Python's
-    float() reads them (a value pyarrow cannot cast but float() can sends the file to
-    the readers below). Row line numbers are found only when a message needs one."""
+    give. The same rules as theirs: fields stripped of surrounding spaces, the same
+    missing values, numbers as Python's float() reads them (pyarrow parses the columns it
+    finds to be all numbers itself; any other column is read as text and converted here,
+    and a value pyarrow cannot cast but float() can sends the file to the readers below).
+    Row line numbers are found only when a message needs one."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -401,29 +402,26 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
     except ImportError:
         return None
     kept = [j for j, kind in enumerate(kinds) if kind != SKIP]
+    as_text = [names[j] for j in kept if kinds[j] in (TEXT, CATEGORY)]
+    wanted = [names[j] for j in kept]
+    table = _arrow_read(path, text_format, skip_rows, names, wanted, as_text, pa, pa_csv)
+    if table is None or table.num_rows == 0:
+        return None
+    # Columns pyarrow took for dates, times or anything but numbers and text: their text.
+    unusual = [
+        name
+        for name in table.column_names
+        if not _arrow_numeric(table.column(name).type, pa)
+        and name not in as_text
+        and not pa.types.is_string(table.column(name).type)
+    ]
+    if unusual:
+        again = _arrow_read(path, text_format, skip_rows, names, unusual, unusual, pa, pa_csv)
+        if again is None or again.num_rows != table.num_rows:
+            return None
+        for name in unusual:
+            table = table.set_column(table.column_names.index(name), name, again.column(name))
     missing = text_format.missing
-    encoding = text_format.encoding
-    try:
-        table = pa_csv.read_csv(
-            path,  # a .gz file is decompressed (pyarrow goes by the extension)
-            read_options=pa_csv.ReadOptions(
-                skip_rows=skip_rows,
-                column_names=names,
-                encoding="utf8" if codecs.lookup(encoding).name == "utf-8" else encoding,
-            ),
-            parse_options=pa_csv.ParseOptions(delimiter=text_format.sep),
-            convert_options=pa_csv.ConvertOptions(
-                include_columns=[names[j] for j in kept],
-                column_types={names[j]: pa.string() for j in kept},
-                null_values=missing.spellings(),
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-            ),
-        )
-    except (pa.ArrowException, OSError, UnicodeError, ValueError):
-        return None
-    if table.num_rows == 0:
-        return None
     columns = []
     for j in kept:
         data = table.column(names[j])
@@ -452,11 +450,43 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
     )
 
 
+def _arrow_read(path, text_format, skip_rows, names, columns, as_text, pa, pa_csv):
+    """pyarrow's table of ``columns`` (``as_text`` read as strings, the others as its type
+    inference finds them, never as booleans), or None where it cannot read the file."""
+    encoding = text_format.encoding
+    try:
+        return pa_csv.read_csv(
+            path,  # a .gz file is decompressed (pyarrow goes by the extension)
+            read_options=pa_csv.ReadOptions(
+                skip_rows=skip_rows,
+                column_names=names,
+                encoding="utf8" if codecs.lookup(encoding).name == "utf-8" else encoding,
+            ),
+            parse_options=pa_csv.ParseOptions(delimiter=text_format.sep),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=columns,
+                column_types=dict.fromkeys(as_text, pa.string()),
+                null_values=text_format.missing.spellings(),
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                true_values=[],  # "true" stays text, as the csv-module readers keep it
+                false_values=[],
+            ),
+        )
+    except (pa.ArrowException, OSError, UnicodeError, ValueError):
+        return None
+
+
+def _arrow_numeric(kind, pa) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)
+
+
 def _arrow_numbers(data, missing, pa, pc) -> np.ndarray | None:
     """A column of text as float64 (NaN where missing), or None when a value is not a
     number pyarrow reads, or is infinite."""
     try:
-        numbers = pc.cast(data, pa.float64())
+        # Integers beyond 2**53 round to the nearest float, as float() rounds them.
+        numbers = pc.cast(data, pa.float64(), safe=False)
     except pa.ArrowInvalid:  # spaces around fields, or text
         trimmed = pc.utf8_trim_whitespace(data)
         is_missing = pc.or_(
