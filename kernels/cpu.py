@@ -31,14 +31,22 @@ compilation.choose_cache_folder(Path(__file__).parent)
 
 
 @njit(parallel=True, cache=True)
-def has_nan(X):
-    """Whether the 2-D array X holds a NaN (one parallel pass, no temporary array)."""
-    n_found = 0
-    for i in prange(X.shape[0]):
-        for f in range(X.shape[1]):
-            if X[i, f] != X[i, f]:
-                n_found += 1
-    return n_found > 0
+def columns_with_nan(X):
+    """Whether each column of the 2-D array X holds a NaN: one parallel pass over blocks
+    of rows (each thread reads its rows contiguously), no temporary array of X's size."""
+    n_samples, n_features = X.shape
+    n_blocks = min(64, max(1, n_samples // 4096))
+    found = np.zeros((n_blocks, n_features), dtype=np.bool_)
+    for block in prange(n_blocks):
+        for i in range(block * n_samples // n_blocks, (block + 1) * n_samples // n_blocks):
+            for f in range(n_features):
+                if X[i, f] != X[i, f]:
+                    found[block, f] = True
+    out = np.zeros(n_features, dtype=np.bool_)
+    for block in range(n_blocks):
+        for f in range(n_features):
+            out[f] |= found[block, f]
+    return out
 
 
 @njit(parallel=True, cache=True)
@@ -1002,7 +1010,7 @@ compilation.watch(globals())
 
 # The tree walk is not among them: Tree.apply picks predict_leaves or its serial twin by
 # the batch's rows (model.tree.PARALLEL_MIN_ROWS).
-has_nan = SerialWhenSmall(has_nan)
+columns_with_nan = SerialWhenSmall(columns_with_nan)
 build_bin_lookup = SerialWhenSmall(build_bin_lookup)
 bin_columns = SerialWhenSmall(bin_columns)
 histograms_classification = SerialWhenSmall(histograms_classification, node_values)
@@ -1016,7 +1024,7 @@ largest_squared_deviations = SerialWhenSmall(largest_squared_deviations, _deviat
 squared_deviation_sums = SerialWhenSmall(squared_deviation_sums, _deviation_rows)
 score_splits = SerialWhenSmall(score_splits, _candidates)
 SERIAL_WHEN_SMALL = (
-    has_nan,
+    columns_with_nan,
     build_bin_lookup,
     bin_columns,
     histograms_classification,

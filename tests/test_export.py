@@ -1,5 +1,7 @@
 """export_text: scikit-learn's layout, and every node kind (numeric, subset, multiway)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -51,17 +53,18 @@ def test_multiway_tree_prints_one_line_per_branch():
         categorical_split="multiway",
         device="cpu",
     ).fit(frame[["outlook", "humidity"]], frame["play"])
-    # Missing values and other categories take the largest branch (ties: the first).
+    # Other categories (and missing values) take the largest branch (ties: the first);
+    # training saw no missing value, so the default branch does not speak of them.
     assert export_text(model) == (
-        "|--- outlook = overcast (or missing, or another category)\n"
+        "|--- outlook = overcast (or another category)\n"
         "|   |--- class: yes\n"
         "|--- outlook = rain\n"
-        "|   |--- humidity = high (or missing, or another category)\n"
+        "|   |--- humidity = high (or another category)\n"
         "|   |   |--- class: yes\n"
         "|   |--- humidity = normal\n"
         "|   |   |--- class: no\n"
         "|--- outlook = sunny\n"
-        "|   |--- humidity = high (or missing, or another category)\n"
+        "|   |--- humidity = high (or another category)\n"
         "|   |   |--- class: no\n"
         "|   |--- humidity = normal\n"
         "|   |   |--- class: yes\n"
@@ -149,3 +152,86 @@ def test_a_subset_split_lists_only_the_categories_that_reach_it():
     for node in internal:
         box = dot[dot.index(f'{node} [label="node #{node}') :].split("\\n")[1]
         assert box.startswith("colour in {") and listed(box) <= reaching[node], (node, box)
+
+
+# -- "or missing" only on the features that had missing values in training ---------------------
+def _split_lines(text):
+    """The condition lines of export_text, without their indents."""
+    return [line.split("--- ", 1)[1] for line in text.splitlines() if "class:" not in line]
+
+
+def test_a_tree_trained_without_missing_values_never_says_or_missing():
+    from gpu_tree import export_graphviz
+
+    X, y = datasets.load_iris(return_X_y=True)
+    for splitter in ("hist", "exact"):
+        model = DecisionTreeClassifier(max_depth=3, splitter=splitter, device="cpu").fit(X, y)
+        assert model.missing_in_training_.tolist() == [False] * 4
+        assert "missing" not in export_text(model)
+        assert "missing" not in export_graphviz(model)
+
+
+def test_or_missing_marks_only_the_splits_of_features_that_had_missing_values():
+    from gpu_tree import export_graphviz
+
+    rng = np.random.default_rng(4)
+    n = 600
+    colour = rng.choice(["red", "green", "blue"], size=n).astype(object)
+    colour[::11] = None  # the categorical feature has missing values
+    size = rng.normal(size=n)
+    size[::7] = np.nan  # and so does "size"; "age" has none
+    age = rng.normal(size=n)
+    y = ((colour == "red") ^ (np.nan_to_num(size, nan=1.0) > 0.2) ^ (age > 0.5)).astype(int)
+    frame = pd.DataFrame({"colour": colour, "age": age, "size": size})
+    for splitter in ("hist", "exact"):
+        model = DecisionTreeClassifier(
+            max_depth=4, categorical_features=["colour"], splitter=splitter, device="cpu"
+        ).fit(frame, y)
+        assert model.missing_in_training_.tolist() == [True, False, True]
+        tree = model.tree_
+        internal = tree.children_left >= 0
+        assert set(tree.feature[internal]) == {0, 1, 2}  # every feature is split on
+        lines = _split_lines(export_text(model))
+        marked = [line for line in lines if line.endswith(" or missing")]
+        assert not [line for line in lines if line.startswith("age ") and "missing" in line]
+        # Each split on colour or size marks exactly one side.
+        for name in ("colour", "size"):
+            splits = np.count_nonzero(tree.feature[internal] == list(frame).index(name))
+            assert len([line for line in marked if line.startswith(name + " ")]) == splits
+        edges = re.findall(r'label="(True|False)\\nor missing"', export_graphviz(model))
+        assert len(edges) == len(marked)
+
+
+def test_a_multiway_default_branch_names_missing_values_only_where_there_were_some():
+    days = [
+        ("sunny", "high", "no"),
+        ("sunny", "normal", "yes"),
+        ("overcast", None, "yes"),
+        ("rain", "high", "yes"),
+        ("rain", "normal", "no"),
+        ("overcast", "normal", "yes"),
+        ("sunny", "high", "no"),
+    ]
+    frame = pd.DataFrame(days, columns=["outlook", "humidity", "play"])
+    model = DecisionTreeClassifier(
+        criterion="entropy",
+        categorical_features=["outlook", "humidity"],
+        categorical_split="multiway",
+        device="cpu",
+    ).fit(frame[["outlook", "humidity"]], frame["play"])
+    assert model.missing_in_training_.tolist() == [False, True]
+    lines = _split_lines(export_text(model))
+    defaults = [line for line in lines if line.endswith("another category)")]
+    assert sorted(line.split(" ", 1)[0] for line in defaults) == ["humidity", "humidity", "outlook"]
+    for line in defaults:
+        missing = line.startswith("humidity")
+        assert line.endswith("(or missing, or another category)") == missing
+
+
+def test_a_model_that_does_not_know_marks_missing_values_on_every_split():
+    # A model loaded from a file written before missing_in_training was recorded.
+    X, y = datasets.load_iris(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y)
+    del model.missing_in_training_
+    lines = _split_lines(export_text(model))
+    assert sum(line.endswith(" or missing") for line in lines) == len(lines) // 2 > 0

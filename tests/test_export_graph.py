@@ -166,7 +166,8 @@ def test_multiway_nodes_have_an_edge_per_branch_and_mark_the_default():
     for node in multiway:  # exactly one default edge per multiway node
         texts = [text for a, _, text in edges if a == node]
         assert len(texts) == len(tree.children_of(node))
-        assert sum(t.endswith("\n(or missing, or another category)") for t in texts) == 1
+        # (no missing value in training: the default edge does not speak of them)
+        assert sum(t.endswith("\n(or another category)") for t in texts) == 1
     # The same wording as export_text: "outlook = rain" there is "= rain" under "outlook".
     text_lines = {line.split("--- ", 1)[1] for line in export_text(model).splitlines()}
     for a, _, text in edges:
@@ -357,6 +358,7 @@ def test_cuda_tree_renders_as_the_cpu_tree():
     cuda = DecisionTreeClassifier(**params).fit(frame, y)
     cpu = DecisionTreeClassifier(**{**params, "device": "cpu"}).fit(frame, y)
     assert cuda.device_ == "cuda" and (cuda.tree_.split_kind == 2).any()
+    assert cuda.missing_in_training_.tolist() == cpu.missing_in_training_.tolist() == [True, True]
     options = {"filled": True, "node_ids": True, "class_names": ["no", "yes"]}
     assert export_graphviz(cuda, **options) == export_graphviz(cpu, **options)
     if _matplotlib() is not None:
@@ -409,7 +411,7 @@ def test_plot_draws_a_box_per_node_and_a_label_per_edge(plt, which, tmp_path):
     assert artists[0].arrow_patch is None and all(b.arrow_patch for b in boxes[1:])
     if which == "multiway":
         assert any(t.startswith("= sunny") for t in _texts(edge_texts))
-        assert sum("(or missing, or another category)" in t for t in _texts(edge_texts)) >= 2
+        assert sum(t.endswith("\n(or another category)") for t in _texts(edge_texts)) >= 2
     else:
         assert any(t.startswith("colour in {") for t in _texts(boxes))
         assert any(t == "True\nor missing" for t in _texts(edge_texts))

@@ -727,3 +727,50 @@ def test_huge_weighted_impurities_give_finite_importances():
     importances = model.feature_importances_
     assert np.all(np.isfinite(importances))
     assert importances.sum() == pytest.approx(1.0)
+
+
+# -- missing_in_training: which features had missing values (the exports read it) ------------
+def test_missing_in_training_is_saved_and_loaded(tmp_path):
+    model, _ = _fitted(categorical_features=[0])  # _data: missing values in feature 1 only
+    assert model.missing_in_training_.tolist() == [False, True, False]
+    model.save(tmp_path / "m.json")
+    document = json.loads((tmp_path / "m.json").read_text())
+    assert document["missing_in_training"] == [False, True, False]
+    loaded = gpu_tree.load(tmp_path / "m.json")
+    assert loaded.missing_in_training_.dtype == bool
+    assert loaded.missing_in_training_.tolist() == [False, True, False]
+    assert gpu_tree.export_text(loaded) == gpu_tree.export_text(model)
+
+
+def test_a_file_written_before_missing_in_training_loads_and_marks_every_split(tmp_path):
+    model, X = _fitted()
+    document = _saved(tmp_path, "classifier")
+    del document["missing_in_training"]  # all that such a file lacks
+    old = gpu_tree.load(_write(tmp_path, document))
+    assert not hasattr(old, "missing_in_training_")
+    np.testing.assert_array_equal(old.predict(X), model.predict(X))
+    lines = [line for line in gpu_tree.export_text(old).splitlines() if "class:" not in line]
+    # One side of every split, as before ("x1 is missing" splits say it themselves).
+    lines = [line for line in lines if not line.endswith(("is present", "is missing"))]
+    marked = [line for line in lines if line.endswith(" or missing")]
+    assert len(marked) == len(lines) // 2 > 0
+    assert any(" x0 " in line for line in marked)  # x0 had no missing value
+    # null says the same (a model that does not know), and is what saving it writes.
+    document["missing_in_training"] = None
+    assert not hasattr(gpu_tree.load(_write(tmp_path, document)), "missing_in_training_")
+    old.save(tmp_path / "again.json")
+    assert json.loads((tmp_path / "again.json").read_text())["missing_in_training"] is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[False, True], [False, True, False, False], [0, 1, 0], "yes", {"x1": True}, [None] * 3],
+)
+def test_a_bad_missing_in_training_is_refused(tmp_path, value):
+    document = _saved(tmp_path, "classifier")
+    document["missing_in_training"] = value
+    _refused(
+        tmp_path,
+        document,
+        r"missing_in_training should be a list of 3 true/false values \(one per feature\)",
+    )

@@ -52,6 +52,15 @@ def check_category_counts(n_categories, max_bins, has_missing, feature_names=Non
         )
 
 
+def missing_by_feature(X) -> np.ndarray:
+    """Whether each feature (column) of X holds a missing value (NaN), as a bool array:
+    a host array in one compiled pass, a GPU array on the GPU (only the answer comes
+    back)."""
+    if isinstance(X, np.ndarray):
+        return np.asarray(cpu_kernels.columns_with_nan(X), dtype=bool)
+    return np.asarray(device_to_host((X != X).any(axis=0)), dtype=bool)
+
+
 def _midpoints(values):
     # Same rounding guard as the split thresholds: never land on the upper value.
     mid = values[:-1] / 2.0 + values[1:] / 2.0
@@ -148,10 +157,10 @@ class BinMapper:
 
         # Missing values (decided on all rows, not the sample) get the last bin, so the
         # values of every feature keep max_bins - 1 bins, as in HistGradientBoosting.
-        if isinstance(X, np.ndarray):
-            self.has_missing_ = bool(cpu_kernels.has_nan(X))
-        else:
-            self.has_missing_ = bool((X != X).any())  # a GPU array: checked there
+        # Which features had them is kept: the exports mark a split's missing side only
+        # where its feature did.
+        self.missing_by_feature_ = missing_by_feature(X)
+        self.has_missing_ = bool(self.missing_by_feature_.any())
         value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins
 
         if n_categories is None:

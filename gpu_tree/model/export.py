@@ -2,7 +2,8 @@
 
 ``export_text`` follows scikit-learn's layout (one line per branch, ``|---`` indents),
 extended to every node kind: numeric thresholds, categorical subsets ("colour in {red,
-blue}"), one line per branch of a multiway (ID3) node, and where missing values go.
+blue}"), one line per branch of a multiway (ID3) node, and where missing values go (on
+the splits of features that had missing values in training).
 ``export_graphviz`` and ``plot_tree`` draw the same tree as boxes and labelled edges;
 all three word the split conditions through ``_branches``.
 """
@@ -20,7 +21,8 @@ from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NODE_IMPURITY, TRE
 from gpu_tree.utils.atomic_files import atomic_text
 from gpu_tree.utils.install_hints import install_hint
 
-_MULTIWAY_DEFAULT = "(or missing, or another category)"
+_MULTIWAY_DEFAULT = "(or another category)"
+_MULTIWAY_DEFAULT_AND_MISSING = "(or missing, or another category)"
 _MISSING = "or missing"
 
 
@@ -68,6 +70,19 @@ def _check_fitted_and_names(estimator, feature_names, class_names, caller):
     return names
 
 
+def _missing_marked(estimator, show_missing) -> np.ndarray:
+    """Per feature, whether its splits mark the side missing values take: where training
+    saw a missing value in it (``missing_in_training_``). Every split sends missing values
+    somewhere, but on a feature that had none the side is a default, not something learned,
+    and marking it on every line buries the splits where it was. A model saved before
+    this was recorded marks every feature; ``show_missing=False`` none."""
+    n_features = estimator.tree_.n_features
+    if not show_missing:
+        return np.zeros(n_features, dtype=bool)
+    seen = getattr(estimator, "missing_in_training_", None)
+    return np.ones(n_features, dtype=bool) if seen is None else np.asarray(seen, dtype=bool)
+
+
 def _category_label(estimator, feature, code):
     categories = getattr(estimator, "categories_", None)
     values = None if categories is None else categories[feature]
@@ -103,17 +118,19 @@ def _children_reach(tree, node, reach):
     return [{**reach, feature: arriving & words}, {**reach, feature: arriving & ~words}]
 
 
-def _branches(estimator, node, name, number, show_missing=True, reach=None):
+def _branches(estimator, node, name, number, missing_marked, reach=None):
     """The branches (``_Branch``) of an internal node, in child order.
 
     ``number`` formats a threshold (each view rounds its own way); the wording is the
-    same everywhere. A subset split lists only the categories that can reach the node
-    (``reach``: see :func:`_children_reach`; None: every category).
+    same everywhere. ``missing_marked`` (per feature, :func:`_missing_marked`): whether
+    to say where missing values go. A subset split lists only the categories that can
+    reach the node (``reach``: see :func:`_children_reach`; None: every category).
     """
     tree = estimator.tree_
     feature = tree.feature[node]
     kind = tree.split_kind[node]
     missing_left = bool(tree.missing_go_to_left[node])
+    show_missing = bool(missing_marked[feature])
     if kind == MULTIWAY:
         offset, entries = tree.branch_offset[node], tree.n_branches[node]
         table = tree.branch_children[offset : offset + entries + 1]
@@ -123,7 +140,8 @@ def _branches(estimator, node, name, number, show_missing=True, reach=None):
             codes = np.flatnonzero(table[:-1] == child)
             labels = ", ".join(_category_label(estimator, feature, c) for c in codes)
             relation = f"= {labels}" if codes.size == 1 else f"in {{{labels}}}"
-            note = _MULTIWAY_DEFAULT if child == default else ""
+            default_note = _MULTIWAY_DEFAULT_AND_MISSING if show_missing else _MULTIWAY_DEFAULT
+            note = default_note if child == default else ""
             branches.append(_Branch(int(child), name, relation, note))
         return branches
     left, right = int(tree.children_left[node]), int(tree.children_right[node])
@@ -194,12 +212,14 @@ def export_text(
 
     Numeric splits read "x <= t" / "x >  t", categorical subset splits "x in {...}" /
     "x not in {...}", multiway nodes have a line per branch; "or missing" marks the side
-    missing values take at prediction (``show_missing=False`` leaves it out, for trees
-    trained without missing values). Nodes deeper than ``max_depth`` are summarised as
-    "truncated branch of depth N" (N levels below), as in scikit-learn.
+    missing values take at prediction, on the splits of features that had missing values
+    in training (``show_missing=False`` leaves it out everywhere). Nodes deeper than
+    ``max_depth`` are summarised as "truncated branch of depth N" (N levels below), as in
+    scikit-learn.
     """
     names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
     tree = estimator.tree_
+    missing_marked = _missing_marked(estimator, show_missing)
     subtree_levels = _subtree_levels(tree)
 
     def number(threshold):
@@ -222,7 +242,7 @@ def export_text(
             lines.append(prefix + f"truncated branch of depth {levels}")
             continue
         branches = _branches(
-            estimator, node, names[tree.feature[node]], number, show_missing, reach
+            estimator, node, names[tree.feature[node]], number, missing_marked, reach
         )
         below = _children_reach(tree, node, reach)
         for branch, arriving in zip(reversed(branches), reversed(below), strict=True):
@@ -318,7 +338,7 @@ def _node_lines(
     node_ids,
     proportion,
     precision,
-    show_missing,
+    missing_marked,
     reach,
 ):
     """The text of one box: id, split, impurity, samples, value, class."""
@@ -336,7 +356,7 @@ def _node_lines(
             lines.append(name)  # each edge names its categories
         else:
             number = functools.partial(_number, precision=precision)
-            branches = _branches(estimator, node, name, number, show_missing, reach)
+            branches = _branches(estimator, node, name, number, missing_marked, reach)
             lines.append(branches[0].condition)
     if impurity:
         criterion = str(getattr(estimator, "criterion", "impurity"))
@@ -378,6 +398,7 @@ def _graph(
     _check_graph_options(label, precision, max_depth)
     tree = estimator.tree_
     colors = _node_colors(estimator) if filled else None
+    missing_marked = _missing_marked(estimator, show_missing)
     number = functools.partial(_number, precision=precision)
     nodes, edges = [], []  # both in preorder (an edge where its child is)
     stack = [(0, -1, 0, None, {})]
@@ -399,7 +420,7 @@ def _graph(
             node_ids=node_ids,
             proportion=proportion,
             precision=precision,
-            show_missing=show_missing,
+            missing_marked=missing_marked,
             reach=reach,
         )
         nodes.append(_GraphNode(node, parent, depth, lines, colors and colors[node], False))
@@ -407,7 +428,7 @@ def _graph(
             continue
         multiway = tree.split_kind[node] == MULTIWAY
         branches = _branches(
-            estimator, node, names[tree.feature[node]], number, show_missing, reach
+            estimator, node, names[tree.feature[node]], number, missing_marked, reach
         )
         below = _children_reach(tree, node, reach)
         for i in reversed(range(len(branches))):
@@ -452,8 +473,9 @@ def export_graphviz(
     a multiway node's feature), the impurity, the samples, the value and, for a
     classifier, the majority class. Edges under a binary node read "True" (left) and
     "False"; edges under a multiway node name their categories. "or missing" marks the
-    edge missing values take (``show_missing=False`` leaves it out); a multiway node's
-    default edge takes missing values and unseen categories.
+    edge missing values take, under splits of features that had missing values in
+    training; a multiway node's default edge takes unseen categories (and missing
+    values).
 
     Parameters
     ----------
@@ -476,7 +498,8 @@ def export_graphviz(
     precision : int
         Decimals of thresholds, impurities and values (trailing zeros dropped).
     show_missing : bool
-        Mark the edge missing values take.
+        Mark the edge missing values take (where the feature had missing values in
+        training; a model saved without that record: every split). False: nowhere.
 
     Returns
     -------

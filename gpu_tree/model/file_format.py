@@ -15,9 +15,16 @@ Layout (format "gpu_tree.model", version 1)::
      "classes": {"dtype": "<U3", "values": [...]} | null,
      "categorical": {"is_categorical": [...], "categories": [null | {"kind", "values"}]},
      "binning": null | {"max_bins": 256, "missing_bin": -1, "edges": [[...], ...]},
+     "missing_in_training": [false, true, false, false] | null,
      "tree": {"node_count": 7, "n_features": 4, "n_classes": 2, "n_category_words": 1,
               "children_left": [...], ..., "value": [...], "category_bitsets": [...],
               "branch_children": [...]}}
+
+``missing_in_training`` (per feature: whether the training data had a missing value in
+it) was added to version 1 without a new version number: prediction does not read it
+(only the exports do, to mark where missing values go), so a reader that does not know
+it loses nothing by skipping it. A file without it, or with null, loads as a model that
+does not know: its exports mark missing values on every split.
 """
 
 from __future__ import annotations
@@ -140,6 +147,7 @@ def model_document(estimator) -> dict:
             "edges": [_floats(e) for e in mapper.edges_],
         }
     names = getattr(estimator, "feature_names_in_", None)
+    missing = getattr(estimator, "missing_in_training_", None)
     return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -160,6 +168,7 @@ def model_document(estimator) -> dict:
             "categories": categories,
         },
         "binning": binning,
+        "missing_in_training": None if missing is None else [bool(v) for v in missing],
         "tree": tree_doc,
     }
 
@@ -309,7 +318,26 @@ def model_from_document(document, source="model"):
     _check_values(read, tree, not regression)
     _read_categories(read, document, estimator, n_features)
     _read_binning(read, document, estimator, n_features)
+    _read_missing_in_training(read, document, estimator, n_features)
     return estimator
+
+
+def _read_missing_in_training(read, document, estimator, n_features):
+    """Which features had missing values in training (absent or null in files written
+    before it was recorded: unknown, and the attribute is not set)."""
+    missing = document.get("missing_in_training")
+    if missing is None:
+        return
+    if (
+        not isinstance(missing, list)
+        or len(missing) != n_features
+        or not all(isinstance(v, bool) for v in missing)
+    ):
+        read.fail(
+            f"missing_in_training should be a list of {n_features} true/false values (one "
+            f"per feature), got {missing!r:.60}"
+        )
+    estimator.missing_in_training_ = np.array(missing, dtype=bool)
 
 
 def _read_binning(read, document, estimator, n_features):
