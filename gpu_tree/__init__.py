@@ -22,6 +22,7 @@ _PUBLIC = {
     "Tree": ("gpu_tree.model.tree", "Tree"),
     "assert_tree_equal": ("gpu_tree.testing", "assert_tree_equal"),
     "export_graphviz": ("gpu_tree.model.export", "export_graphviz"),
+    "export_png": ("gpu_tree.model.export", "export_png"),
     "export_text": ("gpu_tree.model.export", "export_text"),
     "load": ("gpu_tree.estimators", "load_model"),  # the estimators register themselves
     "plot_tree": ("gpu_tree.model.export", "plot_tree"),

@@ -588,8 +588,9 @@ def test_export_png_without_matplotlib_is_a_clear_error(days, tmp_path, monkeypa
     _, model = days
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-folder"))  # no Graphviz dot either
     result = run("export", model, "--format", "png", "-o", tmp_path / "t.png")
-    assert_one_line_error(result, "matplotlib", "pip install")
+    assert_one_line_error(result, "Graphviz's dot program or matplotlib", "pip install")
     assert list(tmp_path.iterdir()) == []
     result = run("bench", "--rows", "1000", "--no-peers", "--plot", tmp_path / "b.png")
     assert_one_line_error(result, "matplotlib")

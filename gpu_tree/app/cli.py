@@ -42,7 +42,7 @@ from gpu_tree.app.data_io import (
 )
 from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
 from gpu_tree.kernels.compilation import set_compile_notice
-from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
+from gpu_tree.utils.atomic_files import atomic_text, check_writable
 from gpu_tree.utils.install_hints import install_hint
 from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
 
@@ -1040,7 +1040,11 @@ def _names(estimator):
     type=click.Choice(["text", "dot", "png"]),
     default="text",
     show_default=True,
-    help="text: indented rules; dot: Graphviz source; png: a drawing (needs matplotlib).",
+    help=(
+        "text: indented rules; dot: Graphviz source; png: a drawing sized to the tree, by "
+        "Graphviz's dot where installed, else matplotlib (at most 64 leaf boxes: cut "
+        "bigger trees with --max-depth)."
+    ),
 )
 @click.option("-o", "--output", metavar="PATH", help="Output file (text and dot: default stdout).")
 @click.option(
@@ -1063,11 +1067,23 @@ def export(model, fmt, output, max_depth, decimals, filled):
     if output:
         check_writable(output, inputs=(model,))
     if fmt == "png":
-        try:
-            from matplotlib.figure import Figure
-        except ImportError:
-            raise ImportError(f"--format png needs matplotlib: {PLOT_HINT}") from None
-    from gpu_tree.model.export import export_graphviz, export_text, plot_tree
+        import shutil
+
+        # Graphviz's dot draws the PNG where it is installed, matplotlib otherwise.
+        if shutil.which("dot") is None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise ImportError(
+                    "--format png needs Graphviz's dot program or matplotlib: install "
+                    f"Graphviz, or {PLOT_HINT}"
+                ) from None
+    from gpu_tree.model.export import (
+        TreeTooLargeToDraw,
+        export_graphviz,
+        export_png,
+        export_text,
+    )
 
     estimator = _load(model)
     feature_names, class_names = _names(estimator)
@@ -1084,24 +1100,20 @@ def export(model, fmt, output, max_depth, decimals, filled):
             precision=decimals,
         )
     else:
-        depth = min(estimator.get_depth(), max_depth if max_depth is not None else 10**9)
-        leaves = min(estimator.get_n_leaves(), 2**depth)
-        fig = Figure(
-            figsize=(min(max(8.0, 1.4 * leaves), 200.0), min(max(5.0, 1.6 * (depth + 1)), 100.0))
-        )
-        ax = fig.add_subplot()
-        plot_tree(
-            estimator,
-            ax=ax,
-            feature_names=feature_names,
-            class_names=class_names,
-            filled=filled,
-            max_depth=max_depth,
-            precision=decimals,
-        )
-        with atomic_path(output) as temporary:
-            fig.savefig(temporary, format="png", dpi=100, bbox_inches="tight", pad_inches=0.2)
-        click.echo(f"tree drawn to {output}")
+        try:
+            renderer = export_png(
+                estimator,
+                output,
+                feature_names=feature_names,
+                class_names=class_names,
+                filled=filled,
+                max_depth=max_depth,
+                precision=decimals,
+            )
+        except TreeTooLargeToDraw as error:  # refused before drawing: say it in options
+            raise ValueError(error.advice("--max-depth ", "--format text or dot")) from None
+        drawn_by = "Graphviz's dot" if renderer == "dot" else "matplotlib"
+        click.echo(f"tree drawn to {output} (by {drawn_by})")
         return
     if output:
         with atomic_text(output) as out:
