@@ -641,7 +641,7 @@ def test_info_and_bench_take_verbose_and_quiet_after_the_subcommand(days):
     assert "--quiet" in ok(run("bench", "--help")).stdout
 
 
-def test_progress_on_a_terminal_shows_levels_unless_quiet():
+def test_progress_on_a_terminal_draws_bars_unless_quiet():
     import io
 
     from gpu_tree import DecisionTreeClassifier
@@ -659,8 +659,12 @@ def test_progress_on_a_terminal_shows_levels_unless_quiet():
             DecisionTreeClassifier(max_depth=2).fit(X, y)
         finally:
             remove()
-    assert "level 0:" in shown.getvalue() and "level 1:" in shown.getvalue()
-    assert "bin edges" not in shown.getvalue()  # details only with --verbose
+    drawn = shown.getvalue()
+    # Bars (tqdm's, redrawn in place with carriage returns): the levels to max_depth.
+    assert "gputree: growing: 100%" in drawn and "2/2" in drawn and "\r" in drawn
+    assert "gputree: binning: 100%" in drawn and "6/6" in drawn
+    assert "tree grown: depth 2" in drawn  # a stage's last record stays as a line
+    assert "level 0:" not in drawn and "bin edges" not in drawn  # lines only with --verbose
     assert silent.getvalue() == ""
 
 

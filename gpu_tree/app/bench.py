@@ -21,6 +21,7 @@ import numpy as np
 
 from gpu_tree.app.machine import available_memory_bytes
 from gpu_tree.app.peers import PEERS, PeerWork
+from gpu_tree.utils.progress import step
 
 logger = logging.getLogger("gpu_tree.bench")
 
@@ -130,18 +131,29 @@ def time_model(name, device, factory, data, repeats) -> Result:
             result.predict_times.append(predict)
             result.accuracy = float(np.mean(predicted == y_test))
             result.predictions = predicted
+            over_budget = sum(result.fit_times) >= FIT_BUDGET_SECONDS and k + 1 < repeats
             logger.info(
-                "%s: fit %d of %d: %.3f s, predict %.3f s", name, k + 1, repeats, fit, predict
+                "%s: fit %d of %d: %.3f s, predict %.3f s",
+                name,
+                k + 1,
+                repeats,
+                fit,
+                predict,
+                extra=step(name, k + 1, repeats, unit="fit", done=k + 1 == repeats),
             )
-            if sum(result.fit_times) >= FIT_BUDGET_SECONDS and k + 1 < repeats:
+            if over_budget:
                 logger.info(
-                    "%s: %d fit(s) took over %.0f s: no more", name, k + 1, FIT_BUDGET_SECONDS
+                    "%s: %d fit(s) took over %.0f s: no more",
+                    name,
+                    k + 1,
+                    FIT_BUDGET_SECONDS,
+                    extra=step(name, k + 1, unit="fit", done=True),
                 )
                 break
         result.model = model
     except Exception as exc:  # a peer never stops the run
         result.status, result.error = "failed", _reason(exc)
-        logger.info("%s failed: %s", name, result.error)
+        logger.info("%s failed: %s", name, result.error, extra=step(name, 0, unit="fit", done=True))
     return result
 
 

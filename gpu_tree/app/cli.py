@@ -44,7 +44,13 @@ from gpu_tree.app.interrupts import INTERRUPTS, Interrupted, raise_interrupted
 from gpu_tree.kernels.compilation import set_compile_notice
 from gpu_tree.utils.atomic_files import atomic_text, check_writable
 from gpu_tree.utils.install_hints import install_hint
-from gpu_tree.utils.progress import binning_logger, grower_logger, install_handler, quieter
+from gpu_tree.utils.progress import (
+    binning_logger,
+    grower_logger,
+    install_handler,
+    quieter,
+    step,
+)
 
 logger = logging.getLogger("gpu_tree.app.cli")
 
@@ -299,6 +305,8 @@ def _load(path):
 
 def _read(path, plan, hint=None, text_format=None):
     start = time.perf_counter()
+    size = os.path.getsize(path)
+    logger.info("reading %s (%.1f MB)", path, size / 1e6, extra=step("reading", 0, size, unit="B"))
     table = read_table(path, plan, hint, **(text_format or {}))
     logger.info(
         "read %s: %d rows, %d of %d columns used (%.2f s)",
@@ -307,6 +315,7 @@ def _read(path, plan, hint=None, text_format=None):
         len(table.columns),
         len(table.names),
         time.perf_counter() - start,
+        extra=step("reading", size, size, unit="B", done=True),
     )
     return table
 

@@ -22,6 +22,7 @@ from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
+from gpu_tree.utils.progress import step
 from gpu_tree.utils.threads import PARALLEL_MIN_ELEMENTS, parallel_map
 
 MAX_BINS_LIMIT = 65535
@@ -247,6 +248,7 @@ class BinMapper:
             n_features,
             self.n_bins_,
             time.perf_counter() - start,
+            extra=step("binning", n_features, n_features, unit="feature", done=True),
         )
         return X_binned, bin_lower, bin_upper
 
@@ -286,6 +288,7 @@ class BinMapper:
             n_features,
             self.n_bins_,
             time.perf_counter() - start,
+            extra=step("binning", n_features, n_features, unit="feature", done=True),
         )
         return X_binned, bin_lower, bin_upper
 

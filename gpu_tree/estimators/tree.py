@@ -55,6 +55,8 @@ from gpu_tree.utils.compat import (
     RegressorMixin,
 )
 from gpu_tree.utils.fit_stats import SETUP, FitCounters, counting
+from gpu_tree.utils.progress import check_verbose, estimator_display, step
+from gpu_tree.utils.progress import logger as progress_logger
 
 DEVICES = ("auto", "cpu", "cuda")
 SPLITTERS = ("hist", "exact")
@@ -177,6 +179,10 @@ class _BaseDecisionTree(BaseEstimator):
     # -- fitting: the training pipeline, step by step ------------------------------------
     def _fit(self, X, y, sample_weight=None):
         settings = self._check_params()
+        with estimator_display(check_verbose(self.verbose)):
+            return self._fit_checked(settings, X, y, sample_weight)
+
+    def _fit_checked(self, settings, X, y, sample_weight):
         X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
         categorical = self._learn_categories(X, feature_names)
@@ -208,7 +214,16 @@ class _BaseDecisionTree(BaseEstimator):
         self.fit_stats_ = timer.fit_stats(counters)
         self.fit_setup_stats_ = {**counters.at(SETUP), "seconds": setup_seconds}
         if settings.ccp_alpha > 0.0:
+            start, leaves = time.perf_counter(), self.tree_.n_leaves
             self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
+            progress_logger.info(
+                "pruned (ccp_alpha=%g): %d -> %d leaves (%.2f s)",
+                settings.ccp_alpha,
+                leaves,
+                self.tree_.n_leaves,
+                time.perf_counter() - start,
+                extra=step("pruning", 1, 1, done=True),
+            )
         return self
 
     def _check_params(self) -> _Settings:
@@ -599,8 +614,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         The categorical features. None (the default) and "from_dtype": the columns whose
         type says so, a pandas ``category``, polars ``Categorical`` or ``Enum`` or Arrow
         dictionary column and a column of text (a DataFrame's object or string column, a
-        numpy string or object column, whose present values are all strings); a column mixing numbers and text is refused. Columns of numbers
-        are numeric unless listed here; an empty list makes every column numeric. The
+        numpy string or object column, whose present values are all strings); a column
+        mixing numbers and text is refused. Columns of numbers are numeric unless listed
+        here; an empty list makes every column numeric. The
         values of a categorical feature are labels (numbers or strings); missing values
         and, at prediction, categories not seen in training follow each node's missing
         rule.
@@ -628,6 +644,12 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         links are collapsed while their effective alpha is <= ``ccp_alpha``. 0 (default)
         prunes nothing. See :meth:`cost_complexity_pruning_path` for useful values, and
         :meth:`reduced_error_prune` for pruning on a validation set instead.
+    verbose : {0, 1, 2}
+        What ``fit`` shows on standard error: 0 (default) nothing; 1 progress bars
+        (binning, the tree's levels, with rates and, under a ``max_depth``, an ETA); 2 a
+        line per step (binning, each level, the tree grown). The records go through the
+        ``"gpu_tree"`` logger (gpu_tree.utils.progress), which a program may also
+        configure itself.
     """
 
     _is_classification = True
@@ -653,6 +675,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         categorical_split="binary",
         max_category_subset=2,
         ccp_alpha=0.0,
+        verbose=0,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -672,6 +695,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
         self.ccp_alpha = ccp_alpha
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
@@ -765,6 +789,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         categorical_split="binary",
         max_category_subset=2,
         ccp_alpha=0.0,
+        verbose=0,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -782,6 +807,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
         self.ccp_alpha = ccp_alpha
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""

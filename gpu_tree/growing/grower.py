@@ -44,6 +44,7 @@ from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
 from gpu_tree.utils.fit_stats import SETUP, count_per_level, enter_level
 from gpu_tree.utils.progress import grower_logger as logger
+from gpu_tree.utils.progress import step
 
 # Cells (nodes x features x compact bins) per chunk of compact histograms: bounds their
 # memory.
@@ -70,6 +71,9 @@ EPSILON = np.finfo(np.float64).eps
 
 # The context of a phase when no timer is given: nothing to do.
 _UNTIMED = nullcontext()
+# A max_depth above this is no total for a progress bar (an unlimited tree's is int64's
+# largest): the bar counts levels without an ETA.
+_LEVELS_SHOWN_AS_A_TOTAL = 1000
 
 
 @dataclass
@@ -804,6 +808,7 @@ class Grower:
                     np.count_nonzero(split_depth == depth),
                     tree.node_count,
                     time.perf_counter() - self._start,
+                    extra=self._level_step(int(depth)),
                 )
         # fit_stats_: the nodes searched and their rows, at their levels.
         searched = ids[out.searched != 0]
@@ -851,8 +856,16 @@ class Grower:
             tree.n_leaves,
             tree.node_count,
             time.perf_counter() - self._start,
+            extra=step("growing", tree.max_depth, unit="level", done=True),
         )
         return tree
+
+    def _level_step(self, depth: int) -> dict:
+        """The progress of a level split at ``depth``: depth + 1 levels grown, of
+        max_depth where that is a real limit (an unlimited tree's total is unknown)."""
+        limit = self.params.max_depth
+        total = limit if limit <= _LEVELS_SHOWN_AS_A_TOTAL else None
+        return step("growing", depth + 1, total, unit="level")
 
     def _grow_from_root(self, root):
         """Level-wise or best-first growth from the root (too big to finish at once)."""
@@ -892,12 +905,14 @@ class Grower:
             if ev.nodes.size == 0:
                 break
             evaluated = self._evaluate_children(self._split(ev, np.arange(ev.nodes.size)))
+            depth = int(self.tree.depth[ev.nodes[0]])
             logger.info(
                 "level %d: %d nodes split, %d nodes in the tree (%.2f s)",
-                int(self.tree.depth[ev.nodes[0]]),
+                depth,
                 ev.nodes.size,
                 self.tree.node_count,
                 time.perf_counter() - self._start,
+                extra=self._level_step(depth),
             )
 
     def _grow_best_first(self, evaluated):

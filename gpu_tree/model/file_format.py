@@ -97,9 +97,16 @@ def _json_value(value, what):
     raise ValueError(f"cannot save {what}: {value!r} ({type(value).__name__}) is not JSON data")
 
 
+# Parameters that say how a fit is shown, not what it learned: not kept in a model file
+# (a loaded model has their defaults), so files of one model are equal however it was fit.
+_DISPLAY_PARAMS = frozenset({"verbose"})
+
+
 def _params(estimator) -> dict:
     params = {}
     for name, value in estimator.get_params().items():
+        if name in _DISPLAY_PARAMS:
+            continue
         if name == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
             value = None  # a Generator's state is not kept: only a fitted tree is saved
         if name == "class_weight" and isinstance(value, dict):

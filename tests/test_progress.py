@@ -1,0 +1,115 @@
+"""Progress: estimators' verbose=0/1/2 (silent, tqdm bars, a line per step), drawn from
+the library's log records; a program's own logging is left as it was."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
+from gpu_tree.datasets import make_higgs_like
+from gpu_tree.utils.progress import check_verbose, estimator_display, logger, step
+
+
+@pytest.fixture
+def data():
+    return make_higgs_like(3000, 8, random_state=0)
+
+
+def _handlers():
+    return list(logger.handlers), logger.level
+
+
+def test_verbose_0_prints_nothing_and_installs_nothing(data, capsys):
+    before = _handlers()
+    DecisionTreeClassifier(max_depth=3, verbose=0).fit(*data)
+    assert capsys.readouterr() == ("", "")
+    assert _handlers() == before
+
+
+def test_verbose_1_draws_bars_to_max_depth_and_removes_them(data, capsys):
+    before = _handlers()
+    DecisionTreeClassifier(max_depth=5, verbose=1).fit(*data)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "gpu_tree: growing: 100%" in err and "5/5" in err and "level/s" in err
+    assert "gpu_tree: binning: 100%" in err and "8/8" in err
+    assert "tree grown: depth 5" in err  # the stage's last record, kept as a line
+    assert "level 0:" not in err  # the levels are the bar, not lines
+    assert _handlers() == before
+
+
+def test_a_bar_ends_full_where_growth_stops_before_max_depth(capsys):
+    X, y = make_higgs_like(200, 4, random_state=1)
+    model = DecisionTreeClassifier(max_depth=40, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    depth = model.get_depth()
+    assert depth < 40 and f"{depth}/{depth}" in err and "growing: 100%" in err
+
+
+def test_unlimited_depth_counts_levels_without_a_total(data, capsys):
+    DecisionTreeRegressor(verbose=1, min_samples_leaf=50).fit(*data)
+    err = capsys.readouterr().err
+    assert "growing" in err and "/9223372036854775807" not in err
+
+
+def test_verbose_2_prints_a_line_per_step_including_pruning(data, capsys):
+    DecisionTreeClassifier(max_depth=3, verbose=2, ccp_alpha=0.002).fit(*data)
+    err = capsys.readouterr().err
+    for line in ("bin edges of 8 features", "binned 3000 rows", "level 0:", "level 2:"):
+        assert line in err, line
+    assert "tree grown: depth 3" in err and "pruned (ccp_alpha=0.002)" in err
+    assert "%|" not in err  # no bars
+
+
+def test_a_programs_own_handler_and_level_are_kept(data, capsys):
+    mine = io.StringIO()
+    handler = logging.StreamHandler(mine)
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        DecisionTreeClassifier(max_depth=2, verbose=1).fit(*data)
+        assert handler in logger.handlers and logger.level == logging.DEBUG
+        assert "bin edges" in mine.getvalue()  # its DEBUG records still reach it
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+    assert "growing: 100%" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [3, -1, "yes", 1.0, None])
+def test_bad_verbose_is_refused_by_name(bad, data):
+    with pytest.raises(
+        ValueError, match=r"verbose=.*choose 0 \(silent\), 1 \(progress bars\) or 2"
+    ):
+        DecisionTreeClassifier(verbose=bad).fit(*data)
+
+
+def test_booleans_are_taken_as_scikit_learn_users_pass_them():
+    assert check_verbose(True) == 1 and check_verbose(False) == 0
+
+
+def test_a_bytes_stage_is_scaled_and_a_display_error_never_stops_work():
+    stream = io.StringIO()
+    with estimator_display(1, stream):
+        logger.info("reading", extra=step("reading", 0, 5_000_000, unit="B"))
+        logger.info("read", extra=step("reading", 5_000_000, 5_000_000, unit="B", done=True))
+    assert "4.77M/4.77M" in stream.getvalue()  # binary megabytes, as tqdm scales bytes
+    assert "read" in stream.getvalue()
+    with estimator_display(1, io.StringIO()):  # a malformed record: reported, not raised
+        previous, logging.raiseExceptions = logging.raiseExceptions, False
+        try:
+            logger.info("odd", extra={"progress": {"stage": "odd"}})
+        finally:
+            logging.raiseExceptions = previous
+
+
+def test_verbose_is_not_kept_in_a_model_file(data, tmp_path):
+    import gpu_tree
+
+    path = tmp_path / "m.json"
+    DecisionTreeClassifier(max_depth=2, verbose=2).fit(*data).save(path)
+    assert '"verbose"' not in path.read_text()
+    assert gpu_tree.load(path).verbose == 0
