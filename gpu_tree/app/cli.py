@@ -1109,6 +1109,8 @@ def export(model, fmt, output, max_depth, decimals, filled):
             precision=decimals,
         )
     else:
+        start = time.perf_counter()
+        logger.info("drawing %s", output, extra=step("drawing", 0, 1, unit="picture"))
         try:
             renderer = export_png(
                 estimator,
@@ -1122,6 +1124,12 @@ def export(model, fmt, output, max_depth, decimals, filled):
         except TreeTooLargeToDraw as error:  # refused before drawing: say it in options
             raise ValueError(error.advice("--max-depth ", "--format text or dot")) from None
         drawn_by = "Graphviz's dot" if renderer == "dot" else "matplotlib"
+        logger.info(
+            "drawn by %s (%.2f s)",
+            drawn_by,
+            time.perf_counter() - start,
+            extra=step("drawing", 1, 1, unit="picture", done=True),
+        )
         click.echo(f"tree drawn to {output} (by {drawn_by})")
         return
     if output:
