@@ -14,6 +14,14 @@ site-packages, a Docker image run as another user with ``docker run -u``, where 
 one of this user's in the temporary directory, and where even that cannot be written it
 lets the kernels run uncached (compiled in memory, in every process) instead of failing.
 
+CuPy, which compiles the split search's array code on a GPU, has the same need and no
+fallback at all: importing it makes its kernel cache folder (``CUPY_CACHE_DIR``, else
+``~/.cupy/kernel_cache``) and fails where that cannot be made, and its first compile fails
+where the folder cannot be written. :func:`choose_cupy_cache_folder` runs before CuPy is
+imported (``gpu_tree.backends.cuda``) and makes the same choice: CuPy's folder where it can
+be written, else one of this user's in the temporary directory, else none (kernels
+compiled in memory).
+
 :func:`watch` wraps the disk cache of each kernel so that its first miss (numba is
 about to compile) prints ``compiling kernels (first run only)`` once, on a terminal
 (:func:`say_compiling_kernels`), so that a pause of several seconds is explained;
@@ -43,6 +51,11 @@ import threading
 CACHE_MODE: str | None = None
 
 TEMPORARY_FOLDER_PREFIX = "gpu_tree-numba-cache-"
+# Where CuPy caches its kernels: "cupy" (CUPY_CACHE_DIR or ~/.cupy/kernel_cache),
+# "temporary" or "none" (CUPY_CACHE_IN_MEMORY); None before choose_cupy_cache_folder ran
+# or where it had nothing to do (CuPy not installed, or imported before it).
+CUPY_CACHE_MODE: str | None = None
+CUPY_TEMPORARY_FOLDER_PREFIX = "gpu_tree-cupy-cache-"
 _lock = threading.Lock()
 
 
@@ -79,7 +92,7 @@ def _numba_user_wide_folder() -> str | None:
         return None
 
 
-def _temporary_folder() -> str | None:
+def _temporary_folder(prefix: str = TEMPORARY_FOLDER_PREFIX) -> str | None:
     """This user's cache folder in the temporary directory; where a folder of that name
     is someone else's, a new one for this process (removed at exit); None where the
     temporary directory cannot be written either."""
@@ -88,11 +101,11 @@ def _temporary_folder() -> str | None:
     except OSError:
         return None
     user = os.getuid() if hasattr(os, "getuid") else "user"
-    shared = os.path.join(base, f"{TEMPORARY_FOLDER_PREFIX}{user}")
+    shared = os.path.join(base, f"{prefix}{user}")
     if _writable_folder(shared, private=True):
         return shared
     try:
-        own = tempfile.mkdtemp(prefix=TEMPORARY_FOLDER_PREFIX, dir=base)
+        own = tempfile.mkdtemp(prefix=prefix, dir=base)
     except OSError:
         return None
     atexit.register(shutil.rmtree, own, ignore_errors=True)
@@ -124,6 +137,46 @@ def _choose(kernels_folder) -> str:
         config.CACHE_DIR = folder
         return "temporary"
     allow_uncached(_cpu_dispatcher_class())
+    return "none"
+
+
+def choose_cupy_cache_folder() -> str | None:
+    """Before CuPy is imported: point ``CUPY_CACHE_DIR`` at a folder this user can write
+    (CuPy's own choice wherever it can be written), or where there is none, have CuPy keep
+    its kernels in memory (``CUPY_CACHE_IN_MEMORY``) and name a folder that exists, which
+    its import then leaves alone. Returns :data:`CUPY_CACHE_MODE`; does nothing where CuPy
+    is not installed (no folder is made for it) or is already imported. Decided once per
+    process."""
+    global CUPY_CACHE_MODE
+    with _lock:
+        if CUPY_CACHE_MODE is None and "cupy" not in sys.modules and _cupy_installed():
+            CUPY_CACHE_MODE = _choose_for_cupy(os.environ)
+    return CUPY_CACHE_MODE
+
+
+def _cupy_installed() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("cupy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _choose_for_cupy(environ) -> str:
+    # CuPy reads both at import (cupy/cuda/_compiler_cache.py): CUPY_CACHE_DIR, else
+    # os.path.expanduser("~/.cupy/kernel_cache").
+    folder = environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+    # A relative folder (no home to expand "~" to) would land in the working directory.
+    if os.path.isabs(folder) and _writable_folder(folder):
+        return "cupy"
+    temporary = _temporary_folder(CUPY_TEMPORARY_FOLDER_PREFIX)
+    if temporary is not None:
+        environ["CUPY_CACHE_DIR"] = temporary
+        return "temporary"
+    environ["CUPY_CACHE_IN_MEMORY"] = "1"  # CuPy then neither reads nor writes the folder
+    if not os.path.isdir(folder):
+        environ["CUPY_CACHE_DIR"] = os.path.abspath(os.sep)
     return "none"
 
 

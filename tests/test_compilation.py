@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,83 @@ def test_a_read_only_install_uses_numbas_user_wide_folder_where_it_can(copy_root
     assert (report["mode"], report["cache_dir"]) == ("numba", "")
     assert any((copy_root / "xdg" / "numba").rglob("cpu.partition_rows*.nbi"))
     assert not list((copy_root / "tmp").iterdir())
+
+
+# -- CuPy's kernel cache -----------------------------------------------------------------------
+@pytest.fixture
+def cupy_cache(monkeypatch, tmp_path):
+    """choose_cupy_cache_folder as if CuPy were installed and not yet imported, with an
+    environment of this test's (restored after it), HOME and TMPDIR in tmp_path."""
+    for name in ("CUPY_CACHE_DIR", "CUPY_CACHE_IN_MEMORY"):
+        monkeypatch.setenv(name, "")  # recorded, so that what the test sets is undone
+        monkeypatch.delenv(name)
+    env = _unwritable_home(tmp_path)  # tmp_path / "home-is-a-file", for the tests below
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", env["TMPDIR"])
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    monkeypatch.setattr(compilation, "CUPY_CACHE_MODE", None)
+    monkeypatch.setattr(compilation, "_cupy_installed", lambda: True)
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    return tmp_path
+
+
+def test_cupy_keeps_its_own_folder_where_it_can_write(cupy_cache):
+    assert compilation.choose_cupy_cache_folder() == "cupy"
+    assert "CUPY_CACHE_DIR" not in os.environ and "CUPY_CACHE_IN_MEMORY" not in os.environ
+    assert (cupy_cache / "home" / ".cupy" / "kernel_cache").is_dir()  # as CuPy makes it
+
+
+def test_cupy_keeps_a_cache_dir_it_can_write(cupy_cache, monkeypatch):
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(cupy_cache / "mine"))
+    assert compilation.choose_cupy_cache_folder() == "cupy"
+    assert os.environ["CUPY_CACHE_DIR"] == str(cupy_cache / "mine")
+
+
+@pytest.mark.parametrize("where", ["home", "CUPY_CACHE_DIR"])
+def test_cupy_caches_in_a_temporary_folder_where_its_own_cannot_be_made(
+    cupy_cache, monkeypatch, where
+):
+    """HOME / for an unknown uid (`docker run -u`): CuPy's import failed making
+    ~/.cupy/kernel_cache. A folder of this user's in the temporary directory instead."""
+    if where == "home":
+        monkeypatch.setenv("HOME", str(cupy_cache / "home-is-a-file"))
+    else:
+        monkeypatch.setenv("CUPY_CACHE_DIR", str(cupy_cache / "home-is-a-file" / "cupy"))
+    assert compilation.choose_cupy_cache_folder() == "temporary"
+    folder = Path(os.environ["CUPY_CACHE_DIR"])
+    assert folder == cupy_cache / "tmp" / f"gpu_tree-cupy-cache-{os.getuid()}"
+    assert folder.is_dir() and not folder.stat().st_mode & 0o077
+    assert "CUPY_CACHE_IN_MEMORY" not in os.environ
+    assert compilation.choose_cupy_cache_folder() == "temporary"  # decided once
+
+
+def test_with_nowhere_to_write_cupy_compiles_in_memory(cupy_cache, monkeypatch):
+    """No folder at all: CuPy keeps its kernels in memory, and CUPY_CACHE_DIR names a
+    folder that exists, so that its import makes none."""
+    monkeypatch.setenv("HOME", str(cupy_cache / "home-is-a-file"))
+    monkeypatch.setattr(tempfile, "tempdir", str(cupy_cache / "home-is-a-file"))
+    assert compilation.choose_cupy_cache_folder() == "none"
+    assert os.environ["CUPY_CACHE_IN_MEMORY"] == "1"
+    assert os.path.isdir(os.environ["CUPY_CACHE_DIR"])
+
+
+def test_without_home_cupys_folder_is_not_made_in_the_working_directory(cupy_cache, monkeypatch):
+    """No HOME and no password entry: "~" stays as it is, a relative folder."""
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)
+    monkeypatch.chdir(cupy_cache)
+    assert compilation.choose_cupy_cache_folder() == "temporary"
+    assert not (cupy_cache / "~").exists()
+
+
+def test_the_cupy_folder_is_chosen_only_before_cupy_is_imported(cupy_cache, monkeypatch):
+    monkeypatch.setattr(compilation, "_cupy_installed", lambda: False)
+    assert compilation.choose_cupy_cache_folder() is None  # not installed: no folder made
+    assert not (cupy_cache / "home" / ".cupy").exists()
+    monkeypatch.setattr(compilation, "_cupy_installed", lambda: True)
+    monkeypatch.setitem(sys.modules, "cupy", object())
+    assert compilation.choose_cupy_cache_folder() is None  # too late to choose
+    assert "CUPY_CACHE_DIR" not in os.environ
 
 
 # -- the notice ------------------------------------------------------------------------------

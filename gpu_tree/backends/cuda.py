@@ -36,6 +36,7 @@ from gpu_tree.backends.rows import (
     squared_deviations_from,
 )
 from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.kernels.compilation import choose_cupy_cache_folder
 from gpu_tree.utils.fit_stats import count, launch
 from gpu_tree.utils.install_hints import install_hint
 
@@ -44,7 +45,9 @@ from gpu_tree.utils.install_hints import install_hint
 def _cupy_or_none():
     """CuPy, or None where it is not installed. Asked once per process: a failed import
     is not remembered by Python, and searching sys.path again cost every fit with
-    device="auto" 0.4 ms (a small fit's tenth)."""
+    device="auto" 0.4 ms (a small fit's tenth). Its kernel cache folder is chosen first:
+    CuPy fails to import where it cannot make it (``docker run -u``, HOME /)."""
+    choose_cupy_cache_folder()
     try:
         import cupy
     except ImportError:
