@@ -41,3 +41,30 @@ def test_an_attribute_named_twice_is_refused_naming_the_line(tmp_path):
     )
     with pytest.raises(ValueError, match=r"line 3: the attribute name 'a' appears twice"):
         read_arff(path)
+
+
+def test_a_string_attribute_is_read_as_categories(tmp_path):
+    """scipy.io.arff refuses string attributes (why this reader is kept): here a string
+    attribute is a feature of categories, as a CSV column of text is."""
+    from gpu_tree.app import data_io
+
+    path = tmp_path / "s.arff"
+    rows = [
+        f"'{name}',{x},{'yes' if name == 'alpha' else 'no'}"
+        for name, x in [
+            ("alpha", 0.1),
+            ("beta", 0.2),
+            ("gamma", 0.3),
+            ("alpha", 0.4),
+            ("beta", 0.5),
+        ]
+    ]
+    path.write_text(
+        "@relation s\n@attribute name string\n@attribute x numeric\n@attribute y {no,yes}\n"
+        "@data\n" + "\n".join(rows) + "\n"
+    )
+    table = data_io.read_table(path, lambda names: [data_io.FEATURE, data_io.FEATURE, data_io.TEXT])
+    name = table.column("name")
+    assert name.categorical and name.values.tolist() == ["alpha", "beta", "gamma", "alpha", "beta"]
+    assert not table.column("x").categorical
+    assert table.column("x").values.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5]

@@ -1,8 +1,14 @@
 """A reader for ARFF files (Weka's attribute-relation format), with no dependency.
 
-Handles quoted attribute names (``'on thyroxine'``), nominal ``{a, b}`` and numeric
-attribute types, ``%`` comments, quoted values and ``?`` for a missing value. Sparse
-ARFF (``{index value, ...}`` rows) is not supported and is refused, naming the line.
+Handles quoted attribute names (``'on thyroxine'``), nominal ``{a, b}``, numeric and
+string attribute types (a string attribute is read as categories), ``%`` comments, quoted
+values and ``?`` for a missing value. Sparse ARFF (``{index value, ...}`` rows) is not
+supported and is refused, naming the line.
+
+Kept rather than a library's (issue 18 asked): scipy.io.arff, the maintained reader,
+refuses string attributes ("String attributes not supported yet"), which this one reads,
+and would make scipy a dependency of the command line; liac-arff has had no release
+since 2020.
 """
 
 from __future__ import annotations
