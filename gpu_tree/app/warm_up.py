@@ -7,7 +7,8 @@ arrays, 8- or 16-bit bin codes, int32 or int64 histograms) and gpu_tree runs the
 twin of each parallel kernel on small data (``kernels/cpu.py``, ``SERIAL_MAX_ELEMENTS``):
 so this trains and predicts through the command line itself, on a small and a large
 synthetic file, for classification and regression, with missing values and a
-categorical column, binary and multiway splits. Kinds it does not cover (a model with
+categorical column, binary and multiway splits; and runs ``gputree bench`` (the image's
+default command) on a smaller sample. Kinds it does not cover (a model with
 sample weights, more than 256 bins) compile on their first use, as without it.
 
 The CUDA kernels are not compiled here: numba compiles them for the GPU it runs on
@@ -30,6 +31,7 @@ from gpu_tree.app.cli import main as gputree
 from gpu_tree.kernels import cpu as cpu_kernels
 
 COLOURS = ("red", "green", "blue", "grey")
+BENCH_ROWS = 200_000
 
 
 def _write_table(path: Path, n_rows: int, seed: int = 0):
@@ -74,6 +76,9 @@ def warm_up(folder: Path):
                 "--device", "cpu", "--max-depth", "6", "-o", str(model), *extra,
             )  # fmt: skip
             _run("predict", str(model), str(data), "-o", str(folder / "predictions.csv"))
+    # The image's default command: its depth-10 Higgs-shaped fit and its predictions of
+    # 50,000 rows (the parallel lock-step walk, which the files above are too small for).
+    _run("bench", "--rows", str(BENCH_ROWS), "--no-peers", "--repeats", "1", "--device", "cpu")
 
 
 def main():
