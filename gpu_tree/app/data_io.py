@@ -316,7 +316,22 @@ class _TextFormat:
     @property
     def python_encoding(self) -> str:
         """The codec for Python's reader: UTF-8 skips a byte-order mark, as pyarrow does."""
-        return "utf-8-sig" if codecs.lookup(self.encoding).name == "utf-8" else self.encoding
+        return "utf-8-sig" if self._is_utf8 else self.encoding
+
+    @property
+    def arrow_encoding(self) -> str:
+        """The encoding for pyarrow's reader: its own "utf8" (which skips a BOM), else a
+        Python codec it transcodes through."""
+        return "utf8" if self._is_utf8 else self.encoding
+
+    @property
+    def _is_utf8(self) -> bool:
+        return codecs.lookup(self.encoding).name == "utf-8"
+
+
+def _opener(path):
+    """How to open a text file: through gzip when its name ends in .gz."""
+    return gzip.open if path.name.lower().endswith(".gz") else open
 
 
 class _BecameText(Exception):
@@ -338,7 +353,7 @@ def _read_csv(path, text_format, plan, hint) -> Table:
             f"the field separator must be one character, not a quote or line break: "
             f"{text_format.sep!r}"
         )
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    opener = _opener(path)
     as_text = set()  # FEATURE columns found to hold text after numbers: read once more
 
     def plan_as_found(names):
@@ -435,8 +450,7 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
         columns.append(Column(names[j], values, kind == CATEGORY))
 
     def find_lines():
-        opener = gzip.open if path.name.lower().endswith(".gz") else open
-        with opener(path, "rt", encoding=text_format.python_encoding, newline="") as handle:
+        with _opener(path)(path, "rt", encoding=text_format.python_encoding, newline="") as handle:
             skip_all = lambda names: [SKIP] * len(names)  # noqa: E731
             return _parse_csv(handle, text_format, skip_all, "", source).lines
 
@@ -453,14 +467,13 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
 def _arrow_read(path, text_format, skip_rows, names, columns, as_text, pa, pa_csv):
     """pyarrow's table of ``columns`` (``as_text`` read as strings, the others as its type
     inference finds them, never as booleans), or None where it cannot read the file."""
-    encoding = text_format.encoding
     try:
         return pa_csv.read_csv(
             path,  # a .gz file is decompressed (pyarrow goes by the extension)
             read_options=pa_csv.ReadOptions(
                 skip_rows=skip_rows,
                 column_names=names,
-                encoding="utf8" if codecs.lookup(encoding).name == "utf-8" else encoding,
+                encoding=text_format.arrow_encoding,
             ),
             parse_options=pa_csv.ParseOptions(delimiter=text_format.sep),
             convert_options=pa_csv.ConvertOptions(
