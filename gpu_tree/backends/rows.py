@@ -23,7 +23,9 @@ from gpu_tree.data.stats import (
     COUNT_DTYPE_MAX_ROWS,
     STATS_DTYPE,
     StatsLayout,
+    binade_sum,
     centred_targets,
+    exact_sum,
     fixed_point_exponent,
     from_fixed_point,
     regression_centre,
@@ -157,6 +159,20 @@ class SubtreeCategories(NamedTuple):
     n_category_words: int  # int64 words of a category bitset
 
 
+class RowScales(NamedTuple):
+    """The data-dependent constants of :class:`RowData`, as all of a fit's rows give them
+    (a distributed fit computes them from every machine's parts): the weights' power-of-two
+    scale and fixed-point exponent, the number of rows, and for regression the centre,
+    the targets' scale and the fixed-point exponent of the weighted centred targets."""
+
+    weight_scale: int
+    weight_exponent: int
+    n_samples: int
+    centre: float = 0.0
+    target_exponent: int = 0
+    sum_exponent: int = 0
+
+
 @dataclass
 class RowData:
     """What each training row contributes to a histogram.
@@ -181,22 +197,32 @@ class RowData:
     y_class: np.ndarray | None = None
     y: np.ndarray | None = None
     _row_stats: np.ndarray | None = None
+    # Given, the fit's scales (RowScales) instead of those of these rows: the rows are
+    # one machine's share of a distributed fit, whose scales are the whole data's.
+    scales: Any = None
 
     def __post_init__(self):
         weight = np.asarray(self.weight, dtype=np.float64)
-        scale = weight_scale_exponent(weight)
+        scales = self.scales
+        scale = weight_scale_exponent(weight) if scales is None else scales.weight_scale
         if scale:
             weight = np.ldexp(weight, -scale)
         layout = self.layout = replace(self.layout, weight_exponent=scale)
         n_samples = weight.shape[0]
         # Unweighted fits count rows: exponent 0, and 32-bit classification histograms
         # where no count can reach 2**31.
-        weight_exponent = fixed_point_exponent(weight) if layout.has_count_channel else 0
+        if not layout.has_count_channel:
+            weight_exponent = 0
+        elif scales is None:
+            weight_exponent = fixed_point_exponent(weight)
+        else:
+            weight_exponent = scales.weight_exponent
         self.weight_fixed = to_fixed_point(weight, weight_exponent)
         self.weight = from_fixed_point(self.weight_fixed, weight_exponent)
         count = (0,) if layout.has_count_channel else ()
         if layout.is_classification:
-            small = not layout.has_count_channel and n_samples <= COUNT_DTYPE_MAX_ROWS
+            n_total = n_samples if scales is None else scales.n_samples
+            small = not layout.has_count_channel and n_total <= COUNT_DTYPE_MAX_ROWS
             self.layout = replace(
                 layout,
                 exponents=(weight_exponent,) * layout.n_classes + count,
@@ -205,11 +231,14 @@ class RowData:
             self.centred = None
             return
         y = np.asarray(self.y, dtype=np.float64)
-        centre = regression_centre(y)
-        scale = target_exponent(y, centre, float(np.sum(self.weight)))
+        if scales is None:
+            centre = regression_centre(y)
+            scale = target_exponent(y, centre, binade_sum(self.weight))
+        else:
+            centre, scale = scales.centre, scales.target_exponent
         self.centred = centred_targets(y, centre, scale)
         weighted_sum = self.weight * self.centred
-        sum_exponent = fixed_point_exponent(weighted_sum)
+        sum_exponent = fixed_point_exponent(weighted_sum) if scales is None else scales.sum_exponent
         self.layout = replace(
             layout,
             exponents=(weight_exponent, sum_exponent) + count,
@@ -223,6 +252,11 @@ class RowData:
         if layout.has_count_channel:
             stats[:, 2] = 1
         self._row_stats = stats
+
+    def total_weight(self) -> float:
+        """The rows' total weight in the fit's units, correctly rounded (the same for any
+        order of the rows, and from a fit's parts on many machines)."""
+        return exact_sum(self.weight)
 
     @property
     def n_samples(self):
@@ -447,6 +481,7 @@ __all__ = [
     "FinishedSubtrees",
     "SubtreeCategories",
     "RowData",
+    "RowScales",
     "PendingCopy",
     "RowPartition",
     "category_tables",

@@ -144,23 +144,35 @@ class BinMapper:
         0..K-1, and code k gets bin k, so a bin code is a category code.
         """
         start = time.perf_counter()
-        n_samples, n_features = X.shape
-        rows = None
-        if n_samples > self.subsample:
-            rng = np.random.default_rng(self.random_state)
-            rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
+        n_samples = X.shape[0]
+        rows = self.sample_rows(n_samples)
         if rows is not None and not isinstance(X, np.ndarray):
             import cupy  # a GPU array: index it with a device array
 
             rows = cupy.asarray(rows)
         sample = X if rows is None else X[rows]
         sample = to_host(sample)  # from a GPU array, only the row sample comes to the host
-
         # Missing values (decided on all rows, not the sample) get the last bin, so the
         # values of every feature keep max_bins - 1 bins, as in HistGradientBoosting.
         # Which features had them is kept: the exports mark a split's missing side only
         # where its feature did.
-        self.missing_by_feature_ = missing_by_feature(X)
+        return self.fit_sample(sample, missing_by_feature(X), n_categories, feature_names, start)
+
+    def sample_rows(self, n_samples):
+        """The rows (increasing positions) :meth:`fit` finds quantile edges on, for X of
+        ``n_samples`` rows: None for all of them."""
+        if n_samples <= self.subsample:
+            return None
+        rng = np.random.default_rng(self.random_state)
+        return np.sort(rng.choice(n_samples, self.subsample, replace=False))
+
+    def fit_sample(self, sample, missing, n_categories=None, feature_names=None, start=None):
+        """:meth:`fit` from its row sample (X at :meth:`sample_rows`, on the host) and
+        which features have missing values among all rows: a distributed fit gathers
+        only these."""
+        start = time.perf_counter() if start is None else start
+        n_features = sample.shape[1]
+        self.missing_by_feature_ = np.asarray(missing, dtype=bool)
         self.has_missing_ = bool(self.missing_by_feature_.any())
         value_bins = self.max_bins - 1 if self.has_missing_ else self.max_bins
 

@@ -32,6 +32,7 @@ split search read the same layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -171,7 +172,12 @@ def fixed_point_exponent(values) -> int:
     2**-62 of the total becomes 0. A power-of-two scale of the values shifts e and leaves
     the integers unchanged.
     """
-    total = float(np.sum(np.abs(values)))
+    return fixed_point_exponent_of(binade_sum(np.abs(np.asarray(values, dtype=np.float64))))
+
+
+def fixed_point_exponent_of(total: float) -> int:
+    """:func:`fixed_point_exponent` from the values' absolute total (:func:`exact_sum`),
+    however it was summed (on one machine, or from parts summed on many)."""
     if total == 0.0:
         return 0
     if not np.isfinite(total):
@@ -217,7 +223,11 @@ def target_exponent(y, centre: float, total_weight: float) -> int:
     y = np.asarray(y, dtype=np.float64)
     if y.size == 0:
         return 0
-    highest, lowest = float(np.max(y)), float(np.min(y))
+    return target_exponent_of(float(np.max(y)), float(np.min(y)), centre, total_weight)
+
+
+def target_exponent_of(highest: float, lowest: float, centre: float, total_weight: float) -> int:
+    """:func:`target_exponent` from the targets' extremes (of at least one target)."""
     with np.errstate(over="ignore"):
         spread = max(abs(highest - centre), abs(lowest - centre))  # exact for subnormals
     if spread == 0.0:
@@ -248,7 +258,12 @@ def weight_scale_exponent(weight) -> int:
     """
     weight = np.asarray(weight, dtype=np.float64)
     with np.errstate(over="ignore"):
-        total = float(np.sum(weight))
+        return weight_scale_exponent_of(binade_sum(weight), weight.size)
+
+
+def weight_scale_exponent_of(total: float, n_samples: int) -> int:
+    """:func:`weight_scale_exponent` from the weights' total (:func:`exact_sum`) and
+    number."""
     if not np.isfinite(total):
         raise ValueError(
             "sample_weight (times class_weight) sums beyond float64's range (about 1.8e308); "
@@ -256,7 +271,7 @@ def weight_scale_exponent(weight) -> int:
         )
     if total == 0.0 or abs(np.frexp(total)[1]) <= WEIGHT_TOTAL_RANGE:
         return 0
-    return int(np.frexp(total)[1]) - int(np.frexp(float(weight.size))[1])
+    return int(np.frexp(total)[1]) - int(np.frexp(float(n_samples))[1])
 
 
 def centred_targets(y, centre: float, exponent: int) -> np.ndarray:
@@ -309,3 +324,91 @@ def bitset_members(words) -> np.ndarray:
     """The codes whose bits are set in ``words`` (int64 or uint64), ascending."""
     bits = np.unpackbits(np.asarray(words).view(np.uint8), bitorder="little")
     return np.flatnonzero(bits)
+
+
+# -- sums that do not depend on the order of the values ---------------------------------
+# A float64 is m * 2**(e - 53) with m an integer below 2**53 (numpy's frexp). Its two
+# halves, m's bits above and below HALF_BITS, are summed per exponent e; each half is
+# below 2**27, so a float64 sum (numpy's bincount) of up to 2**26 of them is exact.
+_HALF_BITS = 26
+_EXACT_CHUNK = 1 << 25
+
+
+def exact_sum_parts(values) -> dict[int, int]:
+    """The exact sum of float64 ``values`` as {e: integer}, the sum being
+    ``sum(integer * 2**(e - 53))``: parts of several arrays add up (:func:`add_parts`) to
+    the parts of their concatenation, in any order. Every value must be finite."""
+    values = np.ravel(np.asarray(values, dtype=np.float64))
+    parts: dict[int, int] = {}
+    for start in range(0, values.size, _EXACT_CHUNK):
+        chunk = values[start : start + _EXACT_CHUNK]
+        chunk = chunk[chunk != 0.0]
+        if chunk.size == 0:
+            continue
+        bits = chunk.view(np.int64)
+        biased = (bits >> 52) & 0x7FF  # 0: subnormal, m * 2**-1074
+        mantissa = bits & ((1 << 52) - 1)
+        mantissa = np.where(biased > 0, mantissa | (1 << 52), mantissa)
+        mantissa = np.where(bits < 0, -mantissa, mantissa)
+        exponent = np.maximum(biased, 1) - 1022  # value = mantissa * 2**(exponent - 53)
+        high = mantissa >> _HALF_BITS
+        low = mantissa - (high << _HALF_BITS)
+        lowest = int(exponent.min())
+        slot = exponent - lowest
+        high_sums = np.bincount(slot, weights=high.astype(np.float64))
+        low_sums = np.bincount(slot, weights=low.astype(np.float64))
+        for k in np.flatnonzero((high_sums != 0) | (low_sums != 0)):
+            value = (int(high_sums[k]) << _HALF_BITS) + int(low_sums[k])
+            e = lowest + int(k)
+            parts[e] = parts.get(e, 0) + value
+    return parts
+
+
+def add_parts(*many) -> dict[int, int]:
+    """The :func:`exact_sum_parts` of the concatenation of the arrays of ``many`` parts."""
+    out: dict[int, int] = {}
+    for parts in many:
+        for e, value in parts.items():
+            out[int(e)] = out.get(int(e), 0) + int(value)
+    return out
+
+
+def sum_of_parts(parts) -> float:
+    """The float64 nearest the exact sum that ``parts`` hold (correctly rounded; inf
+    beyond float64's range)."""
+    if not parts:
+        return 0.0
+    lowest = min(parts)
+    total = sum(value << (e - lowest) for e, value in parts.items())
+    shift = lowest - 53
+    exact = Fraction(total * 2**shift) if shift >= 0 else Fraction(total, 2**-shift)
+    try:
+        return float(exact)
+    except OverflowError:
+        return float(np.copysign(np.inf, total))
+
+
+def binade_sum(values) -> float:
+    """A sum of non-negative ``values`` with the exponent (numpy's frexp) of their exact
+    sum, :func:`exact_sum`'s: numpy's sum where its rounding error (below
+    n * 2**-52 of it) cannot cross a power of two, the exact sum otherwise. The
+    fixed-point exponents need no more; they then do not depend on the order of the
+    rows, nor on how they are split between machines."""
+    total = float(np.sum(values))
+    if total == 0.0 or not np.isfinite(total):
+        return total
+    error = total * values.size * 2.0**-52
+    if np.frexp(total - error)[1] == np.frexp(total + error)[1]:
+        return total
+    return exact_sum(values)
+
+
+def exact_sum(values) -> float:
+    """The sum of float64 ``values``, correctly rounded: the same bits in any order and
+    however the values are split between machines (``np.sum`` rounds as it goes, its
+    result depends on the order). Non-finite values give numpy's sum."""
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(np.sum(values))
+    return sum_of_parts(exact_sum_parts(values))

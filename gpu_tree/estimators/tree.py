@@ -351,7 +351,11 @@ class _BaseDecisionTree(BaseEstimator):
             max_depth=np.iinfo(np.int64).max if max_depth is None else max_depth,
             min_samples_split=sizes.min_samples_split,
             min_samples_leaf=sizes.min_samples_leaf,
-            min_weight_leaf=settings.min_weight_fraction_leaf * float(np.sum(row_data.weight)),
+            min_weight_leaf=(
+                settings.min_weight_fraction_leaf * row_data.total_weight()
+                if settings.min_weight_fraction_leaf
+                else 0.0
+            ),
             min_purity=settings.min_purity,
             min_impurity_decrease=settings.min_impurity_decrease,
             max_leaf_nodes=settings.max_leaf_nodes,

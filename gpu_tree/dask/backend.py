@@ -1,0 +1,215 @@
+"""The client's side of a distributed fit: a histogram backend (the grower's contract,
+:class:`gpu_tree.growing.backend.DenseHistogramBackend`) whose every operation fans out
+to the workers' shards (:mod:`gpu_tree.dask.shards`). The grower is the in-memory one,
+unchanged: it asks for histograms, gets the workers' integer histograms summed (a tree
+reduction through Dask: exact, so in any order), chooses the splits, and the workers
+route their own rows. Node sizes are the client's bookkeeping (the split statistics say
+them); no row crosses the wire after setup.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpu_tree.backends.cpu import score_splits_on_cpu
+from gpu_tree.backends.rows import BackendCapabilities, CompactHistograms, DenseHistograms
+from gpu_tree.dask import shards
+from gpu_tree.kernels import cpu as cpu_kernels
+
+# Histograms summed per reduction task (a tree reduction: log_fan_in(workers) rounds).
+REDUCTION_FAN_IN = 4
+
+
+class DistributedBackend:
+    """Histogram search over rows held by Dask workers.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    keys : list of (fit id, worker address)
+        The shards, one per worker holding rows.
+    bin_lower, bin_upper : ndarray (n_features, n_bins), the global bins' bounds
+    root : ndarray (n_channels,), the statistics of every row
+    n_samples : int
+    missing_bin : int
+    layout : StatsLayout
+    timeout : float, seconds a call may wait for the workers
+    """
+
+    capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
+    xp = np
+    score_splits = staticmethod(score_splits_on_cpu)
+
+    def __init__(
+        self, client, keys, bin_lower, bin_upper, root, n_samples, missing_bin, layout, timeout
+    ):
+        self.client = client
+        self.keys = keys
+        self.bin_lower = bin_lower
+        self.bin_upper = bin_upper
+        self.n_bins = bin_lower.shape[1]
+        self.small_node_size = self.n_bins
+        self.missing_bin = missing_bin
+        self.layout = layout
+        self.timeout = timeout
+        self._root = root
+        self._sizes = np.zeros(16, dtype=np.int64)
+        self._sizes[0] = n_samples
+        # Bytes of histograms gathered (each worker's and each reduction's), per call.
+        self.wire_log: list[dict] = []
+
+    # -- running a call on every shard ----------------------------------------------------
+    def _submit(self, function, *args):
+        return [
+            self.client.submit(function, key, *args, workers=[key[1]], pure=False)
+            for key in self.keys
+        ]
+
+    def _gather(self, futures):
+        return self.client.gather(futures, errors="raise", direct=None)
+
+    def _run(self, function, *args):
+        futures = self._submit(function, *args)
+        try:
+            return [f.result(timeout=self.timeout) for f in futures]
+        finally:
+            for f in futures:
+                f.release()
+
+    def _log(self, kind, n_nodes, nbytes):
+        self.wire_log.append({"kind": kind, "n_nodes": int(n_nodes), "bytes": int(nbytes)})
+
+    # -- the grower's contract --------------------------------------------------------------
+    def root_stats(self):
+        return self._root
+
+    def node_sizes(self, nodes):
+        return self._sizes[np.asarray(nodes, dtype=np.int64)]
+
+    def _record_sizes(self, children, sizes):
+        children = np.asarray(children, dtype=np.int64)
+        top = int(children.max(initial=0)) + 1
+        if top > self._sizes.size:
+            self._sizes = np.resize(self._sizes, max(top, 2 * self._sizes.size))
+        self._sizes[children] = sizes
+
+    def histograms(self, nodes, out=None) -> DenseHistograms:
+        nodes = np.asarray(nodes, dtype=np.int64)
+        futures = self._submit(shards.histograms, nodes)
+        one = self.empty_histograms(nodes.size).nbytes
+        # Tree reduction: each worker's histograms travel once to a summing task.
+        level = futures
+        while len(level) > 1:
+            level = [
+                self.client.submit(shards.sum_arrays, *level[i : i + REDUCTION_FAN_IN], pure=False)
+                for i in range(0, len(level), REDUCTION_FAN_IN)
+            ]
+        hist = level[0].result(timeout=self.timeout)
+        # On the wire: every worker's histograms but those summed where they were made
+        # (counted as sent: an upper bound), and the total to the client.
+        self._log("histograms", nodes.size, one * (len(futures) - 1) + one)
+        for f in futures + level:
+            f.release()
+        if out is not None:
+            out[...] = hist
+            hist = out
+        return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
+
+    def empty_histograms(self, n_nodes):
+        shape = (n_nodes, self.bin_lower.shape[0], self.n_bins, self.layout.n_channels)
+        return np.empty(shape, dtype=self.layout.dtype)
+
+    @staticmethod
+    def subtract(hist, parent_slots, child_hist, out):
+        np.take(hist, parent_slots, axis=0, out=out)
+        out -= child_hist
+
+    def compact_histograms(self, nodes) -> CompactHistograms:
+        """The shards' compact histograms merged: per node and feature, the bin codes
+        present on any worker, in order, their summed statistics."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        parts = self._run(shards.compact_histograms, nodes)
+        self._log("compact", nodes.size, sum(sum(a.nbytes for a in p) for p in parts))
+        n_features = self.bin_lower.shape[0]
+        n_channels = self.layout.n_channels
+        dense = np.zeros((nodes.size, n_features, self.n_bins, n_channels), self.layout.dtype)
+        present = np.zeros((nodes.size, n_features, self.n_bins), dtype=bool)
+        missing = self.layout.zeros((nodes.size, n_features))
+        for hist, code, miss in parts:
+            missing += miss
+            k, f, c = np.nonzero(code >= 0)
+            np.add.at(dense, (k, f, code[k, f, c]), hist[k, f, c])
+            present[k, f, code[k, f, c]] = True
+        width = max(1, int(present.sum(axis=2).max(initial=1)))
+        hist = self.layout.zeros((nodes.size, n_features, width))
+        codes = np.full((nodes.size, n_features, width), -1, dtype=np.int64)
+        lower = np.full((nodes.size, n_features, width), np.inf)
+        upper = np.full((nodes.size, n_features, width), np.inf)
+        k, f, b = np.nonzero(present)  # row-major: codes in increasing order per (k, f)
+        position = np.cumsum(present, axis=2)[k, f, b] - 1
+        hist[k, f, position] = dense[k, f, b]
+        codes[k, f, position] = b
+        lower[k, f, position] = self.bin_lower[f, b]
+        upper[k, f, position] = self.bin_upper[f, b]
+        return CompactHistograms(hist, lower, upper, codes, missing)
+
+    def squared_deviation_sums(self, nodes, means):
+        nodes = np.asarray(nodes, dtype=np.int64)
+        means = np.ascontiguousarray(means, dtype=np.float64)
+        extremes = self._run(shards.squared_deviation_extremes, nodes, means)
+        largest = np.max([e[0] for e in extremes], axis=0)
+        lowest = np.min([e[1] for e in extremes], axis=0)
+        highest = np.max([e[2] for e in extremes], axis=0)
+        parts = self._run(shards.squared_deviation_parts, nodes, means, largest)
+        exponent = parts[0][0]
+        high = np.sum([p[1] for p in parts], axis=0)
+        low = np.sum([p[2] for p in parts], axis=0)
+        self._log("deviations", nodes.size, 48 * nodes.size * len(self.keys))
+        sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
+        return np.where(lowest < highest, sums, 0.0)
+
+    def partition(
+        self,
+        nodes,
+        feature,
+        bin_threshold,
+        threshold,
+        missing_left,
+        left_children,
+        right_children,
+        category_sets=None,
+        *,
+        sizes,
+        child_means=None,
+    ):
+        nodes = np.asarray(nodes, dtype=np.int64)
+        n_left = self._run(
+            shards.partition,
+            nodes,
+            np.asarray(feature, dtype=np.int64),
+            np.asarray(bin_threshold, dtype=np.int64),
+            np.asarray(missing_left, dtype=np.uint8),
+            np.asarray(left_children, dtype=np.int64),
+            np.asarray(right_children, dtype=np.int64),
+            category_sets,
+        )
+        if not np.array_equal(np.sum(n_left, axis=0), sizes[0]):
+            raise RuntimeError("internal error: partition disagrees with the histogram counts")
+        self._record_sizes(left_children, sizes[0])
+        self._record_sizes(right_children, sizes[1])
+
+    def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
+        first = np.array([c[0] for c in children], dtype=np.int64)
+        self._run(
+            shards.partition_multiway,
+            np.asarray(nodes, dtype=np.int64),
+            np.asarray(feature, dtype=np.int64),
+            np.asarray(child_of_code) - first[:, None],
+            np.asarray(default_child) - first,
+            children,
+        )
+        for ids, counts in zip(children, sizes, strict=True):
+            self._record_sizes(ids, counts)
+
+    def close(self):
+        self._run(shards.release)

@@ -1,0 +1,323 @@
+"""gpu_tree.dask.DecisionTreeClassifier / DecisionTreeRegressor: the in-memory
+estimators' parameters and tree, fitted on Dask collections spread over workers."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from gpu_tree.backends.rows import RowScales
+from gpu_tree.dask import shards
+from gpu_tree.dask.backend import DistributedBackend
+from gpu_tree.data.binning import BinMapper
+from gpu_tree.data.stats import (
+    StatsLayout,
+    add_parts,
+    fixed_point_exponent_of,
+    sum_of_parts,
+    target_exponent_of,
+    weight_scale_exponent_of,
+)
+from gpu_tree.data.validation import check_classification_labels
+from gpu_tree.estimators import tree as local
+from gpu_tree.growing.backend import PhaseTimer
+from gpu_tree.growing.grower import Grower
+from gpu_tree.model.pruning import cost_complexity_prune
+from gpu_tree.utils.fit_stats import FitCounters, counting
+
+# Seconds one call may wait on the workers before the fit fails (a lost worker).
+DEFAULT_TIMEOUT = 300.0
+
+
+def _is_dask(obj) -> bool:
+    return hasattr(obj, "__dask_graph__") and obj is not None
+
+
+def _partitions(collection):
+    """The row partitions of a Dask array (one column chunk) or DataFrame/Series, as
+    delayed objects, and the feature names (DataFrame) or None."""
+    names = None
+    if hasattr(collection, "divisions"):  # a DataFrame or Series
+        if hasattr(collection, "columns"):
+            names = np.asarray(collection.columns, dtype=object)
+        return list(collection.to_delayed()), names
+    if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+        collection = collection.rechunk({1: -1})
+    return list(np.ravel(collection.to_delayed())), names
+
+
+class _DaskMixin:
+    """fit on Dask collections; predict, predict_proba and apply map over partitions."""
+
+    def fit(self, X, y, sample_weight=None, *, client=None, timeout=DEFAULT_TIMEOUT):
+        """Fit on Dask collections (arrays, DataFrames of pandas partitions) held by the
+        workers of ``client`` (default: the current ``distributed.Client``); in-memory
+        input fits as the local estimator does."""
+        if not _is_dask(X):
+            return super().fit(X, y, sample_weight)
+        from distributed import default_client
+
+        client = client or default_client()
+        settings = self._check_params()
+        if self.device_ != "cpu":
+            raise NotImplementedError("distributed fits run on CPU workers so far: device='cpu'")
+        if self.splitter != "hist":
+            raise NotImplementedError("distributed fits search histograms: splitter='hist'")
+        key = uuid.uuid4().hex
+        keys = []
+        try:
+            return self._fit_distributed(settings, X, y, sample_weight, client, key, keys, timeout)
+        finally:
+            for k in keys:
+                client.submit(shards.release, k, workers=[k[1]], pure=False).release()
+
+    def _fit_distributed(self, settings, X, y, sample_weight, client, key, keys, timeout):
+        X_parts, names = _partitions(X)
+        y_parts, _ = _partitions(y)
+        w_parts = [None] * len(X_parts)
+        if sample_weight is not None:
+            w_parts, _ = _partitions(sample_weight)
+        if not (len(X_parts) == len(y_parts) == len(w_parts)):
+            raise ValueError(
+                f"X has {len(X_parts)} partitions but y has {len(y_parts)}"
+                + ("" if sample_weight is None else f" and sample_weight {len(w_parts)}")
+                + ": give them the same partitions (same chunks of rows)"
+            )
+        n_features = X.shape[1]
+        meta = X._meta if names is not None else np.zeros((0, n_features))
+        categorical = self._learn_categories(meta, names)
+        if categorical is not None:
+            raise NotImplementedError("categorical features in distributed fits: not yet")
+        given_w = [w for w in w_parts if w is not None]
+        parts = client.compute([*X_parts, *y_parts, *given_w])
+        m = len(X_parts)
+        X_f, y_f, w_f = parts[:m], parts[m : 2 * m], parts[2 * m :]
+        if sample_weight is None:
+            w_f = [None] * len(X_f)
+        name = type(self).__name__
+        summaries = client.gather(
+            [
+                client.submit(shards.partition_summary, a, b, c, self._is_classification, name)
+                for a, b, c in zip(X_f, y_f, w_f, strict=True)
+            ]
+        )
+        for i, (n_X, n_y, n_w, _) in enumerate(summaries):
+            if n_X != n_y or (n_w >= 0 and n_w != n_X):
+                raise ValueError(
+                    f"partition {i}: X has {n_X} rows, y {n_y}"
+                    + ("" if n_w < 0 else f", sample_weight {n_w}")
+                    + ": X, y and sample_weight need the same partitions"
+                )
+        n_raw = sum(s[0] for s in summaries)
+        if n_raw == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+        spec = {"n_features": n_features, "is_classification": self._is_classification}
+        if self._is_classification:
+            labels = [s[3] for s in summaries if s[3] is not None and s[3].size]
+            self.classes_, _ = check_classification_labels(np.concatenate(labels))
+            self.n_classes_ = len(self.classes_)
+            spec["classes"] = self.classes_
+            spec["class_weights"] = self._distributed_class_weights(client, y_f)
+        sizes = self._check_size_params(n_raw, n_features)
+        self._record_input_shape(meta, names, sizes.max_features)
+        # Shards: each worker's partitions, in partition order.
+        who_has = client.who_has(X_f)
+        by_worker: dict = {}
+        for i, f in enumerate(X_f):
+            holders = who_has.get(f.key) or [next(iter(client.scheduler_info()["workers"]))]
+            by_worker.setdefault(sorted(holders)[0], []).append(i)
+        futures = []
+        for address, indices in by_worker.items():
+            keys.append((key, address))
+            args = [a for i in indices for a in (X_f[i], y_f[i], w_f[i])]
+            futures.append(
+                client.submit(shards.load, keys[-1], spec, *args, workers=[address], pure=False)
+            )
+        loaded = client.gather(futures)
+        del X_f, y_f, w_f, parts, futures
+        order = [i for indices in by_worker.values() for i in indices]
+        rows = np.zeros(len(order), dtype=np.int64)
+        for info, indices in zip(loaded, by_worker.values(), strict=True):
+            rows[indices] = info["rows"]
+        n = int(rows.sum())
+        if n == 0:
+            raise ValueError("no row has a positive weight: nothing to fit")
+        self._bin_mapper = self._global_bins(client, keys, loaded, by_worker, rows, settings)
+        self.missing_in_training_ = self._bin_mapper.missing_by_feature_
+        layout, scales = self._global_scales(client, keys, loaded, n, timeout)
+        built = client.gather(
+            [
+                client.submit(shards.build, k, layout, scales, self._bin_mapper, workers=[k[1]])
+                for k in keys
+            ]
+        )
+        lower = np.min([b[0] for b in built], axis=0)
+        upper = np.max([b[1] for b in built], axis=0)
+        root = np.sum([b[2] for b in built], axis=0).astype(built[0][3].dtype)
+        layout = built[0][3]
+        counters = FitCounters("cpu")
+        timer = PhaseTimer(np)
+        backend = DistributedBackend(
+            client, keys, lower, upper, root, n, self._bin_mapper.missing_bin_, layout, timeout
+        )
+        backend.timer = timer
+        with counting(counters):
+            params = self._growth_params(settings, sizes, _Totals(layout, scales), categorical)
+            self.tree_ = Grower(backend, layout, params, n_features, timer=timer).grow()
+        self.fit_stats_ = timer.fit_stats(counters)
+        self.distributed_stats_ = {"n_workers": len(keys), "wire": backend.wire_log}
+        if settings.ccp_alpha > 0.0:
+            self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
+        return self
+
+    def _distributed_class_weights(self, client, y_f):
+        if self.class_weight != "balanced":
+            return self._class_weights(np.zeros(0, dtype=np.int64))
+        counts = client.gather(
+            [client.submit(_label_counts, f, self.classes_, pure=False) for f in y_f]
+        )
+        counts = np.sum(counts, axis=0)
+        return counts.sum() / (self.n_classes_ * np.maximum(counts, 1))
+
+    def _global_bins(self, client, keys, loaded, by_worker, rows, settings):
+        """The BinMapper the in-memory fit would learn: its row sample, gathered."""
+        mapper = BinMapper(max_bins=settings.max_bins, random_state=0)
+        n = int(rows.sum())
+        sample_at = mapper.sample_rows(n)
+        start = np.concatenate([[0], np.cumsum(rows)])  # partitions' first global row
+        pieces = []
+        for k, indices in zip(keys, by_worker.values(), strict=True):
+            global_rows = np.concatenate(
+                [np.arange(start[i], start[i + 1]) for i in indices] or [np.zeros(0, np.int64)]
+            )
+            taken = np.arange(global_rows.size)
+            if sample_at is not None:
+                taken = taken[np.isin(global_rows, sample_at)]
+            pieces.append(
+                (
+                    global_rows[taken],
+                    client.submit(shards.sample_rows, k, taken, workers=[k[1]], pure=False),
+                )
+            )
+        at = np.concatenate([p[0] for p in pieces])
+        sample = np.concatenate(client.gather([p[1] for p in pieces]))[np.argsort(at)]
+        missing = np.any([info["missing"] for info in loaded], axis=0)
+        return mapper.fit_sample(sample, missing, None, getattr(self, "feature_names_in_", None))
+
+    def _global_scales(self, client, keys, loaded, n, timeout):
+        def run(function, *args):
+            return client.gather(
+                [client.submit(function, k, *args, workers=[k[1]], pure=False) for k in keys]
+            )
+
+        weights = [info["weight_parts"] for info in loaded]
+        unit = all(info["unit"] for info in loaded)
+        if self._is_classification:
+            layout = StatsLayout(True, self.n_classes_, has_count_channel=not unit)
+        else:
+            layout = StatsLayout(False, 0, has_count_channel=not unit)
+        scale = weight_scale_exponent_of(sum_of_parts(add_parts(*weights)), n)
+        weight_exponent = 0
+        if layout.has_count_channel:
+            total = sum_of_parts(add_parts(*run(shards.weight_abs_parts, scale)))
+            weight_exponent = fixed_point_exponent_of(total)
+        scales = RowScales(scale, weight_exponent, n)
+        if self._is_classification:
+            return layout, scales
+        centre = _lower_median(run, n)
+        highest = max(info["y_max"] for info in loaded if info["y_max"] is not None)
+        lowest = min(info["y_min"] for info in loaded if info["y_min"] is not None)
+        total_weight = sum_of_parts(
+            add_parts(*run(shards.fixed_weights_parts, scale, weight_exponent))
+        )
+        t = target_exponent_of(highest, lowest, centre, total_weight)
+        scales = scales._replace(centre=centre, target_exponent=t)
+        total = sum_of_parts(add_parts(*run(shards.weighted_sum_parts, layout, scales)))
+        return layout, scales._replace(sum_exponent=fixed_point_exponent_of(total))
+
+    # -- prediction ------------------------------------------------------------------------
+    def _map(self, method, X, n_outputs=None, dtype=float):
+        if not _is_dask(X):
+            return getattr(super(), method)(X)
+        estimator = self.to_local()
+        if hasattr(X, "divisions"):
+            import pandas as pd
+
+            def run(frame):
+                out = getattr(estimator, method)(frame)
+                if out.ndim == 1:
+                    return pd.Series(out, index=frame.index)
+                return pd.DataFrame(out, index=frame.index)
+
+            return X.map_partitions(run)
+        if X.ndim == 2 and len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        if n_outputs is None:
+            return X.map_blocks(lambda b: getattr(estimator, method)(b), drop_axis=1, dtype=dtype)
+        return X.map_blocks(
+            lambda b: getattr(estimator, method)(b), chunks=(X.chunks[0], (n_outputs,)), dtype=dtype
+        )
+
+    def apply(self, X):
+        return self._map("apply", X, dtype=np.int64)
+
+    def predict(self, X):
+        dtype = self.classes_.dtype if self._is_classification else float
+        return self._map("predict", X, dtype=dtype)
+
+    def to_local(self):
+        """The in-memory estimator with this fitted tree (and every fitted attribute)."""
+        self._check_fitted()
+        base = self._local_class(**self.get_params())
+        for name, value in vars(self).items():
+            if name.endswith("_") or name.startswith("_") and not name.startswith("__"):
+                setattr(base, name, value)
+        return base
+
+
+class _Totals:
+    """What the growth parameters read of the rows: the layout and total weight."""
+
+    def __init__(self, layout, scales):
+        self.layout = layout
+        self._scales = scales
+
+    def total_weight(self):
+        raise NotImplementedError("min_weight_fraction_leaf in distributed fits: not yet")
+
+
+def _label_counts(y, classes):
+    return np.bincount(np.searchsorted(classes, np.asarray(y).ravel()), minlength=classes.size)
+
+
+def _lower_median(run, n):
+    """The ((n - 1) // 2)-th smallest target over every shard: a radix select on the
+    targets' order keys, 16 bits a round (only counts travel)."""
+    k = (n - 1) // 2
+    prefix = 0
+    for round_, shift in enumerate((48, 32, 16, 0)):
+        counts = np.sum(run(shards.key_counts, shift, prefix, 16 * round_), axis=0)
+        cumulative = np.cumsum(counts)
+        digit = int(np.searchsorted(cumulative, k, side="right"))
+        k -= int(cumulative[digit - 1]) if digit else 0
+        prefix = (prefix << 16) | digit
+    key = np.array([prefix], dtype=np.uint64)
+    sign = np.uint64(1 << 63)
+    bits = np.where(key & sign, key ^ sign, ~key)
+    return float(bits.view(np.float64)[0])
+
+
+class DecisionTreeClassifier(_DaskMixin, local.DecisionTreeClassifier):
+    """:class:`gpu_tree.DecisionTreeClassifier` trained on Dask collections."""
+
+    _local_class = local.DecisionTreeClassifier
+
+    def predict_proba(self, X):
+        return self._map("predict_proba", X, n_outputs=self.n_classes_)
+
+
+class DecisionTreeRegressor(_DaskMixin, local.DecisionTreeRegressor):
+    """:class:`gpu_tree.DecisionTreeRegressor` trained on Dask collections."""
+
+    _local_class = local.DecisionTreeRegressor

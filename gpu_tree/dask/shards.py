@@ -1,0 +1,239 @@
+"""What runs on the workers: each worker's share of the rows (a *shard*: the partitions
+it holds, concatenated), kept in the worker's memory between the calls of one fit.
+
+A shard is a :class:`~gpu_tree.backends.cpu.CPUHistogramBackend` over its own rows, with
+the fit's global bin edges and fixed-point scales; the functions here are what the
+client's :class:`~gpu_tree.dask.backend.DistributedBackend` runs on each worker (with
+``client.submit(..., workers=[address])``). Every sum they return is of integers, or
+an exact parts dictionary (:func:`gpu_tree.data.stats.exact_sum_parts`), so that the
+client's totals do not depend on the number of workers or how the rows are split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpu_tree.backends.cpu import CPUHistogramBackend
+from gpu_tree.backends.rows import RowData
+from gpu_tree.data.binning import missing_by_feature
+from gpu_tree.data.stats import exact_sum_parts
+from gpu_tree.data.validation import check_X, check_y
+from gpu_tree.kernels import cpu as cpu_kernels
+
+# fit id -> this process's shards of that fit (one per worker address).
+_SHARDS: dict = {}
+
+
+def _shard(key):
+    try:
+        return _SHARDS[key]
+    except KeyError:
+        raise RuntimeError(
+            f"this worker holds no rows of distributed fit {key[0]!r}: the worker holding "
+            "them was lost or restarted; fit again"
+        ) from None
+
+
+def partition_summary(X, y, w, is_classification, name):
+    """Sizes and labels of one partition, checked: (n_X, n_y, n_w, distinct labels)."""
+    n_X = len(X)
+    n_y = len(y) if y is not None else -1
+    n_w = -1 if w is None else len(w)
+    labels = None
+    if is_classification and n_y >= 0:
+        y = check_y(np.asarray(y), n_y, estimator_name=name, is_classification=True)
+        labels = np.unique(y) if y.size else y
+    return n_X, n_y, n_w, labels
+
+
+def load(key, spec, *parts):
+    """Build this worker's shard from its partitions (X, y, w triples, in partition
+    order); returns per partition the rows kept (positive weight) and the shard's
+    partial statistics."""
+    X_parts, y_parts, w_parts = parts[0::3], parts[1::3], parts[2::3]
+    kept_X, kept_y, kept_w, kept_rows = [], [], [], []
+    for X, y, w in zip(X_parts, y_parts, w_parts, strict=True):
+        X = check_X(np.asarray(X)) if len(X) else np.zeros((0, spec["n_features"]))
+        y = np.asarray(y).ravel()
+        w = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64).ravel()
+        if spec["is_classification"]:
+            y = np.searchsorted(spec["classes"], y).astype(np.int64)
+            w = w * spec["class_weights"][y]
+        else:
+            y = y.astype(np.float64)
+        keep = w > 0
+        kept_X.append(X[keep])
+        kept_y.append(y[keep])
+        kept_w.append(w[keep])
+        kept_rows.append(int(keep.sum()))
+    X = np.concatenate(kept_X) if kept_X else np.zeros((0, spec["n_features"]))
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    _SHARDS[key] = {
+        "X": X,
+        "y": np.concatenate(kept_y) if kept_y else np.zeros(0),
+        "w": np.concatenate(kept_w) if kept_w else np.zeros(0),
+        "parts": kept_rows,
+    }
+    shard = _SHARDS[key]
+    y = shard["y"]
+    return {
+        "rows": kept_rows,
+        "missing": missing_by_feature(X) if X.shape[0] else np.zeros(X.shape[1], dtype=bool),
+        "weight_parts": exact_sum_parts(shard["w"]),
+        "unit": bool(np.all(shard["w"] == 1.0)),
+        "y_max": float(y.max()) if y.size and not spec["is_classification"] else None,
+        "y_min": float(y.min()) if y.size and not spec["is_classification"] else None,
+    }
+
+
+def sample_rows(key, local_rows):
+    """The rows at ``local_rows`` (positions in this shard) of X: the binning sample."""
+    return _shard(key)["X"][local_rows]
+
+
+def weight_abs_parts(key, scale):
+    return exact_sum_parts(np.abs(np.ldexp(_shard(key)["w"], -scale)))
+
+
+def key_counts(key, shift, prefix, prefix_bits):
+    """Regression centre (radix select): counts of the targets' 16-bit digit at ``shift``
+    among those whose order key's bits above it equal ``prefix``."""
+    keys = order_keys(_shard(key)["y"])
+    if prefix_bits:
+        keys = keys[(keys >> np.uint64(shift + 16)) == np.uint64(prefix)]
+    digits = ((keys >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.int64)
+    return np.bincount(digits, minlength=1 << 16)
+
+
+def order_keys(y):
+    """uint64 keys of float64 values in the values' order."""
+    bits = np.asarray(y, dtype=np.float64).view(np.uint64)
+    sign = np.uint64(1 << 63)
+    return np.where(bits & sign, ~bits, bits | sign)
+
+
+def fixed_weights_parts(key, scale, weight_exponent):
+    """Exact parts of the fixed-point weights' real values (the fit's total weight)."""
+    from gpu_tree.data.stats import from_fixed_point, to_fixed_point
+
+    w = np.ldexp(_shard(key)["w"], -scale)
+    return exact_sum_parts(from_fixed_point(to_fixed_point(w, weight_exponent), weight_exponent))
+
+
+def weighted_sum_parts(key, layout, scales):
+    """Exact parts of sum |w * centred| (the regression sum channel's exponent)."""
+    shard = _shard(key)
+    rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales._replace())
+    return exact_sum_parts(np.abs(rows.weight * rows.centred))
+
+
+def build(key, layout, scales, mapper):
+    """Bin the shard with the global edges and make its backend; returns its bin bounds
+    (n_features, n_bins), the root statistics and the layout its RowData chose."""
+    shard = _shard(key)
+    if layout.is_classification:
+        rows = RowData(layout=layout, weight=shard["w"], y_class=shard["y"], scales=scales)
+    else:
+        rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales)
+    X_binned, lower, upper = mapper.transform(shard["X"], row_major=True)
+    backend = CPUHistogramBackend(X_binned, lower, upper, rows, mapper.missing_bin_)
+    shard["backend"] = backend
+    del shard["X"]
+    return lower, upper, rows.total_stats(), rows.layout
+
+
+def histograms(key, nodes):
+    backend = _shard(key)["backend"]
+    return backend.histograms(np.asarray(nodes, dtype=np.int64)).hist
+
+
+def sum_arrays(*arrays):
+    """One of the tree reduction's steps."""
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    return total
+
+
+def compact_histograms(key, nodes):
+    """This shard's compact histograms as (hist, code, missing); the client merges them."""
+    compact = _shard(key)["backend"].compact_histograms(np.asarray(nodes, dtype=np.int64))
+    return compact.hist, compact.bin_code, compact.missing
+
+
+def squared_deviation_extremes(key, nodes, means):
+    """Pass 1 of ``kernels/_squared_deviations.py``: largest term, lowest and highest
+    centred target of each node's rows here."""
+    backend = _shard(key)["backend"]
+    partition, rows = backend.row_partition, backend.row_data
+    nodes = np.asarray(nodes, dtype=np.int64)
+    largest = np.zeros(nodes.size)
+    lowest = np.full(nodes.size, np.inf)
+    highest = np.full(nodes.size, -np.inf)
+    cpu_kernels.largest_squared_deviations(
+        *_deviation_rows(partition, rows, nodes, means), largest, lowest, highest
+    )
+    return largest, lowest, highest
+
+
+def squared_deviation_parts(key, nodes, means, largest):
+    """Pass 2 given the global largest terms: (exponent, high, low) integer sums."""
+    backend = _shard(key)["backend"]
+    partition, rows = backend.row_partition, backend.row_data
+    nodes = np.asarray(nodes, dtype=np.int64)
+    exponent = np.zeros(nodes.size, dtype=np.int64)
+    high = np.zeros(nodes.size, dtype=np.int64)
+    low = np.zeros(nodes.size, dtype=np.int64)
+    cpu_kernels.squared_deviation_sums(
+        *_deviation_rows(partition, rows, nodes, means),
+        np.asarray(largest, dtype=np.float64),
+        exponent,
+        high,
+        low,
+    )
+    return exponent, high, low
+
+
+def _deviation_rows(partition, rows, nodes, means):
+    return (
+        partition.sample_indices,
+        partition.start[nodes],
+        partition.end[nodes],
+        rows.centred,
+        rows.weight,
+        not rows.layout.has_count_channel,
+        np.ascontiguousarray(means, dtype=np.float64),
+    )
+
+
+def partition(key, nodes, feature, bin_threshold, missing_left, left, right, category_sets):
+    """Route this shard's rows; returns the rows sent left per node."""
+    backend = _shard(key)["backend"]
+    return backend.row_partition.split(
+        backend.columns,
+        nodes,
+        feature,
+        np.asarray(bin_threshold, dtype=np.int64),
+        missing_left,
+        backend.missing_code,
+        left,
+        right,
+        category_sets,
+    )
+
+
+def partition_multiway(key, nodes, feature, branch_of_code, default_branch, children):
+    backend = _shard(key)["backend"]
+    return backend.row_partition.split_multiway(
+        backend.columns,
+        nodes,
+        feature,
+        branch_of_code,
+        default_branch,
+        backend.missing_code,
+        children,
+    )
+
+
+def release(key):
+    _SHARDS.pop(key, None)
