@@ -43,7 +43,7 @@ def _data(n=1200, seed=0):
 
 def _chunks(n, cuts):
     bounds = sorted({0, n, *cuts})
-    return tuple(b - a for a, b in zip(bounds[:-1], bounds[1:]))
+    return tuple(b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True))
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])

@@ -14,7 +14,18 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 # Top to bottom: a module may import from its own layer and from the layers below it.
-LAYERS = ("api", "app", "dask", "estimators", "growing", "backends", "model", "data", "kernels", "utils")
+LAYERS = (
+    "api",
+    "app",
+    "dask",
+    "estimators",
+    "growing",
+    "backends",
+    "model",
+    "data",
+    "kernels",
+    "utils",
+)
 # Modules directly in gpu_tree/ other than the package itself: foundations that import
 # nothing else from gpu_tree (the version, the kernel locator, synthetic datasets, test
 # helpers) sit with utils.
