@@ -169,7 +169,7 @@ def test_present_and_text_follow_the_value_by_value_rule():
     column = np.empty(len(values) * 3, dtype=object)
     column[:] = values * 3
     present, is_text = categorical._present_and_text(column)
-    expected_present = [not categorical._is_missing_object(v) for v in column]
+    expected_present = [not categorical.is_missing_value(v) for v in column]
     np.testing.assert_array_equal(present, expected_present)
     np.testing.assert_array_equal(is_text, [isinstance(v, str) for v in column])
 

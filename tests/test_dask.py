@@ -99,3 +99,158 @@ def test_partition_mismatch_is_a_clear_error(client):
         DecisionTreeClassifier(device="cpu").fit(
             da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=300)
         )
+
+
+# -- categories, DataFrames, partitions of any size --------------------------------------
+
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+
+def _frame(n=900, seed=2):
+    """Text, a pandas category column (known categories), codes given as numbers and a
+    numeric column; the rare categories sit in the last rows only (one partition)."""
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue", "grey"], n).astype(object)
+    colour[-40:] = "violet"  # seen by one worker only
+    colour[rng.random(n) < 0.05] = None
+    size = pd.Categorical(rng.choice(["S", "M", "L", "XL"], n), categories=["XL", "L", "M", "S"])
+    code = rng.integers(0, 6, n).astype(float)
+    code[-30:] = 9.0
+    x = rng.normal(size=n)
+    frame = pd.DataFrame({"colour": colour, "size": size, "code": code, "x": x})
+    y = (
+        (frame.colour.isin(["red", "violet"]).to_numpy() ^ (code > 2))
+        + (np.asarray(size) == "S")
+        + (x > 1)
+    ).astype(int)
+    return frame, y
+
+
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+def test_categories_seen_on_some_workers_are_coded_globally(client, categorical_split):
+    frame, y = _frame()
+    params = dict(
+        device="cpu",
+        criterion="entropy",
+        categorical_split=categorical_split,
+        categorical_features=["colour", "size", "code"],
+        max_depth=6,
+    )
+    X = dd.from_pandas(frame, npartitions=3, sort=False)
+    target = dd.from_pandas(pd.Series(y), npartitions=3, sort=False)
+    model = DecisionTreeClassifier(**params).fit(X, target)
+    local = LocalClassifier(**params).fit(frame, y)
+    assert_tree_equal(model.tree_, local.tree_)
+    for ours, theirs in zip(model.categories_, local.categories_, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    assert "violet" in list(model.categories_[0])
+    # Prediction on the Dask DataFrame codes each partition with the fit's categories.
+    np.testing.assert_array_equal(model.predict(X).compute().to_numpy(), local.predict(frame))
+
+
+def test_unknown_categories_are_unioned_as_dask_concatenates(client):
+    """A category column made on the workers (``astype("category")``) has categories
+    the client does not know until the fit unions each partition's."""
+    frame, y = _frame(600, seed=8)
+    frame["colour"] = frame["colour"].astype(str)
+    X = dd.from_pandas(frame, npartitions=3, sort=False).astype({"colour": "category"})
+    assert not X["colour"].cat.known
+    model = DecisionTreeClassifier(device="cpu", max_depth=6).fit(
+        X, dd.from_pandas(pd.Series(y), npartitions=3, sort=False)
+    )
+    local = LocalClassifier(device="cpu", max_depth=6).fit(X.compute(), y)
+    np.testing.assert_array_equal(model.categories_[0], local.categories_[0])
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+def test_text_columns_are_categorical_by_type(client):
+    frame, y = _frame(600, seed=3)
+    frame = frame[["colour", "x"]]
+    X = dd.from_pandas(frame, npartitions=2, sort=False)
+    model = DecisionTreeClassifier(device="cpu", max_depth=5).fit(
+        X, dd.from_pandas(pd.Series(y), npartitions=2, sort=False)
+    )
+    local = LocalClassifier(device="cpu", max_depth=5).fit(frame, y)
+    assert model.is_categorical_.tolist() == [True, False]
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+def test_dataframe_regression_with_weights_and_pruning(client):
+    X, _, target, weight = _data(800, seed=4)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    params = dict(device="cpu", ccp_alpha=0.01, min_weight_fraction_leaf=0.02)
+    model = DecisionTreeRegressor(**params).fit(
+        dd.from_pandas(frame, npartitions=3, sort=False),
+        dd.from_pandas(pd.Series(target), npartitions=3, sort=False),
+        dd.from_pandas(pd.Series(weight), npartitions=3, sort=False),
+    )
+    local = LocalRegressor(**params).fit(frame, target, weight)
+    assert_tree_equal(model.tree_, local.tree_)
+    assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_empty_partitions_and_unknown_sizes(client, class_weight):
+    X, y, _, _ = _data(900, seed=5)
+    Xd = da.from_array(X, chunks=(300, 4))
+    keep_all = np.arange(900) % 300 >= 100
+    keep_all[300:600] = False
+    # A boolean mask leaves unknown chunk sizes; the middle partition ends up empty.
+    keep = da.from_array(keep_all, chunks=300)
+    X_kept, y_kept = Xd[keep], da.from_array(y, chunks=300)[keep]
+    assert np.isnan(X_kept.chunks[0][0])
+    params = dict(device="cpu", min_weight_fraction_leaf=0.01, class_weight=class_weight)
+    model = DecisionTreeClassifier(**params).fit(X_kept, y_kept)
+    local = LocalClassifier(**params).fit(X[keep_all], y[keep_all])
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+def test_no_rows_at_all_is_a_clear_error(client):
+    X, y, _, _ = _data(300)
+    keep = da.zeros(300, dtype=bool, chunks=150)
+    with pytest.raises(ValueError, match="0 sample"):
+        DecisionTreeClassifier(device="cpu").fit(
+            da.from_array(X, chunks=(150, 4))[keep], da.from_array(y, chunks=150)[keep]
+        )
+
+
+def test_bad_values_name_their_partition(client):
+    X, y, _, _ = _data(600)
+    X[450, 2] = np.inf
+    with pytest.raises(ValueError, match="partition 2 of X.*inf"):
+        DecisionTreeClassifier(device="cpu").fit(
+            da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200)
+        )
+
+
+def test_binning_sample_beyond_200k_rows(client):
+    """Past the binning subsample (200,000 rows) the edges come from a sample of rows
+    drawn by global position: the same sample as the in-memory fit's."""
+    rng = np.random.default_rng(6)
+    n = 230_000
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    y = (X[:, 0] + 0.5 * X[:, 1] > rng.normal(size=n)).astype(np.int8)
+    model = DecisionTreeClassifier(device="cpu", max_depth=4).fit(
+        da.from_array(X, chunks=(70_000, 3)), da.from_array(y, chunks=70_000)
+    )
+    local = LocalClassifier(device="cpu", max_depth=4).fit(X, y)
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+@pytest.mark.parametrize("n_workers", [1, 3])
+def test_any_number_of_workers(n_workers):
+    X, y, _, _ = _data(900, seed=7)
+    with (
+        distributed.LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as other,
+    ):
+        chunks = _chunks(len(y), [100, 250, 600, 640])
+        model = DecisionTreeClassifier(device="cpu", max_depth=7).fit(
+            da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=(chunks,)), client=other
+        )
+        assert model.distributed_stats_["n_workers"] == min(n_workers, len(chunks))
+    local = LocalClassifier(device="cpu", max_depth=7).fit(X, y)
+    assert_tree_equal(model.tree_, local.tree_)

@@ -11,6 +11,7 @@ from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend
 from gpu_tree.data.binning import BinMapper
+from gpu_tree.data.categorical import resolve_categorical_features
 from gpu_tree.data.stats import (
     StatsLayout,
     add_parts,
@@ -19,7 +20,7 @@ from gpu_tree.data.stats import (
     target_exponent_of,
     weight_scale_exponent_of,
 )
-from gpu_tree.data.validation import check_classification_labels
+from gpu_tree.data.validation import check_classification_labels, is_dataframe
 from gpu_tree.estimators import tree as local
 from gpu_tree.growing.backend import PhaseTimer
 from gpu_tree.growing.grower import Grower
@@ -85,10 +86,7 @@ class _DaskMixin:
                 + ": give them the same partitions (same chunks of rows)"
             )
         n_features = X.shape[1]
-        meta = X._meta if names is not None else np.zeros((0, n_features))
-        categorical = self._learn_categories(meta, names)
-        if categorical is not None:
-            raise NotImplementedError("categorical features in distributed fits: not yet")
+        meta = X._meta if names is not None else np.zeros((0, n_features), dtype=X.dtype)
         given_w = [w for w in w_parts if w is not None]
         parts = client.compute([*X_parts, *y_parts, *given_w])
         m = len(X_parts)
@@ -112,7 +110,16 @@ class _DaskMixin:
         n_raw = sum(s[0] for s in summaries)
         if n_raw == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-        spec = {"n_features": n_features, "is_classification": self._is_classification}
+        categorical = self._learn_categories(
+            self._distinct_values(client, X_f, meta, names, n_features), names, settings
+        )
+        spec = {
+            "n_features": n_features,
+            "is_classification": self._is_classification,
+            "estimator": name,
+            "feature_names": names,
+            "category_maps": None if categorical is None else self._category_maps,
+        }
         if self._is_classification:
             labels = [s[3] for s in summaries if s[3] is not None and s[3].size]
             self.classes_, _ = check_classification_labels(np.concatenate(labels))
@@ -132,7 +139,9 @@ class _DaskMixin:
             keys.append((key, address))
             args = [a for i in indices for a in (X_f[i], y_f[i], w_f[i])]
             futures.append(
-                client.submit(shards.load, keys[-1], spec, *args, workers=[address], pure=False)
+                client.submit(
+                    shards.load, keys[-1], spec, indices, *args, workers=[address], pure=False
+                )
             )
         loaded = client.gather(futures)
         del X_f, y_f, w_f, parts, futures
@@ -163,13 +172,27 @@ class _DaskMixin:
         )
         backend.timer = timer
         with counting(counters):
-            params = self._growth_params(settings, sizes, _Totals(layout, scales), categorical)
+            totals = _Totals(layout, lambda: self._total_weight(client, keys, scales))
+            params = self._growth_params(settings, sizes, totals, categorical)
             self.tree_ = Grower(backend, layout, params, n_features, timer=timer).grow()
         self.fit_stats_ = timer.fit_stats(counters)
         self.distributed_stats_ = {"n_workers": len(keys), "wire": backend.wire_log}
         if settings.ccp_alpha > 0.0:
             self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
         return self
+
+    def _distinct_values(self, client, X_f, meta, names, n_features):
+        """What the in-memory fit learns its categories from, in small: every partition's
+        distinct values of the columns that may hold categories, unioned in partition
+        order (categories seen on one worker only are coded for all). Without such
+        columns, the empty ``meta`` (the columns' types) says all there is."""
+        candidates = _category_candidates(self.categorical_features, meta, names, n_features)
+        if not candidates.any():
+            return meta
+        pieces = client.gather(
+            [client.submit(shards.distinct_values, f, candidates, pure=False) for f in X_f]
+        )
+        return _union_of_distinct_values(pieces, meta)
 
     def _distributed_class_weights(self, client, y_f):
         if self.class_weight != "balanced":
@@ -203,7 +226,30 @@ class _DaskMixin:
         at = np.concatenate([p[0] for p in pieces])
         sample = np.concatenate(client.gather([p[1] for p in pieces]))[np.argsort(at)]
         missing = np.any([info["missing"] for info in loaded], axis=0)
-        return mapper.fit_sample(sample, missing, None, getattr(self, "feature_names_in_", None))
+        return mapper.fit_sample(
+            sample,
+            missing,
+            self._category_maps.n_categories(),
+            getattr(self, "feature_names_in_", None),
+        )
+
+    @staticmethod
+    def _total_weight(client, keys, scales):
+        """RowData.total_weight of every row: the exact sum of the fixed-point weights."""
+        parts = client.gather(
+            [
+                client.submit(
+                    shards.fixed_weights_parts,
+                    k,
+                    scales.weight_scale,
+                    scales.weight_exponent,
+                    workers=[k[1]],
+                    pure=False,
+                )
+                for k in keys
+            ]
+        )
+        return sum_of_parts(add_parts(*parts))
 
     def _global_scales(self, client, keys, loaded, n, timeout):
         def run(function, *args):
@@ -277,14 +323,48 @@ class _DaskMixin:
 
 
 class _Totals:
-    """What the growth parameters read of the rows: the layout and total weight."""
+    """What the growth parameters read of the rows (RowData's part of it): the layout,
+    and the total weight, asked of the workers only when needed."""
 
-    def __init__(self, layout, scales):
+    def __init__(self, layout, total_weight):
         self.layout = layout
-        self._scales = scales
+        self.total_weight = total_weight
 
-    def total_weight(self):
-        raise NotImplementedError("min_weight_fraction_leaf in distributed fits: not yet")
+
+def _category_candidates(spec, meta, names, n_features) -> np.ndarray:
+    """The columns whose distinct values the categories are learned from: those named by
+    ``categorical_features``, or (by type) those whose type may hold categories (a
+    Dask DataFrame's meta is empty: an object column's values cannot tell yet)."""
+    if spec is not None and not isinstance(spec, str):
+        return resolve_categorical_features(spec, meta, n_features, names)
+    if is_dataframe(meta):
+        kinds = [
+            "category" if str(dtype) == "category" else getattr(dtype, "kind", "O")
+            for dtype in meta.dtypes
+        ]
+    else:
+        kinds = [meta.dtype.kind] * n_features
+    return np.array([kind == "category" or kind in "OUS" for kind in kinds], dtype=bool)
+
+
+def _union_of_distinct_values(pieces, meta):
+    """The partitions' distinct values, one table: category columns by union of their
+    categories in partition order (as Dask concatenates partitions), others end to end."""
+    if not is_dataframe(meta):
+        return np.concatenate(pieces, axis=0)
+    import pandas as pd
+    from pandas.api.types import union_categoricals
+
+    columns = []
+    for j in range(meta.shape[1]):
+        parts = [piece.iloc[:, j] for piece in pieces]
+        if str(meta.dtypes.iloc[j]) == "category":
+            columns.append(pd.Series(union_categoricals(parts)))
+        else:
+            columns.append(pd.concat(parts, ignore_index=True))
+    table = pd.concat(columns, axis=1, ignore_index=True)
+    table.columns = meta.columns
+    return table
 
 
 def _label_counts(y, classes):

@@ -16,8 +16,9 @@ import numpy as np
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import missing_by_feature
+from gpu_tree.data.categorical import is_missing_value, with_codes
 from gpu_tree.data.stats import exact_sum_parts
-from gpu_tree.data.validation import check_X, check_y
+from gpu_tree.data.validation import check_X, check_y, is_dataframe
 from gpu_tree.kernels import cpu as cpu_kernels
 
 # fit id -> this process's shards of that fit (one per worker address).
@@ -40,20 +41,66 @@ def partition_summary(X, y, w, is_classification, name):
     n_y = len(y) if y is not None else -1
     n_w = -1 if w is None else len(w)
     labels = None
-    if is_classification and n_y >= 0:
+    if is_classification and n_y > 0:
         y = check_y(np.asarray(y), n_y, estimator_name=name, is_classification=True)
         labels = np.unique(y) if y.size else y
     return n_X, n_y, n_w, labels
 
 
-def load(key, spec, *parts):
+def distinct_values(X, candidates):
+    """The distinct present values of one partition's ``candidates`` columns (a mask),
+    as a small table of the partition's own kind, the other columns empty: the client
+    unions these into the fit's categories."""
+    if is_dataframe(X):
+        import pandas as pd
+
+        columns = [
+            X.iloc[:, j].dropna().drop_duplicates() if candidates[j] else X.iloc[:0, j]
+            for j in range(X.shape[1])
+        ]
+        table = pd.concat([c.reset_index(drop=True) for c in columns], axis=1, ignore_index=True)
+        table.columns = X.columns
+        return table
+    X = np.asarray(X)
+    values = [_distinct_present(X[:, j]) if candidates[j] else [] for j in range(X.shape[1])]
+    longest = max((len(v) for v in values), default=0)
+    numeric = X.dtype.kind in "biuf"
+    table = np.full(
+        (longest, X.shape[1]), np.nan if numeric else None, dtype=X.dtype if numeric else object
+    )
+    for j, v in enumerate(values):
+        table[: len(v), j] = v
+    return table
+
+
+def _distinct_present(column):
+    if column.dtype.kind in "biuf":
+        column = column.astype(np.float64)
+        return np.unique(column[~np.isnan(column)])
+    present = [v for v in column.tolist() if not is_missing_value(v)]
+    return list(dict.fromkeys(present))
+
+
+def load(key, spec, partition_indices, *parts):
     """Build this worker's shard from its partitions (X, y, w triples, in partition
-    order); returns per partition the rows kept (positive weight) and the shard's
-    partial statistics."""
+    order; ``partition_indices`` their positions in the collection, for messages);
+    returns per partition the rows kept (positive weight) and the shard's partial
+    statistics."""
     X_parts, y_parts, w_parts = parts[0::3], parts[1::3], parts[2::3]
     kept_X, kept_y, kept_w, kept_rows = [], [], [], []
-    for X, y, w in zip(X_parts, y_parts, w_parts, strict=True):
-        X = check_X(np.asarray(X)) if len(X) else np.zeros((0, spec["n_features"]))
+    maps = spec["category_maps"]
+    for index, X, y, w in zip(partition_indices, X_parts, y_parts, w_parts, strict=True):
+        if len(X) == 0:
+            X = np.zeros((0, spec["n_features"]))
+        else:
+            if maps is not None:
+                X = with_codes(X, maps)  # the fit's global codes (NaN: missing)
+            try:
+                X = check_X(
+                    X, n_features_expected=spec["n_features"], estimator_name=spec["estimator"]
+                )
+            except ValueError as exc:
+                raise ValueError(f"partition {index} of X: {exc}") from None
         y = np.asarray(y).ravel()
         w = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64).ravel()
         if spec["is_classification"]:

@@ -155,7 +155,7 @@ def _is_text_column(column, j, feature_names) -> bool:
     return True
 
 
-def _is_missing_object(value) -> bool:
+def is_missing_value(value) -> bool:
     if value is None:
         return True
     if isinstance(value, float) and value != value:
@@ -170,7 +170,7 @@ def _present(column) -> np.ndarray:
 
 
 def _present_and_text(column) -> tuple[np.ndarray, np.ndarray]:
-    """Which values of an object column are not missing (:func:`_is_missing_object`),
+    """Which values of an object column are not missing (:func:`is_missing_value`),
     and which are strings: decided per distinct type of value, not per value (each
     row's type is one C-level pass; only floats are then read, as one array, for NaN)."""
     column = np.asarray(column, dtype=object)

@@ -185,12 +185,7 @@ class _BaseDecisionTree(BaseEstimator):
     def _fit_checked(self, settings, X, y, sample_weight):
         X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
-        categorical = self._learn_categories(X, feature_names)
-        if categorical is not None and categorical.multiway and settings.criterion == "cart":
-            raise ValueError(
-                "criterion='cart' scores binary splits only; use categorical_split='binary' "
-                "or another criterion with categorical_split='multiway'"
-            )
+        categorical = self._learn_categories(X, feature_names, settings)
         X, y, weight = self._validate_data(X, y, sample_weight)
         sizes = self._check_size_params(*X.shape)
         self._record_input_shape(X, feature_names, sizes.max_features)
@@ -439,9 +434,18 @@ class _BaseDecisionTree(BaseEstimator):
         self.tree_ = reduced_error_prune(self.tree_, errors)
         return self
 
-    def _learn_categories(self, X, feature_names):
+    def _learn_categories(self, X, feature_names, settings):
         """Learn the categorical features' categories (``self._category_maps``); return how
         they are split, or None when there are none."""
+        categorical = self._learn_category_maps(X, feature_names)
+        if categorical is not None and categorical.multiway and settings.criterion == "cart":
+            raise ValueError(
+                "criterion='cart' scores binary splits only; use categorical_split='binary' "
+                "or another criterion with categorical_split='multiway'"
+            )
+        return categorical
+
+    def _learn_category_maps(self, X, feature_names):
         if self.categorical_split not in CATEGORICAL_SPLITS:
             raise ValueError(
                 f"Unknown categorical_split={self.categorical_split!r}; choose one of "
