@@ -254,3 +254,68 @@ def test_any_number_of_workers(n_workers):
         assert model.distributed_stats_["n_workers"] == min(n_workers, len(chunks))
     local = LocalClassifier(device="cpu", max_depth=7).fit(X, y)
     assert_tree_equal(model.tree_, local.tree_)
+
+
+# -- faults -------------------------------------------------------------------------------
+
+
+def test_a_worker_lost_mid_fit_fails_fast_and_the_client_stays_usable(monkeypatch):
+    """A real worker process exits at the third level: the fit raises WorkerLostError
+    in about a second (not at its 300 s timeout), and once the nanny has restarted the
+    worker the same client fits the in-memory tree."""
+    import os
+    import signal
+    import time
+
+    from gpu_tree.dask import WorkerLostError
+    from gpu_tree.dask.backend import DistributedBackend
+
+    X, y, _, _ = _data(1200, seed=9)
+    Xd, yd = da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as own_client,
+    ):
+        histograms = DistributedBackend.histograms
+        calls, killed_at = [], []
+
+        def histograms_then_a_worker_exits(backend, nodes, out=None):
+            calls.append(len(nodes))
+            if len(calls) == 3:
+                victim = backend.group.keys[-1][1]
+                pid = own_client.run(os.getpid, workers=[victim])[victim]
+                os.kill(pid, signal.SIGKILL)  # a worker process of this test's own cluster
+                killed_at.append(time.monotonic())
+            return histograms(backend, nodes, out)
+
+        monkeypatch.setattr(DistributedBackend, "histograms", histograms_then_a_worker_exits)
+        with pytest.raises(WorkerLostError, match="left during the distributed fit"):
+            DecisionTreeClassifier(device="cpu").fit(Xd, yd, client=own_client)
+        assert time.monotonic() - killed_at[0] < 10  # about WORKER_CHECK_SECONDS
+        monkeypatch.setattr(DistributedBackend, "histograms", histograms)
+        own_client.wait_for_workers(2, timeout=60)
+        model = DecisionTreeClassifier(device="cpu").fit(Xd, yd, client=own_client)
+    assert_tree_equal(model.tree_, LocalClassifier(device="cpu").fit(X, y).tree_)
+
+
+def test_a_call_the_workers_do_not_answer_times_out(client, monkeypatch):
+    from gpu_tree.dask import shards
+
+    X, y, _, _ = _data(300)
+    # The workers import shards afresh: a slow histogram there needs a function they can
+    # import, so the client's reduction step is the one made slow (it runs on a worker
+    # too, but is submitted by name from here).
+    monkeypatch.setattr(shards, "sum_arrays", _slow_sum)
+    with pytest.raises(TimeoutError, match="timeout=1 s"):
+        DecisionTreeClassifier(device="cpu").fit(
+            da.from_array(X, chunks=(150, 4)), da.from_array(y, chunks=150), timeout=1
+        )
+
+
+def _slow_sum(*arrays):
+    import time
+
+    time.sleep(4)
+    return sum(arrays)

@@ -2,6 +2,7 @@
 identical to the in-memory estimators' tree; only histograms and split decisions travel.
 Needs the ``dask`` extra (``dask[distributed]``)."""
 
+from gpu_tree.dask.backend import WorkerLostError
 from gpu_tree.dask.estimators import DecisionTreeClassifier, DecisionTreeRegressor
 
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "WorkerLostError"]

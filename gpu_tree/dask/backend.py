@@ -9,6 +9,8 @@ them); no row crosses the wire after setup.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from gpu_tree.backends.cpu import score_splits_on_cpu
@@ -18,6 +20,83 @@ from gpu_tree.kernels import cpu as cpu_kernels
 
 # Histograms summed per reduction task (a tree reduction: log_fan_in(workers) rounds).
 REDUCTION_FAN_IN = 4
+# Seconds between checks, while waiting on the workers, that those holding the fit's
+# rows are still there: a lost worker fails the fit in about this long, not at timeout.
+WORKER_CHECK_SECONDS = 1.0
+
+
+class WorkerLostError(RuntimeError):
+    """A worker holding rows of a distributed fit left mid-fit: its rows (binned, routed
+    to their nodes) are gone, so the fit stops; the client stays usable: fit again."""
+
+
+def results_from_workers(client, futures, addresses, timeout):
+    """The results of ``futures`` (tasks pinned to the workers at ``addresses``).
+
+    A task pinned to a worker that died would wait forever for it to come back, so the
+    wait checks every WORKER_CHECK_SECONDS that those workers are still known to the
+    scheduler, and raises :class:`WorkerLostError` naming the lost ones; past
+    ``timeout`` seconds it raises TimeoutError. A task's own error is raised as it is.
+    """
+    from distributed import wait
+
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            wait(futures, timeout=max(0.0, min(WORKER_CHECK_SECONDS, remaining)))
+            break
+        except TimeoutError:
+            lost = sorted(set(addresses) - set(client.nthreads()))
+            if lost:
+                raise WorkerLostError(
+                    f"worker {', '.join(lost)} left during the distributed fit, and the rows "
+                    "it held with it; fit again (the client and the other workers are usable)"
+                ) from None
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"the workers did not answer within timeout={timeout:g} s; a worker may be "
+                    "stuck or overloaded (give fit a larger timeout for very slow calls)"
+                ) from None
+    return client.gather(futures)
+
+
+class ShardGroup:
+    """The shards of one fit (``keys``: (fit id, worker address), one per worker holding
+    rows) and how the client runs a function of :mod:`gpu_tree.dask.shards` on each."""
+
+    def __init__(self, client, keys, timeout):
+        self.client = client
+        self.keys = keys
+        self.timeout = timeout
+
+    def submit(self, function, *args, each=None):
+        """Futures of ``function(key, *args, *each[i])`` on each shard's worker."""
+        return [
+            self.client.submit(
+                function, key, *args, *(each[i] if each else ()), workers=[key[1]], pure=False
+            )
+            for i, key in enumerate(self.keys)
+        ]
+
+    def results(self, futures):
+        addresses = [key[1] for key in self.keys]
+        return results_from_workers(self.client, futures, addresses, self.timeout)
+
+    def run(self, function, *args, each=None):
+        """``function``'s results on every shard, in the order of ``keys``."""
+        futures = self.submit(function, *args, each=each)
+        try:
+            return self.results(futures)
+        finally:
+            for f in futures:
+                f.release()
+
+    def release(self):
+        """Drop the shards from the workers' memory (not waited on: a lost worker has
+        nothing to drop)."""
+        for future in self.submit(shards.release):
+            future.release()
 
 
 class DistributedBackend:
@@ -25,56 +104,31 @@ class DistributedBackend:
 
     Parameters
     ----------
-    client : distributed.Client
-    keys : list of (fit id, worker address)
-        The shards, one per worker holding rows.
+    group : ShardGroup, the shards holding the rows
     bin_lower, bin_upper : ndarray (n_features, n_bins), the global bins' bounds
     root : ndarray (n_channels,), the statistics of every row
     n_samples : int
     missing_bin : int
     layout : StatsLayout
-    timeout : float, seconds a call may wait for the workers
     """
 
     capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
     xp = np
     score_splits = staticmethod(score_splits_on_cpu)
 
-    def __init__(
-        self, client, keys, bin_lower, bin_upper, root, n_samples, missing_bin, layout, timeout
-    ):
-        self.client = client
-        self.keys = keys
+    def __init__(self, group, bin_lower, bin_upper, root, n_samples, missing_bin, layout):
+        self.group = group
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
         self.n_bins = bin_lower.shape[1]
         self.small_node_size = self.n_bins
         self.missing_bin = missing_bin
         self.layout = layout
-        self.timeout = timeout
         self._root = root
         self._sizes = np.zeros(16, dtype=np.int64)
         self._sizes[0] = n_samples
         # Bytes of histograms gathered (each worker's and each reduction's), per call.
         self.wire_log: list[dict] = []
-
-    # -- running a call on every shard ----------------------------------------------------
-    def _submit(self, function, *args):
-        return [
-            self.client.submit(function, key, *args, workers=[key[1]], pure=False)
-            for key in self.keys
-        ]
-
-    def _gather(self, futures):
-        return self.client.gather(futures, errors="raise", direct=None)
-
-    def _run(self, function, *args):
-        futures = self._submit(function, *args)
-        try:
-            return [f.result(timeout=self.timeout) for f in futures]
-        finally:
-            for f in futures:
-                f.release()
 
     def _log(self, kind, n_nodes, nbytes):
         self.wire_log.append({"kind": kind, "n_nodes": int(n_nodes), "bytes": int(nbytes)})
@@ -95,21 +149,25 @@ class DistributedBackend:
 
     def histograms(self, nodes, out=None) -> DenseHistograms:
         nodes = np.asarray(nodes, dtype=np.int64)
-        futures = self._submit(shards.histograms, nodes)
+        futures = self.group.submit(shards.histograms, nodes)
         one = self.empty_histograms(nodes.size).nbytes
         # Tree reduction: each worker's histograms travel once to a summing task.
         level = futures
         while len(level) > 1:
             level = [
-                self.client.submit(shards.sum_arrays, *level[i : i + REDUCTION_FAN_IN], pure=False)
+                self.group.client.submit(
+                    shards.sum_arrays, *level[i : i + REDUCTION_FAN_IN], pure=False
+                )
                 for i in range(0, len(level), REDUCTION_FAN_IN)
             ]
-        hist = level[0].result(timeout=self.timeout)
+        try:
+            (hist,) = self.group.results(level)
+        finally:
+            for f in futures + level:
+                f.release()
         # On the wire: every worker's histograms but those summed where they were made
         # (counted as sent: an upper bound), and the total to the client.
         self._log("histograms", nodes.size, one * (len(futures) - 1) + one)
-        for f in futures + level:
-            f.release()
         if out is not None:
             out[...] = hist
             hist = out
@@ -128,7 +186,7 @@ class DistributedBackend:
         """The shards' compact histograms merged: per node and feature, the bin codes
         present on any worker, in order, their summed statistics."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        parts = self._run(shards.compact_histograms, nodes)
+        parts = self.group.run(shards.compact_histograms, nodes)
         self._log("compact", nodes.size, sum(sum(a.nbytes for a in p) for p in parts))
         n_features = self.bin_lower.shape[0]
         n_channels = self.layout.n_channels
@@ -156,15 +214,15 @@ class DistributedBackend:
     def squared_deviation_sums(self, nodes, means):
         nodes = np.asarray(nodes, dtype=np.int64)
         means = np.ascontiguousarray(means, dtype=np.float64)
-        extremes = self._run(shards.squared_deviation_extremes, nodes, means)
+        extremes = self.group.run(shards.squared_deviation_extremes, nodes, means)
         largest = np.max([e[0] for e in extremes], axis=0)
         lowest = np.min([e[1] for e in extremes], axis=0)
         highest = np.max([e[2] for e in extremes], axis=0)
-        parts = self._run(shards.squared_deviation_parts, nodes, means, largest)
+        parts = self.group.run(shards.squared_deviation_parts, nodes, means, largest)
         exponent = parts[0][0]
         high = np.sum([p[1] for p in parts], axis=0)
         low = np.sum([p[2] for p in parts], axis=0)
-        self._log("deviations", nodes.size, 48 * nodes.size * len(self.keys))
+        self._log("deviations", nodes.size, 48 * nodes.size * len(self.group.keys))
         sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
         return np.where(lowest < highest, sums, 0.0)
 
@@ -183,7 +241,7 @@ class DistributedBackend:
         child_means=None,
     ):
         nodes = np.asarray(nodes, dtype=np.int64)
-        n_left = self._run(
+        n_left = self.group.run(
             shards.partition,
             nodes,
             np.asarray(feature, dtype=np.int64),
@@ -200,7 +258,7 @@ class DistributedBackend:
 
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         first = np.array([c[0] for c in children], dtype=np.int64)
-        self._run(
+        self.group.run(
             shards.partition_multiway,
             np.asarray(nodes, dtype=np.int64),
             np.asarray(feature, dtype=np.int64),
@@ -210,6 +268,3 @@ class DistributedBackend:
         )
         for ids, counts in zip(children, sizes, strict=True):
             self._record_sizes(ids, counts)
-
-    def close(self):
-        self._run(shards.release)

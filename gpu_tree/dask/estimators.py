@@ -9,7 +9,7 @@ import numpy as np
 
 from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
-from gpu_tree.dask.backend import DistributedBackend
+from gpu_tree.dask.backend import DistributedBackend, ShardGroup
 from gpu_tree.data.binning import BinMapper
 from gpu_tree.data.categorical import resolve_categorical_features
 from gpu_tree.data.stats import (
@@ -54,7 +54,12 @@ class _DaskMixin:
     def fit(self, X, y, sample_weight=None, *, client=None, timeout=DEFAULT_TIMEOUT):
         """Fit on Dask collections (arrays, DataFrames of pandas partitions) held by the
         workers of ``client`` (default: the current ``distributed.Client``); in-memory
-        input fits as the local estimator does."""
+        input fits as the local estimator does.
+
+        A worker that leaves mid-fit fails it within about a second with
+        :class:`gpu_tree.dask.WorkerLostError` (its rows went with it); a call that the
+        workers do not answer within ``timeout`` seconds fails it with TimeoutError.
+        Either way the workers' shards of this fit are released."""
         if not _is_dask(X):
             return super().fit(X, y, sample_weight)
         from distributed import default_client
@@ -65,15 +70,14 @@ class _DaskMixin:
             raise NotImplementedError("distributed fits run on CPU workers so far: device='cpu'")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
-        key = uuid.uuid4().hex
-        keys = []
+        group = ShardGroup(client, [], timeout)
         try:
-            return self._fit_distributed(settings, X, y, sample_weight, client, key, keys, timeout)
+            return self._fit_distributed(settings, X, y, sample_weight, group)
         finally:
-            for k in keys:
-                client.submit(shards.release, k, workers=[k[1]], pure=False).release()
+            group.release()
 
-    def _fit_distributed(self, settings, X, y, sample_weight, client, key, keys, timeout):
+    def _fit_distributed(self, settings, X, y, sample_weight, group):
+        client = group.client
         X_parts, names = _partitions(X)
         y_parts, _ = _partitions(y)
         w_parts = [None] * len(X_parts)
@@ -134,17 +138,17 @@ class _DaskMixin:
         for i, f in enumerate(X_f):
             holders = who_has.get(f.key) or [next(iter(client.scheduler_info()["workers"]))]
             by_worker.setdefault(sorted(holders)[0], []).append(i)
-        futures = []
-        for address, indices in by_worker.items():
-            keys.append((key, address))
-            args = [a for i in indices for a in (X_f[i], y_f[i], w_f[i])]
-            futures.append(
-                client.submit(
-                    shards.load, keys[-1], spec, indices, *args, workers=[address], pure=False
-                )
-            )
-        loaded = client.gather(futures)
-        del X_f, y_f, w_f, parts, futures
+        fit_id = uuid.uuid4().hex
+        group.keys.extend((fit_id, address) for address in by_worker)
+        loaded = group.run(
+            shards.load,
+            spec,
+            each=[
+                (indices, *[a for i in indices for a in (X_f[i], y_f[i], w_f[i])])
+                for indices in by_worker.values()
+            ],
+        )
+        del X_f, y_f, w_f, parts
         order = [i for indices in by_worker.values() for i in indices]
         rows = np.zeros(len(order), dtype=np.int64)
         for info, indices in zip(loaded, by_worker.values(), strict=True):
@@ -152,15 +156,10 @@ class _DaskMixin:
         n = int(rows.sum())
         if n == 0:
             raise ValueError("no row has a positive weight: nothing to fit")
-        self._bin_mapper = self._global_bins(client, keys, loaded, by_worker, rows, settings)
+        self._bin_mapper = self._global_bins(group, loaded, by_worker, rows, settings)
         self.missing_in_training_ = self._bin_mapper.missing_by_feature_
-        layout, scales = self._global_scales(client, keys, loaded, n, timeout)
-        built = client.gather(
-            [
-                client.submit(shards.build, k, layout, scales, self._bin_mapper, workers=[k[1]])
-                for k in keys
-            ]
-        )
+        layout, scales = self._global_scales(group, loaded, n)
+        built = group.run(shards.build, layout, scales, self._bin_mapper)
         lower = np.min([b[0] for b in built], axis=0)
         upper = np.max([b[1] for b in built], axis=0)
         root = np.sum([b[2] for b in built], axis=0).astype(built[0][3].dtype)
@@ -168,15 +167,15 @@ class _DaskMixin:
         counters = FitCounters("cpu")
         timer = PhaseTimer(np)
         backend = DistributedBackend(
-            client, keys, lower, upper, root, n, self._bin_mapper.missing_bin_, layout, timeout
+            group, lower, upper, root, n, self._bin_mapper.missing_bin_, layout
         )
         backend.timer = timer
         with counting(counters):
-            totals = _Totals(layout, lambda: self._total_weight(client, keys, scales))
+            totals = _Totals(layout, lambda: _total_weight(group, scales))
             params = self._growth_params(settings, sizes, totals, categorical)
             self.tree_ = Grower(backend, layout, params, n_features, timer=timer).grow()
         self.fit_stats_ = timer.fit_stats(counters)
-        self.distributed_stats_ = {"n_workers": len(keys), "wire": backend.wire_log}
+        self.distributed_stats_ = {"n_workers": len(group.keys), "wire": backend.wire_log}
         if settings.ccp_alpha > 0.0:
             self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
         return self
@@ -203,28 +202,24 @@ class _DaskMixin:
         counts = np.sum(counts, axis=0)
         return counts.sum() / (self.n_classes_ * np.maximum(counts, 1))
 
-    def _global_bins(self, client, keys, loaded, by_worker, rows, settings):
+    def _global_bins(self, group, loaded, by_worker, rows, settings):
         """The BinMapper the in-memory fit would learn: its row sample, gathered."""
         mapper = BinMapper(max_bins=settings.max_bins, random_state=0)
         n = int(rows.sum())
         sample_at = mapper.sample_rows(n)
         start = np.concatenate([[0], np.cumsum(rows)])  # partitions' first global row
-        pieces = []
-        for k, indices in zip(keys, by_worker.values(), strict=True):
+        at, taken_by_shard = [], []
+        for indices in by_worker.values():
             global_rows = np.concatenate(
                 [np.arange(start[i], start[i + 1]) for i in indices] or [np.zeros(0, np.int64)]
             )
             taken = np.arange(global_rows.size)
             if sample_at is not None:
                 taken = taken[np.isin(global_rows, sample_at)]
-            pieces.append(
-                (
-                    global_rows[taken],
-                    client.submit(shards.sample_rows, k, taken, workers=[k[1]], pure=False),
-                )
-            )
-        at = np.concatenate([p[0] for p in pieces])
-        sample = np.concatenate(client.gather([p[1] for p in pieces]))[np.argsort(at)]
+            at.append(global_rows[taken])
+            taken_by_shard.append((taken,))
+        sample = np.concatenate(group.run(shards.sample_rows, each=taken_by_shard))
+        sample = sample[np.argsort(np.concatenate(at))]
         missing = np.any([info["missing"] for info in loaded], axis=0)
         return mapper.fit_sample(
             sample,
@@ -233,30 +228,10 @@ class _DaskMixin:
             getattr(self, "feature_names_in_", None),
         )
 
-    @staticmethod
-    def _total_weight(client, keys, scales):
-        """RowData.total_weight of every row: the exact sum of the fixed-point weights."""
-        parts = client.gather(
-            [
-                client.submit(
-                    shards.fixed_weights_parts,
-                    k,
-                    scales.weight_scale,
-                    scales.weight_exponent,
-                    workers=[k[1]],
-                    pure=False,
-                )
-                for k in keys
-            ]
-        )
-        return sum_of_parts(add_parts(*parts))
-
-    def _global_scales(self, client, keys, loaded, n, timeout):
-        def run(function, *args):
-            return client.gather(
-                [client.submit(function, k, *args, workers=[k[1]], pure=False) for k in keys]
-            )
-
+    def _global_scales(self, group, loaded, n):
+        """The fit's RowScales (and layout), as the in-memory RowData would find them on
+        every row, from exact sums and a radix select over the shards."""
+        run = group.run
         weights = [info["weight_parts"] for info in loaded]
         unit = all(info["unit"] for info in loaded)
         if self._is_classification:
@@ -274,9 +249,7 @@ class _DaskMixin:
         centre = _lower_median(run, n)
         highest = max(info["y_max"] for info in loaded if info["y_max"] is not None)
         lowest = min(info["y_min"] for info in loaded if info["y_min"] is not None)
-        total_weight = sum_of_parts(
-            add_parts(*run(shards.fixed_weights_parts, scale, weight_exponent))
-        )
+        total_weight = _total_weight(group, scales)
         t = target_exponent_of(highest, lowest, centre, total_weight)
         scales = scales._replace(centre=centre, target_exponent=t)
         total = sum_of_parts(add_parts(*run(shards.weighted_sum_parts, layout, scales)))
@@ -365,6 +338,12 @@ def _union_of_distinct_values(pieces, meta):
     table = pd.concat(columns, axis=1, ignore_index=True)
     table.columns = meta.columns
     return table
+
+
+def _total_weight(group, scales):
+    """RowData.total_weight of every row: the exact sum of the fixed-point weights."""
+    parts = group.run(shards.fixed_weights_parts, scales.weight_scale, scales.weight_exponent)
+    return sum_of_parts(add_parts(*parts))
 
 
 def _label_counts(y, classes):
