@@ -79,7 +79,8 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     saved = _block(blocks, "gpu_tree.load(")
     pruning = _block(blocks, "reduced_error_prune(")
     categorical = _block(blocks, 'categorical_split="multiway"')
-    assert [b for b in blocks if "import cupy" not in b] == [fit, saved, pruning, categorical]
+    in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
+    assert in_memory == [fit, saved, pruning, categorical]
     monkeypatch.chdir(tmp_path)
     namespace = {}
 
@@ -145,6 +146,32 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     assert id3.feature_names_in_[id3.tree_.feature[0]] == "outlook"
     assert len(id3.tree_.children_of(0)) == 3  # sunny, overcast, rain
     assert id3.get_n_leaves() == 3
+
+
+@pytest.mark.timeout(300)
+def test_distributed_example_runs(tmp_path, monkeypatch, capsys):
+    """The README's Distributed block runs as a script would (``__name__`` is
+    "__main__"), on two real worker processes: its tree is the in-memory tree of the same
+    rows, what it prints is that tree's leaves and accuracy, and the model file it saves
+    loads as that tree."""
+    pytest.importorskip("distributed")
+    import numpy as np
+
+    import gpu_tree
+    from gpu_tree.testing import assert_tree_equal
+
+    block = _block(_python_blocks(), "gpu_tree.dask")
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__"}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    leaves, accuracy = _printed_numbers(capsys)
+    model = namespace["model"]
+    X, y = namespace["X"].compute(), namespace["y"].compute()  # the same seed, recomputed
+    local = gpu_tree.DecisionTreeClassifier(max_depth=8).fit(X, y)
+    assert_tree_equal(model.tree_, local.tree_)
+    assert leaves == local.get_n_leaves() > 2
+    assert accuracy == np.mean(local.predict(X) == y) > 0.9
+    assert_tree_equal(gpu_tree.load(tmp_path / "distributed.json").tree_, local.tree_)
 
 
 def test_command_line_example_runs(tmp_path):
