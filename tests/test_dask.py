@@ -89,8 +89,23 @@ def test_predict_on_dask_input_and_to_local(client):
     np.testing.assert_array_equal(model.predict_proba(Xd).compute(), local.predict_proba(X))
     np.testing.assert_array_equal(model.apply(Xd).compute(), local.apply(X))
     np.testing.assert_array_equal(model.predict(X), local.predict(X))  # in-memory input
-    wire = model.distributed_stats_["wire"]
-    assert wire and all(entry["bytes"] > 0 for entry in wire)
+    stats = model.distributed_stats_
+    assert stats["wire"] and all(entry["bytes"] > 0 for entry in stats["wire"])
+    # Bytes per level: each level's histograms (4 features x 256 bins x 3 classes of
+    # int32 per node built, from the second worker and to the client), its split
+    # decisions and counts; nothing else.
+    per_level = stats["bytes_per_level"]
+    assert sorted(per_level) == list(range(model.get_depth()))
+    assert sum(per_level.values()) == sum(entry["bytes"] for entry in stats["wire"])
+    root_histograms = 4 * 256 * model.n_classes_ * 4
+    assert stats["wire"][0] == {
+        "level": 0,
+        "kind": "histograms",
+        "n_nodes": 1,
+        "bytes": 2 * root_histograms,
+    }
+    # (small nodes' histograms travel compact: only the bins their rows fill)
+    assert {entry["kind"] for entry in stats["wire"]} == {"histograms", "compact", "partition"}
 
 
 def test_partition_mismatch_is_a_clear_error(client):
@@ -238,6 +253,21 @@ def test_binning_sample_beyond_200k_rows(client):
     assert_tree_equal(model.tree_, local.tree_)
 
 
+def _spread(client, array, chunks):
+    """A Dask array whose chunks sit on the client's workers in turn (Dask alone may
+    leave a worker without any)."""
+    import dask
+
+    workers = sorted(client.scheduler_info()["workers"])
+    pieces, start = [], 0
+    for i, size in enumerate(chunks):
+        part = array[start : start + size]
+        future = client.scatter(part, workers=[workers[i % len(workers)]])
+        pieces.append(da.from_delayed(dask.delayed(future), part.shape, part.dtype))
+        start += size
+    return da.concatenate(pieces)
+
+
 @pytest.mark.parametrize("n_workers", [1, 3])
 def test_any_number_of_workers(n_workers):
     X, y, _, _ = _data(900, seed=7)
@@ -249,9 +279,9 @@ def test_any_number_of_workers(n_workers):
     ):
         chunks = _chunks(len(y), [100, 250, 600, 640])
         model = DecisionTreeClassifier(device="cpu", max_depth=7).fit(
-            da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=(chunks,)), client=other
+            _spread(other, X, chunks), _spread(other, y, chunks), client=other
         )
-        assert model.distributed_stats_["n_workers"] == min(n_workers, len(chunks))
+        assert model.distributed_stats_["n_workers"] == n_workers
     local = LocalClassifier(device="cpu", max_depth=7).fit(X, y)
     assert_tree_equal(model.tree_, local.tree_)
 

@@ -17,6 +17,7 @@ from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.backends.rows import BackendCapabilities, CompactHistograms, DenseHistograms
 from gpu_tree.dask import shards
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.utils.fit_stats import current_level
 
 # Histograms summed per reduction task (a tree reduction: log_fan_in(workers) rounds).
 REDUCTION_FAN_IN = 4
@@ -131,7 +132,22 @@ class DistributedBackend:
         self.wire_log: list[dict] = []
 
     def _log(self, kind, n_nodes, nbytes):
-        self.wire_log.append({"kind": kind, "n_nodes": int(n_nodes), "bytes": int(nbytes)})
+        self.wire_log.append(
+            {
+                "level": current_level(),
+                "kind": kind,
+                "n_nodes": int(n_nodes),
+                "bytes": int(nbytes),
+            }
+        )
+
+    def bytes_per_level(self) -> dict:
+        """{level: bytes on the wire} over the fit's calls (histograms, split decisions
+        and the counts coming back)."""
+        totals: dict = {}
+        for entry in self.wire_log:
+            totals[entry["level"]] = totals.get(entry["level"], 0) + entry["bytes"]
+        return totals
 
     # -- the grower's contract --------------------------------------------------------------
     def root_stats(self):
@@ -240,10 +256,8 @@ class DistributedBackend:
         sizes,
         child_means=None,
     ):
-        nodes = np.asarray(nodes, dtype=np.int64)
-        n_left = self.group.run(
-            shards.partition,
-            nodes,
+        decisions = (
+            np.asarray(nodes, dtype=np.int64),
             np.asarray(feature, dtype=np.int64),
             np.asarray(bin_threshold, dtype=np.int64),
             np.asarray(missing_left, dtype=np.uint8),
@@ -251,6 +265,10 @@ class DistributedBackend:
             np.asarray(right_children, dtype=np.int64),
             category_sets,
         )
+        n_left = self.group.run(shards.partition, *decisions)
+        # category_sets: None, or (subset, words) per node.
+        sent = sum(np.asarray(a).nbytes for a in _flat(decisions)) * len(n_left)
+        self._log("partition", decisions[0].size, sent + sum(c.nbytes for c in n_left))
         if not np.array_equal(np.sum(n_left, axis=0), sizes[0]):
             raise RuntimeError("internal error: partition disagrees with the histogram counts")
         self._record_sizes(left_children, sizes[0])
@@ -258,13 +276,22 @@ class DistributedBackend:
 
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         first = np.array([c[0] for c in children], dtype=np.int64)
-        self.group.run(
-            shards.partition_multiway,
+        decisions = (
             np.asarray(nodes, dtype=np.int64),
             np.asarray(feature, dtype=np.int64),
             np.asarray(child_of_code) - first[:, None],
             np.asarray(default_child) - first,
-            children,
         )
+        self.group.run(shards.partition_multiway, *decisions, children)
+        sent = sum(a.nbytes for a in decisions) + sum(np.asarray(c).nbytes for c in children)
+        self._log("partition", decisions[0].size, sent * len(self.group.keys))
         for ids, counts in zip(children, sizes, strict=True):
             self._record_sizes(ids, counts)
+
+
+def _flat(items):
+    for item in items:
+        if isinstance(item, tuple):
+            yield from _flat(item)
+        elif item is not None:
+            yield item

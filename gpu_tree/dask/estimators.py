@@ -175,7 +175,11 @@ class _DaskMixin:
             params = self._growth_params(settings, sizes, totals, categorical)
             self.tree_ = Grower(backend, layout, params, n_features, timer=timer).grow()
         self.fit_stats_ = timer.fit_stats(counters)
-        self.distributed_stats_ = {"n_workers": len(group.keys), "wire": backend.wire_log}
+        self.distributed_stats_ = {
+            "n_workers": len(group.keys),
+            "wire": backend.wire_log,
+            "bytes_per_level": backend.bytes_per_level(),
+        }
         if settings.ccp_alpha > 0.0:
             self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
         return self

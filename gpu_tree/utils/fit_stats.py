@@ -112,6 +112,13 @@ def count_copy(direction: str, nbytes: int) -> None:
         counters.add(f"{direction}_bytes", nbytes)
 
 
+def current_level():
+    """The tree level the work is counted at now (:data:`SETUP` outside a fit's levels,
+    or outside a fit)."""
+    counters = _ACTIVE.get()
+    return SETUP if counters is None else counters.level
+
+
 def enter_level(level) -> None:
     """The work from here on is for tree level ``level``."""
     counters = _ACTIVE.get()
