@@ -349,3 +349,26 @@ def _slow_sum(*arrays):
 
     time.sleep(4)
     return sum(arrays)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    cuts=st.lists(st.integers(1, 899), max_size=3, unique=True),
+    categorical_split=st.sampled_from(["binary", "multiway"]),
+)
+def test_categorical_frames_any_partitioning(client, cuts, categorical_split):
+    """Partition boundaries anywhere (categories seen in one partition only included):
+    the tree of the whole frame."""
+    frame, y = _frame(900, seed=10)
+    frame["y"] = y
+    divisions = [0, *sorted(cuts), len(frame) - 1]
+    both = dd.from_pandas(frame, npartitions=1).repartition(divisions=divisions)
+    params = dict(
+        device="cpu",
+        criterion="gini",
+        categorical_split=categorical_split,
+        categorical_features=["colour", "size", "code"],
+    )
+    model = DecisionTreeClassifier(**params).fit(both.drop(columns="y"), both["y"])
+    local = LocalClassifier(**params).fit(frame.drop(columns="y"), y)
+    assert_tree_equal(model.tree_, local.tree_)
