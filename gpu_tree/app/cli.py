@@ -395,10 +395,18 @@ def auto_task(numeric, categorical: bool) -> str:
     """The task "auto" picks for a target (see MAX_AUTO_CLASSES)."""
     if numeric is None or categorical:
         return "classification"
-    if not np.all(numeric == np.round(numeric)):
+    whole = bool(np.all(numeric == np.round(numeric)))
+    return auto_task_of_numbers(whole, np.unique(numeric).size if whole else 0, numeric.size)
+
+
+def auto_task_of_numbers(whole: bool, n_distinct: int, n_rows: int) -> str:
+    """The task "auto" picks for a target of finite numbers: ``whole`` when each is a whole
+    number, of ``n_distinct`` distinct values (any number above MAX_AUTO_CLASSES reads
+    the same) over ``n_rows`` rows."""
+    if not whole:
         return "regression"
-    k = np.unique(numeric).size
-    if k <= 2 or (k <= MAX_AUTO_CLASSES and numeric.size >= MIN_ROWS_PER_CLASS * k):
+    k = n_distinct
+    if k <= 2 or (k <= MAX_AUTO_CLASSES and n_rows >= MIN_ROWS_PER_CLASS * k):
         return "classification"
     return "regression"
 
@@ -600,7 +608,7 @@ def _estimator_classes():
 # -- train -------------------------------------------------------------------------------------
 @main.command(short_help="Train a tree on a data file and save the model.")
 @_verbosity_options
-@click.argument("data", type=_DATA)
+@click.argument("data", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-t",
     "--target",
@@ -674,6 +682,29 @@ def _estimator_classes():
 @click.option(
     "-o", "--output", required=True, metavar="MODEL.json", help="Where to save the model (JSON)."
 )
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="Train on the workers of the Dask scheduler at ADDRESS (tcp://host:8786): they "
+    "read DATA (files, globs, folders of Parquet files; paths they can open) and the tree "
+    "is the one a single-file train would grow on the same rows. Needs Dask.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="As --scheduler, on a local Dask cluster of N worker processes (one thread "
+    "each), started for this command and closed after it.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --scheduler: how long to try to reach the scheduler.",
+)
 def train(
     data,
     target,
@@ -693,6 +724,9 @@ def train(
     random_state,
     text_format,
     output,
+    scheduler,
+    workers,
+    connect_timeout,
 ):
     """Train a tree on DATA (.csv, .tsv, .parquet, .arff, .npz, .npy) and save it.
 
@@ -700,7 +734,37 @@ def train(
     fields and ?, NA, N/A, nan are missing values (--na-values adds more); a column
     holding any text is categorical, each distinct text a category. .npz: arrays X, y
     and optionally feature_names. .npy: a 2-D array with --target a column index.
+
+    With --scheduler or --workers, DATA is one or more CSV, TSV or Parquet files, globs
+    (quoted: 'data/*.parquet') or folders of Parquet files, read by the Dask workers.
     """
+    if scheduler is not None or workers is not None:
+        return _train_distributed(
+            data,
+            target=target,
+            categorical=categorical,
+            ignore=ignore,
+            weight=weight,
+            task=task,
+            params=_tree_params(
+                criterion,
+                max_depth=max_depth,
+                max_bins=max_bins,
+                min_samples_leaf=min_samples_leaf,
+                min_samples_split=min_samples_split,
+                max_leaf_nodes=max_leaf_nodes,
+                categorical_split=categorical_split,
+                ccp_alpha=ccp_alpha,
+                device=device,
+                random_state=random_state,
+            ),
+            text_format=text_format,
+            output=output,
+            scheduler=scheduler,
+            workers=workers,
+            connect_timeout=connect_timeout,
+        )
+    data = _one_data_file(data)
     check_writable(output, inputs=(data,))
     if target is None:
         if extension(data) != ".npz":
@@ -745,20 +809,18 @@ def train(
 
     classifier_class, regressor_class = _estimator_classes()
     estimator_class = classifier_class if task == "classification" else regressor_class
-    params = {
-        "max_depth": max_depth,
-        "max_bins": max_bins,
-        "min_samples_leaf": min_samples_leaf,
-        "min_samples_split": min_samples_split,
-        "max_leaf_nodes": max_leaf_nodes,
-        "categorical_split": categorical_split,
-        "device": device,
-        "random_state": random_state,
-    }
-    if criterion is not None:
-        params["criterion"] = criterion
-    if ccp_alpha is not None:
-        params["ccp_alpha"] = ccp_alpha
+    params = _tree_params(
+        criterion,
+        max_depth=max_depth,
+        max_bins=max_bins,
+        min_samples_leaf=min_samples_leaf,
+        min_samples_split=min_samples_split,
+        max_leaf_nodes=max_leaf_nodes,
+        categorical_split=categorical_split,
+        ccp_alpha=ccp_alpha,
+        device=device,
+        random_state=random_state,
+    )
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
         params["categorical_features"] = categorical_features
@@ -790,6 +852,288 @@ def train(
         click.echo(_fit_stats_table(estimator), err=True)
 
 
+def _train_distributed(
+    data,
+    *,
+    target,
+    categorical,
+    ignore,
+    weight,
+    task,
+    params,
+    text_format,
+    output,
+    scheduler,
+    workers,
+    connect_timeout,
+):
+    """train --scheduler / --workers: the same columns, rules, model file and report as a
+    single-file train, on rows the Dask workers read (gpu_tree.app.distributed)."""
+    from gpu_tree.app import distributed
+
+    if scheduler is not None and workers is not None:
+        raise click.UsageError(
+            "--scheduler and --workers exclude each other: --scheduler uses a running "
+            "cluster, --workers starts one"
+        )
+    if params["device"] == "cuda":
+        raise click.UsageError(
+            "--device cuda: distributed training runs on the Dask workers' CPUs; leave "
+            "--device out (or give cpu)"
+        )
+    if target is None:
+        raise click.UsageError("Missing option '--target' (the column to predict).")
+    distributed.require_dask()
+    if scheduler is not None:
+        distributed.check_scheduler_address(scheduler)
+    files = distributed.find_data_files(data)
+    check_writable(output, inputs=files.files)
+    table = distributed.read_files(files, **text_format)
+    source, names = table.source, table.names
+
+    def resolved(spec, what):
+        try:
+            return names[resolve_column(spec, names, what)]
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+
+    ignored = {resolved(spec, "column in --ignore") for spec in split_specs(ignore)}
+    declared = {resolved(spec, "column in --categorical") for spec in split_specs(categorical)}
+    target_name = resolved(target, "target column")
+    if target_name in ignored:
+        raise ValueError(f"{source}: the target column {target_name!r} is also in --ignore")
+    weight_name = None
+    if weight is not None:
+        weight_name = resolved(weight, "weight column")
+        if weight_name == target_name:
+            raise ValueError(f"{source}: the weight column {weight_name!r} is also the target")
+        for option, columns in (("--ignore", ignored), ("--categorical", declared)):
+            if weight_name in columns:
+                raise ValueError(f"{source}: the weight column {weight_name!r} is also in {option}")
+    features = [n for n in names if n not in ignored | {target_name, weight_name}]
+    if not features:
+        raise ValueError(f"{source}: no feature columns besides the target {target_name!r}")
+    distributed.check_column_types(table, [*features, target_name, weight_name or target_name])
+
+    try:
+        local, fitted = _fit_on_workers(
+            distributed,
+            table,
+            scheduler=scheduler,
+            workers=workers,
+            connect_timeout=connect_timeout,
+            features=features,
+            declared=declared,
+            target_name=target_name,
+            weight_name=weight_name,
+            task=task,
+            params=params,
+        )
+    except distributed.lost_worker_errors() as exc:
+        raise click.ClickException(
+            f"a Dask worker was lost during training ({_one_line(exc)}); train again"
+        ) from None
+    task, where, target_summary, fit_seconds, n_workers, categorical_features = fitted
+    classes = getattr(local, "classes_", None)
+    if classes is not None and classes.dtype == object:
+        if all(isinstance(label, str) for label in classes.tolist()):
+            # Text labels reach the workers in pandas (object); a single-file train gives
+            # them as a numpy str array, which the model file records: the same file.
+            local.classes_ = np.asarray(classes.tolist(), dtype=str)
+    local.save(output)
+
+    what = f"{task}"
+    if task == "classification":
+        what += f", {len(local.classes_)} classes ({_shown(local.classes_.tolist())})"
+    weighted = f", weights from {weight_name!r}" if weight_name is not None else ""
+    click.echo(
+        f"trained {type(local).__name__} on {source} with {where}: {target_summary.rows:,} "
+        f"rows, {len(features)} features ({len(categorical_features)} categorical), target "
+        f"{target_name!r}{weighted}: {what}"
+    )
+    click.echo(
+        f"tree: depth {local.get_depth()}, {local.get_n_leaves()} leaves, "
+        f"{local.tree_.node_count} nodes; fit {fit_seconds:.3f} s on {n_workers} worker(s)"
+    )
+    click.echo(f"model saved to {output}")
+    if _Main.verbose:
+        click.echo(_fit_stats_table(local), err=True)
+
+
+def _fit_on_workers(
+    distributed,
+    table,
+    *,
+    scheduler,
+    workers,
+    connect_timeout,
+    features,
+    declared,
+    target_name,
+    weight_name,
+    task,
+    params,
+):
+    """Connect (or start the cluster), type and check the columns on the workers, fit.
+    Returns the in-memory estimator and what train reports: (task, the cluster in words,
+    the target's ColumnSummary, fit seconds, workers used, categorical feature indices)."""
+    source = table.source
+    with distributed.dask_client(scheduler, workers, connect_timeout, _Main.verbose) as (
+        client,
+        where,
+    ):
+        logger.info("reading %s on %s", source, where)
+        start = time.perf_counter()
+        # CSV: the columns that hold text are categorical, as in a single-file train; a
+        # column given to --categorical is taken as text (its values' spelling) there too.
+        numbers_read_as_text = table.text_file
+        undecided = [n for n in features if not (numbers_read_as_text and n in declared)]
+        text_features = distributed.typed_columns(client, table, undecided)
+        if numbers_read_as_text:
+            text_features |= declared & set(features)
+        summaries = distributed.summarize_columns(
+            client, table, [target_name] + ([weight_name] if weight_name else [])
+        )
+        logger.info("summarised the columns (%.2f s)", time.perf_counter() - start)
+        target_summary = summaries[0]
+        target_is_category = target_name in table.text_columns or target_name in declared
+        task, target_kind = _distributed_target(
+            source, target_name, target_summary, task, target_is_category, numbers_read_as_text
+        )
+        if weight_name is not None:
+            _check_distributed_weights(source, weight_name, summaries[1])
+        categorical_features = [
+            j for j, n in enumerate(features) if n in text_features or n in declared
+        ]
+        if categorical_features:
+            params["categorical_features"] = categorical_features
+        params["device"] = "cpu"
+        plan = distributed.PartitionPlan(
+            features=tuple(features),
+            text_features=frozenset(text_features),
+            target=target_name,
+            target_kind=target_kind,
+            weight=weight_name,
+            text_file=table.text_file,
+            missing=table.missing,
+        )
+        frame = distributed.prepared_frame(table, plan)
+        estimator = _distributed_estimator(task)(**params)
+        logger.info("fitting %s on %s", type(estimator).__name__, where)
+        start = time.perf_counter()
+        try:
+            estimator.fit(
+                frame[features],
+                frame[target_name],
+                None if weight_name is None else frame[weight_name],
+                client=client,
+            )
+        except NotImplementedError as exc:
+            raise click.UsageError(
+                _not_distributable(exc, features, categorical_features)
+            ) from None
+        fit_seconds = time.perf_counter() - start
+        n_workers = estimator.distributed_stats_["n_workers"]
+    fitted = (task, where, target_summary, fit_seconds, n_workers, categorical_features)
+    return estimator.to_local(), fitted
+
+
+def _distributed_estimator(task):
+    from gpu_tree.dask import DecisionTreeClassifier, DecisionTreeRegressor
+
+    return DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+
+
+def _distributed_target(source, name, summary, task, is_category, read_as_text):
+    """(task, how the target's values are given to the estimator: "int", "float" or
+    "label") by _target_values' rules, from a summary of the column."""
+    if summary.missing:
+        raise ValueError(
+            f"{source}: the target column {name!r} has {summary.missing} missing value(s); "
+            "remove those rows"
+        )
+    if task == "auto":
+        if not summary.numeric or is_category:
+            task = "classification"
+        else:
+            n_distinct = MAX_AUTO_CLASSES + 1 if summary.distinct is None else len(summary.distinct)
+            task = auto_task_of_numbers(summary.whole, n_distinct, summary.rows)
+    if task == "regression":
+        if summary.text_value is not None:
+            raise ValueError(
+                f"{source}: the target column {name!r} holds {summary.text_value!r}; "
+                "--task regression needs numbers"
+            )
+        return task, "float"
+    if not summary.numeric or is_category and read_as_text:
+        return task, "label"
+    if summary.whole and summary.max_abs < 2**53:
+        return task, "int"
+    return task, "float"
+
+
+def _check_distributed_weights(source, name, summary):
+    """The weight column's values by the estimators' rule (finite, non-negative, not all
+    zero), as _sample_weights checks them in a single-file train."""
+    if summary.text_value is not None:
+        raise ValueError(
+            f"{source}: the weight column {name!r} holds {summary.text_value!r}; a weight "
+            "column holds numbers only"
+        )
+    shown = None
+    if summary.missing:
+        shown = "a missing value"
+    elif summary.non_finite:
+        shown = "an infinite value"
+    elif summary.negative is not None:
+        shown = repr(summary.negative)
+    if shown is not None:
+        raise ValueError(
+            f"{source}: the weight column {name!r} holds {shown}; weights must be finite, "
+            "non-negative numbers"
+        )
+    if not summary.any_positive:
+        raise ValueError(f"{source}: every weight in the column {name!r} is 0")
+
+
+def _not_distributable(exc, features, categorical_features) -> str:
+    """What a NotImplementedError of gpu_tree.dask means in train's options."""
+    reason = _one_line(exc)
+    if categorical_features:
+        shown = _shown([repr(features[j]) for j in categorical_features], 5)
+        return (
+            f"--scheduler/--workers: categorical features ({shown}: columns of text, or in "
+            f"--categorical) cannot be trained on distributed yet ({reason}); leave them out "
+            "with --ignore, or train without --scheduler/--workers"
+        )
+    return f"--scheduler/--workers: distributed training cannot do this yet: {reason}"
+
+
+def _tree_params(criterion, *, ccp_alpha, **given) -> dict:
+    """The estimator's parameters from train's options (criterion and ccp_alpha only
+    when given, so that the estimator's defaults apply)."""
+    params = dict(given)
+    if criterion is not None:
+        params["criterion"] = criterion
+    if ccp_alpha is not None:
+        params["ccp_alpha"] = ccp_alpha
+    return params
+
+
+def _one_data_file(data) -> str:
+    """Without --scheduler or --workers, train reads one existing file, as it always has."""
+    if len(data) != 1:
+        raise click.UsageError(
+            f"train reads one data file (got {len(data)}: {_shown(data, 3)}); several "
+            "files, globs and folders are for --workers N or --scheduler ADDRESS"
+        )
+    try:
+        return _DATA.convert(data[0], None, click.get_current_context())
+    except click.BadParameter as exc:
+        exc.param_hint = "'DATA'"
+        raise
+
+
 def _fit_stats_table(estimator) -> str:
     """``fit_stats_`` as a table: per level (and the set-up before level 0), what the
     device was asked to do."""
@@ -797,7 +1141,9 @@ def _fit_stats_table(estimator) -> str:
 
     # The short names of the counts, in COUNTS' order.
     header = ("level", "nodes", "launches", "d2h", "d2h bytes", "h2d", "h2d bytes", "rows read")
-    entries = [("set-up", estimator.fit_setup_stats_)]
+    # A distributed fit has no set-up entry: its work before level 0 runs on the workers.
+    setup = getattr(estimator, "fit_setup_stats_", None)
+    entries = [("set-up", setup)] if setup is not None else []
     entries += [(str(entry["level"]), entry) for entry in estimator.fit_stats_]
     rows = [header]
     for name, entry in entries:
