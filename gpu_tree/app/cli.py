@@ -694,6 +694,7 @@ def _estimator_classes():
     "--workers",
     type=click.IntRange(min=1),
     default=None,
+    metavar="N",
     help="As --scheduler, on a local Dask cluster of N worker processes (one thread "
     "each), started for this command and closed after it.",
 )
