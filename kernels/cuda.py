@@ -392,13 +392,17 @@ def _compile_squared_deviation_kernels(helpers_key):
         low,
     ):
         """Pass 2 of :mod:`_squared_deviations`: each slot's exponent (thread k writes slot
-        k's; every node has a row, so the grid covers the slots), and the fixed-point
+        k's; the grid covers the slots even where they outnumber the rows, as a
+        distributed fit's worker may hold no row of some nodes), and the fixed-point
         terms summed as their high and low parts (integer atomics: exact in any order)."""
         helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        n_rows = node_of_row.shape[0]
         start = cuda.grid(1)
-        for i in range(start, node_of_row.shape[0], cuda.gridsize(1)):
+        for i in range(start, max(n_rows, exponent.shape[0]), cuda.gridsize(1)):
             if i < exponent.shape[0]:
                 exponent[i] = _term_exponent(largest[i])
+            if i >= n_rows:
+                continue
             node = node_of_row[i]
             slot = slot_of_node[node]
             if slot >= 0:

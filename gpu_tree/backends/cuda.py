@@ -191,6 +191,40 @@ class CUDAHistogramBackend:
             tables, buffer = pending.tables, pending.buffer  # pass 1 is done
         else:
             tables, buffer = self._deviation_tables(nodes, means), None
+        largest_pass, sum_pass = self._squared_deviation_launches(tables)
+        buffer = squared_deviation_passes(nodes.size, largest_pass, sum_pass, self.xp, buffer)
+        # The sums come back with the next level's split winners (see _copy_back).
+        pending = PendingCopy(buffer, squared_deviations_from, self._copy_back)
+        self._pending_copies.append(pending)
+        return pending
+
+    def largest_squared_deviations(self, nodes, means):
+        """Pass 1 of ``kernels/_squared_deviations.py`` alone, brought back: each node's
+        largest term and its lowest and highest centred target (0, +inf and -inf for a
+        node with no row here). With :meth:`squared_deviation_parts`, the passes of a
+        distributed fit, whose largest terms are the maximum over every machine's."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        largest_pass, _ = self._squared_deviation_launches(self._deviation_tables(nodes, means))
+        buffer = squared_deviation_buffer(nodes.size, self.xp)
+        largest_pass(*squared_deviation_rows(buffer)[0])
+        largest, lowest, highest = device_to_host(buffer[:3]).view(np.float64)
+        return largest, lowest, highest
+
+    def squared_deviation_parts(self, nodes, means, largest):
+        """Pass 2 alone on the given largest terms (see :meth:`largest_squared_deviations`),
+        brought back: each node's exponent and its high and low integer sums, int64."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        _, sum_pass = self._squared_deviation_launches(self._deviation_tables(nodes, means))
+        buffer = squared_deviation_buffer(nodes.size, self.xp)
+        buffer[0] = host_to_device(np.asarray(largest, dtype=np.float64).view(np.int64), self.xp)
+        sum_pass(*squared_deviation_rows(buffer)[1])
+        exponent, high, low = device_to_host(buffer[3:])
+        return exponent, high, low
+
+    def _squared_deviation_launches(self, tables):
+        """The two passes' launches over every row, for the nodes of ``tables``
+        (:meth:`_deviation_tables`, on the device): (largest_pass, sum_pass), which take
+        the rows of a :func:`squared_deviation_buffer` (:func:`squared_deviation_rows`)."""
         kernels = self.kernels
         rows = (
             self.node_of_row,
@@ -201,19 +235,14 @@ class CUDAHistogramBackend:
             tables[1].view(np.float64),  # mean of each node
         )
         config = kernels.launch_config(self.n_samples)
-        buffer = squared_deviation_passes(
-            nodes.size,
-            lambda *extremes: self._launch(
-                kernels.largest_squared_deviations, config, *rows, *extremes
-            ),
-            lambda *parts: self._launch(kernels.squared_deviation_sums, config, *rows, *parts),
-            self.xp,
-            buffer,
-        )
-        # The sums come back with the next level's split winners (see _copy_back).
-        pending = PendingCopy(buffer, squared_deviations_from, self._copy_back)
-        self._pending_copies.append(pending)
-        return pending
+
+        def largest_pass(*extremes):
+            self._launch(kernels.largest_squared_deviations, config, *rows, *extremes)
+
+        def sum_pass(*parts):
+            self._launch(kernels.squared_deviation_sums, config, *rows, *parts)
+
+        return largest_pass, sum_pass
 
     def _copy_back(self, *arrays):
         """Host copies of the device int64 ``arrays``, and of every pending copy
@@ -394,8 +423,15 @@ class CUDAHistogramBackend:
             self._node_size = grown
 
     def _record_sizes(self, nodes, children, sizes):
-        """The children's row counts, from the histograms (no launch, no copy back)."""
-        self._node_size[np.concatenate(children)] = np.concatenate(sizes)
+        """The children's row counts: ``sizes``, from the histograms (no launch, no copy
+        back), or where None (a distributed fit's worker, whose share of each node's rows
+        no histogram on the client says), counted on the device."""
+        children = np.concatenate(children)
+        if sizes is None:
+            counts = self.xp.bincount(self.node_of_row, minlength=self._node_size.size)
+            self._node_size[children] = device_to_host(counts)[children]
+        else:
+            self._node_size[children] = np.concatenate(sizes)
         self._node_size[np.asarray(nodes)] = 0
 
     def partition(
@@ -409,9 +445,11 @@ class CUDAHistogramBackend:
         right_children,
         category_sets=None,
         *,
-        sizes,
+        sizes=None,
         child_means=None,
     ):
+        """The grower's partition; ``sizes`` None: the children's row counts are counted
+        on the device (see :meth:`_record_sizes`)."""
         xp = self.xp
         self._grow_node_tables(int(max(np.max(left_children), np.max(right_children))) + 1)
         offsets, words = category_tables(category_sets, len(nodes))
@@ -467,7 +505,11 @@ class CUDAHistogramBackend:
         )
         self._record_sizes(nodes, [left_children, right_children], sizes)
 
-    def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
+    def partition_multiway(
+        self, nodes, feature, child_of_code, default_child, children, *, sizes=None
+    ):
+        """The grower's multiway partition; ``sizes`` None: counted on the device, as in
+        :meth:`partition`."""
         xp = self.xp
         self._grow_node_tables(int(max(c.max() for c in children)) + 1)
         table = np.empty((len(nodes), self.n_bins), dtype=np.int32)
