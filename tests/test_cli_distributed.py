@@ -157,12 +157,6 @@ def test_workers_starts_and_closes_a_local_cluster(rows, tmp_path):
     _same_model(spread, single)
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    strict=False,
-    reason="gpu_tree.dask codes categorical columns globally in a change in progress; "
-    "until then it raises NotImplementedError, which train reports as a usage error",
-)
 def test_text_columns_are_categorical(scheduler, rows, tmp_path):
     frame = rows.drop(columns=["t", "w"])
     colours = np.array(["red", "green", "blue", "grey"])

@@ -269,7 +269,9 @@ def _spread(client, array, chunks):
 
 
 @pytest.mark.parametrize("n_workers", [1, 3])
-def test_any_number_of_workers(n_workers):
+def test_any_number_of_workers(client, n_workers):
+    """On a cluster of 1 or 3 workers given as ``client=`` while another client (the
+    module's) is the current one."""
     X, y, _, _ = _data(900, seed=7)
     with (
         distributed.LocalCluster(
@@ -278,9 +280,11 @@ def test_any_number_of_workers(n_workers):
         distributed.Client(cluster) as other,
     ):
         chunks = _chunks(len(y), [100, 250, 600, 640])
-        model = DecisionTreeClassifier(device="cpu", max_depth=7).fit(
-            _spread(other, X, chunks), _spread(other, y, chunks), client=other
-        )
+        X_spread, y_spread = _spread(other, X, chunks), _spread(other, y, chunks)
+        with client.as_current():
+            model = DecisionTreeClassifier(device="cpu", max_depth=7).fit(
+                X_spread, y_spread, client=other
+            )
         assert model.distributed_stats_["n_workers"] == n_workers
     local = LocalClassifier(device="cpu", max_depth=7).fit(X, y)
     assert_tree_equal(model.tree_, local.tree_)

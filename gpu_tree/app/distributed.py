@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpu_tree.app.data_io import MISSING_TOKENS, MissingValues, extension
+from gpu_tree.utils.install_hints import install_hint
 
 # gpu_tree is not on a package index: name the packages pip finds anywhere, and the
 # checkout's extra (as gpu_tree.utils.install_hints words every other hint).
-DASK_HINT = 'pip install "dask[distributed]" (or, in a gpu_tree checkout, pip install ".[dask]")'
+DASK_HINT = install_hint("dask")
 PARQUET_EXTENSIONS = (".parquet", ".pq")
 TEXT_EXTENSIONS = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
 # Distinct target values a partition reports: one more than the most classes task

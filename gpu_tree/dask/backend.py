@@ -45,7 +45,8 @@ def results_from_workers(client, futures, addresses, timeout):
     while True:
         remaining = deadline - time.monotonic()
         try:
-            wait(futures, timeout=max(0.0, min(WORKER_CHECK_SECONDS, remaining)))
+            with client.as_current():  # wait() asks the current client, not the futures'
+                wait(futures, timeout=max(0.0, min(WORKER_CHECK_SECONDS, remaining)))
             break
         except TimeoutError:
             lost = sorted(set(addresses) - set(client.nthreads()))

@@ -17,6 +17,7 @@ EXTRA_PACKAGES = {
     "plot": "matplotlib",
     "cuda12": 'cupy-cuda12x "numba-cuda[cu12]"',
     "cuda13": 'cupy-cuda13x "numba-cuda[cu13]"',
+    "dask": '"dask[distributed]"',
 }
 
 
