@@ -376,3 +376,45 @@ def test_categorical_frames_any_partitioning(client, cuts, categorical_split):
     model = DecisionTreeClassifier(**params).fit(both.drop(columns="y"), both["y"])
     local = LocalClassifier(**params).fit(frame.drop(columns="y"), y)
     assert_tree_equal(model.tree_, local.tree_)
+
+
+# -- GPU workers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_cuda_workers_grow_the_cpu_tree(client, task):
+    """device="cuda": every worker bins its rows and builds its histograms with the CUDA
+    backend (here the CUDA simulator, which the worker processes inherit from the test
+    session; a real GPU per worker under dask-cuda). Small data: the simulator is slow."""
+    simulated = client.run(lambda: __import__("os").environ.get("NUMBA_ENABLE_CUDASIM"))
+    if not all(simulated.values()):
+        pytest.skip("the workers have neither a GPU nor the CUDA simulator")
+    X, y, target, weight = _data(160, seed=11)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["d"] = frame["d"].astype("category")
+    labels = y if task == "classification" else target
+    Estimator, Local = (
+        (DecisionTreeClassifier, LocalClassifier)
+        if task == "classification"
+        else (DecisionTreeRegressor, LocalRegressor)
+    )
+    params = dict(max_depth=3, max_bins=16)
+    model = Estimator(device="cuda", **params).fit(
+        dd.from_pandas(frame, npartitions=2, sort=False),
+        dd.from_pandas(pd.Series(labels), npartitions=2, sort=False),
+        dd.from_pandas(pd.Series(weight), npartitions=2, sort=False),
+    )
+    assert model.device_ == "cuda"
+    assert set(model.distributed_stats_["devices"].values()) == {"cuda"}
+    local = Local(device="cpu", **params).fit(frame, labels, weight)
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+def test_auto_device_is_decided_on_each_worker(client):
+    """ "auto" takes a worker's GPU where it has one, never the simulator: CPU here."""
+    X, y, _, _ = _data(300)
+    model = DecisionTreeClassifier(device="auto", max_depth=3).fit(
+        da.from_array(X, chunks=(150, 4)), da.from_array(y, chunks=150)
+    )
+    assert model.device_ == "cpu"
+    assert model.to_local().device_ == "cpu"

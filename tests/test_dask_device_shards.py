@@ -84,11 +84,13 @@ class _Pair:
 
     def __init__(self, X, y, w, layout, scales, mapper):
         self.key = (uuid.uuid4().hex, "in-process")
-        # The CPU operations take a key: registered as shards.load registers its shards.
+        self.device_key = (uuid.uuid4().hex, "in-process")
+        # Registered as shards.load registers its shards; shards.build dispatches on the
+        # device it is given.
         shards._SHARDS[self.key] = _shard_dict(X, y, w)
-        self.device = _shard_dict(X, y, w)
-        cpu_built = shards.build(self.key, layout, scales, mapper)
-        device_built = device_shards.build(self.device, layout, scales, mapper)
+        shards._SHARDS[self.device_key] = self.device = _shard_dict(X, y, w)
+        cpu_built = shards.build(self.key, layout, scales, mapper, "cpu")
+        device_built = shards.build(self.device_key, layout, scales, mapper, "cuda")
         assert self.device["device"] == "cuda" and "X" not in self.device
         for a, b in zip(cpu_built[:3], device_built[:3], strict=True):
             _assert_identical(a, b)
@@ -97,6 +99,7 @@ class _Pair:
 
     def release(self):
         shards.release(self.key)
+        shards.release(self.device_key)
 
 
 def _assert_identical(expected, got):

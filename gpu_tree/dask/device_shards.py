@@ -16,23 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.backends.cuda import check_device_memory, cuda_status, current_stream
-from gpu_tree.backends.rows import RowData
 from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.backend import BinnedData, make_backend
 
 
-def build(shard, layout, scales, mapper):
+def build(shard, rows, mapper):
     """:func:`gpu_tree.dask.shards.build` on the device: bin the shard's rows there with
-    the fit's global edges and make its CUDA backend (``shard["backend"]``,
-    ``shard["device"] = "cuda"``); returns its bin bounds (n_features, n_bins), the
-    root statistics and the layout its RowData chose."""
+    the fit's global edges and make its CUDA backend over ``rows`` (the shard's RowData)
+    (``shard["backend"]``, ``shard["device"] = "cuda"``); returns its bin bounds
+    (n_features, n_bins), the root statistics and the layout its RowData chose."""
     usable, reason, xp = cuda_status()
     if not usable:
         raise RuntimeError(f"a GPU worker of a device='cuda' fit cannot run CUDA: {reason}")
-    if layout.is_classification:
-        rows = RowData(layout=layout, weight=shard["w"], y_class=shard["y"], scales=scales)
-    else:
-        rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales)
     X = shard["X"]
     check_device_memory(X, mapper, rows.layout, xp)
     X_binned, lower, upper = mapper.transform_on_device(

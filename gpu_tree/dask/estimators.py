@@ -65,9 +65,9 @@ class _DaskMixin:
         from distributed import default_client
 
         client = client or default_client()
-        settings = self._check_params()
-        if self.device_ != "cpu":
-            raise NotImplementedError("distributed fits run on CPU workers so far: device='cpu'")
+        settings = self._check_settings()  # the device is each worker's to decide
+        if self.device not in local.DEVICES:
+            raise ValueError(f"Unknown device={self.device!r}; choose one of {list(local.DEVICES)}")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
         group = ShardGroup(client, [], timeout)
@@ -159,12 +159,19 @@ class _DaskMixin:
         self._bin_mapper = self._global_bins(group, loaded, by_worker, rows, settings)
         self.missing_in_training_ = self._bin_mapper.missing_by_feature_
         layout, scales = self._global_scales(group, loaded, n)
-        built = group.run(shards.build, layout, scales, self._bin_mapper)
+        # Each worker's backend: "cuda" needs every worker to run CUDA (else the worker's
+        # reason is raised); "auto" takes each worker's GPU where it has one. Shards of
+        # either kind give the same integers, so one fit may mix them.
+        devices = group.run(shards.device, self.device)
+        self.device_ = "+".join(sorted(set(devices)))  # "cpu", "cuda", or "cpu+cuda"
+        built = group.run(
+            shards.build, layout, scales, self._bin_mapper, each=[(d,) for d in devices]
+        )
         lower = np.min([b[0] for b in built], axis=0)
         upper = np.max([b[1] for b in built], axis=0)
         root = np.sum([b[2] for b in built], axis=0).astype(built[0][3].dtype)
         layout = built[0][3]
-        counters = FitCounters("cpu")
+        counters = FitCounters("cpu")  # the client's side: the workers' copies are theirs
         timer = PhaseTimer(np)
         backend = DistributedBackend(
             group, lower, upper, root, n, self._bin_mapper.missing_bin_, layout
@@ -177,6 +184,7 @@ class _DaskMixin:
         self.fit_stats_ = timer.fit_stats(counters)
         self.distributed_stats_ = {
             "n_workers": len(group.keys),
+            "devices": {key[1]: d for key, d in zip(group.keys, devices, strict=True)},
             "wire": backend.wire_log,
             "bytes_per_level": backend.bytes_per_level(),
         }

@@ -15,10 +15,12 @@ import numpy as np
 
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.backends.rows import RowData
+from gpu_tree.dask import device_shards
 from gpu_tree.data.binning import missing_by_feature
 from gpu_tree.data.categorical import is_missing_value, with_codes
 from gpu_tree.data.stats import exact_sum_parts
 from gpu_tree.data.validation import check_X, check_y, is_dataframe
+from gpu_tree.estimators.tree import resolve_device
 from gpu_tree.kernels import cpu as cpu_kernels
 
 # fit id -> this process's shards of that fit (one per worker address).
@@ -174,14 +176,24 @@ def weighted_sum_parts(key, layout, scales):
     return exact_sum_parts(np.abs(rows.weight * rows.centred))
 
 
-def build(key, layout, scales, mapper):
-    """Bin the shard with the global edges and make its backend; returns its bin bounds
-    (n_features, n_bins), the root statistics and the layout its RowData chose."""
+def device(key, device):
+    """The backend this worker runs for a fit's ``device`` parameter ("cpu" or "cuda"),
+    decided here, where the rows are: "auto" takes this worker's GPU when it has one."""
+    return resolve_device(device)
+
+
+def build(key, layout, scales, mapper, device):
+    """Bin the shard with the global edges and make its backend (CUDA where ``device``
+    is "cuda": :mod:`gpu_tree.dask.device_shards`); returns its bin bounds (n_features,
+    n_bins), the root statistics and the layout its RowData chose."""
     shard = _shard(key)
     if layout.is_classification:
         rows = RowData(layout=layout, weight=shard["w"], y_class=shard["y"], scales=scales)
     else:
         rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales)
+    if device == "cuda":
+        return device_shards.build(shard, rows, mapper)
+    shard["device"] = "cpu"
     X_binned, lower, upper = mapper.transform(shard["X"], row_major=True)
     backend = CPUHistogramBackend(X_binned, lower, upper, rows, mapper.missing_bin_)
     shard["backend"] = backend
@@ -190,7 +202,10 @@ def build(key, layout, scales, mapper):
 
 
 def histograms(key, nodes):
-    backend = _shard(key)["backend"]
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.histograms(shard, nodes)
+    backend = shard["backend"]
     return backend.histograms(np.asarray(nodes, dtype=np.int64)).hist
 
 
@@ -204,14 +219,20 @@ def sum_arrays(*arrays):
 
 def compact_histograms(key, nodes):
     """This shard's compact histograms as (hist, code, missing); the client merges them."""
-    compact = _shard(key)["backend"].compact_histograms(np.asarray(nodes, dtype=np.int64))
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.compact_histograms(shard, nodes)
+    compact = shard["backend"].compact_histograms(np.asarray(nodes, dtype=np.int64))
     return compact.hist, compact.bin_code, compact.missing
 
 
 def squared_deviation_extremes(key, nodes, means):
     """Pass 1 of ``kernels/_squared_deviations.py``: largest term, lowest and highest
     centred target of each node's rows here."""
-    backend = _shard(key)["backend"]
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.squared_deviation_extremes(shard, nodes, means)
+    backend = shard["backend"]
     partition, rows = backend.row_partition, backend.row_data
     nodes = np.asarray(nodes, dtype=np.int64)
     largest = np.zeros(nodes.size)
@@ -225,7 +246,10 @@ def squared_deviation_extremes(key, nodes, means):
 
 def squared_deviation_parts(key, nodes, means, largest):
     """Pass 2 given the global largest terms: (exponent, high, low) integer sums."""
-    backend = _shard(key)["backend"]
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.squared_deviation_parts(shard, nodes, means, largest)
+    backend = shard["backend"]
     partition, rows = backend.row_partition, backend.row_data
     nodes = np.asarray(nodes, dtype=np.int64)
     exponent = np.zeros(nodes.size, dtype=np.int64)
@@ -255,7 +279,12 @@ def _deviation_rows(partition, rows, nodes, means):
 
 def partition(key, nodes, feature, bin_threshold, missing_left, left, right, category_sets):
     """Route this shard's rows; returns the rows sent left per node."""
-    backend = _shard(key)["backend"]
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.partition(
+            shard, nodes, feature, bin_threshold, missing_left, left, right, category_sets
+        )
+    backend = shard["backend"]
     return backend.row_partition.split(
         backend.columns,
         nodes,
@@ -270,7 +299,12 @@ def partition(key, nodes, feature, bin_threshold, missing_left, left, right, cat
 
 
 def partition_multiway(key, nodes, feature, branch_of_code, default_branch, children):
-    backend = _shard(key)["backend"]
+    shard = _shard(key)
+    if shard["device"] == "cuda":
+        return device_shards.partition_multiway(
+            shard, nodes, feature, branch_of_code, default_branch, children
+        )
+    backend = shard["backend"]
     return backend.row_partition.split_multiway(
         backend.columns,
         nodes,

@@ -223,11 +223,16 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _check_params(self) -> _Settings:
         """Check the parameters that do not depend on the data; choose the device."""
+        settings = self._check_settings()
+        self.device_ = resolve_device(self.device)
+        return settings
+
+    def _check_settings(self) -> _Settings:
+        """Check the parameters that do not depend on the data or the machine."""
         criterion = check_criterion(self.criterion, self._is_classification)
         if self.splitter not in SPLITTERS:
             raise ValueError(f"Unknown splitter={self.splitter!r}; choose one of {list(SPLITTERS)}")
         max_bins = check_max_bins(self.max_bins)
-        self.device_ = resolve_device(self.device)
         return _Settings(
             criterion=criterion,
             max_bins=max_bins,
