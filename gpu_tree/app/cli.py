@@ -877,11 +877,6 @@ def _train_distributed(
             "--scheduler and --workers exclude each other: --scheduler uses a running "
             "cluster, --workers starts one"
         )
-    if params["device"] == "cuda":
-        raise click.UsageError(
-            "--device cuda: distributed training runs on the Dask workers' CPUs; leave "
-            "--device out (or give cpu)"
-        )
     if target is None:
         raise click.UsageError("Missing option '--target' (the column to predict).")
     distributed.require_dask()
@@ -1008,7 +1003,6 @@ def _fit_on_workers(
         ]
         if categorical_features:
             params["categorical_features"] = categorical_features
-        params["device"] = "cpu"
         plan = distributed.PartitionPlan(
             features=tuple(features),
             text_features=frozenset(text_features),
