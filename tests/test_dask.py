@@ -142,6 +142,20 @@ def _frame(n=900, seed=2):
     return frame, y
 
 
+def test_partitions_of_other_table_kinds_are_read_as_pandas():
+    """A partition that is an Arrow table (as cuDF and polars partitions become through
+    Arrow) gives the distinct values and the rows of its pandas equivalent."""
+    pa = pytest.importorskip("pyarrow")
+    from gpu_tree.dask import shards
+
+    frame = pd.DataFrame({"colour": ["red", None, "blue", "red"], "x": [1.0, 2.0, np.nan, 4.0]})
+    candidates = np.array([True, False])
+    from_arrow = shards.distinct_values(pa.table(frame), candidates)
+    from_pandas = shards.distinct_values(frame, candidates)
+    assert from_arrow["colour"].tolist() == from_pandas["colour"].tolist() == ["red", "blue"]
+    assert list(from_arrow.columns) == ["colour", "x"]
+
+
 @pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
 def test_categories_seen_on_some_workers_are_coded_globally(client, categorical_split):
     frame, y = _frame()

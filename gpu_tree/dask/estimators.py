@@ -12,6 +12,7 @@ from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
 from gpu_tree.data.binning import BinMapper
 from gpu_tree.data.categorical import resolve_categorical_features
+from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import (
     StatsLayout,
     add_parts,
@@ -90,7 +91,7 @@ class _DaskMixin:
                 + ": give them the same partitions (same chunks of rows)"
             )
         n_features = X.shape[1]
-        meta = X._meta if names is not None else np.zeros((0, n_features), dtype=X.dtype)
+        meta = as_pandas_frame(X._meta) if names is not None else np.zeros((0, n_features), X.dtype)
         given_w = [w for w in w_parts if w is not None]
         parts = client.compute([*X_parts, *y_parts, *given_w])
         m = len(X_parts)

@@ -18,6 +18,7 @@ from gpu_tree.backends.rows import RowData
 from gpu_tree.dask import device_shards
 from gpu_tree.data.binning import missing_by_feature
 from gpu_tree.data.categorical import is_missing_value, with_codes
+from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import exact_sum_parts
 from gpu_tree.data.validation import check_X, check_y, is_dataframe
 from gpu_tree.estimators.tree import resolve_device
@@ -53,6 +54,7 @@ def distinct_values(X, candidates):
     """The distinct present values of one partition's ``candidates`` columns (a mask),
     as a small table of the partition's own kind, the other columns empty: the client
     unions these into the fit's categories."""
+    X = as_pandas_frame(X)  # cuDF, polars or Arrow partitions: as the in-memory fit reads them
     if is_dataframe(X):
         import pandas as pd
 
@@ -95,6 +97,7 @@ def load(key, spec, partition_indices, *parts):
         if len(X) == 0:
             X = np.zeros((0, spec["n_features"]))
         else:
+            X = as_pandas_frame(X)
             if maps is not None:
                 X = with_codes(X, maps)  # the fit's global codes (NaN: missing)
             try:
