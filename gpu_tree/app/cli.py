@@ -835,18 +835,35 @@ def train(
     estimator.feature_names_in_ = np.asarray([c.name for c in features], dtype=object)
     estimator.save(output)
 
-    n_categorical = len(categorical_features)
-    what = f"{task}"
-    if task == "classification":
+    _report_training(
+        estimator,
+        source=data,
+        n_rows=table.n_rows,
+        n_features=len(features),
+        n_categorical=len(categorical_features),
+        target=found["target"],
+        weight=found["weight"] if weight is not None else None,
+        fitted_on=f"{fit_seconds:.3f} s on {estimator.device_}",
+        output=output,
+    )
+
+
+def _report_training(
+    estimator, *, source, n_rows, n_features, n_categorical, target, weight, fitted_on, output
+):
+    """train's three lines: what was fitted on what, the tree, where it was saved (and
+    the fit's statistics with -v)."""
+    what = "classification" if hasattr(estimator, "classes_") else "regression"
+    if hasattr(estimator, "classes_"):
         what += f", {len(estimator.classes_)} classes ({_shown(estimator.classes_.tolist())})"
-    weighted = f", weights from {found['weight']!r}" if weight is not None else ""
+    weighted = f", weights from {weight!r}" if weight is not None else ""
     click.echo(
-        f"trained {estimator_class.__name__} on {data}: {table.n_rows:,} rows, {len(features)} "
-        f"features ({n_categorical} categorical), target {found['target']!r}{weighted}: {what}"
+        f"trained {type(estimator).__name__} on {source}: {n_rows:,} rows, {n_features} "
+        f"features ({n_categorical} categorical), target {target!r}{weighted}: {what}"
     )
     click.echo(
         f"tree: depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
-        f"{estimator.tree_.node_count} nodes; fit {fit_seconds:.3f} s on {estimator.device_}"
+        f"{estimator.tree_.node_count} nodes; fit {fitted_on}"
     )
     click.echo(f"model saved to {output}")
     if _Main.verbose:
@@ -938,22 +955,17 @@ def _train_distributed(
             local.classes_ = np.asarray(classes.tolist(), dtype=str)
     local.save(output)
 
-    what = f"{task}"
-    if task == "classification":
-        what += f", {len(local.classes_)} classes ({_shown(local.classes_.tolist())})"
-    weighted = f", weights from {weight_name!r}" if weight_name is not None else ""
-    click.echo(
-        f"trained {type(local).__name__} on {source} with {where}: {target_summary.rows:,} "
-        f"rows, {len(features)} features ({len(categorical_features)} categorical), target "
-        f"{target_name!r}{weighted}: {what}"
+    _report_training(
+        local,
+        source=f"{source} with {where}",
+        n_rows=target_summary.rows,
+        n_features=len(features),
+        n_categorical=len(categorical_features),
+        target=target_name,
+        weight=weight_name,
+        fitted_on=f"{fit_seconds:.3f} s on {n_workers} worker(s)",
+        output=output,
     )
-    click.echo(
-        f"tree: depth {local.get_depth()}, {local.get_n_leaves()} leaves, "
-        f"{local.tree_.node_count} nodes; fit {fit_seconds:.3f} s on {n_workers} worker(s)"
-    )
-    click.echo(f"model saved to {output}")
-    if _Main.verbose:
-        click.echo(_fit_stats_table(local), err=True)
 
 
 def _fit_on_workers(
