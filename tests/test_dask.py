@@ -432,3 +432,19 @@ def test_auto_device_is_decided_on_each_worker(client):
     )
     assert model.device_ == "cpu"
     assert model.to_local().device_ == "cpu"
+
+
+def test_histograms_summed_on_the_client_give_the_same_tree(client, monkeypatch):
+    """The alternative to the tree reduction (each worker's histograms to the client):
+    the same integers, so the same tree; more bytes into the client."""
+    from gpu_tree.dask.backend import DistributedBackend
+
+    X, y, _, weight = _data(900, seed=12)
+    Xd, yd, wd = (da.from_array(a, chunks=300) for a in (X, y, weight))
+    Xd = Xd.rechunk((300, 4))
+    trees = {}
+    for reduction in ("tree", "client"):
+        monkeypatch.setattr(DistributedBackend, "reduction", reduction)
+        trees[reduction] = DecisionTreeClassifier(device="cpu", max_depth=6).fit(Xd, yd, wd)
+    assert_tree_equal(trees["tree"].tree_, trees["client"].tree_)
+    assert_tree_equal(trees["tree"].tree_, LocalClassifier(max_depth=6).fit(X, y, weight).tree_)

@@ -115,6 +115,9 @@ class DistributedBackend:
     """
 
     capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
+    # How the workers' histograms are summed: "tree" (on the workers, the total to the
+    # client) or "client" (each worker's to the client). Measured: bench/RESULTS.md.
+    reduction = "tree"
     xp = np
     score_splits = staticmethod(score_splits_on_cpu)
 
@@ -168,7 +171,29 @@ class DistributedBackend:
         nodes = np.asarray(nodes, dtype=np.int64)
         futures = self.group.submit(shards.histograms, nodes)
         one = self.empty_histograms(nodes.size).nbytes
-        # Tree reduction: each worker's histograms travel once to a summing task.
+        if self.reduction == "client":
+            # Every worker's histograms to the client, summed there.
+            try:
+                parts = self.group.results(futures)
+            finally:
+                for f in futures:
+                    f.release()
+            hist = shards.sum_arrays(*parts)
+            self._log("histograms", nodes.size, one * len(parts))
+        else:
+            hist = self._tree_reduced(futures)
+            # On the wire: every worker's histograms but those summed where they were
+            # made (counted as sent: an upper bound), and the total to the client.
+            self._log("histograms", nodes.size, one * (len(futures) - 1) + one)
+        if out is not None:
+            out[...] = hist
+            hist = out
+        return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
+
+    def _tree_reduced(self, futures):
+        """The sum of the workers' histograms by a tree reduction on the workers: each
+        worker's histograms travel once, to a summing task; only the total comes to
+        the client."""
         level = futures
         while len(level) > 1:
             level = [
@@ -182,13 +207,7 @@ class DistributedBackend:
         finally:
             for f in futures + level:
                 f.release()
-        # On the wire: every worker's histograms but those summed where they were made
-        # (counted as sent: an upper bound), and the total to the client.
-        self._log("histograms", nodes.size, one * (len(futures) - 1) + one)
-        if out is not None:
-            out[...] = hist
-            hist = out
-        return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
+        return hist
 
     def empty_histograms(self, n_nodes):
         shape = (n_nodes, self.bin_lower.shape[0], self.n_bins, self.layout.n_channels)
