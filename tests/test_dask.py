@@ -92,7 +92,7 @@ def test_predict_on_dask_input_and_to_local(client):
     stats = model.distributed_stats_
     assert stats["wire"] and all(entry["bytes"] > 0 for entry in stats["wire"])
     # Bytes per level: each level's histograms (4 features x 256 bins x 3 classes of
-    # int32 per node built, from the second worker and to the client), its split
+    # int32 per node built, from each other worker and to the client), its split
     # decisions and counts; nothing else.
     per_level = stats["bytes_per_level"]
     assert sorted(per_level) == list(range(model.get_depth()))
@@ -102,7 +102,7 @@ def test_predict_on_dask_input_and_to_local(client):
         "level": 0,
         "kind": "histograms",
         "n_nodes": 1,
-        "bytes": 2 * root_histograms,
+        "bytes": stats["n_workers"] * root_histograms,  # Dask chose where the chunks sit
     }
     # (small nodes' histograms travel compact: only the bins their rows fill)
     assert {entry["kind"] for entry in stats["wire"]} == {"histograms", "compact", "partition"}

@@ -71,7 +71,7 @@ def _fit_constants(kind, y, w):
 def _shard_dict(X, y, w):
     """A shard as shards.load leaves it: its kept rows, concatenated."""
     return {
-        "X": np.ascontiguousarray(X, dtype=np.float64),
+        "X_parts": [np.ascontiguousarray(X, dtype=np.float64)],
         "y": y.astype(np.int64) if y.dtype.kind in "iu" else y.astype(np.float64),
         "w": np.asarray(w, dtype=np.float64),
         "parts": [len(y)],
@@ -91,7 +91,7 @@ class _Pair:
         shards._SHARDS[self.device_key] = self.device = _shard_dict(X, y, w)
         cpu_built = shards.build(self.key, layout, scales, mapper, "cpu")
         device_built = shards.build(self.device_key, layout, scales, mapper, "cuda")
-        assert self.device["device"] == "cuda" and "X" not in self.device
+        assert self.device["device"] == "cuda" and "X_parts" not in self.device
         for a, b in zip(cpu_built[:3], device_built[:3], strict=True):
             _assert_identical(a, b)
         assert cpu_built[3] == device_built[3]

@@ -20,15 +20,15 @@ from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.backend import BinnedData, make_backend
 
 
-def build(shard, rows, mapper):
-    """:func:`gpu_tree.dask.shards.build` on the device: bin the shard's rows there with
-    the fit's global edges and make its CUDA backend over ``rows`` (the shard's RowData)
+def build(shard, X, rows, mapper):
+    """:func:`gpu_tree.dask.shards.build` on the device: bin the shard's rows ``X``
+    there with the fit's global edges and make its CUDA backend over ``rows`` (their
+    RowData)
     (``shard["backend"]``, ``shard["device"] = "cuda"``); returns its bin bounds
     (n_features, n_bins), the root statistics and the layout its RowData chose."""
     usable, reason, xp = cuda_status()
     if not usable:
         raise RuntimeError(f"a GPU worker of a device='cuda' fit cannot run CUDA: {reason}")
-    X = shard["X"]
     check_device_memory(X, mapper, rows.layout, xp)
     X_binned, lower, upper = mapper.transform_on_device(
         host_to_device(X, xp), xp, current_stream(xp)
@@ -36,7 +36,6 @@ def build(shard, rows, mapper):
     binned = BinnedData(X_binned, lower, upper, mapper.missing_bin_)
     shard["backend"] = make_backend(binned, rows, device="cuda")
     shard["device"] = "cuda"
-    del shard["X"]
     return lower, upper, rows.total_stats(), rows.layout
 
 

@@ -89,7 +89,9 @@ def load(key, spec, partition_indices, *parts):
     """Build this worker's shard from its partitions (X, y, w triples, in partition
     order; ``partition_indices`` their positions in the collection, for messages);
     returns per partition the rows kept (positive weight) and the shard's partial
-    statistics."""
+    statistics. The partitions' X stay as they are (checked, not copied where every row
+    is kept, float32 kept float32, as the in-memory fit keeps it): only their bin codes
+    are ever concatenated (:func:`build`)."""
     X_parts, y_parts, w_parts = parts[0::3], parts[1::3], parts[2::3]
     kept_X, kept_y, kept_w, kept_rows = [], [], [], []
     maps = spec["category_maps"]
@@ -114,23 +116,23 @@ def load(key, spec, partition_indices, *parts):
         else:
             y = y.astype(np.float64)
         keep = w > 0
-        kept_X.append(X[keep])
-        kept_y.append(y[keep])
-        kept_w.append(w[keep])
-        kept_rows.append(int(keep.sum()))
-    X = np.concatenate(kept_X) if kept_X else np.zeros((0, spec["n_features"]))
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    _SHARDS[key] = {
-        "X": X,
+        if not keep.all():
+            X, y, w = X[keep], y[keep], w[keep]
+        kept_X.append(X)
+        kept_y.append(y)
+        kept_w.append(w)
+        kept_rows.append(len(y))
+    _SHARDS[key] = shard = {
+        "X_parts": kept_X,
         "y": np.concatenate(kept_y) if kept_y else np.zeros(0),
         "w": np.concatenate(kept_w) if kept_w else np.zeros(0),
         "parts": kept_rows,
     }
-    shard = _SHARDS[key]
     y = shard["y"]
+    missing = [missing_by_feature(X) for X in kept_X if X.shape[0]]
     return {
         "rows": kept_rows,
-        "missing": missing_by_feature(X) if X.shape[0] else np.zeros(X.shape[1], dtype=bool),
+        "missing": np.any(missing, axis=0) if missing else np.zeros(spec["n_features"], bool),
         "weight_parts": exact_sum_parts(shard["w"]),
         "unit": bool(np.all(shard["w"] == 1.0)),
         "y_max": float(y.max()) if y.size and not spec["is_classification"] else None,
@@ -139,8 +141,22 @@ def load(key, spec, partition_indices, *parts):
 
 
 def sample_rows(key, local_rows):
-    """The rows at ``local_rows`` (positions in this shard) of X: the binning sample."""
-    return _shard(key)["X"][local_rows]
+    """The rows at ``local_rows`` (increasing positions in this shard) of X: its part
+    of the binning sample."""
+    X_parts = _shard(key)["X_parts"]
+    starts = np.cumsum([0] + [X.shape[0] for X in X_parts])
+    local_rows = np.asarray(local_rows, dtype=np.int64)
+    part_of_row = np.searchsorted(starts, local_rows, side="right") - 1
+    return np.concatenate(
+        [X[local_rows[part_of_row == i] - starts[i]] for i, X in enumerate(X_parts)]
+    )
+
+
+def shard_matrix(shard):
+    """The shard's rows of X as one array (once, for a backend that bins it whole),
+    releasing the partitions."""
+    X_parts = shard.pop("X_parts")
+    return np.concatenate(X_parts) if len(X_parts) != 1 else X_parts[0]
 
 
 def weight_abs_parts(key, scale):
@@ -195,12 +211,23 @@ def build(key, layout, scales, mapper, device):
     else:
         rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales)
     if device == "cuda":
-        return device_shards.build(shard, rows, mapper)
+        return device_shards.build(shard, shard_matrix(shard), rows, mapper)
     shard["device"] = "cpu"
-    X_binned, lower, upper = mapper.transform(shard["X"], row_major=True)
+    # Each partition binned on its own: only the codes (a byte a value) are concatenated.
+    # The bins' bounds where a bin holds one value are the values seen: over every part.
+    rows_of_codes = []
+    lower, upper = np.inf, -np.inf
+    while shard["X_parts"]:  # a shard holds one partition at least
+        codes, part_lower, part_upper = mapper.transform(shard["X_parts"].pop(0), row_major=True)
+        rows_of_codes.append(codes.T)  # (n_rows, n_features), C order
+        lower, upper = np.minimum(lower, part_lower), np.maximum(upper, part_upper)
+    if len(rows_of_codes) > 1:
+        X_binned = np.concatenate(rows_of_codes).T  # still indexed [feature, row]
+    else:
+        X_binned = rows_of_codes[0].T
+    del rows_of_codes
     backend = CPUHistogramBackend(X_binned, lower, upper, rows, mapper.missing_bin_)
     shard["backend"] = backend
-    del shard["X"]
     return lower, upper, rows.total_stats(), rows.layout
 
 
