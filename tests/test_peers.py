@@ -107,3 +107,34 @@ def test_peers_without_categorical_splits_want_one_hot_columns():
         assert PEERS[name].categorical_input == "one-hot"
     with pytest.raises(ValueError, match="depth limit"):
         PEERS["cuml"].settings(PeerWork(depth=None))
+
+
+def test_the_dask_peers_take_their_in_memory_twins_settings():
+    """bench/bench_dask.py's xgboost.dask and lightgbm.dask grow the same one tree as
+    the in-memory peers: the settings are theirs, defined once."""
+    from gpu_tree.app.peers import DASK_PEERS
+
+    assert set(DASK_PEERS) == {"xgboost", "lightgbm"}
+    work = PeerWork(depth=10, bins=256, n_jobs=1, seed=0)
+    for name, peer in DASK_PEERS.items():
+        assert peer.base == name
+        assert peer.settings(work) == PEERS[name].settings(work)
+        settings = peer.settings(work)
+        assert settings["n_estimators"] == 1 and settings["learning_rate"] == 1.0
+        assert settings["max_depth"] == 10 and settings["n_jobs"] == 1
+    assert DASK_PEERS["xgboost"].settings(work)["max_bin"] == 256
+    assert DASK_PEERS["lightgbm"].settings(work)["num_leaves"] == 1024
+
+
+@pytest.mark.parametrize("name", ["xgboost", "lightgbm"])
+def test_each_installed_dask_peer_makes_its_dask_estimator(name):
+    from gpu_tree.app.peers import DASK_PEERS
+
+    peer = DASK_PEERS[name]
+    if not peer.available():
+        pytest.skip(f"{peer.module} not installed")
+    model = peer.make(WORK)  # on the default client, found when it fits
+    assert type(model).__module__.startswith(f"{name}.")  # xgboost.dask, lightgbm.dask
+    assert "Dask" in type(model).__name__
+    params = model.get_params()
+    assert all(params[k] == v for k, v in peer.settings(WORK).items()), name

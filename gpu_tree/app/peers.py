@@ -311,3 +311,68 @@ PEERS: dict[str, Peer] = {
         ),
     )
 }
+
+
+# -- the peers on Dask (bench/bench_dask.py) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DaskPeer:
+    """A peer's Dask estimator, with the settings of its in-memory twin in :data:`PEERS`
+    (``base``): the same one tree, grown from rows spread over Dask workers. Give the
+    work ``n_jobs`` the workers' threads (each worker trains with that many)."""
+
+    name: str
+    label: str
+    base: str  # the key of the in-memory peer whose settings and tree shape it takes
+    module: str
+    estimator: Callable[[], type]
+
+    def settings(self, work: PeerWork) -> dict:
+        return PEERS[self.base].settings(work)
+
+    def make(self, work: PeerWork, client=None):
+        """An unfitted estimator for ``work`` on ``client`` (None: the default client)."""
+        model = self.estimator()(**self.settings(work))
+        if client is not None:
+            model.client = client  # both Dask estimators take their client as an attribute
+        return model
+
+    def tree_shape(self, model) -> tuple[int, int]:
+        return PEERS[self.base].tree_shape(model)
+
+    def available(self) -> bool:
+        return importable(self.module)
+
+
+def _dask_xgboost():
+    import xgboost.dask
+
+    return xgboost.dask.DaskXGBClassifier
+
+
+def _dask_lightgbm():
+    import lightgbm
+
+    return lightgbm.DaskLGBMClassifier
+
+
+DASK_PEERS: dict[str, DaskPeer] = {
+    peer.name: peer
+    for peer in (
+        DaskPeer(
+            name="xgboost",
+            label="xgboost.dask DaskXGBClassifier (1 round)",
+            base="xgboost",
+            module="xgboost.dask",
+            estimator=_dask_xgboost,
+        ),
+        DaskPeer(
+            name="lightgbm",
+            label="lightgbm.dask DaskLGBMClassifier (1 round)",
+            base="lightgbm",
+            module="lightgbm.dask",
+            estimator=_dask_lightgbm,
+        ),
+    )
+}
