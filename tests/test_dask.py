@@ -448,3 +448,26 @@ def test_histograms_summed_on_the_client_give_the_same_tree(client, monkeypatch)
         trees[reduction] = DecisionTreeClassifier(device="cpu", max_depth=6).fit(Xd, yd, wd)
     assert_tree_equal(trees["tree"].tree_, trees["client"].tree_)
     assert_tree_equal(trees["tree"].tree_, LocalClassifier(max_depth=6).fit(X, y, weight).tree_)
+
+
+def test_columns_of_one_parquet_read(client, tmp_path):
+    """X and y taken from one ``read_parquet`` frame, not persisted first: a projection
+    of few columns alone may be fused into fewer partitions; fit reads them together."""
+    pytest.importorskip("pyarrow")
+    X, y, _, _ = _data(1200, seed=13)
+    frame = pd.DataFrame(X.astype(np.float32), columns=["a", "b", "c", "d"])
+    frame["label"] = y
+    for i in range(6):
+        frame.iloc[i * 200 : (i + 1) * 200].to_parquet(tmp_path / f"part{i}.parquet")
+    read = dd.read_parquet(str(tmp_path / "*.parquet"))
+    model = DecisionTreeClassifier(device="cpu", max_depth=6).fit(
+        read[["a", "b", "c", "d"]], read["label"]
+    )
+    local = LocalClassifier(device="cpu", max_depth=6).fit(frame[["a", "b", "c", "d"]], y)
+    assert_tree_equal(model.tree_, local.tree_)
+
+
+def test_y_in_memory_with_dask_X_is_a_clear_error(client):
+    X, y, _, _ = _data(300)
+    with pytest.raises(TypeError, match="y is a ndarray"):
+        DecisionTreeClassifier(device="cpu").fit(da.from_array(X, chunks=(150, 4)), y)

@@ -79,6 +79,18 @@ class _DaskMixin:
 
     def _fit_distributed(self, settings, X, y, sample_weight, group):
         client = group.client
+        for what, given in (("y", y), ("sample_weight", sample_weight)):
+            if given is not None and not _is_dask(given):
+                raise TypeError(
+                    f"X is a Dask collection but {what} is a {type(given).__name__}: give "
+                    f"{what} as a Dask collection with the same partitions as X"
+                )
+        # Persisted together, in one graph: a column of the same DataFrame optimised on
+        # its own may come out in other partitions (dask-expr fuses a projection's small
+        # Parquet partitions), and one read serves all three.
+        collections = [c for c in (X, y, sample_weight) if c is not None]
+        X, y, *rest = client.persist(collections)
+        sample_weight = rest[0] if rest else None
         X_parts, names = _partitions(X)
         y_parts, _ = _partitions(y)
         w_parts = [None] * len(X_parts)
