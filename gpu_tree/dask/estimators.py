@@ -233,16 +233,22 @@ class _DaskMixin:
         n = int(rows.sum())
         sample_at = mapper.sample_rows(n)
         start = np.concatenate([[0], np.cumsum(rows)])  # partitions' first global row
+        # Per partition, the sample's rows in its global range (sample_at is sorted), as
+        # positions in its shard: the client's memory goes with the sample, not the rows.
         at, taken_by_shard = [], []
         for indices in by_worker.values():
-            global_rows = np.concatenate(
-                [np.arange(start[i], start[i + 1]) for i in indices] or [np.zeros(0, np.int64)]
-            )
-            taken = np.arange(global_rows.size)
-            if sample_at is not None:
-                taken = taken[np.isin(global_rows, sample_at)]
-            at.append(global_rows[taken])
-            taken_by_shard.append((taken,))
+            taken, offset = [], 0
+            for i in indices:
+                first, end = start[i], start[i + 1]
+                if sample_at is None:
+                    in_range = np.arange(first, end)
+                else:
+                    bounds = np.searchsorted(sample_at, [first, end])
+                    in_range = sample_at[bounds[0] : bounds[1]]
+                at.append(in_range)
+                taken.append(in_range - first + offset)
+                offset += end - first
+            taken_by_shard.append((np.concatenate(taken),))
         sample = np.concatenate(group.run(shards.sample_rows, each=taken_by_shard))
         sample = sample[np.argsort(np.concatenate(at))]
         missing = np.any([info["missing"] for info in loaded], axis=0)
