@@ -250,32 +250,6 @@ def _local_fit_in_worker(files, depth, bins):
     return seconds, int(model.tree_.n_leaves), int(model.tree_.max_depth), accuracy
 
 
-@contextlib.contextmanager
-def levelled_wire_log():
-    """Each entry of ``distributed_stats_["wire"]`` with the tree level of its call.
-    gpu_tree.dask logs it itself since faaff5f; before, the entries are given the level
-    the fit's counters are at when the backend logs them (the grower's phase timer enters
-    a level before that level's histogram calls)."""
-    from gpu_tree.dask.backend import DistributedBackend
-    from gpu_tree.utils import fit_stats
-
-    if hasattr(DistributedBackend, "bytes_per_level"):  # levels logged by gpu_tree.dask
-        yield
-        return
-    original = DistributedBackend._log
-
-    def log_with_level(self, kind, n_nodes, nbytes):
-        original(self, kind, n_nodes, nbytes)
-        counters = fit_stats._ACTIVE.get()
-        self.wire_log[-1]["level"] = None if counters is None else counters.level
-
-    DistributedBackend._log = log_with_level
-    try:
-        yield
-    finally:
-        DistributedBackend._log = original
-
-
 def task_seconds(task_stream) -> dict:
     """Seconds the workers spent computing each kind of task (by function name), and
     how many there were."""
@@ -354,10 +328,7 @@ def run_case(tool, n_workers, files, warm_up_files, args) -> dict:
                 X, y = read_persisted(client, files)
                 result["read_s"] = time.perf_counter() - started
                 model = make_model(tool, args, client)
-                wire_levels = (
-                    levelled_wire_log() if tool == "gpu_tree" else contextlib.nullcontext()
-                )
-                with wire_levels, get_task_stream(client) as stream:
+                with get_task_stream(client) as stream:
                     started = time.perf_counter()
                     model.fit(X, y)
                     result["fit_s"] = time.perf_counter() - started
@@ -661,7 +632,22 @@ def main(argv=None):
         help="histogram bytes per node for the model's allreduce (default: the CUDA "
         "backend's int32 histograms)",
     )
+    parser.add_argument(
+        "--warm-up-rows",
+        default=str(WARM_UP_ROWS),
+        help="rows of the untimed warm-up fit in each case (compiles the kernels first)",
+    )
+    parser.add_argument(
+        "--reduction",
+        choices=["tree", "client"],
+        default="tree",
+        help="how gpu_tree.dask sums the workers' histograms: a tree reduction on the "
+        "workers (the default) or every worker's histograms to the client",
+    )
     args = parser.parse_args(argv)
+    from gpu_tree.dask.backend import DistributedBackend
+
+    DistributedBackend.reduction = args.reduction
     if args.model:
         print(paper_model_markdown(paper_model(hist_bytes_per_node=args.bytes_per_node)))
         return
@@ -673,8 +659,9 @@ def main(argv=None):
         parser.error(f"unknown tools {sorted(unknown)}; known: {', '.join(TOOLS)}")
     worker_counts = [int(w) for w in args.workers.split(",")]
     files = write_parquet(args.rows, args.partition_rows, args.seed, Path(args.data_dir))
+    warm_up_rows = parse_rows(args.warm_up_rows)
     warm_up_files = write_parquet(
-        WARM_UP_ROWS, WARM_UP_PARTITION_ROWS, args.seed + 1, Path(args.data_dir)
+        warm_up_rows, min(warm_up_rows, WARM_UP_PARTITION_ROWS), args.seed + 1, Path(args.data_dir)
     )
 
     load_before = os.getloadavg()

@@ -579,3 +579,27 @@ def test_readme_figures_quick_mode_refuses_to_write_the_real_readme():
         timeout=120,
     )
     assert result.returncode == 2 and "--readme and --results" in result.stderr
+
+
+@pytest.mark.timeout(600)
+def test_dask_benchmark_runs_and_grows_the_in_memory_tree(tmp_path):
+    """bench/bench_dask.py on a 1-worker cluster at a tiny size, with the client-side
+    reduction: gpu_tree.dask's tree has the in-memory reference's leaves and accuracy,
+    and its bytes per level are reported."""
+    pytest.importorskip("distributed")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "dask.json"
+    stdout = _run(
+        "bench_dask.py",
+        *("--rows", "20k", "--partition-rows", "10k", "--warm-up-rows", "4k"),
+        *("--workers", "1", "--tools", "gpu_tree", "--reference", "--repeats", "1"),
+        *("--depth", "5", "--reduction", "client", "--data-dir", str(tmp_path / "data")),
+        *("--json", str(out)),
+    )
+    assert "bytes" in stdout
+    report = json.loads(out.read_text())
+    by_tool = {r["tool"]: r for r in report["results"]}
+    assert set(by_tool) == {"gpu_tree", "gpu_tree_local"}
+    assert by_tool["gpu_tree"]["leaves"] == by_tool["gpu_tree_local"]["leaves"] > 1
+    assert by_tool["gpu_tree"]["train_accuracy"] == by_tool["gpu_tree_local"]["train_accuracy"]
+    assert report["args"]["reduction"] == "client"

@@ -78,6 +78,16 @@ def _convert_object_columns(array, names, first_column=0):
 
 
 def _dataframe_to_array(X, names):
+    dtypes = list(X.dtypes)
+    if dtypes and all(
+        getattr(dtype, "kind", "O") in "biuf" and str(dtype) != "category" for dtype in dtypes
+    ):
+        # Numbers only: one conversion, not a column at a time and a stack. A frame of
+        # float32 columns stays float32, as a float32 array does (same values, half the
+        # bytes); other numbers become float64.
+        if all(dtype == np.float32 for dtype in dtypes):
+            return X.to_numpy(dtype=np.float32)
+        return X.to_numpy(dtype=np.float64, na_value=np.nan)
     columns = []
     for j, dtype in enumerate(X.dtypes):
         kind = getattr(dtype, "kind", "O")
