@@ -739,6 +739,18 @@ def train(
     With --scheduler or --workers, DATA is one or more CSV, TSV or Parquet files, globs
     (quoted: 'data/*.parquet') or folders of Parquet files, read by the Dask workers.
     """
+    params = _tree_params(
+        criterion,
+        max_depth=max_depth,
+        max_bins=max_bins,
+        min_samples_leaf=min_samples_leaf,
+        min_samples_split=min_samples_split,
+        max_leaf_nodes=max_leaf_nodes,
+        categorical_split=categorical_split,
+        ccp_alpha=ccp_alpha,
+        device=device,
+        random_state=random_state,
+    )
     if scheduler is not None or workers is not None:
         return _train_distributed(
             data,
@@ -747,18 +759,7 @@ def train(
             ignore=ignore,
             weight=weight,
             task=task,
-            params=_tree_params(
-                criterion,
-                max_depth=max_depth,
-                max_bins=max_bins,
-                min_samples_leaf=min_samples_leaf,
-                min_samples_split=min_samples_split,
-                max_leaf_nodes=max_leaf_nodes,
-                categorical_split=categorical_split,
-                ccp_alpha=ccp_alpha,
-                device=device,
-                random_state=random_state,
-            ),
+            params=params,
             text_format=text_format,
             output=output,
             scheduler=scheduler,
@@ -810,18 +811,6 @@ def train(
 
     classifier_class, regressor_class = _estimator_classes()
     estimator_class = classifier_class if task == "classification" else regressor_class
-    params = _tree_params(
-        criterion,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        min_samples_leaf=min_samples_leaf,
-        min_samples_split=min_samples_split,
-        max_leaf_nodes=max_leaf_nodes,
-        categorical_split=categorical_split,
-        ccp_alpha=ccp_alpha,
-        device=device,
-        random_state=random_state,
-    )
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
         params["categorical_features"] = categorical_features
