@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gpu_tree.backends.cuda import cuda_status
-from gpu_tree.backends.rows import RowData, RowScales
+from gpu_tree.backends.rows import RowData, RowScales, compact_from_dense
 from gpu_tree.dask import device_shards, shards
 from gpu_tree.data.binning import BinMapper
 from gpu_tree.data.stats import StatsLayout
@@ -259,7 +259,7 @@ def test_compact_from_dense_keeps_bins_with_rows():
     dense[0, 0, 1] = (0, 2)
     dense[0, 0, 4] = (7, 7)  # the missing bin
     dense[0, 1, 2] = (-3, 1)
-    hist, code, missing = device_shards.compact_from_dense(dense, 4, 3)
+    hist, code, missing = compact_from_dense(dense, 4, 3)
     np.testing.assert_array_equal(code, [[[1, 3, -1], [2, -1, -1]]])
     np.testing.assert_array_equal(hist[0, 0], [(0, 2), (4, 1), (0, 0)])
     np.testing.assert_array_equal(hist[0, 1], [(-3, 1), (0, 0), (0, 0)])

@@ -159,6 +159,40 @@ class SubtreeCategories(NamedTuple):
     n_category_words: int  # int64 words of a category bitset
 
 
+def compact_from_dense(dense, missing_bin, width=None):
+    """Compact histograms (hist, code, missing) of dense ones, (n_nodes, n_features,
+    n_bins, n_channels): per node and feature the bins holding rows, but the missing
+    bin (whose statistics are ``missing``), in code order, ``width`` compact bins (code
+    -1 and zero statistics past those present; None: as many as the fullest node and
+    feature has).
+
+    A bin holds rows exactly where a statistic is non-zero: weighted fits count rows in
+    a channel of their own, and unweighted ones add a weight of 1 per row.
+    """
+    n_nodes, n_features, n_bins, n_channels = dense.shape
+    missing = np.zeros((n_nodes, n_features, n_channels), dtype=dense.dtype)
+    present = np.any(dense != 0, axis=3)
+    if missing_bin >= 0:
+        missing[...] = dense[:, :, missing_bin]
+        present[:, :, missing_bin] = False
+    if width is None:
+        width = max(1, int(present.sum(axis=2).max(initial=1)))
+    hist = np.zeros((n_nodes, n_features, width, n_channels), dtype=dense.dtype)
+    code = np.full((n_nodes, n_features, width), -1, dtype=np.int64)
+    k, f, b = np.nonzero(present)  # row-major: codes in increasing order per (k, f)
+    position = np.cumsum(present, axis=2)[k, f, b] - 1
+    hist[k, f, position] = dense[k, f, b]
+    code[k, f, position] = b
+    return hist, code, missing
+
+
+def fixed_point_weights(weight, weight_exponent):
+    """Weights (already in the fit's power-of-two scale) as the histograms count them:
+    their fixed-point integers, and those integers' real values."""
+    fixed = to_fixed_point(weight, weight_exponent)
+    return fixed, from_fixed_point(fixed, weight_exponent)
+
+
 class RowScales(NamedTuple):
     """The data-dependent constants of :class:`RowData`, as all of a fit's rows give them
     (a distributed fit computes them from every machine's parts): the weights' power-of-two
@@ -217,8 +251,7 @@ class RowData:
             weight_exponent = fixed_point_exponent(weight)
         else:
             weight_exponent = scales.weight_exponent
-        self.weight_fixed = to_fixed_point(weight, weight_exponent)
-        self.weight = from_fixed_point(self.weight_fixed, weight_exponent)
+        self.weight_fixed, self.weight = fixed_point_weights(weight, weight_exponent)
         count = (0,) if layout.has_count_channel else ()
         if layout.is_classification:
             n_total = n_samples if scales is None else scales.n_samples
@@ -482,6 +515,8 @@ __all__ = [
     "SubtreeCategories",
     "RowData",
     "RowScales",
+    "fixed_point_weights",
+    "compact_from_dense",
     "PendingCopy",
     "RowPartition",
     "category_tables",

@@ -14,7 +14,12 @@ import time
 import numpy as np
 
 from gpu_tree.backends.cpu import score_splits_on_cpu
-from gpu_tree.backends.rows import BackendCapabilities, CompactHistograms, DenseHistograms
+from gpu_tree.backends.rows import (
+    BackendCapabilities,
+    CompactHistograms,
+    DenseHistograms,
+    compact_from_dense,
+)
 from gpu_tree.dask import shards
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.fit_stats import current_level
@@ -227,24 +232,17 @@ class DistributedBackend:
         n_features = self.bin_lower.shape[0]
         n_channels = self.layout.n_channels
         dense = np.zeros((nodes.size, n_features, self.n_bins, n_channels), self.layout.dtype)
-        present = np.zeros((nodes.size, n_features, self.n_bins), dtype=bool)
         missing = self.layout.zeros((nodes.size, n_features))
         for hist, code, miss in parts:
             missing += miss
             k, f, c = np.nonzero(code >= 0)
             np.add.at(dense, (k, f, code[k, f, c]), hist[k, f, c])
-            present[k, f, code[k, f, c]] = True
-        width = max(1, int(present.sum(axis=2).max(initial=1)))
-        hist = self.layout.zeros((nodes.size, n_features, width))
-        codes = np.full((nodes.size, n_features, width), -1, dtype=np.int64)
-        lower = np.full((nodes.size, n_features, width), np.inf)
-        upper = np.full((nodes.size, n_features, width), np.inf)
-        k, f, b = np.nonzero(present)  # row-major: codes in increasing order per (k, f)
-        position = np.cumsum(present, axis=2)[k, f, b] - 1
-        hist[k, f, position] = dense[k, f, b]
-        codes[k, f, position] = b
-        lower[k, f, position] = self.bin_lower[f, b]
-        upper[k, f, position] = self.bin_upper[f, b]
+        # The bins with rows on any worker (the missing values are apart already).
+        hist, codes, _ = compact_from_dense(dense, -1)
+        feature = np.arange(n_features)[None, :, None]
+        present = codes >= 0
+        lower = np.where(present, self.bin_lower[feature, np.maximum(codes, 0)], np.inf)
+        upper = np.where(present, self.bin_upper[feature, np.maximum(codes, 0)], np.inf)
         return CompactHistograms(hist, lower, upper, codes, missing)
 
     def squared_deviation_sums(self, nodes, means):

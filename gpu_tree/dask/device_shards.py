@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.backends.cuda import check_device_memory, cuda_status, current_stream
+from gpu_tree.backends.rows import compact_from_dense
 from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.backend import BinnedData, make_backend
 
@@ -56,30 +57,6 @@ def compact_histograms(shard, nodes):
     # As wide as the CPU backend's: a node holds at most min(rows, bins) distinct codes.
     width = max(1, min(int(backend.node_sizes(nodes).max(initial=1)), backend.n_bins))
     return compact_from_dense(dense, backend.missing_bin, width)
-
-
-def compact_from_dense(dense, missing_bin, width):
-    """Compact histograms (hist, code, missing) of dense ones, (n_nodes, n_features,
-    n_bins, n_channels): per node and feature the bins holding rows, but the missing
-    bin (whose statistics are ``missing``), in code order, ``width`` compact bins (code
-    -1 and zero statistics past those present).
-
-    A bin holds rows exactly where a statistic is non-zero: weighted fits count rows in
-    a channel of their own, and unweighted ones add a weight of 1 per row.
-    """
-    n_nodes, n_features, n_bins, n_channels = dense.shape
-    missing = np.zeros((n_nodes, n_features, n_channels), dtype=dense.dtype)
-    present = np.any(dense != 0, axis=3)
-    if missing_bin >= 0:
-        missing[...] = dense[:, :, missing_bin]
-        present[:, :, missing_bin] = False
-    hist = np.zeros((n_nodes, n_features, width, n_channels), dtype=dense.dtype)
-    code = np.full((n_nodes, n_features, width), -1, dtype=np.int64)
-    k, f, b = np.nonzero(present)  # row-major: codes in increasing order per (k, f)
-    position = np.cumsum(present, axis=2)[k, f, b] - 1
-    hist[k, f, position] = dense[k, f, b]
-    code[k, f, position] = b
-    return hist, code, missing
 
 
 def squared_deviation_extremes(shard, nodes, means):

@@ -11,7 +11,7 @@ from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
 from gpu_tree.data.binning import BinMapper
-from gpu_tree.data.categorical import resolve_categorical_features
+from gpu_tree.data.categorical import column_kinds, resolve_categorical_features
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import (
     StatsLayout,
@@ -33,7 +33,7 @@ DEFAULT_TIMEOUT = 300.0
 
 
 def _is_dask(obj) -> bool:
-    return hasattr(obj, "__dask_graph__") and obj is not None
+    return hasattr(obj, "__dask_graph__")
 
 
 def _partitions(collection):
@@ -162,8 +162,7 @@ class _DaskMixin:
             ],
         )
         del X_f, y_f, w_f, parts
-        order = [i for indices in by_worker.values() for i in indices]
-        rows = np.zeros(len(order), dtype=np.int64)
+        rows = np.zeros(m, dtype=np.int64)  # kept rows of each partition
         for info, indices in zip(loaded, by_worker.values(), strict=True):
             rows[indices] = info["rows"]
         n = int(rows.sum())
@@ -219,13 +218,16 @@ class _DaskMixin:
         return _union_of_distinct_values(pieces, meta)
 
     def _distributed_class_weights(self, client, y_f):
-        if self.class_weight != "balanced":
-            return self._class_weights(np.zeros(0, dtype=np.int64))
-        counts = client.gather(
-            [client.submit(_label_counts, f, self.classes_, pure=False) for f in y_f]
-        )
-        counts = np.sum(counts, axis=0)
-        return counts.sum() / (self.n_classes_ * np.maximum(counts, 1))
+        """The in-memory estimator's class multipliers, its class counts summed over
+        every partition (asked of the workers only for 'balanced')."""
+
+        def count_classes():
+            counts = client.gather(
+                [client.submit(_label_counts, f, self.classes_, pure=False) for f in y_f]
+            )
+            return np.sum(counts, axis=0)
+
+        return self._class_weights(count_classes)
 
     def _global_bins(self, group, loaded, by_worker, rows, settings):
         """The BinMapper the in-memory fit would learn: its row sample, gathered."""
@@ -341,13 +343,7 @@ def _category_candidates(spec, meta, names, n_features) -> np.ndarray:
     Dask DataFrame's meta is empty: an object column's values cannot tell yet)."""
     if spec is not None and not isinstance(spec, str):
         return resolve_categorical_features(spec, meta, n_features, names)
-    if is_dataframe(meta):
-        kinds = [
-            "category" if str(dtype) == "category" else getattr(dtype, "kind", "O")
-            for dtype in meta.dtypes
-        ]
-    else:
-        kinds = [meta.dtype.kind] * n_features
+    kinds = column_kinds(meta, n_features)
     return np.array([kind == "category" or kind in "OUS" for kind in kinds], dtype=bool)
 
 
@@ -392,10 +388,7 @@ def _lower_median(run, n):
         digit = int(np.searchsorted(cumulative, k, side="right"))
         k -= int(cumulative[digit - 1]) if digit else 0
         prefix = (prefix << 16) | digit
-    key = np.array([prefix], dtype=np.uint64)
-    sign = np.uint64(1 << 63)
-    bits = np.where(key & sign, key ^ sign, ~key)
-    return float(bits.view(np.float64)[0])
+    return float(shards.from_order_keys(np.array([prefix], dtype=np.uint64))[0])
 
 
 class DecisionTreeClassifier(_DaskMixin, local.DecisionTreeClassifier):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.backends.cpu import CPUHistogramBackend
-from gpu_tree.backends.rows import RowData
+from gpu_tree.backends.rows import RowData, fixed_point_weights
 from gpu_tree.dask import device_shards
 from gpu_tree.data.binning import missing_by_feature
 from gpu_tree.data.categorical import is_missing_value, with_codes
@@ -173,25 +173,31 @@ def key_counts(key, shift, prefix, prefix_bits):
     return np.bincount(digits, minlength=1 << 16)
 
 
+_SIGN = np.uint64(1 << 63)
+
+
 def order_keys(y):
     """uint64 keys of float64 values in the values' order."""
     bits = np.asarray(y, dtype=np.float64).view(np.uint64)
-    sign = np.uint64(1 << 63)
-    return np.where(bits & sign, ~bits, bits | sign)
+    return np.where(bits & _SIGN, ~bits, bits | _SIGN)
+
+
+def from_order_keys(keys):
+    """The float64 values of :func:`order_keys`' keys."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    return np.where(keys & _SIGN, keys ^ _SIGN, ~keys).view(np.float64)
 
 
 def fixed_weights_parts(key, scale, weight_exponent):
     """Exact parts of the fixed-point weights' real values (the fit's total weight)."""
-    from gpu_tree.data.stats import from_fixed_point, to_fixed_point
-
-    w = np.ldexp(_shard(key)["w"], -scale)
-    return exact_sum_parts(from_fixed_point(to_fixed_point(w, weight_exponent), weight_exponent))
+    _, weight = fixed_point_weights(np.ldexp(_shard(key)["w"], -scale), weight_exponent)
+    return exact_sum_parts(weight)
 
 
 def weighted_sum_parts(key, layout, scales):
     """Exact parts of sum |w * centred| (the regression sum channel's exponent)."""
     shard = _shard(key)
-    rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales._replace())
+    rows = RowData(layout=layout, weight=shard["w"], y=shard["y"], scales=scales)
     return exact_sum_parts(np.abs(rows.weight * rows.centred))
 
 

@@ -95,16 +95,7 @@ def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
     mask = np.zeros(n_features, dtype=bool)
     if n_features == 0:
         return mask
-    if is_dataframe(X):
-        kinds = [
-            "category" if _is_pandas_categorical(dtype) else getattr(dtype, "kind", "O")
-            for dtype in X.dtypes
-        ]
-    else:  # an array (numpy, sparse, GPU) says its dtype; a list is read as numpy would
-        dtype = getattr(X, "dtype", None)
-        kind = np.dtype(dtype).kind if dtype is not None else np.asarray(X).dtype.kind
-        kinds = [kind] * n_features
-    for j, kind in enumerate(kinds):
+    for j, kind in enumerate(column_kinds(X, n_features)):
         if kind == "category" or kind in "US":
             mask[j] = True
         elif kind == "O":
@@ -114,6 +105,21 @@ def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
             else:  # mixed kinds: the detailed check, row by row, and its error
                 mask[j] = _is_text_column(_column(X, j), j, feature_names)
     return mask
+
+
+def column_kinds(X, n_features: int) -> list[str]:
+    """Each column's kind by its type alone: "category" for a pandas category column,
+    else numpy's dtype kind ("f", "i", "O", "U"...; a DataFrame's extension types without
+    one count as "O")."""
+    if is_dataframe(X):
+        return [
+            "category" if _is_pandas_categorical(dtype) else getattr(dtype, "kind", "O")
+            for dtype in X.dtypes
+        ]
+    # An array (numpy, sparse, GPU) says its dtype; a list is read as numpy would.
+    dtype = getattr(X, "dtype", None)
+    kind = np.dtype(dtype).kind if dtype is not None else np.asarray(X).dtype.kind
+    return [kind] * n_features
 
 
 # pandas' names (infer_dtype, skipping missing values) for a column of strings only, and

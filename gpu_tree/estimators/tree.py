@@ -717,14 +717,17 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     def _encode_targets(self, y, weight):
         self.classes_, encoded = check_classification_labels(y)
         self.n_classes_ = len(self.classes_)
-        return encoded, weight * self._class_weights(encoded)[encoded]
+        n_classes = self.n_classes_
+        multipliers = self._class_weights(lambda: np.bincount(encoded, minlength=n_classes))
+        return encoded, weight * multipliers[encoded]
 
     def _row_data(self, encoded, weight):
         layout = StatsLayout(True, self.n_classes_, has_count_channel=not np.all(weight == 1.0))
         return RowData(layout=layout, weight=weight, y_class=encoded)
 
-    def _class_weights(self, encoded):
-        """Per-class multipliers from ``class_weight`` (scikit-learn's 'balanced' formula)."""
+    def _class_weights(self, count_classes):
+        """Per-class multipliers from ``class_weight`` (scikit-learn's 'balanced' formula);
+        ``count_classes()`` gives the rows of each class, asked only for 'balanced'."""
         n_classes = self.n_classes_
         if self.class_weight is None:
             return np.ones(n_classes)
@@ -733,8 +736,8 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
                 raise ValueError(
                     f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}"
                 )
-            counts = np.bincount(encoded, minlength=n_classes)
-            return encoded.shape[0] / (n_classes * np.maximum(counts, 1))
+            counts = np.asarray(count_classes())
+            return counts.sum() / (n_classes * np.maximum(counts, 1))
         if isinstance(self.class_weight, dict):
             multipliers = np.ones(n_classes)
             lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
