@@ -923,13 +923,14 @@ def _serial_twin(kernel):
 
 
 @njit(cache=True)
-def breadth_first_order(children_left, children_right, multiway, opened):
-    """The ids of a tree's nodes reached from the root through ``opened`` nodes, breadth
+def breadth_first_order(children_left, children_right, multiway, opened, root):
+    """The ids of a tree's nodes reached from ``root`` through ``opened`` nodes, breadth
     first, each node's children consecutively (a multiway node's children are
     ``children_left..children_right``, a binary node's those two): model.Tree.pruned's
-    numbering, in one pass instead of numpy calls per level."""
+    numbering, in one pass instead of numpy calls per level. ``root`` is 0 but in a
+    forest grown together, whose trees are the subtrees of several roots."""
     order = np.empty(children_left.shape[0], dtype=np.int64)
-    order[0] = 0
+    order[0] = root
     head = 0
     tail = 1
     while head < tail:

@@ -45,10 +45,10 @@ class _CPUBackend:
     def __init__(self, columns, row_data: RowData):
         self.columns = columns  # feature-major: bin codes or raw values
         self.row_data = row_data
-        self.row_partition = RowPartition(row_data.n_samples)
+        self.row_partition = RowPartition(row_data.n_samples, row_data.root_sizes)
 
     def root_stats(self):
-        return self.row_data.total_stats()
+        return self.row_data.root_stats()
 
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)

@@ -160,7 +160,12 @@ class CUDAHistogramBackend:
                 else host_to_device(row_data.weight, xp)
             )
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
-        self.node_of_row = xp.zeros(self.n_samples, dtype=np.int32)
+        # Node r < n_roots is a root, holding the r-th group of rows (RowData.root_sizes).
+        self.node_of_row = (
+            xp.zeros(self.n_samples, dtype=np.int32)
+            if row_data.root_sizes is None
+            else host_to_device(row_data.root_of_row(), xp)
+        )
         # Regression: the last partition's children, with pass 1 of their squared
         # deviations done by it (see partition and squared_deviation_sums), else None.
         self._children_extremes = None
@@ -169,12 +174,15 @@ class CUDAHistogramBackend:
         # What partition_rows takes instead of the children's tables and pass-1 rows when
         # it runs no pass 1 (classification, or no means given).
         self._no_extremes = (xp.zeros(1, dtype=np.int64), *(xp.zeros(1) for _ in range(6)))
-        self._node_size = np.array([self.n_samples], dtype=np.int64)
+        self._node_size = np.array(
+            [self.n_samples] if row_data.root_sizes is None else row_data.root_sizes,
+            dtype=np.int64,
+        )
         # Every row's index: the root's row list, and what _rows_of compacts.
         self.all_rows = xp.arange(self.n_samples, dtype=np.int32)
 
     def root_stats(self):
-        return self.row_data.total_stats()
+        return self.row_data.root_stats()
 
     def _launch(self, kernel, config, *args):
         """``kernel[config](*args)`` on CuPy's current stream (:func:`current_stream`),

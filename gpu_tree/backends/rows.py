@@ -232,11 +232,22 @@ class RowData:
     y: np.ndarray | None = None
     _row_stats: np.ndarray | None = None
     # Given, the fit's scales (RowScales) instead of those of these rows: the rows are
-    # one machine's share of a distributed fit, whose scales are the whole data's.
+    # one machine's share of a distributed fit, whose scales are the whole data's, or the
+    # rows of several trees of a forest (forest_row_scales).
     scales: Any = None
+    # The rows form consecutive groups of these sizes, each the rows of one root: the
+    # trees of a forest that grow together (None: one root, every row).
+    root_sizes: Any = None
 
     def __post_init__(self):
         weight = np.asarray(self.weight, dtype=np.float64)
+        if self.root_sizes is not None:
+            self.root_sizes = tuple(int(size) for size in self.root_sizes)
+            if sum(self.root_sizes) != weight.shape[0] or min(self.root_sizes) < 1:
+                raise ValueError(
+                    f"root_sizes {self.root_sizes[:5]}... must be positive counts adding "
+                    f"up to the {weight.shape[0]} rows"
+                )
         scales = self.scales
         scale = weight_scale_exponent(weight) if scales is None else scales.weight_scale
         if scale:
@@ -285,6 +296,31 @@ class RowData:
         if layout.has_count_channel:
             stats[:, 2] = 1
         self._row_stats = stats
+
+    @property
+    def n_roots(self) -> int:
+        return 1 if self.root_sizes is None else len(self.root_sizes)
+
+    def root_of_row(self) -> np.ndarray:
+        """The root (0 .. n_roots - 1) of each row, int32."""
+        if self.root_sizes is None:
+            return np.zeros(self.n_samples, dtype=np.int32)
+        return np.repeat(np.arange(self.n_roots, dtype=np.int32), self.root_sizes)
+
+    def root_stats(self) -> np.ndarray:
+        """The statistics of each root's rows, shape (n_roots, n_channels)."""
+        if self.root_sizes is None:
+            return self.total_stats()[None, :]
+        layout = self.layout
+        sizes = np.asarray(self.root_sizes, dtype=np.int64)
+        if not layout.is_classification:
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            return np.add.reduceat(self.row_stats, starts, axis=0).astype(layout.dtype)
+        stats = np.zeros((sizes.size, layout.n_channels), dtype=STATS_DTYPE)
+        np.add.at(stats, (self.root_of_row(), self.y_class), self.weight_fixed)
+        if layout.has_count_channel:
+            stats[:, -1] = sizes
+        return stats.astype(layout.dtype)
 
     def total_weight(self) -> float:
         """The rows' total weight in the fit's units, correctly rounded (the same for any
@@ -422,11 +458,13 @@ class RowPartition:
     ``sample_indices``, split in place (a node's children take consecutive slices of its
     own), so that a histogram pass reads only the rows of the nodes asked for."""
 
-    def __init__(self, n_samples: int):
+    def __init__(self, n_samples: int, root_sizes=None):
         self.sample_indices = np.arange(n_samples, dtype=np.int64)
         self._scratch = np.empty(n_samples, dtype=np.int64)
-        self.start = np.zeros(1, dtype=np.int64)
-        self.end = np.full(1, n_samples, dtype=np.int64)
+        # Node r < n_roots is a root, holding the r-th group of rows (RowData.root_sizes).
+        sizes = np.array([n_samples] if root_sizes is None else root_sizes, dtype=np.int64)
+        self.end = np.cumsum(sizes)
+        self.start = self.end - sizes
 
     def node_sizes(self, nodes) -> np.ndarray:
         """Rows in each of ``nodes``."""

@@ -360,7 +360,8 @@ class _BaseDecisionTree(BaseEstimator):
             min_impurity_decrease=settings.min_impurity_decrease,
             max_leaf_nodes=settings.max_leaf_nodes,
             max_features=sizes.max_features,
-            rng=settings.rng,
+            # The per-node feature draws are keyed by this seed (growing/random_draws.py).
+            seed=int(settings.rng.integers(np.iinfo(np.int64).max)),
             categorical=categorical,
             n_category_words=words_for(max(1, int(n_categories.max(initial=0)))),
         )

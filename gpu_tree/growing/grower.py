@@ -29,12 +29,13 @@ import numpy as np
 
 from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
+from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
+from gpu_tree.growing.random_draws import child_keys, draw_features, root_keys
 from gpu_tree.growing.splitting import (
     SCORE_RTOL,
     CategoricalSearch,
-    ChosenSplits,
     SplitConstraints,
     midpoint,
     select_splits,
@@ -87,7 +88,10 @@ class GrowthParams:
     min_impurity_decrease: float = 0.0
     max_leaf_nodes: int | None = None
     max_features: int | None = None  # features drawn per node; None: all
-    rng: np.random.Generator | None = None
+    # The draws' seed (gpu_tree.growing.random_draws), and the index of the tree of the
+    # first root in its forest (roots r = 0, 1, ... are trees first_tree + r).
+    seed: int = 0
+    first_tree: int = 0
     categorical: CategoricalSearch | None = None
     n_category_words: int = 1  # int64 words of a category bitset (64 categories each)
 
@@ -178,6 +182,10 @@ class Grower:
         self._pending_impurities: list[tuple[np.ndarray, np.ndarray, PendingCopy]] = []
         self._finisher = self._subtree_finisher()
         self._finished_subtrees = False  # some subtree was finished: renumber at the end
+        # Per node id: the root of its tree (a forest grows a root per tree) and its key
+        # for the random draws (random_draws: from the root's and the path's).
+        self._node_root = np.zeros(0, dtype=np.int64)
+        self._node_key = np.zeros(0, dtype=np.uint64)
 
     def _phase(self, name, nodes, features=None):
         """The timer's context for phase ``name`` over ``nodes`` (nothing without a timer).
@@ -292,14 +300,30 @@ class Grower:
         return ok
 
     # -- split search -------------------------------------------------------------------
-    def _feature_mask(self, n_nodes):
+    def _draws_features(self) -> bool:
         p = self.params
-        if p.max_features is None or p.max_features >= self.n_features:
+        return p.max_features is not None and p.max_features < self.n_features
+
+    def _feature_mask(self, batch: _Batch, slots, usable):
+        """The features drawn for the nodes of ``slots`` (None: every feature is searched).
+
+        As in scikit-learn, ``max_features`` are drawn among the features that are not
+        constant in the node (its rows fill more than one bin, the missing values' counted),
+        and usable (multiway: not used above); a node with fewer such features searches
+        them all. The draw is keyed by the node's place in its tree (random_draws), so it
+        does not depend on how its level was batched.
+        """
+        if not self._draws_features():
             return None
-        mask = np.zeros((n_nodes, self.n_features), dtype=bool)
-        for k in range(n_nodes):
-            mask[k, p.rng.choice(self.n_features, p.max_features, replace=False)] = True
-        return mask
+        hist = batch.hist[slots]
+        filled = (hist != 0).any(axis=-1).sum(axis=2)
+        if batch.missing is not None:
+            filled = filled + (batch.missing[slots] != 0).any(axis=-1)
+        eligible = np.asarray(device_to_host(filled)) > 1
+        if usable is not None:
+            eligible &= usable
+        keys = self._node_key[batch.nodes[slots]]
+        return draw_features(keys, self.n_features, self.params.max_features, eligible)
 
     def _evaluate(self, batch: _Batch) -> _Evaluated:
         with self._phase("split_scoring", batch.nodes[batch.open_slots]):
@@ -310,9 +334,9 @@ class Grower:
         xp = self.xp
         slots = batch.open_slots[np.argsort(batch.nodes[batch.open_slots], kind="stable")]
         nodes = batch.nodes[slots]
-        drawn = self._feature_mask(slots.size)
         usable = None if not self.multiway else ~self._used_multiway[nodes]
-        mask = usable if drawn is None else drawn if usable is None else drawn & usable
+        drawn = self._feature_mask(batch, slots, usable)
+        mask = usable if drawn is None else drawn
         compact = not batch.dense
         hist, missing = batch.hist, batch.missing
         missing_bin = self.backend.missing_bin
@@ -335,27 +359,8 @@ class Grower:
             on_device=on_device,
             compiled=compiled,
         )
-        if drawn is not None and not chosen.has_split.all():
-            # As scikit-learn does: a node whose drawn features hold no valid split keeps
-            # searching, here over all (usable) features.
-            retry = np.flatnonzero(~chosen.has_split)
-            again = select_splits(
-                hist,
-                p.criterion,
-                self.layout,
-                self.constraints,
-                None if usable is None else usable[retry],
-                xp,
-                slots[retry],
-                compact,
-                missing,
-                p.categorical,
-                on_device=on_device,
-                compiled=compiled,
-            )
-            for name in ChosenSplits.__dataclass_fields__:
-                getattr(chosen, name)[retry] = getattr(again, name)
-        root_weight = self.tree.weighted_n_node_samples[0]
+        # The fraction of its tree's weight a node holds (trees of a forest weigh apart).
+        root_weight = self.tree.weighted_n_node_samples[self._node_root[nodes]]
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
         # Scores are in the fit's units (regression targets may be scaled: StatsLayout).
         min_decrease = self.layout.fit_variance(p.min_impurity_decrease)
@@ -495,6 +500,22 @@ class Grower:
         compact = np.sort(np.concatenate(compact)) if compact else np.zeros(0, dtype=np.int64)
         return batches, compact
 
+    def _track(self, nodes, root, key):
+        """Record ``nodes``' roots and draw keys (the arrays grow with the tree)."""
+        size = self._node_root.size
+        if self.tree.node_count > size:
+            grown = max(self.tree.node_count, 2 * size)
+            self._node_root = np.resize(self._node_root, grown)
+            self._node_key = np.resize(self._node_key, grown)
+        self._node_root[nodes] = root
+        self._node_key[nodes] = key
+
+    def _track_children(self, parents, children, branches):
+        """Children inherit their parent's root; their keys follow the branch taken."""
+        self._track(
+            children, self._node_root[parents], child_keys(self._node_key[parents], branches)
+        )
+
     def _inherit_used_features(self, parents, children, feature=None):
         """Children's multiway-used features: their parents', plus ``feature``."""
         if not self.multiway:
@@ -537,6 +558,7 @@ class Grower:
         child_depth = np.repeat(tree.depth[nodes] + 1, 2)
         children = self._add_nodes(child_depth, child_stats)
         left, right = children[0::2], children[1::2]
+        self._track_children(np.repeat(nodes, 2), children, np.tile([0, 1], n))
         self._inherit_used_features(np.repeat(nodes, 2), children)
         left_count = layout.count(left_stats)
         right_count = layout.count(right_stats)
@@ -638,6 +660,11 @@ class Grower:
         child_depth = np.repeat(tree.depth[nodes] + 1, n_branches)
         all_children = self._add_nodes(child_depth, np.concatenate(branch_stats))
         children = np.split(all_children, np.cumsum(n_branches)[:-1])
+        self._track_children(
+            np.repeat(nodes, n_branches),
+            all_children,
+            np.concatenate([np.arange(b) for b in n_branches]),
+        )
         n_codes = 1 + max(int(ev.present_codes[k].max()) for k in which)
         child_of_code = np.empty((which.size, n_codes), dtype=np.int64)
         default_child = np.empty(which.size, dtype=np.int64)
@@ -689,7 +716,7 @@ class Grower:
         multiway categorical splits (the finisher makes binary splits only)."""
         p = self.params
         finisher = getattr(self.backend, "finish_subtrees", None)
-        drawn = p.max_features is not None and p.max_features < self.n_features
+        drawn = self._draws_features()
         if finisher is None or p.max_leaf_nodes is not None or drawn or self.multiway:
             return None
         return finisher
@@ -735,6 +762,14 @@ class Grower:
     def _finish(self, nodes):
         """Grow the subtrees of ``nodes`` (open, splittable) in one call and add their
         nodes to the tree (numbered in the order made: :meth:`grow` renumbers)."""
+        root_weight = self.tree.weighted_n_node_samples[self._node_root[nodes]]
+        if self.params.min_impurity_decrease == 0.0:  # the only reader of the root weight
+            root_weight = np.full_like(root_weight, root_weight[0])  # one call
+        for weight in np.unique(root_weight):  # one call per tree weight (forests)
+            self._finish_below_roots(nodes[root_weight == weight], weight)
+
+    def _finish_below_roots(self, nodes, root_weight):
+        """:meth:`_finish` for nodes whose trees' roots weigh ``root_weight``."""
         p = self.params
         tree = self.tree
         layout = self.layout
@@ -745,7 +780,7 @@ class Grower:
         settings[cpu_subtrees.MIN_WEIGHT_LEAF] = self.constraints.min_weight_leaf
         settings[cpu_subtrees.MIN_PURITY] = p.min_purity if layout.is_classification else 1.0
         settings[cpu_subtrees.MIN_DECREASE] = layout.fit_variance(p.min_impurity_decrease)
-        settings[cpu_subtrees.ROOT_WEIGHT] = tree.weighted_n_node_samples[0]
+        settings[cpu_subtrees.ROOT_WEIGHT] = root_weight
         settings[cpu_subtrees.PURE_IMPURITY] = self._pure_impurity
         settings[cpu_subtrees.RTOL] = SCORE_RTOL
         settings[cpu_subtrees.EPSILON] = EPSILON
@@ -765,6 +800,10 @@ class Grower:
             if new.size:
                 stats = out.stats[new]
                 ids[new] = self._add_nodes(out.depth[new], stats)
+                # Each subtree's entries follow its root: the root of each entry's tree.
+                # No draw happens below (features drawn: no finisher): keys are unused.
+                subtree_root = np.maximum.accumulate(np.where(is_root, np.arange(ids.size), 0))
+                self._track(ids[new], self._node_root[ids[subtree_root[new]]], 0)
                 if not layout.is_classification:
                     self._set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
             split = np.flatnonzero(out.feature >= 0)
@@ -824,10 +863,22 @@ class Grower:
 
     # -- growth policies ----------------------------------------------------------------
     def grow(self) -> Tree:
-        tree = self._grow()
-        self._receive_remaining_impurities()
+        """Grow the tree (a backend of one root)."""
+        tree = self._grow_all(one_root=True)
         if self._finished_subtrees:  # their nodes were numbered depth first
             tree = self.tree = tree.breadth_first()
+        return tree
+
+    def grow_forest(self) -> list[Tree]:
+        """Grow one tree per root of the backend (``RowData.root_sizes``: the trees of a
+        forest), together: each level's histograms of every tree in one pass. Returns the
+        trees, in root order, each numbered breadth first from its own root."""
+        tree = self._grow_all(one_root=False)
+        return [tree.subtree(root) for root in range(self._n_roots)]
+
+    def _grow_all(self, one_root: bool) -> Tree:
+        tree = self._grow(one_root)
+        self._receive_remaining_impurities()
         layout = self.layout
         if not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
@@ -835,20 +886,31 @@ class Grower:
             tree.weighted_n_node_samples[:] = layout.real_weight(tree.weighted_n_node_samples)
         return tree
 
-    def _grow(self) -> Tree:
+    def _grow(self, one_root: bool) -> Tree:
         self._start = time.perf_counter()
-        # The root's statistics and impurity are the fit's set-up (fit_setup_stats_); a
+        # The roots' statistics and impurities are the fit's set-up (fit_setup_stats_); a
         # level's work begins with its first phase (PhaseTimer.phase enters the level).
         enter_level(SETUP)
-        root_stats = np.asarray(self.backend.root_stats(), dtype=self.layout.dtype)[None, :]
-        root = self._add_nodes(np.zeros(1, dtype=np.int64), root_stats)
-        self._measure_impurity(root, root_stats)
-        if not self._splittable(root, root_stats).any():
+        layout = self.layout
+        root_stats = np.asarray(self.backend.root_stats(), dtype=layout.dtype)
+        root_stats = root_stats.reshape(-1, layout.n_channels)
+        n_roots = self._n_roots = root_stats.shape[0]
+        if one_root and n_roots != 1:
+            raise ValueError("the backend has several roots: grow them with grow_forest")
+        if n_roots > 1 and self.params.max_leaf_nodes is not None:
+            raise ValueError("best-first growth (max_leaf_nodes) grows one tree at a time")
+        roots = self._add_nodes(np.zeros(n_roots, dtype=np.int64), root_stats)
+        trees = self.params.first_tree + np.arange(n_roots)
+        self._track(roots, roots, root_keys(self.params.seed, trees))
+        self._measure_impurity(roots, root_stats)
+        roots = roots[self._splittable(roots, root_stats)]
+        if roots.size == 0:
             return self.tree
-        if self._finishing(root, max(FINISH_ROOT_BELOW_ROWS, self._finish_below())).all():
-            self._finish(root)
-        else:
-            self._grow_from_root(root)
+        finish = self._finishing(roots, max(FINISH_ROOT_BELOW_ROWS, self._finish_below()))
+        if finish.any():
+            self._finish(roots[finish])
+        if not finish.all():
+            self._grow_from_roots(roots[~finish])
         tree = self.tree
         logger.info(
             "tree grown: depth %d, %d leaves, %d nodes (%.2f s)",
@@ -867,18 +929,26 @@ class Grower:
         total = limit if limit <= _LEVELS_SHOWN_AS_A_TOTAL else None
         return step("growing", depth + 1, total, unit="level")
 
-    def _grow_from_root(self, root):
-        """Level-wise or best-first growth from the root (too big to finish at once)."""
+    def _grow_from_roots(self, roots):
+        """Level-wise or best-first growth from the roots (too big to finish at once)."""
         small = self.backend.small_node_size
-        if self.capabilities.subtraction and self.backend.node_sizes(root)[0] >= small:
-            with self._phase("histograms", root):
-                built = self.backend.histograms(root)
+        dense = np.zeros(roots.size, dtype=bool)
+        if self.capabilities.subtraction:
+            dense = self.backend.node_sizes(roots) >= small
+        evaluated = []
+        if dense.any():
+            with self._phase("histograms", roots[dense]):
+                built = self.backend.histograms(roots[dense])
             batch = _Batch(
-                root, built.hist, np.zeros(1, dtype=np.int64), built.bin_lower, built.bin_upper
+                roots[dense],
+                built.hist,
+                np.arange(int(dense.sum())),
+                built.bin_lower,
+                built.bin_upper,
             )
-            evaluated = [self._evaluate(batch)]
-        else:
-            evaluated = self._evaluate_compact(root)
+            evaluated.append(self._evaluate(batch))
+        if not dense.all():
+            evaluated += self._evaluate_compact(roots[~dense])
         if self.params.max_leaf_nodes is None:
             self._grow_level_wise(evaluated)
         else:

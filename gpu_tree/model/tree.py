@@ -274,7 +274,7 @@ class Tree:
             parent[a : b + 1] = node
         return parent
 
-    def pruned(self, collapse) -> Tree:
+    def pruned(self, collapse, root: int = 0) -> Tree:
         """A compact copy of this tree in which every node marked in ``collapse`` (bool,
         node_count) is a leaf: its descendants are dropped, it keeps its own ``value``,
         ``impurity`` and sample counts (so it predicts what its training rows held).
@@ -283,13 +283,16 @@ class Tree:
         consecutively (so a multiway node's children stay contiguous and every child's id
         is above its parent's); category sets and branch tables of surviving nodes are
         carried over, those of dropped or collapsed nodes removed.
+
+        ``root``: the node the copy starts from (0, the root; in a forest grown together,
+        the root of one of its trees: see :meth:`subtree`).
         """
         collapse = np.asarray(collapse, dtype=bool)
         if collapse.shape != (self.node_count,):
             raise ValueError(f"collapse must have one entry per node ({self.node_count})")
         left, right, kind = self.children_left, self.children_right, self.split_kind
         opened = (left != TREE_LEAF) & ~collapse  # internal nodes that stay internal
-        old = cpu_kernels.breadth_first_order(left, right, kind == MULTIWAY, opened)
+        old = cpu_kernels.breadth_first_order(left, right, kind == MULTIWAY, opened, root)
         new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
         new_id[old] = np.arange(old.size)
 
@@ -341,6 +344,12 @@ class Tree:
         """This tree numbered breadth first (:meth:`pruned`'s order, nothing collapsed):
         the numbering of level-wise growth, for nodes added in another order."""
         return self.pruned(np.zeros(self.node_count, dtype=bool))
+
+    def subtree(self, root: int) -> Tree:
+        """The tree below node ``root`` (itself the new root), numbered breadth first. A
+        forest's trees grow together as one node table with a root per tree
+        (gpu_tree.growing.grower.Grower.grow_forest); this takes each one out."""
+        return self.pruned(np.zeros(self.node_count, dtype=bool), root=root)
 
     def walk_arrays(self):
         """The arguments of the tree walk (the CPU and CUDA ``predict_leaves`` kernels)
