@@ -19,6 +19,8 @@ from gpu_tree._version import __version__  # noqa: E402
 _PUBLIC = {
     "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
+    "RandomForestClassifier": ("gpu_tree.ensemble", "RandomForestClassifier"),
+    "RandomForestRegressor": ("gpu_tree.ensemble", "RandomForestRegressor"),
     "Tree": ("gpu_tree.model.tree", "Tree"),
     "assert_tree_equal": ("gpu_tree.testing", "assert_tree_equal"),
     "export_graphviz": ("gpu_tree.model.export", "export_graphviz"),

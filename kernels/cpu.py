@@ -170,6 +170,31 @@ def _feature_group_size(n_nodes, n_features, n_threads):
     return max(1, min(n_features, -(-n_features // groups_needed)))
 
 
+@njit(parallel=True, cache=True)
+def filled_bins(hist, slots, missing, filled):
+    """``filled[k, f]``: the bins of feature f holding rows in histogram slot ``slots[k]``
+    (any channel non-zero; plus 1 where ``missing``, (n_slots, n_features, n_channels) or
+    a 1-row stand-in, holds rows). The grower draws features among those filling more
+    than one: the ones not constant in the node."""
+    n_features, n_bins, n_channels = hist.shape[1], hist.shape[2], hist.shape[3]
+    has_missing = missing.shape[0] == hist.shape[0]
+    for k in prange(slots.shape[0]):
+        slot = slots[k]
+        for f in range(n_features):
+            count = 0
+            for b in range(n_bins):
+                for c in range(n_channels):
+                    if hist[slot, f, b, c] != 0:
+                        count += 1
+                        break
+            if has_missing:
+                for c in range(n_channels):
+                    if missing[slot, f, c] != 0:
+                        count += 1
+                        break
+            filled[k, f] = count
+
+
 @njit(cache=True, inline="always")
 def _group_task(task, n_features, group):
     """(node, first feature, end feature) of histogram task number ``task``."""

@@ -18,6 +18,7 @@ LAYERS = (
     "api",
     "app",
     "dask",
+    "ensemble",
     "estimators",
     "growing",
     "backends",

@@ -27,6 +27,7 @@ from gpu_tree.data.stats import (
     centred_targets,
     exact_sum,
     fixed_point_exponent,
+    fixed_point_exponent_of,
     from_fixed_point,
     regression_centre,
     target_exponent,
@@ -205,6 +206,39 @@ class RowScales(NamedTuple):
     centre: float = 0.0
     target_exponent: int = 0
     sum_exponent: int = 0
+
+
+def forest_row_scales(weight, y, n_per_tree: int, weight_bound: float | None = None) -> RowScales:
+    """The scales (RowScales) of a forest's rows, one for all its trees: fixed from bounds
+    on what any one tree's rows sum to, so that a tree's integer statistics, hence the
+    tree, do not depend on the trees it grows beside (its batch).
+
+    Parameters
+    ----------
+    weight : ndarray of shape (n_samples,)
+        Every row's weight, once (before any bootstrap count).
+    y : ndarray of shape (n_samples,) or None
+        Regression targets (None: classification).
+    n_per_tree : int
+        The most rows (counted with repetition) one tree holds.
+    weight_bound : float or None
+        The largest total weight of one tree's rows; None: the total of ``weight`` (every
+        tree holds every row once).
+    """
+    weight = np.asarray(weight, dtype=np.float64)
+    scale = weight_scale_exponent(weight)  # a power of two: changes no tree
+    total = binade_sum(weight) if weight_bound is None else float(weight_bound)
+    total = float(np.ldexp(total, -scale))
+    weight_exponent = fixed_point_exponent_of(total)
+    if y is None:
+        return RowScales(scale, weight_exponent, int(n_per_tree))
+    y = np.asarray(y, dtype=np.float64)
+    centre = regression_centre(y)
+    t = target_exponent(y, centre, total)
+    largest_target = float(np.max(np.abs(centred_targets(y, centre, t)), initial=0.0))
+    # Each row's weighted target is at most largest_target times its weight.
+    sum_exponent = fixed_point_exponent_of(total * largest_target)
+    return RowScales(scale, weight_exponent, int(n_per_tree), centre, t, sum_exponent)
 
 
 @dataclass
@@ -554,6 +588,7 @@ __all__ = [
     "RowData",
     "RowScales",
     "fixed_point_weights",
+    "forest_row_scales",
     "compact_from_dense",
     "PendingCopy",
     "RowPartition",

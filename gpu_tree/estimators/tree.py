@@ -133,6 +133,13 @@ def _resolve_max_features(max_features, n_features):
     return max(1, int(fraction * n_features))
 
 
+def random_seed(random_state) -> int:
+    """A seed for the counter-based draws (growing/random_draws.py) from ``random_state``
+    (an int gives the same seed every time; None a fresh one; a numpy RandomState or
+    Generator is drawn from)."""
+    return int(_random_generator(random_state).integers(np.iinfo(np.int64).max))
+
+
 def _random_generator(random_state):
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -171,6 +178,17 @@ class _SizeParams(NamedTuple):
     max_features: int | None
 
 
+class _PreparedFit(NamedTuple):
+    """The training data, checked and encoded (:meth:`_BaseDecisionTree._prepare_fit`)."""
+
+    X: object  # (n_samples, n_features), categories coded; a GPU array stays there
+    targets: np.ndarray  # class codes, or the regression targets
+    weight: np.ndarray  # sample weights times class weights
+    sizes: _SizeParams
+    categorical: CategoricalSearch | None
+    feature_names: np.ndarray | None
+
+
 class _BaseDecisionTree(BaseEstimator):
     """Shared fitting and prediction; subclasses say how targets become statistics."""
 
@@ -183,13 +201,9 @@ class _BaseDecisionTree(BaseEstimator):
             return self._fit_checked(settings, X, y, sample_weight)
 
     def _fit_checked(self, settings, X, y, sample_weight):
-        X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
-        feature_names = feature_names_of(X)
-        categorical = self._learn_categories(X, feature_names, settings)
-        X, y, weight = self._validate_data(X, y, sample_weight)
-        sizes = self._check_size_params(*X.shape)
-        self._record_input_shape(X, feature_names, sizes.max_features)
-        targets, weight = self._encode_targets(y, weight)
+        X, targets, weight, sizes, categorical, feature_names = self._prepare_fit(
+            settings, X, y, sample_weight
+        )
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
         counters = FitCounters(self.device_)
@@ -220,6 +234,18 @@ class _BaseDecisionTree(BaseEstimator):
                 extra=step("pruning", 1, 1, done=True),
             )
         return self
+
+    def _prepare_fit(self, settings, X, y, sample_weight) -> _PreparedFit:
+        """Learn the categories, check X, y and the weights, resolve the size parameters,
+        record the input's shape and encode the targets (weights times class weights)."""
+        X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
+        feature_names = feature_names_of(X)
+        categorical = self._learn_categories(X, feature_names, settings)
+        X, y, weight = self._validate_data(X, y, sample_weight)
+        sizes = self._check_size_params(*X.shape)
+        self._record_input_shape(X, feature_names, sizes.max_features)
+        targets, weight = self._encode_targets(y, weight)
+        return _PreparedFit(X, targets, weight, sizes, categorical, feature_names)
 
     def _check_params(self) -> _Settings:
         """Check the parameters that do not depend on the data; choose the device."""
@@ -314,9 +340,19 @@ class _BaseDecisionTree(BaseEstimator):
     def _make_backend(
         self, X, row_data, max_bins, categorical, feature_names, timer=None, seconds=None
     ):
-        """Bin X (histogram search; ``self._bin_mapper``) and build the backend. Records
-        which features X has missing values in (``self.missing_in_training_``): the
-        exports mark where missing values go only on those features' splits."""
+        """Bin X (:meth:`_training_data`) and build the backend."""
+        data = self._training_data(
+            X, row_data.layout, max_bins, categorical, feature_names, seconds
+        )
+        return make_backend(
+            data, row_data, device=self.device_, splitter=self.splitter, timer=timer
+        )
+
+    def _training_data(self, X, layout, max_bins, categorical, feature_names, seconds=None):
+        """What the backend searches: X binned (histogram search; ``self._bin_mapper``),
+        or X itself (exact search). Records which features X has missing values in
+        (``self.missing_in_training_``): the exports mark where missing values go only on
+        those features' splits."""
         n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
@@ -326,7 +362,7 @@ class _BaseDecisionTree(BaseEstimator):
                 X,
                 max_bins=max_bins,
                 device=self.device_,
-                layout=row_data.layout,
+                layout=layout,
                 n_categories=n_categories,
                 feature_names=feature_names,
             )
@@ -339,9 +375,7 @@ class _BaseDecisionTree(BaseEstimator):
                 has_missing = bool(self.missing_in_training_[categorical.features].any())
                 check_category_counts(n_categories, max_bins, has_missing, feature_names)
             data = X
-        return make_backend(
-            data, row_data, device=self.device_, splitter=self.splitter, timer=timer
-        )
+        return data
 
     def _growth_params(self, settings, sizes, row_data, categorical) -> GrowthParams:
         n_categories = self._category_maps.n_categories()
@@ -722,9 +756,10 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         multipliers = self._class_weights(lambda: np.bincount(encoded, minlength=n_classes))
         return encoded, weight * multipliers[encoded]
 
-    def _row_data(self, encoded, weight):
+    def _row_data(self, encoded, weight, **options):
+        """The rows' statistics; ``options`` go to RowData (``scales``, ``root_sizes``)."""
         layout = StatsLayout(True, self.n_classes_, has_count_channel=not np.all(weight == 1.0))
-        return RowData(layout=layout, weight=weight, y_class=encoded)
+        return RowData(layout=layout, weight=weight, y_class=encoded, **options)
 
     def _class_weights(self, count_classes):
         """Per-class multipliers from ``class_weight`` (scikit-learn's 'balanced' formula);
@@ -833,9 +868,10 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
     def _encode_targets(self, y, weight):
         return y, weight
 
-    def _row_data(self, y, weight):
+    def _row_data(self, y, weight, **options):
+        """The rows' statistics; ``options`` go to RowData (``scales``, ``root_sizes``)."""
         layout = StatsLayout(False, 0, has_count_channel=not np.all(weight == 1.0))
-        return RowData(layout=layout, weight=weight, y=y)
+        return RowData(layout=layout, weight=weight, y=y, **options)
 
     def predict(self, X):
         """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,)."""

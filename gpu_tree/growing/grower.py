@@ -41,6 +41,7 @@ from gpu_tree.growing.splitting import (
     select_splits,
     subset_search_tables,
 )
+from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
 from gpu_tree.utils.fit_stats import SETUP, count_per_level, enter_level
@@ -315,11 +316,16 @@ class Grower:
         """
         if not self._draws_features():
             return None
-        hist = batch.hist[slots]
-        filled = (hist != 0).any(axis=-1).sum(axis=2)
-        if batch.missing is not None:
-            filled = filled + (batch.missing[slots] != 0).any(axis=-1)
-        eligible = np.asarray(device_to_host(filled)) > 1
+        if self.xp is np:
+            filled = np.empty((slots.size, self.n_features), dtype=np.int64)
+            missing = batch.hist[:1, 0] if batch.missing is None else batch.missing
+            cpu_kernels.filled_bins(batch.hist, slots, missing, filled)
+        else:
+            filled = (batch.hist[slots] != 0).any(axis=-1).sum(axis=2)
+            if batch.missing is not None:
+                filled = filled + (batch.missing[slots] != 0).any(axis=-1)
+            filled = device_to_host(filled)
+        eligible = filled > 1
         if usable is not None:
             eligible &= usable
         keys = self._node_key[batch.nodes[slots]]

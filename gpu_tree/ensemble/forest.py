@@ -1,0 +1,653 @@
+"""Random forests (Breiman, "Random Forests", Machine Learning 45, 2001): many trees,
+each grown on a bootstrap sample of the rows with features drawn at random per node,
+combined by averaging their class probabilities or predictions (the decision forest of
+the seed documents: "multiple DTs ... can be combined to form a more powerful Decision
+Forest").
+
+The trees of a forest grow together: a batch of trees is one row table with a root per
+tree (each tree's in-bag rows, their bootstrap counts as integer weights), and the
+grower builds every level of every tree of the batch in one histogram pass
+(:meth:`gpu_tree.growing.grower.Grower.grow_forest`). A tree does not depend on the
+batch it grew in: its random draws are keyed by (seed, tree, node path)
+(``growing/random_draws.py``), its bootstrap by (seed, tree), and the integer units of
+its statistics are fixed from bounds of any one tree's sums (:func:`forest_row_scales`),
+so CPU and GPU forests, and forests grown in batches of any size or by ``warm_start``,
+are the same, tree for tree.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+import warnings
+
+import numba
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
+
+from gpu_tree.backends.cuda import cuda_status, predict_on_device
+from gpu_tree.backends.rows import forest_row_scales
+from gpu_tree.data.validation import is_device_array, to_host
+from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor, random_seed
+from gpu_tree.growing.backend import BinnedData, make_backend
+from gpu_tree.growing.grower import Grower
+from gpu_tree.model.pruning import cost_complexity_prune
+from gpu_tree.utils.progress import check_verbose, estimator_display, step
+from gpu_tree.utils.progress import logger as progress_logger
+
+__all__ = ["RandomForestClassifier", "RandomForestRegressor", "forest_batches"]
+
+# A batch of trees grows together while its rows and two levels of dense histograms fit
+# in this many bytes (on the CPU; a GPU takes half its free memory). Trees do not depend
+# on their batch, so this changes speed and memory only.
+FOREST_BATCH_BYTES = 2 << 30
+
+
+def _check_int(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def forest_batches(n_trees, bytes_per_tree, budget) -> list[range]:
+    """Consecutive batches of tree indices, each holding at most ``budget`` bytes (one
+    tree at least)."""
+    per_batch = max(1, min(n_trees, int(budget // max(bytes_per_tree, 1))))
+    return [range(first, min(first + per_batch, n_trees)) for first in range(0, n_trees, per_batch)]
+
+
+class _BaseForest(BaseEstimator):
+    """Shared fitting and prediction; subclasses name their tree class."""
+
+    _tree_class = DecisionTreeClassifier
+    # Parameters passed on to every tree (the rest are the forest's own).
+    _tree_params = (
+        "criterion",
+        "splitter",
+        "max_depth",
+        "min_samples_split",
+        "min_samples_leaf",
+        "min_weight_fraction_leaf",
+        "max_features",
+        "max_leaf_nodes",
+        "min_impurity_decrease",
+        "max_bins",
+        "device",
+        "categorical_features",
+        "categorical_split",
+        "max_category_subset",
+        "ccp_alpha",
+    )
+
+    # -- checks ---------------------------------------------------------------------------
+    def _check_forest_params(self, n_samples):
+        """n_estimators, bootstrap, oob_score and max_samples checked; returns the rows
+        each tree draws (the bootstrap size) and the class_weight trees apply (None for
+        'balanced_subsample', which the forest applies per tree)."""
+        _check_int("n_estimators", self.n_estimators, 1)
+        if not isinstance(self.bootstrap, bool | np.bool_):
+            raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("Out of bag estimation only available if bootstrap=True")
+        if not (callable(self.oob_score) or isinstance(self.oob_score, bool | np.bool_)):
+            raise ValueError(f"oob_score must be True or False, got {self.oob_score!r}")
+        max_samples = self.max_samples
+        if max_samples is None:
+            return n_samples
+        if not self.bootstrap:
+            raise ValueError(
+                "max_samples cannot be set if bootstrap=False: either switch to "
+                "bootstrap=True or set max_samples=None"
+            )
+        if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
+            return _check_int("max_samples", max_samples, 1)
+        if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
+            return max(round(n_samples * float(max_samples)), 1)
+        raise ValueError(
+            f"max_samples must be None, an int >= 1 or a float in (0, 1], got {max_samples!r}"
+        )
+
+    def _make_template(self):
+        """A tree estimator of the forest's tree parameters: it checks them and the data,
+        as a lone tree would, and the fitted trees share what it learns."""
+        params = {name: getattr(self, name) for name in self._tree_params}
+        if self._is_classification:
+            class_weight = self.class_weight
+            params["class_weight"] = None if class_weight == "balanced_subsample" else class_weight
+            params["min_purity"] = self.min_purity
+        return self._tree_class(**params, random_state=0)
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest on X (n_samples, n_features) and y (n_samples,)."""
+        with estimator_display(check_verbose(self.verbose)):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
+        template = self._make_template()
+        settings = template._check_params()
+        with _numba_threads(self.n_jobs):
+            prepared = template._prepare_fit(settings, X, y, sample_weight)
+            n_samples = prepared.weight.shape[0]
+            n_drawn = self._check_forest_params(n_samples)
+            self._fitted_from(template)
+            first = self._first_new_tree()
+            if first is None:
+                return self
+            data = template._training_data(
+                prepared.X,
+                None,  # no GPU memory check for all rows: batches are sized to fit
+                settings.max_bins,
+                prepared.categorical,
+                prepared.feature_names,
+            )
+            scales = forest_row_scales(
+                prepared.weight,
+                None if self._is_classification else prepared.targets,
+                n_drawn if self.bootstrap else n_samples,
+                self._weight_bound(prepared, n_drawn),
+            )
+            trees = self._grow_trees(
+                template, settings, prepared, data, scales, n_drawn, range(first, self.n_estimators)
+            )
+        new = [self._tree_estimator(template, tree, t) for t, tree in trees]
+        self.estimators_ = [*self.estimators_[:first], *new]
+        if self.oob_score:
+            self._set_oob_score(prepared, n_drawn)
+        elif hasattr(self, "oob_score_"):
+            del self.oob_score_
+        return self
+
+    def _fitted_from(self, template):
+        """The forest's fitted attributes that describe the input, as its trees have them."""
+        for name in ("n_features_in_", "feature_names_in_", "n_outputs_", "classes_", "n_classes_"):
+            if hasattr(template, name):
+                setattr(self, name, getattr(template, name))
+            elif hasattr(self, name):
+                delattr(self, name)
+        self.device_ = template.device_
+
+    def _first_new_tree(self):
+        """The index of the first tree to grow (0 unless warm_start keeps trees); None
+        when there is none to grow. Sets the forest's seed on a fresh fit."""
+        kept = len(getattr(self, "estimators_", [])) if self.warm_start else 0
+        if kept == 0:
+            self.estimators_ = []
+            self._seed = random_seed(self.random_state)
+        if self.n_estimators < kept:
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be larger or equal to "
+                f"len(estimators_)={kept} when warm_start==True"
+            )
+        if self.n_estimators == kept:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit new trees.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return None
+        return kept
+
+    def _weight_bound(self, prepared, n_drawn):
+        """The largest total weight one tree's rows can have."""
+        weight = prepared.weight
+        if not self.bootstrap:
+            return None  # every tree holds every row once
+        largest = float(weight.max(initial=0.0))
+        if self._is_classification and self.class_weight == "balanced_subsample":
+            largest *= n_drawn  # a class drawn once is weighted up to n_drawn times
+        return n_drawn * largest
+
+    def _in_bag(self, tree, prepared, n_drawn):
+        """Tree ``tree``'s rows and their weights: its bootstrap sample (rows drawn with
+        replacement from a generator keyed by the forest's seed and the tree, each
+        weighted by the times drawn), or every row; rows of zero weight left out."""
+        weight = prepared.weight
+        n_samples = weight.shape[0]
+        if self.bootstrap:
+            draws = self._bootstrap_counts(tree, n_samples, n_drawn)
+            weight = weight * draws
+            if self._is_classification and self.class_weight == "balanced_subsample":
+                weight = weight * self._balanced_multipliers(prepared.targets, draws)
+        rows = np.flatnonzero(weight > 0)
+        if rows.size == 0:
+            raise ValueError(
+                f"tree {tree} drew only rows of zero weight (sample_weight times "
+                "class_weight): nothing to fit"
+            )
+        return rows, weight[rows]
+
+    def _bootstrap_counts(self, tree, n_samples, n_drawn):
+        """How many times each row is drawn into tree ``tree``'s bootstrap sample."""
+        generator = np.random.default_rng([self._seed, tree])
+        return np.bincount(generator.integers(0, n_samples, n_drawn), minlength=n_samples)
+
+    def _grow_trees(self, template, settings, prepared, data, scales, n_drawn, trees):
+        """Grow ``trees`` (indices), batch by batch: [(index, Tree)]."""
+        n_features = template.n_features_in_
+        one_at_a_time = settings.max_leaf_nodes is not None or (
+            settings.min_weight_fraction_leaf > 0 and self.bootstrap
+        )
+        per_tree = self._bytes_per_tree(data, settings, n_drawn, n_features)
+        budget = FOREST_BATCH_BYTES if template.device_ == "cpu" else _device_budget()
+        batches = [range(t, t + 1) for t in trees] if one_at_a_time else None
+        if batches is None:
+            batches = [
+                range(trees.start + b.start, trees.start + b.stop)
+                for b in forest_batches(len(trees), per_tree, budget)
+            ]
+        self.n_batches_ = len(batches)
+        progress_logger.info(
+            "growing %d trees in %d batches of up to %d (%.0f MB each)",
+            len(trees),
+            len(batches),
+            len(batches[0]),
+            per_tree * len(batches[0]) / 1e6,
+            extra=step("forest", 0, len(trees), unit="tree"),
+        )
+        grown = []
+        start = time.perf_counter()
+        for batch in batches:
+            grown += self._grow_batch(template, settings, prepared, data, scales, n_drawn, batch)
+            progress_logger.info(
+                "%d of %d trees grown (%.2f s)",
+                len(grown),
+                len(trees),
+                time.perf_counter() - start,
+                extra=step("forest", len(grown), len(trees), unit="tree"),
+            )
+        return grown
+
+    def _grow_batch(self, template, settings, prepared, data, scales, n_drawn, batch):
+        in_bag = [self._in_bag(t, prepared, n_drawn) for t in batch]
+        rows = np.concatenate([r for r, _ in in_bag])
+        weight = np.concatenate([w for _, w in in_bag])
+        row_data = template._row_data(
+            prepared.targets[rows],
+            weight,
+            scales=scales,
+            root_sizes=[r.size for r, _ in in_bag],
+        )
+        backend = make_backend(
+            _rows_of(data, rows, template.device_),
+            row_data,
+            device=template.device_,
+            splitter=template.splitter,
+        )
+        params = template._growth_params(settings, prepared.sizes, row_data, prepared.categorical)
+        params.seed, params.first_tree = self._seed, batch.start
+        if settings.min_weight_fraction_leaf:
+            # Of a tree's own weight: a batch's trees weigh the same (_grow_trees), so
+            # this is the batch's total over its trees.
+            tree_weight = row_data.total_weight() / len(batch)
+            params.min_weight_leaf = settings.min_weight_fraction_leaf * tree_weight
+        grower = Grower(backend, row_data.layout, params, template.n_features_in_)
+        trees = grower.grow_forest()
+        if settings.ccp_alpha > 0.0:
+            trees = [cost_complexity_prune(tree, settings.ccp_alpha) for tree in trees]
+        return list(zip(batch, trees, strict=True))
+
+    @staticmethod
+    def _bytes_per_tree(data, settings, n_drawn, n_features):
+        """About the memory one tree of a batch needs: its rows (codes, index, statistics)
+        and two levels of dense histograms at their widest."""
+        codes = data.X_binned if isinstance(data, BinnedData) else data
+        itemsize = np.dtype(codes.dtype).itemsize
+        row_bytes = n_drawn * (n_features * itemsize + 64)
+        if not isinstance(data, BinnedData):
+            return row_bytes
+        n_bins = data.bin_lower.shape[1]
+        depth = settings.max_depth if settings.max_depth is not None else 64
+        widest = min(2 ** min(depth - 1, 40), max(1, n_drawn // n_bins))
+        return row_bytes + 2 * widest * n_features * n_bins * 3 * 8
+
+    def _tree_estimator(self, template, tree, index):
+        """A fitted tree estimator holding ``tree``, sharing the template's fitted state."""
+        estimator = self._make_template()
+        estimator.set_params(random_state=index)
+        for name, value in vars(template).items():
+            if name.endswith("_") and not name.startswith("__") or name in _SHARED_PRIVATE:
+                setattr(estimator, name, value)
+        estimator.tree_ = tree
+        for name in ("fit_stats_", "fit_setup_stats_"):
+            estimator.__dict__.pop(name, None)
+        return estimator
+
+    # -- out-of-bag -----------------------------------------------------------------------
+    def _oob_values(self, prepared, n_drawn):
+        """Each row's average leaf values over the trees it was out of bag for, and the
+        number of such trees."""
+        X = to_host(prepared.X)
+        n_samples = X.shape[0]
+        total = np.zeros((n_samples, self._n_values()))
+        n_trees = np.zeros(n_samples, dtype=np.int64)
+        for t, estimator in enumerate(self.estimators_):
+            out = np.flatnonzero(self._bootstrap_counts(t, n_samples, n_drawn) == 0)
+            if out.size:
+                total[out] += estimator.tree_.predict(X[out])
+                n_trees[out] += 1
+        if (n_trees == 0).any():
+            warnings.warn(
+                "Some inputs do not have OOB scores. This probably means too few trees "
+                "were used to compute any reliable OOB estimates.",
+                UserWarning,
+                stacklevel=4,
+            )
+        return total / np.maximum(n_trees, 1)[:, None], n_trees
+
+    # -- prediction -----------------------------------------------------------------------
+    def _check_fitted(self):
+        if not getattr(self, "estimators_", None):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                "appropriate arguments before using this estimator."
+            )
+
+    def _mean_leaf_values(self, X):
+        """The trees' leaf values averaged, (n_samples, n_values); X checked once."""
+        self._check_fitted()
+        X = self.estimators_[0]._validate_X_predict(X)
+        with _numba_threads(self.n_jobs):
+            if is_device_array(X):
+                xp = cuda_status()[2]
+                total = sum(predict_on_device(e.tree_, X, xp) for e in self.estimators_)
+            else:
+                total = sum(e.tree_.predict(X) for e in self.estimators_)
+        return total / len(self.estimators_)
+
+    def apply(self, X):
+        """The leaf each sample reaches in each tree: (n_samples, n_estimators)."""
+        self._check_fitted()
+        X = to_host(self.estimators_[0]._validate_X_predict(X))
+        return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1)
+
+    @property
+    def feature_importances_(self):
+        """The trees' normalised impurity-based importances, averaged (trees that are a
+        single leaf left out, as in scikit-learn), normalised to sum to 1."""
+        self._check_fitted()
+        importances = [
+            e.tree_.compute_feature_importances()
+            for e in self.estimators_
+            if e.tree_.node_count > 1
+        ]
+        if not importances:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(importances, axis=0)
+        return mean / mean.sum()
+
+    def save(self, path):
+        """Write the fitted forest to ``path`` as a versioned JSON model file."""
+        from gpu_tree.model.file_format import save_model
+
+        save_model(self, path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
+        return tags
+
+
+# Private fitted state a tree estimator needs to predict (categories, bins).
+_SHARED_PRIVATE = frozenset({"_category_maps", "_bin_mapper"})
+
+
+def _rows_of(data, rows, device):
+    """The training data of the rows ``rows`` (a batch's rows, a tree's after another)."""
+    if not isinstance(data, BinnedData):
+        return data[rows]
+    index = rows
+    if device == "cuda":
+        index = cuda_status()[2].asarray(rows)
+    return data._replace(X_binned=data.X_binned[:, index])
+
+
+def _device_budget():
+    """Half the GPU's free memory: a batch's rows and histograms."""
+    xp = cuda_status()[2]
+    free, _ = xp.cuda.runtime.memGetInfo()
+    return free // 2
+
+
+class _numba_threads:
+    """Numba's threads limited to ``n_jobs`` for a block (None: every core, as gpu_tree's
+    trees use; -1 too; -k: all but k - 1)."""
+
+    def __init__(self, n_jobs):
+        if n_jobs is None:
+            self.threads = None
+            return
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+            raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
+        cores = numba.config.NUMBA_NUM_THREADS
+        self.threads = min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+
+    def __enter__(self):
+        if self.threads is not None:
+            self.before = numba.get_num_threads()
+            numba.set_num_threads(self.threads)
+        return self
+
+    def __exit__(self, *exc):
+        if self.threads is not None:
+            numba.set_num_threads(self.before)
+        return False
+
+
+class RandomForestClassifier(ClassifierMixin, _BaseForest):
+    """A random forest of gpu_tree decision-tree classifiers (Breiman, 2001).
+
+    Parameters
+    ----------
+    n_estimators : int
+        Trees in the forest.
+    criterion, splitter, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_fraction_leaf, max_leaf_nodes, min_impurity_decrease, max_bins, device,
+    categorical_features, categorical_split, max_category_subset, ccp_alpha, min_purity
+        As :class:`gpu_tree.DecisionTreeClassifier`'s, for every tree (``ccp_alpha``
+        prunes each tree).
+    max_features : int, float, "sqrt", "log2" or None
+        Features drawn for each node's search, among those not constant in the node
+        (default "sqrt", as in scikit-learn).
+    bootstrap : bool
+        Each tree grows on a bootstrap sample (rows drawn with replacement, weighted by
+        the times drawn); False: every tree on every row.
+    oob_score : bool
+        Score the forest on each row's out-of-bag trees (accuracy): ``oob_score_`` and
+        ``oob_decision_function_``.
+    n_jobs : int or None
+        CPU threads for growing and predicting (None: every core; -1 too).
+    random_state : int, numpy Generator or None
+        Seed of the bootstrap samples and of every node's feature draws.
+    verbose : {0, 1, 2}
+        Progress on standard error, per batch of trees.
+    warm_start : bool
+        Keep the fitted trees and add ``n_estimators - len(estimators_)`` new ones.
+    class_weight : dict, "balanced", "balanced_subsample" or None
+        As the tree's; "balanced_subsample" weighs classes by their counts in each
+        tree's bootstrap sample.
+    max_samples : int, float or None
+        Rows drawn per tree (a float: a fraction of the rows); None: as many as there
+        are rows.
+
+    Attributes
+    ----------
+    estimators_ : list of DecisionTreeClassifier
+    classes_, n_classes_, n_features_in_, feature_names_in_, n_outputs_
+    feature_importances_ : ndarray of shape (n_features,)
+    oob_score_, oob_decision_function_ : with ``oob_score=True``
+    n_batches_ : int
+        How many batches the last fit grew its trees in (each batch's levels in one
+        histogram pass).
+    """
+
+    _tree_class = DecisionTreeClassifier
+    _is_classification = True
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features="sqrt",
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+        ccp_alpha=0.0,
+        max_samples=None,
+        max_bins=256,
+        min_purity=1.0,
+        device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
+        self.max_samples = max_samples
+        self.max_bins = max_bins
+        self.min_purity = min_purity
+        self.device = device
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.max_category_subset = max_category_subset
+
+    def _n_values(self):
+        return self.n_classes_
+
+    @staticmethod
+    def _balanced_multipliers(classes, draws):
+        """'balanced_subsample': each row's class weight from its class's count in the
+        bootstrap sample (rows counted as often as drawn), scikit-learn's formula."""
+        n_classes = int(classes.max(initial=0)) + 1
+        counts = np.bincount(classes, weights=draws, minlength=n_classes)
+        present = counts > 0
+        multipliers = np.zeros(n_classes)
+        multipliers[present] = counts.sum() / (present.sum() * counts[present])
+        return multipliers[classes]
+
+    def _set_oob_score(self, prepared, n_drawn):
+        proba, _ = self._oob_values(prepared, n_drawn)
+        self.oob_decision_function_ = proba
+        predicted = proba.argmax(axis=1)
+        self.oob_score_ = float(np.mean(predicted == prepared.targets))
+
+    def predict_proba(self, X):
+        """The trees' class probabilities, averaged: (n_samples, n_classes)."""
+        return self._mean_leaf_values(X)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The class of highest mean probability (lowest class index on ties)."""
+        proba = self.predict_proba(X)
+        winner = to_host(proba.argmax(axis=1))
+        return self.classes_.take(winner)
+
+
+class RandomForestRegressor(RegressorMixin, _BaseForest):
+    """A random forest of gpu_tree decision-tree regressors (Breiman, 2001); parameters
+    as :class:`RandomForestClassifier`'s, but ``max_features`` defaults to 1.0 (every
+    feature, as in scikit-learn), ``criterion`` to "squared_error", and there is no
+    ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
+    ``oob_prediction_``."""
+
+    _tree_class = DecisionTreeRegressor
+    _is_classification = False
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
+        max_samples=None,
+        max_bins=256,
+        device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
+        self.max_samples = max_samples
+        self.max_bins = max_bins
+        self.device = device
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.max_category_subset = max_category_subset
+
+    def _n_values(self):
+        return 1
+
+    def _set_oob_score(self, prepared, n_drawn):
+        values, _ = self._oob_values(prepared, n_drawn)
+        self.oob_prediction_ = values[:, 0]
+        y = prepared.targets
+        residual = float(np.sum((y - self.oob_prediction_) ** 2))
+        spread = float(np.sum((y - y.mean()) ** 2))
+        self.oob_score_ = 1.0 - residual / spread if spread > 0 else math.nan
+
+    def predict(self, X):
+        """The trees' predictions, averaged: (n_samples,)."""
+        return self._mean_leaf_values(X)[:, 0]
