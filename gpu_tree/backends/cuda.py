@@ -583,15 +583,22 @@ def required_device_bytes(
     return max(floats + codes, codes + per_row + histograms), parts
 
 
+def free_device_bytes(xp) -> int | None:
+    """The GPU's free memory in bytes; None in the simulator (whose arrays are numpy's)."""
+    if xp is np:
+        return None
+    return int(xp.cuda.runtime.memGetInfo()[0])
+
+
 def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
     """Fail before any work when the fit cannot fit in the GPU's free memory.
 
     ``free_bytes`` defaults to what the device reports (nothing to check in the simulator).
     """
     if free_bytes is None:
-        if xp is np:
+        free_bytes = free_device_bytes(xp)
+        if free_bytes is None:
             return
-        free_bytes = int(xp.cuda.runtime.memGetInfo()[0])
     x_on_host = isinstance(X, np.ndarray) and xp is not np
     needed, parts = required_device_bytes(
         X.shape[0],

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
-from gpu_tree.backends.cuda import cuda_status, predict_on_device
+from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_on_device
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.validation import is_device_array, to_host
 from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor, random_seed
@@ -405,10 +405,10 @@ def _rows_of(data, rows, device):
 
 
 def _device_budget():
-    """Half the GPU's free memory: a batch's rows and histograms."""
-    xp = cuda_status()[2]
-    free, _ = xp.cuda.runtime.memGetInfo()
-    return free // 2
+    """Half the GPU's free memory: a batch's rows and histograms (the CPU's budget in the
+    simulator)."""
+    free = free_device_bytes(cuda_status()[2])
+    return FOREST_BATCH_BYTES if free is None else free // 2
 
 
 class _numba_threads:

@@ -1,0 +1,324 @@
+"""Random forests: each tree is the tree its bootstrap sample grows, whatever batch it
+grew in and on whichever device; out-of-bag scores against a brute force; determinism;
+scikit-learn's estimator checks and parameter errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.estimator_checks import check_estimator
+
+import gpu_tree.ensemble.forest as forest_module
+from gpu_tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+    assert_tree_equal,
+)
+from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
+
+
+@pytest.fixture(scope="module")
+def classification():
+    X, y = make_classification(
+        600, 8, n_informative=5, n_classes=3, n_clusters_per_class=1, random_state=0
+    )
+    X = np.round(X, 1)  # ties between rows, bins of several values
+    X[::17, 2] = np.nan  # missing values
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    X, y = make_regression(500, 6, n_informative=4, noise=5.0, random_state=1)
+    return np.round(X, 2), y
+
+
+def _trees(forest):
+    return [e.tree_ for e in forest.estimators_]
+
+
+def _assert_forests_equal(a, b):
+    assert len(a.estimators_) == len(b.estimators_)
+    for first, second in zip(_trees(a), _trees(b), strict=True):
+        assert_tree_equal(first, second, impurity_rtol=0, value_rtol=0)
+
+
+# -- each tree is its bootstrap sample's tree -----------------------------------------------
+def _bootstrap_weights(forest, tree, n_samples, n_drawn):
+    return forest._bootstrap_counts(tree, n_samples, n_drawn).astype(float)
+
+
+def test_each_tree_is_the_tree_of_its_bootstrap_sample(classification):
+    """With every feature searched (no draws), tree t equals a lone tree fitted with its
+    bootstrap counts as sample weights; the counts are what the roots hold."""
+    X, y = classification
+    forest = RandomForestClassifier(
+        6, max_features=None, max_depth=6, random_state=3, device="cpu"
+    ).fit(X, y)
+    for t, estimator in enumerate(forest.estimators_):
+        counts = _bootstrap_weights(forest, t, X.shape[0], X.shape[0])
+        assert estimator.tree_.n_node_samples[0] == np.count_nonzero(counts)
+        assert estimator.tree_.weighted_n_node_samples[0] == counts.sum()
+        lone = DecisionTreeClassifier(max_depth=6, device="cpu").fit(X, y, sample_weight=counts)
+        assert_tree_equal(estimator.tree_, lone.tree_, impurity_rtol=0, value_rtol=0)
+
+
+def test_balanced_subsample_weighs_classes_per_tree(classification):
+    """'balanced_subsample': scikit-learn's balanced weights of each bootstrap sample."""
+    X, y = classification
+    forest = RandomForestClassifier(
+        3, max_features=None, max_depth=4, class_weight="balanced_subsample", random_state=5
+    ).fit(X, y)
+    for t, estimator in enumerate(forest.estimators_):
+        counts = _bootstrap_weights(forest, t, X.shape[0], X.shape[0])
+        drawn = np.repeat(np.arange(X.shape[0]), counts.astype(int))
+        weight = counts * compute_sample_weight("balanced", y, indices=drawn)
+        lone = DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y, sample_weight=weight)
+        assert_tree_equal(estimator.tree_, lone.tree_)
+
+
+def test_without_bootstrap_and_every_feature_all_trees_are_the_lone_tree(regression):
+    X, y = regression
+    forest = RandomForestRegressor(3, bootstrap=False, max_depth=5, device="cpu").fit(X, y)
+    lone = DecisionTreeRegressor(max_depth=5, device="cpu").fit(X, y)
+    for tree in _trees(forest):
+        assert_tree_equal(tree, lone.tree_)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_trees_do_not_depend_on_their_batch(kind, classification, regression, monkeypatch):
+    """Grown all together, one at a time, or by warm start: the same trees."""
+    X, y = classification if kind == "classifier" else regression
+    model = RandomForestClassifier if kind == "classifier" else RandomForestRegressor
+    weight = np.random.default_rng(0).uniform(0.5, 3.0, X.shape[0])
+    params = dict(max_features=0.5, max_depth=7, random_state=11, device="cpu")
+    together = model(8, **params).fit(X, y, sample_weight=weight)
+    assert together.n_batches_ == 1
+    monkeypatch.setattr(forest_module, "FOREST_BATCH_BYTES", 1)
+    alone = model(8, **params).fit(X, y, sample_weight=weight)
+    assert alone.n_batches_ == 8
+    _assert_forests_equal(together, alone)
+    warm = model(3, warm_start=True, **params).fit(X, y, sample_weight=weight)
+    warm.set_params(n_estimators=8).fit(X, y, sample_weight=weight)
+    _assert_forests_equal(together, warm)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_cuda_forest_equals_cpu_forest(kind, classification, regression):
+    """CUDA (the simulator here) grows the same trees as the CPU, tree for tree."""
+    X, y = classification if kind == "classifier" else regression
+    X, y = X[:200], y[:200]
+    model = RandomForestClassifier if kind == "classifier" else RandomForestRegressor
+    params = dict(max_features=3, max_depth=4, random_state=2, oob_score=True)
+    cpu = model(4, device="cpu", **params).fit(X, y)
+    cuda = model(4, device="cuda", **params).fit(X, y)
+    assert cuda.device_ == "cuda"
+    _assert_forests_equal(cpu, cuda)
+    assert cpu.oob_score_ == cuda.oob_score_
+
+
+# -- determinism and the draws ---------------------------------------------------------------
+def test_random_state_fixes_the_forest(classification):
+    X, y = classification
+    params = dict(max_depth=5, device="cpu")
+    a = RandomForestClassifier(5, random_state=7, **params).fit(X, y)
+    b = RandomForestClassifier(5, random_state=7, **params).fit(X, y)
+    _assert_forests_equal(a, b)
+    c = RandomForestClassifier(5, random_state=8, **params).fit(X, y)
+    assert any(
+        t.node_count != u.node_count or not np.array_equal(t.feature, u.feature)
+        for t, u in zip(_trees(a), _trees(c), strict=True)
+    )
+    # Trees of one forest differ from each other (own bootstrap, own draws).
+    assert len({tuple(t.feature[:3]) for t in _trees(a)}) > 1
+
+
+def test_feature_draws_are_uniform_and_keyed():
+    keys = root_keys(12345, np.arange(20000))
+    mask = draw_features(keys, 10, 3)
+    assert (mask.sum(axis=1) == 3).all()
+    frequency = mask.mean(axis=0)
+    assert np.allclose(frequency, 0.3, atol=0.015)  # 3 of 10, every feature alike
+    assert np.array_equal(mask, draw_features(keys, 10, 3))  # a function of the keys
+    eligible = np.zeros((keys.size, 10), dtype=bool)
+    eligible[:, [1, 4]] = True  # fewer eligible than drawn: all of them
+    assert (draw_features(keys, 10, 3, eligible) == eligible).all()
+    uniform = uniform_draws(keys, 4)
+    assert ((uniform >= 0) & (uniform < 1)).all()
+    assert abs(uniform.mean() - 0.5) < 0.01
+
+
+def test_features_are_drawn_among_non_constant_ones():
+    """A node draws among its non-constant features (as scikit-learn): with max_features=1
+    and nine constant columns beside one informative one, every split uses it."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((300, 10))
+    X[:, 6] = rng.normal(size=300)
+    y = (X[:, 6] > 0.1).astype(int)
+    forest = RandomForestClassifier(5, max_features=1, max_depth=3, random_state=0).fit(X, y)
+    for tree in _trees(forest):
+        split = tree.feature[tree.children_left >= 0]
+        assert split.size and (split == 6).all()
+
+
+# -- out of bag ----------------------------------------------------------------------------
+def test_oob_against_brute_force(classification):
+    X, y = classification
+    with pytest.warns(UserWarning, match="Some inputs do not have OOB scores"):
+        forest = RandomForestClassifier(
+            12, max_depth=6, oob_score=True, random_state=4, device="cpu"
+        ).fit(X, y)
+    n = X.shape[0]
+    in_bag = np.array([_bootstrap_weights(forest, t, n, n) > 0 for t in range(12)])
+    expected = np.zeros((n, forest.n_classes_))
+    for i in range(n):
+        out = [e for t, e in enumerate(forest.estimators_) if not in_bag[t, i]]
+        if out:
+            expected[i] = np.mean([e.predict_proba(X[i : i + 1])[0] for e in out], axis=0)
+    np.testing.assert_allclose(forest.oob_decision_function_, expected, rtol=1e-12)
+    # Rows in every tree's bag (0.632**12 of them: a few) have no OOB estimate: zeros,
+    # as in scikit-learn, and the warning above.
+    uncovered = in_bag.all(axis=0)
+    assert 0 < uncovered.sum() < 10
+    assert (forest.oob_decision_function_[uncovered] == 0).all()
+    accuracy = np.mean(forest.classes_[expected.argmax(axis=1)] == y)
+    assert forest.oob_score_ == pytest.approx(accuracy)
+
+
+def test_oob_regression_and_max_samples(regression):
+    X, y = regression
+    forest = RandomForestRegressor(
+        15, max_samples=0.5, oob_score=True, random_state=0, device="cpu"
+    ).fit(X, y)
+    n = X.shape[0]
+    for t, estimator in enumerate(forest.estimators_):
+        counts = _bootstrap_weights(forest, t, n, n // 2)
+        assert counts.sum() == n // 2 == estimator.tree_.weighted_n_node_samples[0]
+    residual = np.sum((y - forest.oob_prediction_) ** 2)
+    assert forest.oob_score_ == pytest.approx(1 - residual / np.sum((y - y.mean()) ** 2))
+    assert 0.5 < forest.oob_score_ < forest.score(X, y)
+
+
+# -- prediction and importances -----------------------------------------------------------------
+def test_predictions_average_the_trees(classification, regression):
+    X, y = classification
+    forest = RandomForestClassifier(7, max_depth=5, random_state=1).fit(X, y)
+    mean = np.mean([e.predict_proba(X) for e in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict_proba(X), mean, rtol=1e-12)
+    np.testing.assert_array_equal(forest.predict(X), forest.classes_[mean.argmax(axis=1)])
+    leaves = forest.apply(X)
+    assert leaves.shape == (X.shape[0], 7)
+    assert np.array_equal(leaves[:, 2], forest.estimators_[2].apply(X))
+    Xr, yr = regression
+    regressor = RandomForestRegressor(5, max_depth=5, random_state=1).fit(Xr, yr)
+    expected = np.mean([e.predict(Xr) for e in regressor.estimators_], axis=0)
+    np.testing.assert_allclose(regressor.predict(Xr), expected, rtol=1e-12)
+
+
+def test_feature_importances_average_the_trees(classification):
+    X, y = classification
+    forest = RandomForestClassifier(6, max_depth=4, random_state=2).fit(X, y)
+    per_tree = np.mean([e.feature_importances_ for e in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.feature_importances_, per_tree / per_tree.sum())
+    assert forest.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_forest_beats_a_tree_on_iris_like_scikit_learn():
+    from sklearn.ensemble import RandomForestClassifier as SklearnForest
+    from sklearn.model_selection import cross_val_score
+
+    X, y = load_iris(return_X_y=True)
+    ours = cross_val_score(RandomForestClassifier(50, random_state=0), X, y, cv=5).mean()
+    theirs = cross_val_score(SklearnForest(50, random_state=0), X, y, cv=5).mean()
+    assert ours >= theirs - 0.02
+
+
+def test_categorical_columns_and_dataframes():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue", "grey"], 400)
+    size = rng.normal(size=400)
+    y = ((colour == "red") | (size > 1)).astype(int)
+    frame = pd.DataFrame({"colour": colour, "size": size})
+    forest = RandomForestClassifier(10, max_features=None, random_state=0).fit(frame, y)
+    assert forest.estimators_[0].is_categorical_.tolist() == [True, False]
+    assert forest.score(frame, y) > 0.95
+    assert list(forest.feature_names_in_) == ["colour", "size"]
+
+
+def test_fewest_rows_and_settings_that_grow_trees_one_at_a_time(classification):
+    X, y = classification
+    forest = RandomForestClassifier(4, max_leaf_nodes=6, random_state=0).fit(X, y)
+    assert forest.n_batches_ == 4
+    assert all(t.n_leaves <= 6 for t in _trees(forest))
+    forest = RandomForestClassifier(3, min_weight_fraction_leaf=0.1, random_state=0).fit(X, y)
+    for tree in _trees(forest):
+        leaves = tree.children_left < 0
+        assert (tree.weighted_n_node_samples[leaves] >= 0.1 * tree.weighted_n_node_samples[0]).all()
+    tiny = RandomForestClassifier(3, random_state=0).fit([[0.0], [1.0]], [0, 1])
+    assert tiny.predict([[0.0], [1.0]]).shape == (2,)
+
+
+# -- parameters and scikit-learn's checks ---------------------------------------------------
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"n_estimators": 0}, "n_estimators must be an int >= 1"),
+        ({"oob_score": True, "bootstrap": False}, "only available if bootstrap=True"),
+        ({"max_samples": 10, "bootstrap": False}, "max_samples cannot be set"),
+        ({"max_samples": 1.5}, "max_samples must be None"),
+        ({"n_jobs": 0}, "n_jobs must be None or a non-zero int"),
+        ({"max_features": "half"}, "max_features"),
+    ],
+)
+def test_parameter_errors(params, message, classification):
+    X, y = classification
+    with pytest.raises(ValueError, match=message):
+        RandomForestClassifier(**params).fit(X, y)
+
+
+def test_warm_start_errors_and_warnings(classification):
+    X, y = classification
+    forest = RandomForestClassifier(4, warm_start=True, max_depth=3, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="without increasing n_estimators"):
+        forest.fit(X, y)
+    assert len(forest.estimators_) == 4
+    forest.set_params(n_estimators=2)
+    with pytest.raises(ValueError, match="must be larger or equal to len"):
+        forest.fit(X, y)
+
+
+def test_n_jobs_limits_threads_and_restores_them(classification):
+    import numba
+
+    X, y = classification
+    before = numba.get_num_threads()
+    one = RandomForestClassifier(4, n_jobs=1, max_depth=4, random_state=0).fit(X, y)
+    assert numba.get_num_threads() == before
+    every = RandomForestClassifier(4, n_jobs=-1, max_depth=4, random_state=0).fit(X, y)
+    _assert_forests_equal(one, every)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [RandomForestClassifier(n_estimators=5), RandomForestRegressor(n_estimators=5)],
+    ids=type,
+)
+def test_check_estimator(estimator):
+    # As scikit-learn's own forests: a bootstrap sample draws rows uniformly, then weighs
+    # them, which is not the sample of data with rows repeated per their weight.
+    not_equivalent = {
+        "check_sample_weight_equivalence_on_dense_data": "bootstrap draws ignore weights"
+    }
+    results = check_estimator(estimator, on_fail=None, expected_failed_checks=not_equivalent)
+    failed = [
+        (r["check_name"], repr(r["exception"])[:300]) for r in results if r["status"] == "failed"
+    ]
+    assert not failed, failed
+    assert len(results) > 40
+    expected = [r for r in results if r["check_name"] in not_equivalent]
+    assert expected and all(r["status"] == "xfail" for r in expected)
