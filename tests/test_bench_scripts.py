@@ -603,3 +603,29 @@ def test_dask_benchmark_runs_and_grows_the_in_memory_tree(tmp_path):
     assert by_tool["gpu_tree"]["leaves"] == by_tool["gpu_tree_local"]["leaves"] > 1
     assert by_tool["gpu_tree"]["train_accuracy"] == by_tool["gpu_tree_local"]["train_accuracy"]
     assert report["args"]["reduction"] == "client"
+
+
+def test_forest_benchmark_prints_its_table_ratios_and_batches(tmp_path):
+    """bench/bench_forest.py at a tiny size: a table row per tool, the peer's time as a
+    ratio of gpu_tree's, held-out accuracy, and gpu_tree's n_batches_."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "forest.json"
+    stdout = _run(
+        "bench_forest.py",
+        *("--rows", "2000", "--trees", "5", "--depth", "4", "--repeats", "1"),
+        *("--tools", "gpu_tree,sklearn", "--accuracy", "--n-jobs", "1", "--json", str(out)),
+    )
+    (table,) = _markdown_tables(stdout)
+    header, _, *rows = table
+    assert [row[0] for row in rows] == [
+        "gpu_tree RandomForestClassifier",
+        "scikit-learn RandomForestClassifier",
+    ]
+    fit_ratio = header.index("fit: tool / gpu_tree")
+    assert rows[0][fit_ratio] == "1.00x"
+    assert re.fullmatch(r"\d+\.\d\dx", rows[1][fit_ratio])
+    assert all(50 < float(row[header.index("acc %")]) <= 100 for row in rows)
+    assert "gpu_tree n_batches_: 1 " in stdout
+    report = json.loads(out.read_text())
+    by_tool = {r["tool"]: r for r in report["synthetic"]["results"]}
+    assert by_tool["gpu_tree"]["n_batches"] == 1 and by_tool["sklearn"]["fit_ratio"] > 0

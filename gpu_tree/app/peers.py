@@ -12,12 +12,18 @@ HistGradientBoosting) are told which columns those are; the others
 (``categorical_input == "one-hot"``) must be given those columns one-hot encoded.
 LightGBM takes its categorical columns as an argument of ``fit``: fit every peer with
 ``peer.fit(model, X, y, work)``, which passes them.
+
+:data:`FOREST_PEERS` are the random forests bench/bench_forest.py sets against
+``gpu_tree.RandomForestClassifier``: scikit-learn's, LightGBM's and XGBoost's random
+forest modes (one round of ``n_estimators`` trees, rows subsampled, features drawn per
+node) and cuML's on a GPU, each asked for the same :class:`ForestWork`.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -373,6 +379,176 @@ DASK_PEERS: dict[str, DaskPeer] = {
             base="lightgbm",
             module="lightgbm.dask",
             estimator=_dask_lightgbm,
+        ),
+    )
+}
+
+
+# -- the forest peers (bench/bench_forest.py) --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForestWork:
+    """The forest every forest peer is asked to grow: ``n_estimators`` trees, each as
+    ``tree`` says (depth, bins, threads, seed, device), with ``max_features`` drawn per
+    node as scikit-learn reads it ("sqrt", "log2", an int, a fraction, None: all) out of
+    ``n_features``, each on a bootstrap sample or its stand-in (a 63.2 % subsample, the
+    share of distinct rows in a bootstrap sample, for the boosters' random forests)."""
+
+    tree: PeerWork
+    n_estimators: int
+    n_features: int
+    max_features: str | int | float | None = "sqrt"
+
+    def features_per_node(self) -> int:
+        """How many features a node's search draws, by scikit-learn's rule."""
+        n, chosen = self.n_features, self.max_features
+        if chosen is None:
+            return n
+        if chosen == "sqrt":
+            return max(1, int(math.sqrt(n)))
+        if chosen == "log2":
+            return max(1, int(math.log2(n)))
+        if isinstance(chosen, int):
+            return min(max(1, chosen), n)
+        return max(1, int(chosen * n))
+
+    def feature_fraction(self, rounding: str = "round") -> float:
+        """:meth:`features_per_node` as a fraction of the features, for a library that
+        draws ``round(fraction x features)`` per node (LightGBM) or, ``rounding="down"``,
+        ``int(fraction x features)`` in float32 (XGBoost): the same count either way."""
+        count = self.features_per_node()
+        if count == self.n_features:
+            return 1.0
+        return (count if rounding == "round" else count + 0.5) / self.n_features
+
+
+# The share of distinct rows in a bootstrap sample (1 - 1/e): the boosters' random forests
+# subsample rows without replacement instead.
+BOOTSTRAP_SHARE = 0.632
+
+
+@dataclass(frozen=True)
+class ForestPeer:
+    name: str  # short key: --tools names, JSON keys
+    label: str  # what tables print
+    module: str  # what must import for the peer to run
+    device: str | Callable[[PeerWork], str]  # as Peer's, of the work's ``tree``
+    settings: Callable[[ForestWork], dict]
+    estimator: Callable[[], type]  # the class, imported only when asked for
+
+    def device_for(self, work: ForestWork) -> str:
+        return self.device(work.tree) if callable(self.device) else self.device
+
+    def make(self, work: ForestWork):
+        """An unfitted forest for ``work``; ImportError where the module is missing."""
+        return self.estimator()(**self.settings(work))
+
+    def available(self) -> bool:
+        return importable(self.module)
+
+
+def _sklearn_forest():
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier
+
+
+def _xgboost_forest():
+    import xgboost
+
+    return xgboost.XGBRFClassifier
+
+
+def _cuml_max_features(work: ForestWork):
+    return 1.0 if work.max_features is None else work.max_features
+
+
+FOREST_PEERS: dict[str, ForestPeer] = {
+    peer.name: peer
+    for peer in (
+        ForestPeer(
+            name="sklearn",
+            label="scikit-learn RandomForestClassifier",
+            module="sklearn",
+            device="cpu",
+            settings=lambda w: dict(
+                n_estimators=w.n_estimators,
+                criterion="gini",
+                max_depth=w.tree.depth,
+                max_features=w.max_features,
+                bootstrap=True,
+                random_state=w.tree.seed,
+                **_threads(w.tree, "n_jobs"),  # its default, None, is one core
+            ),
+            estimator=_sklearn_forest,
+        ),
+        ForestPeer(
+            name="lightgbm",
+            label="LightGBM random forest (boosting_type='rf', 1 round)",
+            module="lightgbm",
+            device="cpu",
+            settings=lambda w: dict(
+                boosting_type="rf",
+                n_estimators=w.n_estimators,  # rf: every round's trees are averaged
+                learning_rate=1.0,
+                **_lightgbm_depth(w.tree),
+                max_bin=w.tree.bins,
+                # rf needs bagging: a 63.2 % subsample for every tree
+                subsample=BOOTSTRAP_SHARE,
+                subsample_freq=1,
+                # features drawn per node, as the other forests do (its per-tree
+                # feature_fraction, colsample_bytree, left at 1: one draw for a whole tree
+                # made a far weaker forest: 63.5 % against 71.9 % held-out accuracy on
+                # 20,000 Higgs-shaped rows, 20 trees of depth 10)
+                colsample_bytree=1.0,
+                feature_fraction_bynode=w.feature_fraction(),
+                min_child_samples=1,  # as the one-tree peer: no minimum leaf stops it short
+                min_child_weight=0.0,
+                min_split_gain=0.0,
+                reg_alpha=0.0,
+                reg_lambda=0.0,
+                random_state=w.tree.seed,
+                verbose=-1,
+                **_threads(w.tree, "n_jobs"),
+            ),
+            estimator=_lightgbm,
+        ),
+        ForestPeer(
+            name="xgboost",
+            label="XGBoost XGBRFClassifier (hist, 1 round)",
+            module="xgboost",
+            device=_xgboost_device,
+            settings=lambda w: dict(
+                n_estimators=w.n_estimators,  # num_parallel_tree trees in one round
+                tree_method="hist",
+                **_xgboost_depth(w.tree),
+                max_bin=w.tree.bins,
+                subsample=BOOTSTRAP_SHARE,
+                colsample_bynode=w.feature_fraction("down"),
+                min_child_weight=0.0,  # as the one-tree peer: no minimum hessian per child
+                reg_lambda=0.0,
+                device=_xgboost_device(w.tree),
+                random_state=w.tree.seed,
+                **_threads(w.tree, "n_jobs"),
+            ),
+            estimator=_xgboost_forest,
+        ),
+        ForestPeer(
+            name="cuml",
+            label="cuML RandomForestClassifier",
+            module="cuml",
+            device="cuda",
+            settings=lambda w: dict(
+                n_estimators=w.n_estimators,
+                bootstrap=True,
+                max_samples=1.0,
+                max_features=_cuml_max_features(w),
+                max_depth=_cuml_depth(w.tree),
+                n_bins=w.tree.bins,
+                random_state=w.tree.seed,
+            ),
+            estimator=_cuml_forest,
         ),
     )
 }
