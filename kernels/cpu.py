@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
+from . import _random_keys as _keys
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
@@ -170,6 +171,32 @@ def _feature_group_size(n_nodes, n_features, n_threads):
     return max(1, min(n_features, -(-n_features // groups_needed)))
 
 
+# The draws' generator (_random_keys.py), compiled; the grower's numpy code takes arrays.
+_, root_key, child_key, draw_score = _keys.make_random_keys(njit(inline="always"))
+
+
+@njit(cache=True)
+def root_keys(seed, trees, out):
+    """``out[k]``: the root key of tree ``trees[k]``."""
+    for k in range(trees.shape[0]):
+        out[k] = root_key(seed, trees[k])
+
+
+@njit(cache=True)
+def child_keys(parent_keys, branches, out):
+    """``out[k]``: the key of child ``branches[k]`` of the node keyed ``parent_keys[k]``."""
+    for k in range(parent_keys.shape[0]):
+        out[k] = child_key(parent_keys[k], branches[k])
+
+
+@njit(cache=True)
+def draw_scores(keys, n_features, salt, out):
+    """``out[k, f]``: node ``keys[k]``'s draw for feature f in the stream ``salt``."""
+    for k in range(keys.shape[0]):
+        for f in range(n_features):
+            out[k, f] = draw_score(keys[k], f, salt)
+
+
 @njit(parallel=True, cache=True)
 def filled_bins(hist, slots, missing, filled):
     """``filled[k, f]``: the bins of feature f holding rows in histogram slot ``slots[k]``
@@ -219,7 +246,9 @@ def histograms_classification(
     """Class-weight histograms for a batch of nodes; ``count_channel`` < 0 means none.
 
     One task per (node, group of features): each task owns its histogram blocks, so no
-    two threads write the same memory. ``unit_weight``: every weight is 1 (not read).
+    two threads write the same memory; it zeroes them first (``hist`` may hold anything:
+    zeroed by the threads that fill it, the memory is touched once, in parallel).
+    ``unit_weight``: every weight is 1 (not read).
     """
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[0]
@@ -228,6 +257,7 @@ def histograms_classification(
     for task in prange(n_nodes * n_groups):
         node, first, last = _group_task(task, n_features, group)
         node_hist = hist[node]
+        node_hist[first:last] = 0
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
             c = y_class[i]
@@ -241,7 +271,8 @@ def histograms_classification(
 
 @njit(parallel=True, cache=True)
 def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, n_threads, hist):
-    """Histograms of dense per-row statistics (regression: w, w*(y - centre)[, 1])."""
+    """Histograms of dense per-row statistics (regression: w, w*(y - centre)[, 1]); tasks
+    and zeroing as :func:`histograms_classification`'s."""
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[0]
     n_channels = row_stats.shape[1]
@@ -250,12 +281,28 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
     for task in prange(n_nodes * n_groups):
         node, first, last = _group_task(task, n_features, group)
         node_hist = hist[node]
+        node_hist[first:last] = 0
         for j in range(node_start[node], node_end[node]):
             i = sample_indices[j]
             for f in range(first, last):
                 b = X_binned[f, i]
                 for c in range(n_channels):
                     node_hist[f, b, c] += row_stats[i, c]
+
+
+@njit(parallel=True, cache=True)
+def subtract_histograms(hist, parent_slots, child_hist, out):
+    """``out[k] = hist[parent_slots[k]] - child_hist[k]``: the larger siblings' histograms
+    from their parents' and the smaller siblings' (the subtraction trick), in one
+    parallel pass (a copy then a subtraction read the memory twice, the copy serially)."""
+    for k in prange(parent_slots.shape[0]):
+        parent = hist[parent_slots[k]]
+        child = child_hist[k]
+        target = out[k]
+        for f in range(parent.shape[0]):
+            for b in range(parent.shape[1]):
+                for c in range(parent.shape[2]):
+                    target[f, b, c] = parent[f, b, c] - child[f, b, c]
 
 
 @njit(parallel=True, cache=True)

@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
+from . import _random_keys as _keys
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import compilation, cpu_categorical
@@ -85,6 +86,7 @@ _node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
+_, _, _child_key, _draw_score = _keys.make_random_keys(njit(inline="always"))
 
 # The impurity a classification node's purity test reads (model.tree.NODE_IMPURITY's
 # kinds, numbered as the split scan numbers its criteria).
@@ -108,12 +110,13 @@ IMPURITY_CODES = {
     PURE_IMPURITY,
     RTOL,
     EPSILON,
-) = range(10)
-N_SETTINGS = 10
+    MAX_FEATURES,
+) = range(11)
+N_SETTINGS = 11
 
 # The finisher calls cpu_categorical's score_nodes: an edit there must recompile it too.
 SOURCE_HASH = hashlib.sha256(
-    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations, cpu_categorical))
+    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations, cpu_categorical, _keys))
 ).hexdigest()
 
 # Candidates of a categorical feature offered in one pass (see the module docstring): more
@@ -215,6 +218,7 @@ def _compile_finish_one(source_hash):
         unit_weight,
         root_depth,
         root_impurity,
+        root_key,
         n_bins,
         missing_code,
         use_missing,
@@ -254,7 +258,12 @@ def _compile_finish_one(source_hash):
         ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
         search's, as ``splitting._select_compiled`` passes them). A subset split's node
         gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
-        sends left as the tree stores it (``Grower._category_words``)."""
+        sends left as the tree stores it (``Grower._category_words``).
+
+        ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
+        features, drawn from its key (the root's ``root_key``, a child's from its
+        parent's and the branch) as ``gpu_tree.growing.random_draws.draw_features``
+        draws them."""
         source_hash  # noqa: B018 - in the cache key only
         n = rows.shape[0]
         n_features = X_binned.shape[0]
@@ -313,7 +322,6 @@ def _compile_finish_one(source_hash):
         winner_values = winner.view(np.float64)
         # score_nodes' other inputs and outputs, for a batch of one node.
         n_nonempty = np.empty((1, n_features), dtype=np.int64)
-        no_mask = np.ones((1, n_features), dtype=np.bool_)
         left_positions = np.empty((1, width), dtype=np.uint8)
         default_branch = np.empty(1, dtype=np.int64)
         code_goes_left = np.zeros(n_bins, dtype=np.uint8)
@@ -322,6 +330,11 @@ def _compile_finish_one(source_hash):
         present_words = np.empty(n_words, dtype=np.int64)
         # score_nodes's scratch, allocated once for all the subtree's nodes.
         search = search_scratch(n_features, width, n_channels, n_classes, max_subset)
+        # Features drawn per node (0: every feature is searched), and the draw's state.
+        n_drawn = int(settings[MAX_FEATURES])
+        drawing = 0 < n_drawn < n_features
+        drawn = np.ones((1, n_features), dtype=np.bool_)
+        draw = np.empty(n_features, dtype=np.uint64)
 
         max_depth = settings[MAX_DEPTH]
         min_samples_split = settings[MIN_SAMPLES_SPLIT]
@@ -338,6 +351,7 @@ def _compile_finish_one(source_hash):
         stack_node = np.empty(n + 1, dtype=np.int64)
         stack_start = np.empty(n + 1, dtype=np.int64)
         stack_end = np.empty(n + 1, dtype=np.int64)
+        stack_key = np.empty(n + 1, dtype=np.uint64)
         out_parent[0] = -1
         out_depth[0] = root_depth
         for c in range(n_channels):  # the root's statistics: its rows' sums
@@ -350,10 +364,12 @@ def _compile_finish_one(source_hash):
         stack_node[0] = 0
         stack_start[0] = 0
         stack_end[0] = n
+        stack_key[0] = root_key
         top = 1
         while top > 0:
             top -= 1
             k, start, end = stack_node[top], stack_start[top], stack_end[top]
+            key = stack_key[top]
             out_feature[k] = -1
             out_left[k] = -1
             out_searched[k] = 0
@@ -423,6 +439,27 @@ def _compile_finish_one(source_hash):
                     for c in range(n_channels):
                         hist[0, f, b, c] = 0
                 n_nonempty[0, f] = position + 1
+            if drawing:
+                # The n_drawn non-constant features of lowest draw (ties: the lower).
+                largest = np.uint64(0xFFFFFFFFFFFFFFFF)
+                for f in range(n_features):
+                    filled = n_nonempty[0, f]
+                    if use_missing:
+                        for c in range(n_channels):
+                            if missing[0, f, c] != 0:
+                                filled += 1
+                                break
+                    drawn[0, f] = False
+                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT) if filled > 1 else largest
+                for _ in range(n_drawn):
+                    at = -1
+                    for f in range(n_features):
+                        if not drawn[0, f] and draw[f] != largest:
+                            if at < 0 or draw[f] < draw[at]:
+                                at = f
+                    if at < 0:
+                        break
+                    drawn[0, at] = True
             if has_categorical:
                 # The level-wise path's search, on this node alone; every pass holds all
                 # of a feature's candidates (the module docstring says why).
@@ -431,8 +468,8 @@ def _compile_finish_one(source_hash):
                     n_nonempty,
                     missing,
                     use_missing,
-                    no_mask,
-                    False,
+                    drawn,
+                    drawing,
                     is_categorical,
                     False,
                     scale,
@@ -457,6 +494,9 @@ def _compile_finish_one(source_hash):
             else:
                 _node_totals(hist, 0, missing, use_missing, node_width, scale, n_classes, node)
                 for f in range(n_features):
+                    if not drawn[0, f]:  # not drawn: no candidate
+                        results[f, 0] = -math.inf
+                        continue
                     _score_feature(
                         hist,
                         0,
@@ -575,9 +615,11 @@ def _compile_finish_one(source_hash):
             stack_node[top] = n_nodes + 1
             stack_start[top] = start + n_left
             stack_end[top] = end
+            stack_key[top] = _child_key(key, 1)
             stack_node[top + 1] = n_nodes
             stack_start[top + 1] = start
             stack_end[top + 1] = start + n_left
+            stack_key[top + 1] = _child_key(key, 0)
             top += 2
             n_nodes += 2
         return n_nodes
@@ -603,6 +645,7 @@ def _compile_finish_subtrees(source_hash):
         unit_weight,
         root_depth,
         root_impurity,
+        root_keys,
         n_bins,
         missing_code,
         use_missing,
@@ -650,6 +693,7 @@ def _compile_finish_subtrees(source_hash):
                 unit_weight,
                 root_depth[r],
                 root_impurity[r],
+                root_keys[r],
                 n_bins,
                 missing_code,
                 use_missing,

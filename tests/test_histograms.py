@@ -136,18 +136,35 @@ def test_histograms_dense_matches_naive(with_count, n_bins, n_nodes):
     np.testing.assert_array_equal(hist, expected)
 
 
-def test_histograms_accumulate_into_the_given_array():
-    # The kernels add to ``hist``: callers pass zeros. Calling twice doubles the counts.
+def test_histograms_overwrite_the_given_array():
+    """The kernels zero the nodes' histograms themselves (in parallel, each task its own
+    block): whatever ``hist`` held, a call writes the histograms; a second the same."""
     rng = np.random.default_rng(2)
     X_binned = random_binned(rng, 2, 50, 6)
     y_class = rng.integers(0, 2, size=50).astype(np.int64)
     sample_indices, start, end = random_node_ranges(rng, 50, 2)
-    hist = np.zeros((2, 2, 6, 2))
+    hist = np.full((2, 2, 6, 2), 7.0)
     args = (X_binned, sample_indices, start, end, y_class, np.ones(50), True, -1, 2, hist)
     cpu_kernels.histograms_classification(*args)
     once = hist.copy()
+    assert once.sum() == 2 * (end - start).sum()  # each row counted once per feature
     cpu_kernels.histograms_classification(*args)
-    np.testing.assert_array_equal(hist, 2 * once)
+    np.testing.assert_array_equal(hist, once)
+    row_stats = rng.integers(-5, 5, size=(50, 3))
+    dense = np.full((2, 2, 6, 3), -1)
+    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, row_stats, 2, dense)
+    expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, 6)
+    np.testing.assert_array_equal(dense, expected)
+
+
+def test_subtract_histograms_is_parent_minus_child():
+    rng = np.random.default_rng(3)
+    hist = rng.integers(0, 100, size=(4, 3, 5, 2))
+    child = rng.integers(0, 100, size=(3, 3, 5, 2))
+    parents = np.array([2, 0, 2])
+    out = np.full((3, 3, 5, 2), 99)
+    cpu_kernels.subtract_histograms(hist, parents, child, out)
+    np.testing.assert_array_equal(out, hist[parents] - child)
 
 
 # ---------------------------------------------------------------------------------------

@@ -131,16 +131,34 @@ def test_cal_housing_regression(monkeypatch):
     "make",
     [
         lambda: DecisionTreeClassifier(max_leaf_nodes=40),
-        lambda: DecisionTreeClassifier(max_features=3, random_state=0),
         lambda: DecisionTreeClassifier(splitter="exact"),
     ],
-    ids=["best-first", "drawn-features", "exact"],
+    ids=["best-first", "exact"],
 )
 def test_not_used_where_it_would_grow_another_tree(monkeypatch, make):
-    """Best-first growth, features drawn per node and exact search stay level-wise."""
+    """Best-first growth and exact search stay level-wise."""
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
     X, y, _ = _data(600, 6)
     assert "subtrees" not in _phases(make().fit(X, y))
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DecisionTreeClassifier(max_features=3, random_state=0),
+        lambda: DecisionTreeClassifier(max_features=2, criterion="entropy", random_state=4),
+        lambda: DecisionTreeRegressor(max_features=0.5, random_state=1),
+    ],
+    ids=["gini", "entropy", "regression"],
+)
+def test_features_drawn_per_node_are_drawn_there_as_level_wise(monkeypatch, make, missing):
+    """The finisher draws each node's features from the node's key (its path), as the
+    level-wise path does: the same tree."""
+    X, y, _ = _data(1500, 9, missing=missing, duplicates=True)
+    if isinstance(make(), DecisionTreeRegressor):
+        y = np.nan_to_num(X[:, 0]) * 2.0 + np.nan_to_num(X[:, 1])
+    _assert_same(*_fit_both(monkeypatch, make, X, y))
 
 
 def test_not_used_with_multiway_categorical_splits(monkeypatch):
@@ -189,6 +207,18 @@ def test_categorical_every_criterion(monkeypatch, criterion, missing):
 
     def make():
         return DecisionTreeClassifier(criterion=criterion, categorical_features=CATEGORICAL)
+
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
+def test_categorical_with_features_drawn_per_node(monkeypatch):
+    """Drawn features on the categorical search: the finisher masks the same features."""
+    X, y, _ = _categorical_data(1500, 12, missing=0.1)
+
+    def make():
+        return DecisionTreeClassifier(
+            categorical_features=CATEGORICAL, max_features=2, random_state=3
+        )
 
     _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
 

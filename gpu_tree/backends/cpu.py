@@ -182,8 +182,7 @@ class CPUHistogramBackend(_CPUBackend):
     def histograms(self, nodes, out=None) -> DenseHistograms:
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
-        hist = self.empty_histograms(nodes.size) if out is None else out
-        hist.fill(0)
+        hist = self.empty_histograms(nodes.size) if out is None else out  # kernels zero it
         self._count_built(nodes)
         partition = self.row_partition
         start = partition.start[nodes]
@@ -221,8 +220,9 @@ class CPUHistogramBackend(_CPUBackend):
 
     @staticmethod
     def subtract(hist, parent_slots, child_hist, out):
-        np.take(hist, parent_slots, axis=0, out=out)
-        out -= child_hist
+        cpu_kernels.subtract_histograms(
+            hist, np.asarray(parent_slots, dtype=np.int64), child_hist, out
+        )
 
     def compact_histograms(self, nodes) -> CompactHistograms:
         """Compact histograms over the bin codes present in each node (bin order)."""
@@ -264,12 +264,14 @@ class CPUHistogramBackend(_CPUBackend):
         criterion,
         settings,
         categories: SubtreeCategories | None = None,
+        keys=None,
     ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
         call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs,
         ``criterion`` the split criterion's name and ``settings`` the stopping rules
         (float64, the kernel's order); ``categories``: the categorical features and their
-        subset search (None: every feature is numeric). Returns
+        subset search (None: every feature is numeric); ``keys``: the nodes' keys of the
+        per-node feature draws (uint64; None: zeros, for fits that draw none). Returns
         :class:`FinishedSubtrees`."""
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
@@ -318,6 +320,7 @@ class CPUHistogramBackend(_CPUBackend):
             not layout.has_count_channel,  # unweighted: every weight is 1
             np.asarray(depth, dtype=np.int64),
             np.asarray(impurity, dtype=np.float64),
+            np.zeros(nodes.size, np.uint64) if keys is None else np.asarray(keys, np.uint64),
             self.n_bins,
             self.missing_code,
             self.missing_bin >= 0,

@@ -342,9 +342,10 @@ class RowData:
         return np.repeat(np.arange(self.n_roots, dtype=np.int32), self.root_sizes)
 
     def root_stats(self) -> np.ndarray:
-        """The statistics of each root's rows, shape (n_roots, n_channels)."""
+        """The statistics of the roots' rows: shape (n_channels,) for one root (every row:
+        :meth:`total_stats`), (n_roots, n_channels) for several (``root_sizes``)."""
         if self.root_sizes is None:
-            return self.total_stats()[None, :]
+            return self.total_stats()
         layout = self.layout
         sizes = np.asarray(self.root_sizes, dtype=np.int64)
         if not layout.is_classification:

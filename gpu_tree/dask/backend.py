@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from gpu_tree.backends.cpu import score_splits_on_cpu
+from gpu_tree.backends.cpu import CPUHistogramBackend, score_splits_on_cpu
 from gpu_tree.backends.rows import (
     BackendCapabilities,
     CompactHistograms,
@@ -218,10 +218,7 @@ class DistributedBackend:
         shape = (n_nodes, self.bin_lower.shape[0], self.n_bins, self.layout.n_channels)
         return np.empty(shape, dtype=self.layout.dtype)
 
-    @staticmethod
-    def subtract(hist, parent_slots, child_hist, out):
-        np.take(hist, parent_slots, axis=0, out=out)
-        out -= child_hist
+    subtract = staticmethod(CPUHistogramBackend.subtract)  # host histograms, as the CPU's
 
     def compact_histograms(self, nodes) -> CompactHistograms:
         """The shards' compact histograms merged: per node and feature, the bin codes

@@ -91,11 +91,13 @@ class HistogramBackend(Protocol):
     small_node_size: int | None
 
     def root_stats(self) -> np.ndarray:
-        """The statistics of all rows.
+        """The statistics of all rows; of each root's rows where the rows form several
+        roots (the trees of a forest grown together: ``RowData.root_sizes``; node r <
+        n_roots is root r).
 
         Returns
         -------
-        ndarray of shape (n_channels,)
+        ndarray of shape (n_channels,), or (n_roots, n_channels) for several roots
         """
 
     def node_sizes(self, nodes) -> np.ndarray:

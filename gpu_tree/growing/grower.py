@@ -718,12 +718,11 @@ class Grower:
     def _subtree_finisher(self):
         """The backend's ``finish_subtrees`` where it grows this fit's tree as the
         level-wise path would, else None: not for best-first growth (its order is
-        global), features drawn per node (the draws follow the level-wise order) or
-        multiway categorical splits (the finisher makes binary splits only)."""
+        global) or multiway categorical splits (the finisher makes binary splits only).
+        Features drawn per node are drawn there as here (keyed by the node's path)."""
         p = self.params
         finisher = getattr(self.backend, "finish_subtrees", None)
-        drawn = self._draws_features()
-        if finisher is None or p.max_leaf_nodes is not None or drawn or self.multiway:
+        if finisher is None or p.max_leaf_nodes is not None or self.multiway:
             return None
         return finisher
 
@@ -790,6 +789,7 @@ class Grower:
         settings[cpu_subtrees.PURE_IMPURITY] = self._pure_impurity
         settings[cpu_subtrees.RTOL] = SCORE_RTOL
         settings[cpu_subtrees.EPSILON] = EPSILON
+        settings[cpu_subtrees.MAX_FEATURES] = p.max_features if self._draws_features() else 0
         with self._phase("subtrees", nodes):
             out = self._finisher(
                 nodes,
@@ -798,6 +798,7 @@ class Grower:
                 p.criterion,
                 settings,
                 self._subtree_categories(),
+                keys=self._node_key[nodes],
             )
             is_root = out.parent < 0
             ids = np.empty(is_root.size, dtype=np.int64)
