@@ -1,5 +1,20 @@
 """Ensembles of gpu_tree's trees: random forests whose trees grow together."""
 
 from gpu_tree.ensemble.forest import RandomForestClassifier, RandomForestRegressor
+from gpu_tree.estimators import load_model
+from gpu_tree.model.file_format import register_estimator
 
-__all__ = ["RandomForestClassifier", "RandomForestRegressor"]
+
+def _tree_estimator(forest, index):
+    """The unfitted tree estimator that holds tree ``index`` of ``forest``: the forest's
+    tree parameters and the tree's own random_state, as the forest's fit makes it."""
+    return forest._make_template().set_params(random_state=index)
+
+
+# Model files name these classes; the loader builds them, and their trees, from its
+# registry. Importing this package registers them (and, through gpu_tree.estimators, the
+# trees' classes): its ``load_model`` loads any model file, a forest's included.
+register_estimator(RandomForestClassifier, tree_estimator=_tree_estimator)
+register_estimator(RandomForestRegressor, tree_estimator=_tree_estimator)
+
+__all__ = ["RandomForestClassifier", "RandomForestRegressor", "load_model"]

@@ -25,6 +25,26 @@ it) was added to version 1 without a new version number: prediction does not rea
 (only the exports do, to mark where missing values go), so a reader that does not know
 it loses nothing by skipping it. A file without it, or with null, loads as a model that
 does not know: its exports mark missing values on every split.
+
+A forest (an estimator registered with ``tree_estimator``: RandomForestClassifier,
+RandomForestRegressor) is one file of the same format and version: the fields above
+that describe the input and what was learned from it (``n_features_in`` to
+``missing_in_training``, shared by every tree) once, then ``forest`` and the trees'
+arrays in a list, each as a single tree's ``tree``::
+
+     ..., "missing_in_training": [...] | null,
+     "forest": {"seed": 123, "n_batches": 1, "max_features": 2,
+                "oob": null | {"score": 0.93, "n_samples": 150, "values": [...]}},
+     "trees": [{"node_count": 7, ...}, {"node_count": 9, ...}, ...]}
+
+``seed`` is the forest's seed of its bootstrap draws (``warm_start`` and the out-of-bag
+rows of a later fit need it); ``max_features`` the trees' resolved ``max_features_``;
+``oob`` the out-of-bag score and, row by row, ``oob_decision_function_`` (a classifier,
+``n_samples`` x n_classes values) or ``oob_prediction_`` (a regressor). A gpu_tree that
+knows no forest refuses such a file as an unknown estimator. The loader checks every
+tree as it checks a single tree, and that the trees agree with each other and with the
+forest: ``params.n_estimators`` trees, each of ``n_features_in`` features and of the
+classes' number of outputs.
 """
 
 from __future__ import annotations
@@ -53,16 +73,27 @@ FORMAT_VERSION = 1
 # The estimator classes a model file may name, by class name. The estimators register
 # themselves (gpu_tree.estimators), so that this lower layer never imports them.
 _REGISTRY: dict[str, type] = {}
+# Ensembles' names -> tree_estimator(ensemble, index): the unfitted tree estimator that holds
+# the ensemble's tree ``index`` (its parameters), as the ensemble's fit makes it.
+_TREE_ESTIMATORS: dict[str, object] = {}
 _NON_FINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def register_estimator(estimator_class: type) -> type:
-    """Let model files name ``estimator_class`` (by its class name) and load into it."""
+def register_estimator(estimator_class: type, *, tree_estimator=None) -> type:
+    """Let model files name ``estimator_class`` (by its class name) and load into it.
+
+    An ensemble of trees (a forest: fitted, its trees are the tree estimators in
+    ``estimators_``) is registered with ``tree_estimator(ensemble, index)``, which returns
+    the unfitted tree estimator that holds tree ``index`` (its parameters, as the
+    ensemble's fit makes them); the loader gives it the shared fitted state and its tree.
+    """
     name = estimator_class.__name__
     if _REGISTRY.get(name, estimator_class) is not estimator_class:
         raise ValueError(f"another estimator class is already registered as {name!r}")
     _REGISTRY[name] = estimator_class
+    if tree_estimator is not None:
+        _TREE_ESTIMATORS[name] = tree_estimator
     return estimator_class
 
 
@@ -117,11 +148,8 @@ def _params(estimator) -> dict:
     return params
 
 
-def model_document(estimator) -> dict:
-    """The JSON document of a fitted estimator."""
-    from gpu_tree._version import __version__
-
-    tree = estimator.tree_
+def _tree_document(tree) -> dict:
+    """One tree's arrays (a single tree's ``tree``, an entry of a forest's ``trees``)."""
     tree_doc = {
         "node_count": tree.node_count,
         "n_features": tree.n_features,
@@ -134,18 +162,37 @@ def model_document(estimator) -> dict:
     tree_doc["value"] = _floats(tree.value)
     tree_doc["category_bitsets"] = tree.category_bitsets.astype(int).tolist()
     tree_doc["branch_children"] = tree.branch_children.astype(int).tolist()
+    return tree_doc
 
+
+def _header(estimator) -> dict:
+    from gpu_tree._version import __version__
+
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "estimator": type(estimator).__name__,
+        "params": _params(estimator),
+        "device": getattr(estimator, "device_", "cpu"),
+    }
+
+
+def _fitted_state(estimator, learned, n_features) -> dict:
+    """What the model knows of its input: ``estimator``'s feature names and classes, and
+    ``learned``'s categories, bins and missing values (a forest's first tree's, which
+    every tree shares; a single tree's own)."""
     classes = getattr(estimator, "classes_", None)
-    is_categorical = getattr(estimator, "is_categorical_", np.zeros(tree.n_features, bool))
+    is_categorical = getattr(learned, "is_categorical_", np.zeros(n_features, bool))
     categories = []
-    for values in getattr(estimator, "categories_", [None] * tree.n_features):
+    for values in getattr(learned, "categories_", [None] * n_features):
         if values is None:
             categories.append(None)
         elif np.asarray(values).dtype.kind == "f":
             categories.append({"kind": "number", "values": _floats(values)})
         else:
             categories.append({"kind": "object", "values": _json_value(list(values), "a category")})
-    mapper = getattr(estimator, "_bin_mapper", None)
+    mapper = getattr(learned, "_bin_mapper", None)
     binning = None
     if mapper is not None:
         binning = {
@@ -154,14 +201,8 @@ def model_document(estimator) -> dict:
             "edges": [_floats(e) for e in mapper.edges_],
         }
     names = getattr(estimator, "feature_names_in_", None)
-    missing = getattr(estimator, "missing_in_training_", None)
+    missing = getattr(learned, "missing_in_training_", None)
     return {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "library_version": __version__,
-        "estimator": type(estimator).__name__,
-        "params": _params(estimator),
-        "device": getattr(estimator, "device_", "cpu"),
         "n_features_in": int(estimator.n_features_in_),
         "feature_names_in": None if names is None else [str(n) for n in names],
         "classes": None
@@ -176,7 +217,53 @@ def model_document(estimator) -> dict:
         },
         "binning": binning,
         "missing_in_training": None if missing is None else [bool(v) for v in missing],
-        "tree": tree_doc,
+    }
+
+
+def model_document(estimator) -> dict:
+    """The JSON document of a fitted estimator (a tree, or a forest of trees)."""
+    if hasattr(estimator, "estimators_"):
+        return _forest_document(estimator)
+    tree = estimator.tree_
+    return {
+        **_header(estimator),
+        **_fitted_state(estimator, estimator, tree.n_features),
+        "tree": _tree_document(tree),
+    }
+
+
+def _forest_document(forest) -> dict:
+    trees = forest.estimators_
+    n_estimators = forest.get_params()["n_estimators"]
+    if n_estimators != len(trees):
+        raise ValueError(
+            f"cannot save {type(forest).__name__}: n_estimators is {n_estimators!r} but the "
+            f"forest has {len(trees)} trees; fit it again (or set n_estimators back) first"
+        )
+    first = trees[0]
+    oob = None
+    score = getattr(forest, "oob_score_", None)
+    values = getattr(
+        forest, "oob_decision_function_" if hasattr(forest, "classes_") else "oob_prediction_", None
+    )
+    if score is not None and values is not None:
+        values = np.asarray(values, dtype=np.float64)
+        oob = {
+            "score": _floats([score])[0],
+            "n_samples": values.shape[0],
+            "values": _floats(values),
+        }
+    n_batches = getattr(forest, "n_batches_", None)
+    return {
+        **_header(forest),
+        **_fitted_state(forest, first, int(forest.n_features_in_)),
+        "forest": {
+            "seed": int(forest._seed),
+            "n_batches": None if n_batches is None else int(n_batches),
+            "max_features": int(getattr(first, "max_features_", forest.n_features_in_)),
+            "oob": oob,
+        },
+        "trees": [_tree_document(tree.tree_) for tree in trees],
     }
 
 
@@ -292,26 +379,44 @@ def model_from_document(document, source="model"):
     kind = read.field(document, "estimator", str)
     if kind not in _REGISTRY:
         read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
-    regression = kind == "DecisionTreeRegressor"
+    regression = not getattr(_REGISTRY[kind], "_is_classification", True)
+    if kind in _TREE_ESTIMATORS:
+        return _forest_from_document(read, document, kind, regression)
     tree = _read_tree(read, read.field(document, "tree", dict), regression)
     n_features = read.field(document, "n_features_in", int)
     if n_features != tree.n_features:
         read.fail(f"n_features_in is {n_features} but the tree has {tree.n_features} features")
 
-    params = dict(read.field(document, "params", dict))
-    class_weight = params.get("class_weight")
-    if isinstance(class_weight, dict):
-        params["class_weight"] = {k: v for k, v in class_weight.get("pairs", [])}
-    estimator_class = _REGISTRY[kind]
-    try:
-        estimator = estimator_class(**params)
-    except TypeError as exc:
-        read.fail(f"the saved parameters do not fit {kind}: {exc}")
+    estimator = _construct(read, document, kind)
     estimator.tree_ = tree
     estimator.n_features_in_ = n_features
     estimator.n_outputs_ = 1
     estimator.max_features_ = n_features
     estimator.device_ = read.field(document, "device", str)
+    fitted = _read_fitted_state(read, document, n_features, regression, [tree], lambda k: read)
+    for name, value in fitted.items():
+        setattr(estimator, name, value)
+    return estimator
+
+
+def _construct(read, document, kind):
+    """The registered estimator class ``kind``, made with the saved parameters."""
+    params = dict(read.field(document, "params", dict))
+    class_weight = params.get("class_weight")
+    if isinstance(class_weight, dict):
+        params["class_weight"] = {k: v for k, v in class_weight.get("pairs", [])}
+    try:
+        return _REGISTRY[kind](**params)
+    except TypeError as exc:
+        read.fail(f"the saved parameters do not fit {kind}: {exc}")
+
+
+def _read_fitted_state(read, document, n_features, regression, trees, tree_read) -> dict:
+    """The fitted attributes that describe the input and what was learned from it (feature
+    names, classes, categories, bins, missing values), shared by every tree of
+    ``trees``, each tree checked against them (``tree_read(k)``: the reader naming tree
+    k in its errors); name -> value, to set on the estimator (and a forest's trees)."""
+    fitted = {}
     names = document.get("feature_names_in")
     if names is not None:
         if (
@@ -320,21 +425,143 @@ def model_from_document(document, source="model"):
             or not all(isinstance(n, str) for n in names)
         ):
             read.fail(f"feature_names_in should be {n_features} strings")
-        estimator.feature_names_in_ = np.asarray(names, dtype=object)
-    _read_classes(read, document, estimator, kind, tree)
-    _check_values(read, tree, not regression)
-    _read_categories(read, document, estimator, n_features)
-    _read_binning(read, document, estimator, n_features)
-    _read_missing_in_training(read, document, estimator, n_features)
-    return estimator
+        fitted["feature_names_in_"] = np.asarray(names, dtype=object)
+    if regression:
+        for k, tree in enumerate(trees):
+            if tree.n_classes != 1:
+                tree_read(k).fail(
+                    f"a regressor's tree must have 1 output column, not {tree.n_classes}"
+                )
+    else:
+        labels = _read_labels(read, document)
+        for k, tree in enumerate(trees):
+            if labels.ndim != 1 or labels.size != tree.n_classes:
+                tree_read(k).fail(
+                    f"{labels.size} class labels, but the tree has {tree.n_classes} classes"
+                )
+        fitted["classes_"] = labels
+        fitted["n_classes_"] = labels.size
+    for k, tree in enumerate(trees):
+        _check_values(tree_read(k), tree, not regression)
+    maps = _read_categories(read, document, n_features, fitted.get("feature_names_in_"))
+    for k, tree in enumerate(trees):
+        _check_categorical_nodes(tree_read(k), tree, maps.mask)
+    fitted["_category_maps"] = maps
+    fitted["is_categorical_"] = maps.mask
+    fitted["categories_"] = [maps.categories.get(j) for j in range(n_features)]
+    mapper = _read_binning(read, document, n_features)
+    if mapper is not None:
+        fitted["_bin_mapper"] = mapper
+    missing = _read_missing_in_training(read, document, n_features)
+    if missing is not None:
+        fitted["missing_in_training_"] = missing
+    return fitted
 
 
-def _read_missing_in_training(read, document, estimator, n_features):
+def _forest_from_document(read, document, kind, regression):
+    """A forest: every tree read and checked as a single tree is, the trees checked
+    against each other and the forest, and the forest's tree estimators rebuilt."""
+    documents = read.field(document, "trees", list)
+    if not documents:
+        read.fail("a forest needs at least one tree, but 'trees' is empty")
+
+    def tree_read(k):
+        return _Reader(f"{read.source}: tree {k}")
+
+    trees = [_read_tree(tree_read(k), d, regression) for k, d in enumerate(documents)]
+    n_features = read.field(document, "n_features_in", int)
+    words = trees[0].n_category_words
+    for k, tree in enumerate(trees):
+        if tree.n_features != n_features:
+            tree_read(k).fail(
+                f"the tree has {tree.n_features} features, but n_features_in is {n_features}"
+            )
+        if tree.n_category_words != words:
+            tree_read(k).fail(
+                f"n_category_words is {tree.n_category_words}, but tree 0's is {words}: a "
+                "forest's trees share their categories"
+            )
+
+    forest = _construct(read, document, kind)
+    n_estimators = getattr(forest, "n_estimators", None)
+    if n_estimators != len(trees) or isinstance(n_estimators, bool):
+        read.fail(f"params.n_estimators is {n_estimators!r}, but the forest has {len(trees)} trees")
+    device = read.field(document, "device", str)
+    fitted = _read_fitted_state(read, document, n_features, regression, trees, tree_read)
+
+    section = read.field(document, "forest", dict)
+    seed = read.field(section, "seed", int, "forest")
+    if not 0 <= seed <= _INT64_MAX:
+        read.fail(f"forest.seed is {seed}, expected an integer in [0, 2**63 - 1]")
+    n_batches = section.get("n_batches")
+    if n_batches is not None and (
+        not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1
+    ):
+        read.fail(f"forest.n_batches should be null or an integer >= 1, got {n_batches!r:.60}")
+    max_features = read.field(section, "max_features", int, "forest")
+    if not 1 <= max_features <= n_features:
+        read.fail(
+            f"forest.max_features is {max_features}, expected 1 to {n_features} (the "
+            "features a node's search draws)"
+        )
+
+    forest.n_features_in_ = n_features
+    forest.n_outputs_ = 1
+    forest.device_ = device
+    for name in ("feature_names_in_", "classes_", "n_classes_"):
+        if name in fitted:
+            setattr(forest, name, fitted[name])
+    forest._seed = seed
+    if n_batches is not None:
+        forest.n_batches_ = n_batches
+    oob = section.get("oob")
+    if oob is not None:
+        n_values = 1 if regression else fitted["n_classes_"]
+        score, values = _read_oob(read, oob, n_values)
+        forest.oob_score_ = score
+        if regression:
+            forest.oob_prediction_ = values[:, 0]
+        else:
+            forest.oob_decision_function_ = values
+
+    tree_estimator = _TREE_ESTIMATORS[kind]
+    estimators = []
+    for k, tree in enumerate(trees):
+        try:
+            estimator = tree_estimator(forest, k)
+        except (TypeError, ValueError) as exc:
+            read.fail(f"the saved parameters do not fit {kind}'s trees: {exc}")
+        estimator.tree_ = tree
+        estimator.n_features_in_ = n_features
+        estimator.n_outputs_ = 1
+        estimator.max_features_ = max_features
+        estimator.device_ = device
+        for name, value in fitted.items():  # shared, as in a fit: one object for all trees
+            setattr(estimator, name, value)
+        estimators.append(estimator)
+    forest.estimators_ = estimators
+    return forest
+
+
+def _read_oob(read, oob, n_values):
+    """The out-of-bag score and its rows' values, (n_samples, n_values)."""
+    score = read.field(oob, "score", None, "forest.oob")
+    score = read.floats({"score": [score]}, "score", 1, "forest.oob")[0]
+    n_samples = read.field(oob, "n_samples", int, "forest.oob")
+    if not 1 <= n_samples <= _INT64_MAX:
+        read.fail(f"forest.oob.n_samples is {n_samples}, expected a positive integer")
+    values = read.floats(oob, "values", n_samples * n_values, "forest.oob")
+    if not np.all(np.isfinite(values)):
+        read.fail("forest.oob.values should be finite numbers")
+    return float(score), values.reshape(n_samples, n_values)
+
+
+def _read_missing_in_training(read, document, n_features):
     """Which features had missing values in training (absent or null in files written
-    before it was recorded: unknown, and the attribute is not set)."""
+    before it was recorded: unknown, and the attribute is not set: None)."""
     missing = document.get("missing_in_training")
     if missing is None:
-        return
+        return None
     if (
         not isinstance(missing, list)
         or len(missing) != n_features
@@ -344,16 +571,16 @@ def _read_missing_in_training(read, document, estimator, n_features):
             f"missing_in_training should be a list of {n_features} true/false values (one "
             f"per feature), got {missing!r:.60}"
         )
-    estimator.missing_in_training_ = np.array(missing, dtype=bool)
+    return np.array(missing, dtype=bool)
 
 
-def _read_binning(read, document, estimator, n_features):
+def _read_binning(read, document, n_features):
     """The histogram bin edges (kept for inspection; prediction does not need them)."""
     from gpu_tree.data.binning import BinMapper
 
     binning = document.get("binning")
     if binning is None:
-        return
+        return None
     edges = read.field(binning, "edges", list, "binning")
     if len(edges) != n_features:
         read.fail(f"binning has edges for {len(edges)} features, expected {n_features}")
@@ -366,28 +593,22 @@ def _read_binning(read, document, estimator, n_features):
         read.floats({"edges": e}, "edges", None, f"binning of feature {j}")
         for j, e in enumerate(edges)
     ]
-    estimator._bin_mapper = mapper
+    return mapper
 
 
-def _read_classes(read, document, estimator, kind, tree):
+def _read_labels(read, document):
+    """A classifier's class labels, in their saved dtype."""
     classes = document.get("classes")
-    if kind == "DecisionTreeRegressor":
-        if tree.n_classes != 1:
-            read.fail(f"a regressor's tree must have 1 output column, not {tree.n_classes}")
-        return
     values = read.field(classes, "values", list, "classes")
     dtype = read.field(classes, "dtype", str, "classes")
     try:
-        labels = np.asarray(values, dtype=object if dtype == "object" else np.dtype(dtype))
+        return np.asarray(values, dtype=object if dtype == "object" else np.dtype(dtype))
     except (TypeError, ValueError) as exc:
         read.fail(f"class labels do not fit their dtype {dtype!r}: {exc}")
-    if labels.ndim != 1 or labels.size != tree.n_classes:
-        read.fail(f"{labels.size} class labels, but the tree has {tree.n_classes} classes")
-    estimator.classes_ = labels
-    estimator.n_classes_ = labels.size
 
 
-def _read_categories(read, document, estimator, n_features):
+def _read_categories(read, document, n_features, feature_names):
+    """The categorical features and their categories, as CategoryMaps."""
     from gpu_tree.data.categorical import CategoryMaps
 
     categorical = read.field(document, "categorical", dict)
@@ -397,7 +618,7 @@ def _read_categories(read, document, estimator, n_features):
         read.fail(f"categorical fields should describe {n_features} features")
     if not all(isinstance(v, bool) for v in mask):
         read.fail("categorical.is_categorical should hold true/false values")
-    maps = CategoryMaps(np.array(mask, dtype=bool), getattr(estimator, "feature_names_in_", None))
+    maps = CategoryMaps(np.array(mask, dtype=bool), feature_names)
     for j, entry in enumerate(categories):
         if mask[j] != (entry is not None):
             read.fail(f"feature {j}: is_categorical and its categories disagree")
@@ -419,20 +640,22 @@ def _read_categories(read, document, estimator, n_features):
         else:
             read.fail(f"feature {j}: unknown category kind {kind!r}")
         maps.categories[j] = values
-    estimator._category_maps = maps
-    estimator.is_categorical_ = maps.mask
-    estimator.categories_ = [maps.categories.get(j) for j in range(n_features)]
-    if estimator.tree_.n_category_words < 1:
+    return maps
+
+
+def _check_categorical_nodes(read, tree, mask):
+    """Only categorical features are split by category."""
+    if tree.n_category_words < 1:
         read.fail("n_category_words must be at least 1")
-    if estimator.tree_.node_count:
-        internal = estimator.tree_.children_left != TREE_LEAF
-        kinds = estimator.tree_.split_kind
+    if tree.node_count:
+        internal = tree.children_left != TREE_LEAF
+        kinds = tree.split_kind
         categorical_nodes = internal & ((kinds == CATEGORICAL_SUBSET) | (kinds == MULTIWAY))
-        bad = np.flatnonzero(categorical_nodes & ~maps.mask[estimator.tree_.feature.clip(0)])
+        bad = np.flatnonzero(categorical_nodes & ~mask[tree.feature.clip(0)])
         if bad.size:
             read.fail(
-                f"node {bad[0]} splits feature {estimator.tree_.feature[bad[0]]} by "
-                "category, but that feature is not categorical"
+                f"node {bad[0]} splits feature {tree.feature[bad[0]]} by category, but that "
+                "feature is not categorical"
             )
 
 
@@ -570,16 +793,25 @@ def _check_depths(read, arrays, children_of):
                 )
 
 
+# How far below 0 an impurity may be: a pure node's w - sum_i c_i^2 / w, in floats, comes
+# out a few ulps below 0 when its weights are fractions (class_weight="balanced", sample
+# weights), and a fitted tree holds it as computed (-1.3e-16, say). Impurities of
+# classification nodes are of order 1 (Gini <= 1, entropy <= log2 of the classes), so
+# this is rounding, never a real value.
+_IMPURITY_ROUNDING = 1e-12
+
+
 def _check_node_numbers(read, arrays, regression):
-    """Impurities and weighted sizes are finite and non-negative, node sizes too; but a
-    regression impurity may be +inf (a variance beyond float64's range: targets 1e200
-    apart)."""
+    """Impurities and weighted sizes are finite and non-negative (an impurity to rounding:
+    _IMPURITY_ROUNDING), node sizes too; but a regression impurity may be +inf (a
+    variance beyond float64's range: targets 1e200 apart)."""
     for name in ("impurity", "weighted_n_node_samples", "n_node_samples"):
         values = arrays[name]
         finite = np.isfinite(values)
         if regression and name == "impurity":
             finite |= values == np.inf
-        bad = np.flatnonzero(~finite | (values < 0))
+        low = -_IMPURITY_ROUNDING if name == "impurity" else 0.0
+        bad = np.flatnonzero(~finite | (values < low))
         if bad.size:
             read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
 
