@@ -1,6 +1,6 @@
 """Random forests in model files: one versioned JSON file per forest (the shared fitted
-state once, each tree's arrays in a list), exact round trips, and a clear error for
-every damaged file."""
+state once, each tree's arrays in a list), exact round trips, a clear error for every
+damaged file, and the exports of one of a forest's trees (``tree_index``)."""
 
 from __future__ import annotations
 
@@ -470,3 +470,66 @@ def test_a_tree_s_parameters_come_from_the_forest(tmp_path):
     loaded = gpu_tree.load(path)
     assert [e.max_depth for e in loaded.estimators_] == [2] * 4
     assert [e.random_state for e in loaded.estimators_] == [0, 1, 2, 3]
+
+
+# -- exports of a forest's tree -------------------------------------------------------------------
+def test_export_text_and_graphviz_show_the_tree_chosen_by_tree_index(tmp_path):
+    forest, _ = _forest(categorical_features=[0], n_estimators=3)
+    forest.save(tmp_path / "f.json")
+    loaded = gpu_tree.load(tmp_path / "f.json")
+    for k in range(3):
+        tree = forest.estimators_[k]
+        text = gpu_tree.export_text(forest, tree_index=k)
+        assert text == gpu_tree.export_text(tree)
+        assert gpu_tree.export_text(loaded, tree_index=k, max_depth=2) == gpu_tree.export_text(
+            tree, max_depth=2
+        )
+        dot = gpu_tree.export_graphviz(forest, tree_index=k, filled=True)
+        assert dot == gpu_tree.export_graphviz(tree, filled=True)
+        assert gpu_tree.export_graphviz(loaded, tree_index=k, filled=True) == dot
+    assert gpu_tree.export_text(forest, tree_index=0) != gpu_tree.export_text(forest, tree_index=1)
+    gpu_tree.export_graphviz(forest, tmp_path / "t.dot", tree_index=np.int64(2))
+    assert (tmp_path / "t.dot").read_text() == gpu_tree.export_graphviz(forest.estimators_[2])
+
+
+@pytest.mark.parametrize("export", ["export_text", "export_graphviz", "plot_tree"])
+def test_a_forest_needs_a_tree_index_in_range(export):
+    forest, _ = _forest(n_estimators=3)
+    function = getattr(gpu_tree, export)
+    with pytest.raises(
+        ValueError, match=f"{export}: .*forest of 3 trees; choose one with tree_index=0 to 2"
+    ):
+        function(forest)
+    for bad in (3, -1, 1.0, True, "0"):
+        with pytest.raises(ValueError, match="tree_index must be an int from 0 to 2 .*3 trees"):
+            function(forest, tree_index=bad)
+    with pytest.raises(ValueError, match="needs a fitted estimator"):
+        function(RandomForestRegressor(), tree_index=0)
+
+
+def test_a_single_tree_takes_no_tree_index():
+    X, y = _data()
+    tree = DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y)
+    assert gpu_tree.export_text(tree).startswith("|--- ")
+    with pytest.raises(ValueError, match="DecisionTreeClassifier is a single tree; leave"):
+        gpu_tree.export_text(tree, tree_index=0)
+    with pytest.raises(ValueError, match="is a single tree"):
+        gpu_tree.export_graphviz(tree, tree_index=0)
+
+
+def test_plot_tree_and_export_png_draw_a_forest_s_tree(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from gpu_tree.model.export import export_png
+
+    forest, _ = _forest(n_estimators=2, max_depth=2)
+    axes = Figure().add_subplot()
+    boxes = gpu_tree.plot_tree(forest, tree_index=1, ax=axes)
+    assert len(boxes) == len(gpu_tree.plot_tree(forest.estimators_[1], ax=Figure().add_subplot()))
+    assert export_png(forest, tmp_path / "t.png", tree_index=0, renderer="matplotlib")
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="export_png: .*tree_index=0 to 1"):
+        export_png(forest, tmp_path / "u.png")
+    assert not (tmp_path / "u.png").exists()

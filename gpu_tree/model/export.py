@@ -8,12 +8,15 @@ the splits of features that had missing values in training).
 all three word the split conditions through ``_branches``. ``export_png`` writes a
 drawing sized to the tree (through Graphviz's ``dot`` where installed, else matplotlib),
 and refuses, before rendering anything, a tree too large to read in one picture.
+Each takes a single tree estimator, or a random forest and ``tree_index``, the index of
+the tree to show in its ``estimators_``.
 """
 
 from __future__ import annotations
 
 import colorsys
 import functools
+import numbers
 import shutil
 import subprocess
 import textwrap
@@ -73,6 +76,37 @@ def _check_fitted_and_names(estimator, feature_names, class_names, caller):
             f"{estimator.tree_.n_classes} classes"
         )
     return names
+
+
+def _chosen_tree(estimator, tree_index, caller):
+    """The tree estimator to show: ``estimator`` itself, or a forest's tree ``tree_index``
+    (required for a forest: its trees differ, and none stands for the others)."""
+    if not hasattr(estimator, "n_estimators"):  # a single tree
+        if tree_index is not None:
+            raise ValueError(
+                f"{caller}: tree_index picks a forest's tree, but {type(estimator).__name__} "
+                "is a single tree; leave tree_index out"
+            )
+        return estimator
+    trees = getattr(estimator, "estimators_", None)
+    if not trees:
+        raise ValueError(f"{caller} needs a fitted estimator")
+    last = len(trees) - 1
+    if tree_index is None:
+        raise ValueError(
+            f"{caller}: {type(estimator).__name__} is a forest of {len(trees)} trees; choose "
+            f"one with tree_index=0 to {last}"
+        )
+    if (
+        isinstance(tree_index, (bool, np.bool_))
+        or not isinstance(tree_index, numbers.Integral)
+        or not 0 <= tree_index <= last
+    ):
+        raise ValueError(
+            f"{caller}: tree_index must be an int from 0 to {last} (the forest has "
+            f"{len(trees)} trees), got {tree_index!r}"
+        )
+    return trees[int(tree_index)]
 
 
 def _missing_marked(estimator, show_missing) -> np.ndarray:
@@ -212,6 +246,7 @@ def export_text(
     show_weights=False,
     spacing=3,
     show_missing=True,
+    tree_index=None,
 ) -> str:
     """The tree as text, one line per branch, as scikit-learn's ``export_text`` prints it.
 
@@ -220,8 +255,10 @@ def export_text(
     missing values take at prediction, on the splits of features that had missing values
     in training (``show_missing=False`` leaves it out everywhere). Nodes deeper than
     ``max_depth`` are summarised as "truncated branch of depth N" (N levels below), as in
-    scikit-learn.
+    scikit-learn. A forest's tree is shown by its index in ``estimators_``: ``tree_index``
+    (required for a forest, left out for a single tree).
     """
+    estimator = _chosen_tree(estimator, tree_index, "export_text")
     names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
     tree = estimator.tree_
     missing_marked = _missing_marked(estimator, show_missing)
@@ -492,6 +529,7 @@ def export_graphviz(
     rounded=False,
     precision=3,
     show_missing=True,
+    tree_index=None,
 ):
     """The tree in Graphviz's DOT language (render it with ``dot -Tpng tree.dot``).
 
@@ -505,7 +543,7 @@ def export_graphviz(
 
     Parameters
     ----------
-    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    estimator : fitted DecisionTreeClassifier, DecisionTreeRegressor or random forest
     out_file : None, path or file-like object
         None returns the DOT source; a path is written atomically (a temporary file in
         the same folder, then renamed); a file-like object is written to.
@@ -526,6 +564,9 @@ def export_graphviz(
     show_missing : bool
         Mark the edge missing values take (where the feature had missing values in
         training; a model saved without that record: every split). False: nowhere.
+    tree_index : int or None
+        A forest's tree to draw, by its index in ``estimators_`` (required for a forest;
+        left out for a single tree).
 
     Returns
     -------
@@ -533,7 +574,7 @@ def export_graphviz(
         The DOT source when ``out_file`` is None.
     """
     nodes, edges = _graph(
-        estimator,
+        _chosen_tree(estimator, tree_index, "export_graphviz"),
         "export_graphviz",
         max_depth=max_depth,
         feature_names=feature_names,
@@ -604,6 +645,7 @@ def plot_tree(
     ax=None,
     fontsize=None,
     show_missing=True,
+    tree_index=None,
 ):
     """Draw the tree with matplotlib (``pip install matplotlib``).
 
@@ -617,6 +659,8 @@ def plot_tree(
         Where to draw (default: the current axes).
     fontsize : float, optional
         Box text size in points; default: as large as fits (at most 12).
+    tree_index : int or None
+        A forest's tree to draw (required for a forest; left out for a single tree).
 
     Returns
     -------
@@ -625,7 +669,7 @@ def plot_tree(
         label.
     """
     nodes, edges = _graph(
-        estimator,
+        _chosen_tree(estimator, tree_index, "plot_tree"),
         "plot_tree",
         max_depth=max_depth,
         feature_names=feature_names,
@@ -850,6 +894,7 @@ def export_png(
     precision=3,
     show_missing=True,
     renderer="auto",
+    tree_index=None,
 ) -> str:
     """Draw the tree into the PNG file ``out_file``, sized to the tree, and return the
     renderer used ("dot" or "matplotlib").
@@ -872,7 +917,10 @@ def export_png(
         ``dot``: Graphviz's ``dot`` program (on the PATH) lays out and draws the boxes;
         ``matplotlib``: :func:`plot_tree`'s drawing on a figure of the computed size.
         ``auto``: ``dot`` where it is installed, else matplotlib.
+    tree_index : int or None
+        A forest's tree to draw (required for a forest; left out for a single tree).
     """
+    estimator = _chosen_tree(estimator, tree_index, "export_png")
     if renderer not in ("auto", "dot", "matplotlib"):
         raise ValueError(f"renderer must be 'auto', 'dot' or 'matplotlib', got {renderer!r}")
     graph_options = dict(
