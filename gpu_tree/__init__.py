@@ -19,6 +19,8 @@ from gpu_tree._version import __version__  # noqa: E402
 _PUBLIC = {
     "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
+    "ExtraTreesClassifier": ("gpu_tree.ensemble.forest", "ExtraTreesClassifier"),
+    "ExtraTreesRegressor": ("gpu_tree.ensemble.forest", "ExtraTreesRegressor"),
     "RandomForestClassifier": ("gpu_tree.ensemble", "RandomForestClassifier"),
     "RandomForestRegressor": ("gpu_tree.ensemble", "RandomForestRegressor"),
     "Tree": ("gpu_tree.model.tree", "Tree"),

@@ -291,6 +291,78 @@ def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, 
 
 
 @njit(parallel=True, cache=True)
+def random_split_histograms(
+    hist, slots, missing_bin, codes, lower, upper, uniform, out_hist, out_code, out_lower, out_upper
+):
+    """Extremely randomised trees' candidates (Geurts, Ernst and Wehenkel, 2006): per
+    node slot ``slots[k]`` and feature f, one threshold drawn uniformly between the
+    node's lowest and highest value (``uniform[k, f]`` in [0, 1)), which splits after the
+    last present bin whose highest value lies at or below it (after the first present
+    bin at least). Writes that split as a compact histogram of two bins: ``out_hist[k,
+    f, 0]`` the present bins up to it, ``[1]`` the rest; ``out_code``, ``out_lower`` and
+    ``out_upper`` their bounds: each collapsed bin's highest code, lowest and highest
+    value (a split after a collapsed bin sends its codes and those below left).
+    A feature with fewer than two present bins gets everything in bin 0 (no candidate).
+
+    ``hist`` (slots, features, bins, channels): dense (bin b has code b; ``missing_bin``
+    its missing values' bin, skipped, -1: none) or compact (``codes`` per slot).
+    ``codes``, ``lower`` and ``upper``: (slots or 1, features, bins), the first axis
+    broadcast where 1."""
+    n_features, n_bins, n_channels = hist.shape[1], hist.shape[2], hist.shape[3]
+    for k in prange(slots.shape[0]):
+        slot = slots[k]
+        at = slot if lower.shape[0] > 1 else 0
+        for f in range(n_features):
+            out_hist[k, f] = 0
+            first = -1
+            last = -1
+            for b in range(n_bins):
+                if b == missing_bin:
+                    continue
+                filled = False
+                for c in range(n_channels):
+                    if hist[slot, f, b, c] != 0:
+                        filled = True
+                        break
+                if filled:
+                    if first < 0:
+                        first = b
+                    last = b
+            if first < 0:
+                continue
+            low = lower[at, f, first]
+            high = upper[at, f, last]
+            threshold = low + uniform[k, f] * (high - low)
+            split = first  # the last present bin at or below the threshold
+            following = -1  # the present bin after it
+            for b in range(first, last + 1):
+                if b == missing_bin:
+                    continue
+                filled = False
+                for c in range(n_channels):
+                    if hist[slot, f, b, c] != 0:
+                        filled = True
+                        break
+                if not filled:
+                    continue
+                if b != first and upper[at, f, b] <= threshold and b != last:
+                    split = b
+                elif b > split and following < 0:
+                    following = b
+                side = 0 if b <= split else 1
+                for c in range(n_channels):
+                    out_hist[k, f, side, c] += hist[slot, f, b, c]
+            out_code[k, f, 0] = codes[at, f, split]
+            out_lower[k, f, 0] = lower[at, f, first]
+            out_upper[k, f, 0] = upper[at, f, split]
+            if following >= 0:
+                # A split at bin 1 sends every present value left: its code is the last.
+                out_code[k, f, 1] = codes[at, f, last]
+                out_lower[k, f, 1] = lower[at, f, following]
+                out_upper[k, f, 1] = upper[at, f, last]
+
+
+@njit(parallel=True, cache=True)
 def subtract_histograms(hist, parent_slots, child_hist, out):
     """``out[k] = hist[parent_slots[k]] - child_hist[k]``: the larger siblings' histograms
     from their parents' and the smaller siblings' (the subtraction trick), in one

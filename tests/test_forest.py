@@ -14,6 +14,8 @@ import gpu_tree.ensemble.forest as forest_module
 from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
     assert_tree_equal,
@@ -320,5 +322,122 @@ def test_check_estimator(estimator):
     ]
     assert not failed, failed
     assert len(results) > 40
-    expected = [r for r in results if r["check_name"] in not_equivalent]
-    assert expected and all(r["status"] == "xfail" for r in expected)
+    if estimator.bootstrap:
+        expected = [r for r in results if r["check_name"] in not_equivalent]
+        assert expected and all(r["status"] == "xfail" for r in expected)
+
+
+# -- extremely randomised trees ---------------------------------------------------------------
+def _gini(counts):
+    total = counts.sum()
+    return 0.0 if total == 0 else 1.0 - np.sum((counts / total) ** 2)
+
+
+def test_extra_trees_root_split_against_brute_force():
+    """Each feature's candidate: a threshold drawn uniformly between the root's lowest
+    and highest value (the root's key's draws), splitting after the last value at or
+    below it; the root takes the candidate of largest Gini decrease."""
+    rng = np.random.default_rng(4)
+    X = np.round(rng.normal(size=(300, 5)), 2)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    forest = ExtraTreesClassifier(
+        3, max_features=None, max_depth=1, splitter="exact", random_state=9
+    ).fit(X, y)
+    for t, estimator in enumerate(forest.estimators_):
+        uniform = uniform_draws(root_keys(forest._seed, [t]), X.shape[1])[0]
+        best = (-np.inf, None, None)
+        for f in range(X.shape[1]):
+            values = np.unique(X[:, f])
+            threshold = values[0] + uniform[f] * (values[-1] - values[0])
+            split = max(0, np.searchsorted(values, threshold, side="right") - 1)
+            split = min(split, values.size - 2)  # the highest value always goes right
+            left = X[:, f] <= values[split]
+            decrease = _gini(np.bincount(y, minlength=2)) - (
+                left.mean() * _gini(np.bincount(y[left], minlength=2))
+                + (~left).mean() * _gini(np.bincount(y[~left], minlength=2))
+            )
+            if decrease > best[0] + 1e-12:
+                best = (decrease, f, (values[split] + values[split + 1]) / 2)
+        tree = estimator.tree_
+        assert tree.feature[0] == best[1]
+        assert tree.threshold[0] == pytest.approx(best[2])
+
+
+def test_extra_trees_cuda_equals_cpu_and_scores_like_scikit_learn():
+    from sklearn.ensemble import ExtraTreesClassifier as SklearnExtraTrees
+    from sklearn.model_selection import cross_val_score
+
+    X, y = load_iris(return_X_y=True)
+    params = dict(max_depth=4, random_state=1, max_features=2)
+    cpu = ExtraTreesClassifier(4, device="cpu", **params).fit(X, y)
+    cuda = ExtraTreesClassifier(4, device="cuda", **params).fit(X, y)
+    _assert_forests_equal(cpu, cuda)
+    ours = cross_val_score(ExtraTreesClassifier(50, random_state=0), X, y, cv=5).mean()
+    theirs = cross_val_score(SklearnExtraTrees(50, random_state=0), X, y, cv=5).mean()
+    assert ours >= theirs - 0.02
+
+
+def test_extra_trees_regression_and_refused_categories(regression):
+    X, y = regression
+    forest = ExtraTreesRegressor(20, random_state=0).fit(X[:400], y[:400])
+    assert forest.score(X[400:], y[400:]) > 0.7
+    assert not forest.bootstrap
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"colour": ["a", "b"] * 10, "size": np.arange(20.0)})
+    with pytest.raises(ValueError, match="draws thresholds of numeric features only"):
+        ExtraTreesClassifier(3).fit(frame, np.arange(20) % 2)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [ExtraTreesClassifier(n_estimators=5), ExtraTreesRegressor(n_estimators=5)],
+    ids=type,
+)
+def test_extra_trees_check_estimator(estimator):
+    test_check_estimator(estimator)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_random_split_histograms_against_a_loop(dense):
+    """The collapsed two-bin histograms of extremely randomised trees, against a plain
+    loop: present bins up to the drawn threshold left, the rest right, the codes and
+    bounds of both sides; the missing bin (dense) left out."""
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    rng = np.random.default_rng(8)
+    n_slots, n_features, n_bins, n_channels = 5, 4, 9, 3
+    hist = rng.integers(0, 3, size=(n_slots, n_features, n_bins, n_channels))
+    hist[:, 1, 2:] = 0  # few present bins
+    hist[:, 2] = 0
+    hist[:, 2, 4, 0] = 5  # one present bin: no candidate
+    missing_bin = n_bins - 1 if dense else -1
+    first_axis = 1 if dense else n_slots
+    codes = np.sort(rng.choice(50, size=(first_axis, n_features, n_bins)), axis=2)
+    lower = np.sort(rng.normal(size=(first_axis, n_features, n_bins)), axis=2)
+    upper = lower + 0.01
+    slots = np.array([4, 0, 2])
+    uniform = rng.random((slots.size, n_features))
+    out = [np.full((slots.size, n_features, 2, n_channels), -7)]
+    out += [np.full((slots.size, n_features, 2), -7, dtype=t) for t in (np.int64, float, float)]
+    cpu_kernels.random_split_histograms(
+        hist, slots, missing_bin, codes, lower, upper, uniform, *out
+    )
+    out_hist, out_code, out_lower, out_upper = out
+    for k, slot in enumerate(slots):
+        at = 0 if dense else slot
+        for f in range(n_features):
+            present = [b for b in range(n_bins) if b != missing_bin and hist[slot, f, b].any()]
+            if len(present) < 2:
+                assert (out_hist[k, f, 1] == 0).all()
+                continue
+            low, high = lower[at, f, present[0]], upper[at, f, present[-1]]
+            threshold = low + uniform[k, f] * (high - low)
+            below = [b for b in present[:-1] if upper[at, f, b] <= threshold]
+            split = below[-1] if below else present[0]
+            left = [b for b in present if b <= split]
+            right = [b for b in present if b > split]
+            np.testing.assert_array_equal(out_hist[k, f, 0], hist[slot, f, left].sum(axis=0))
+            np.testing.assert_array_equal(out_hist[k, f, 1], hist[slot, f, right].sum(axis=0))
+            assert out_code[k, f].tolist() == [codes[at, f, split], codes[at, f, present[-1]]]
+            assert out_lower[k, f].tolist() == [lower[at, f, present[0]], lower[at, f, right[0]]]
+            assert out_upper[k, f].tolist() == [upper[at, f, split], upper[at, f, present[-1]]]

@@ -37,7 +37,13 @@ from gpu_tree.model.pruning import cost_complexity_prune
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
-__all__ = ["RandomForestClassifier", "RandomForestRegressor", "forest_batches"]
+__all__ = [
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "forest_batches",
+]
 
 # A batch of trees grows together while its rows and two levels of dense histograms fit
 # in this many bytes (on the CPU; a GPU takes half its free memory). Trees do not depend
@@ -62,6 +68,8 @@ class _BaseForest(BaseEstimator):
     """Shared fitting and prediction; subclasses name their tree class."""
 
     _tree_class = DecisionTreeClassifier
+    # Extremely randomised trees: a random threshold per node and feature.
+    _random_thresholds = False
     # Parameters passed on to every tree (the rest are the forest's own).
     _tree_params = (
         "criterion",
@@ -130,6 +138,14 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
+            if self._random_thresholds and prepared.categorical is not None:
+                raise ValueError(
+                    f"{type(self).__name__} draws thresholds of numeric features only; "
+                    "the categorical features "
+                    f"{prepared.categorical.features.tolist()} need RandomForest"
+                    f"{'Classifier' if self._is_classification else 'Regressor'} (or "
+                    "categorical_features=[] to treat their codes as numbers)"
+                )
             n_samples = prepared.weight.shape[0]
             n_drawn = self._check_forest_params(n_samples)
             self._fitted_from(template)
@@ -278,6 +294,7 @@ class _BaseForest(BaseEstimator):
         )
         params = template._growth_params(settings, prepared.sizes, row_data, prepared.categorical)
         params.seed, params.first_tree = self._seed, batch.start
+        params.random_thresholds = self._random_thresholds
         if settings.min_weight_fraction_leaf:
             # Of a tree's own weight: a batch's trees weigh the same (_grow_trees), so
             # this is the batch's total over its trees.
@@ -651,3 +668,133 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
     def predict(self, X):
         """The trees' predictions, averaged: (n_samples,)."""
         return self._mean_leaf_values(X)[:, 0]
+
+
+class ExtraTreesClassifier(RandomForestClassifier):
+    """Extremely randomised trees (Geurts, Ernst and Wehenkel, "Extremely randomized
+    trees", Machine Learning 63, 2006): a forest whose nodes draw, for each of their
+    ``max_features`` drawn features, one threshold uniformly between the node's lowest
+    and highest value, and split on the best of those. In histogram mode the threshold
+    falls between bins: the split follows the last bin whose values all lie at or below
+    it. Every tree sees every row unless ``bootstrap=True`` (scikit-learn's default).
+    Parameters and attributes as :class:`RandomForestClassifier`'s; numeric features only.
+    """
+
+    _random_thresholds = True
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features="sqrt",
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=False,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+        ccp_alpha=0.0,
+        max_samples=None,
+        max_bins=256,
+        min_purity=1.0,
+        device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
+    ):
+        super().__init__(
+            n_estimators,
+            criterion=criterion,
+            splitter=splitter,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            class_weight=class_weight,
+            ccp_alpha=ccp_alpha,
+            max_samples=max_samples,
+            max_bins=max_bins,
+            min_purity=min_purity,
+            device=device,
+            categorical_features=categorical_features,
+            categorical_split=categorical_split,
+            max_category_subset=max_category_subset,
+        )
+
+
+class ExtraTreesRegressor(RandomForestRegressor):
+    """Extremely randomised regression trees; see :class:`ExtraTreesClassifier`.
+    Parameters and attributes as :class:`RandomForestRegressor`'s."""
+
+    _random_thresholds = True
+
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        splitter="hist",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=False,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
+        max_samples=None,
+        max_bins=256,
+        device="auto",
+        categorical_features=None,
+        categorical_split="binary",
+        max_category_subset=2,
+    ):
+        super().__init__(
+            n_estimators,
+            criterion=criterion,
+            splitter=splitter,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            ccp_alpha=ccp_alpha,
+            max_samples=max_samples,
+            max_bins=max_bins,
+            device=device,
+            categorical_features=categorical_features,
+            categorical_split=categorical_split,
+            max_category_subset=max_category_subset,
+        )

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
-from gpu_tree.growing.random_draws import child_keys, draw_features, root_keys
+from gpu_tree.growing.random_draws import child_keys, draw_features, root_keys, uniform_draws
 from gpu_tree.growing.splitting import (
     SCORE_RTOL,
     CategoricalSearch,
@@ -93,6 +94,9 @@ class GrowthParams:
     # first root in its forest (roots r = 0, 1, ... are trees first_tree + r).
     seed: int = 0
     first_tree: int = 0
+    # Extremely randomised trees: one random threshold per node and feature (numeric
+    # features only), the best of those kept (Geurts, Ernst and Wehenkel, 2006).
+    random_thresholds: bool = False
     categorical: CategoricalSearch | None = None
     n_category_words: int = 1  # int64 words of a category bitset (64 categories each)
 
@@ -343,14 +347,18 @@ class Grower:
         usable = None if not self.multiway else ~self._used_multiway[nodes]
         drawn = self._feature_mask(batch, slots, usable)
         mask = usable if drawn is None else drawn
-        compact = not batch.dense
-        hist, missing = batch.hist, batch.missing
-        missing_bin = self.backend.missing_bin
-        if batch.dense and missing_bin >= 0:
-            hist, missing = batch.hist[:, :, :missing_bin], batch.hist[:, :, missing_bin]
         on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
         # The backend's compiled split search (the fused kernel on a GPU), where it has one.
         compiled = getattr(self.backend, "score_splits", None)
+        searched = batch  # what the split search reads
+        if p.random_thresholds:
+            searched = self._random_split_batch(batch, slots)
+            xp, on_device, compiled = np, False, score_splits_on_cpu
+        compact = not searched.dense
+        hist, missing = searched.hist, searched.missing
+        missing_bin = self.backend.missing_bin
+        if searched.dense and missing_bin >= 0:
+            hist, missing = searched.hist[:, :, :missing_bin], searched.hist[:, :, missing_bin]
         chosen = select_splits(
             hist,
             p.criterion,
@@ -377,17 +385,17 @@ class Grower:
             & (self.tree.impurity[nodes] > self._pure_impurity)
         )
         k = np.flatnonzero(accept)
-        bound_slot = slots[k] if batch.bin_lower.shape[0] > 1 else np.zeros_like(k)
+        bound_slot = slots[k] if searched.bin_lower.shape[0] > 1 else np.zeros_like(k)
         next_bin = chosen.next_bin[k]
         threshold = midpoint(
-            batch.bin_upper[bound_slot, chosen.feature[k], chosen.bin[k]],
-            batch.bin_lower[bound_slot, chosen.feature[k], np.maximum(next_bin, 0)],
+            searched.bin_upper[bound_slot, chosen.feature[k], chosen.bin[k]],
+            searched.bin_lower[bound_slot, chosen.feature[k], np.maximum(next_bin, 0)],
         )
         # next_bin -1: every present value goes left, the missing ones right.
         threshold = np.where(next_bin < 0, np.inf, threshold)
         chosen_bin = chosen.bin[k]
-        if batch.bin_code is not None:
-            chosen_bin = batch.bin_code[slots[k], chosen.feature[k], chosen_bin]
+        if searched.bin_code is not None:
+            chosen_bin = searched.bin_code[slots[k], chosen.feature[k], chosen_bin]
         kind = chosen.kind[k]
         categorical = kind != NUMERIC
         threshold = np.where(categorical, TREE_UNDEFINED, threshold)
@@ -425,6 +433,60 @@ class Grower:
             present_codes=present_codes,
             branch_stats=chosen.branch_stats[k],
             default_branch=chosen.default_branch[k],
+        )
+
+    def _random_split_batch(self, batch: _Batch, slots) -> _Batch:
+        """Extremely randomised trees: the batch's histograms of ``slots`` collapsed to
+        one random split per node and feature (``kernels.cpu.random_split_histograms``),
+        as a compact batch of two bins per feature, on the host, indexed as ``batch``.
+        Each node's thresholds are drawn from its key (random_draws.uniform_draws)."""
+        hist = device_to_host(batch.hist)
+        n_slots, n_features, n_bins, n_channels = hist.shape
+        if batch.dense:
+            missing_bin = self.backend.missing_bin
+            codes = np.broadcast_to(np.arange(n_bins, dtype=np.int64), (1, n_features, n_bins))
+            missing = hist[:, :, missing_bin] if missing_bin >= 0 else None
+        else:
+            missing_bin = -1
+            codes = batch.bin_code
+            if codes is None:  # exact search: values, no codes
+                codes = np.zeros((1, n_features, n_bins), dtype=np.int64)
+            missing = None if batch.missing is None else device_to_host(batch.missing)
+        lower, upper = batch.bin_lower, batch.bin_upper
+        k = slots.size
+        out_hist = np.zeros((k, n_features, 2, n_channels), dtype=hist.dtype)
+        out_code = np.zeros((k, n_features, 2), dtype=np.int64)
+        out_lower = np.zeros((k, n_features, 2), dtype=lower.dtype)
+        out_upper = np.zeros((k, n_features, 2), dtype=upper.dtype)
+        uniform = uniform_draws(self._node_key[batch.nodes[slots]], n_features)
+        cpu_kernels.random_split_histograms(
+            hist,
+            np.asarray(slots, dtype=np.int64),
+            missing_bin,
+            codes,
+            lower,
+            upper,
+            uniform,
+            out_hist,
+            out_code,
+            out_lower,
+            out_upper,
+        )
+
+        def by_slot(values):
+            out = np.zeros((n_slots, *values.shape[1:]), dtype=values.dtype)
+            out[slots] = values
+            return out
+
+        return _Batch(
+            batch.nodes,
+            by_slot(out_hist),
+            batch.open_slots,
+            by_slot(out_lower),
+            by_slot(out_upper),
+            bin_code=by_slot(out_code) if batch.bin_code is not None or batch.dense else None,
+            dense=False,
+            missing=missing,
         )
 
     def _evaluate_compact(self, nodes) -> list[_Evaluated]:
@@ -722,7 +784,12 @@ class Grower:
         Features drawn per node are drawn there as here (keyed by the node's path)."""
         p = self.params
         finisher = getattr(self.backend, "finish_subtrees", None)
-        if finisher is None or p.max_leaf_nodes is not None or self.multiway:
+        if (
+            finisher is None
+            or p.max_leaf_nodes is not None
+            or self.multiway
+            or p.random_thresholds  # not in the finisher yet
+        ):
             return None
         return finisher
 
