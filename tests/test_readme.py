@@ -75,12 +75,13 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
 
     blocks = _python_blocks()
     assert len(blocks) >= 3
-    fit = _block(blocks, "load_breast_cancer")
+    fit = _block(blocks, 'DecisionTreeClassifier(criterion="entropy"')
     saved = _block(blocks, "gpu_tree.load(")
     pruning = _block(blocks, "reduced_error_prune(")
     categorical = _block(blocks, 'categorical_split="multiway"')
+    forests = _block(blocks, "RandomForestClassifier(")
     in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
-    assert in_memory == [fit, saved, pruning, categorical]
+    assert in_memory == [fit, saved, pruning, categorical, forests]
     monkeypatch.chdir(tmp_path)
     namespace = {}
 
@@ -146,6 +147,27 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     assert id3.feature_names_in_[id3.tree_.feature[0]] == "outlook"
     assert len(id3.tree_.children_of(0)) == 3  # sunny, overcast, rain
     assert id3.get_n_leaves() == 3
+
+    # Forests: 200 trees each, grown in one batch; both score on held-out rows about as
+    # scikit-learn's forests of the same size do, and better than one tree.
+    run(forests)
+    forest_score, oob, extra_score = _printed_numbers(capsys)
+    forest, extra = namespace["forest"], namespace["extra"]
+    X_train, X_test = namespace["X_train"], namespace["X_test"]
+    y_train, y_test = namespace["y_train"], namespace["y_test"]
+    assert len(forest.estimators_) == len(extra.estimators_) == 200
+    assert forest.n_batches_ == 1 and extra.n_batches_ == 1
+    assert (forest_score, oob) == (forest.score(X_test, y_test), forest.oob_score_)
+    assert extra_score == extra.score(X_test, y_test)
+    from sklearn.ensemble import ExtraTreesClassifier as SklearnExtraTrees
+    from sklearn.ensemble import RandomForestClassifier as SklearnForest
+
+    theirs = SklearnForest(200, random_state=0).fit(X_train, y_train).score(X_test, y_test)
+    theirs_extra = SklearnExtraTrees(200, random_state=0).fit(X_train, y_train)
+    assert forest_score >= theirs - 0.03 and 0.9 < oob <= 1.0
+    assert extra_score >= theirs_extra.score(X_test, y_test) - 0.03
+    lone = DecisionTreeClassifier(random_state=0).fit(X_train, y_train).score(X_test, y_test)
+    assert forest_score > lone and extra_score > lone
 
 
 @pytest.mark.timeout(300)
