@@ -1,5 +1,9 @@
 """The ``gputree`` command line: train, predict, evaluate, export, info and bench.
 
+A model file holds a tree or a random forest (``train --forest N``); every command that
+reads one takes either, and those that show one tree (``export``, ``info``) choose a
+forest's with ``--tree N``.
+
 Every expected failure (a missing or malformed file, an unknown column, a bad value, a
 damaged model file, a missing optional dependency, a bad option) ends the command with
 one line on standard error, ``gputree: error: ...``, and exit status 2; an unexpected one
@@ -289,8 +293,9 @@ def _text_format_options(command):
 
 def _model_files():
     """The model-file module, once the estimators it builds are registered (importing
-    them registers them; the command line imports them only when it needs them)."""
-    import gpu_tree.estimators  # noqa: F401
+    them registers them; the command line imports them only when it needs them):
+    gpu_tree.ensemble registers the forests, and through gpu_tree.estimators the trees."""
+    import gpu_tree.ensemble  # noqa: F401
     from gpu_tree.model import file_format
 
     return file_format
@@ -329,6 +334,40 @@ def _shown(values, limit=10) -> str:
 
 def _is_classifier(model) -> bool:
     return hasattr(model, "classes_")
+
+
+def _is_forest(model) -> bool:
+    return hasattr(model, "estimators_")
+
+
+def _learned(model):
+    """The estimator holding what the model learned of its input (categories): a
+    forest's first tree (every tree shares it), or the tree itself."""
+    return model.estimators_[0] if _is_forest(model) else model
+
+
+def _chosen_tree(model, tree, path):
+    """The tree estimator ``export`` and ``info`` show: a forest's tree ``--tree N``
+    (required), or the model itself when it is a single tree (``--tree`` refused)."""
+    if not _is_forest(model):
+        if tree is not None:
+            raise click.UsageError(
+                f"--tree picks one of a forest's trees, but {path} holds a single tree "
+                f"({type(model).__name__}); leave --tree out"
+            )
+        return model
+    n_trees = len(model.estimators_)
+    if tree is None:
+        raise click.UsageError(
+            f"{path} holds a forest of {n_trees} trees ({type(model).__name__}): choose "
+            f"the tree to show with --tree 0 to {n_trees - 1}"
+        )
+    if tree >= n_trees:
+        raise click.UsageError(
+            f"--tree {tree} is out of range: the forest in {path} has {n_trees} trees "
+            f"(--tree 0 to {n_trees - 1})"
+        )
+    return model.estimators_[tree]
 
 
 def _check_target_present(table, column):
@@ -436,7 +475,7 @@ def _model_plan(model, target=None, target_kind=TEXT, role="target"):
     names_in = getattr(model, "feature_names_in_", None)
     names_in = None if names_in is None else [str(n) for n in names_in]
     n_features = model.n_features_in_
-    categories = getattr(model, "categories_", None) or [None] * n_features
+    categories = getattr(_learned(model), "categories_", None) or [None] * n_features
     feature_kinds = [
         NUMBER if c is None or np.asarray(c).dtype != object else CATEGORY for c in categories
     ]
@@ -488,7 +527,7 @@ def _read_for_model(model, data, target=None, target_kind=TEXT, text_format=None
     hint = "the model was trained with this column numeric"
     table = _read(data, plan_with_names, hint, text_format)
     columns = [table.column(name) for name in chosen["features"]]
-    categories = getattr(model, "categories_", None) or [None] * len(columns)
+    categories = getattr(_learned(model), "categories_", None) or [None] * len(columns)
     columns = [
         column if known is None else _matched_categories(column, known, table.source)
         for column, known in zip(columns, categories, strict=True)
@@ -599,10 +638,86 @@ def _predict(model, X, proba=False):
         return np.asarray(out)
 
 
-def _estimator_classes():
+def _estimator_classes(forest=False):
+    """(classifier, regressor) classes: trees, or with ``forest`` random forests."""
+    if forest:
+        from gpu_tree.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        return RandomForestClassifier, RandomForestRegressor
     from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     return DecisionTreeClassifier, DecisionTreeRegressor
+
+
+class _MaxFeatures(click.ParamType):
+    """--max-features: sqrt, log2, a count (an int >= 1) or a fraction (a float in (0, 1])."""
+
+    name = "max_features"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        text = value.strip().lower()
+        if text in ("sqrt", "log2"):
+            return text
+        try:
+            count = int(text)
+        except ValueError:
+            count = None
+        if count is not None:
+            if count < 1:
+                self.fail(f"{value!r} is not a count >= 1 (or a fraction, sqrt, log2)", param, ctx)
+            return count
+        try:
+            fraction = float(text)
+        except ValueError:
+            fraction = None
+        if fraction is None or not 0.0 < fraction <= 1.0:
+            self.fail(
+                f"{value!r} is neither sqrt, log2, a count (3) nor a fraction in (0, 1] (0.5)",
+                param,
+                ctx,
+            )
+        return fraction
+
+
+def _forest_params(forest, *, max_features, bootstrap, oob_score, scheduler, workers):
+    """The forest's own parameters from train's options (None without --forest), or a
+    one-line refusal of options that do not go together."""
+    if forest is None:
+        given = [
+            option
+            for option, on in (
+                ("--max-features", max_features is not None),
+                ("--bootstrap" if bootstrap else "--no-bootstrap", bootstrap is not None),
+                ("--oob-score", oob_score),
+            )
+            if on
+        ]
+        if given:
+            raise click.UsageError(
+                f"{given[0]} is an option of random forests: add --forest N (the number of trees)"
+            )
+        return None
+    if scheduler is not None or workers is not None:
+        option = "--scheduler" if scheduler is not None else "--workers"
+        raise click.UsageError(
+            f"--forest cannot be combined with {option}: distributed training grows single "
+            "trees only (for now); train the forest on one data file without it"
+        )
+    if oob_score and bootstrap is False:
+        raise click.UsageError(
+            "--oob-score needs bootstrap samples (each row is scored by the trees that did "
+            "not draw it); leave out --no-bootstrap"
+        )
+    params = {"n_estimators": forest}
+    if max_features is not None:
+        params["max_features"] = max_features
+    if bootstrap is not None:
+        params["bootstrap"] = bootstrap
+    if oob_score:
+        params["oob_score"] = True
+    return params
 
 
 # -- train -------------------------------------------------------------------------------------
@@ -675,6 +790,36 @@ def _estimator_classes():
     help="Minimal cost-complexity pruning: collapse every weakest link whose effective alpha is at most A.",
 )
 @click.option(
+    "--forest",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Train a random forest of N trees instead of one tree (RandomForestClassifier or "
+    "RandomForestRegressor, as the task): each tree grows on a bootstrap sample of the "
+    "rows and draws the features of each node's search at random; the forest averages "
+    "their predictions.",
+)
+@click.option(
+    "--max-features",
+    type=_MaxFeatures(),
+    default=None,
+    metavar="K",
+    help="With --forest: the features each node's search draws: sqrt, log2, a count (3) "
+    "or a fraction (0.5). Default: sqrt for classification, all for regression.",
+)
+@click.option(
+    "--bootstrap/--no-bootstrap",
+    default=None,
+    help="With --forest: each tree on a bootstrap sample of the rows (the default), or "
+    "every tree on every row.",
+)
+@click.option(
+    "--oob-score",
+    is_flag=True,
+    help="With --forest: score the forest on its out-of-bag rows (each row by the trees "
+    "that did not draw it): accuracy, or R^2; reported and saved in the model.",
+)
+@click.option(
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
 @click.option("--random-state", type=int, default=0, show_default=True)
@@ -721,6 +866,10 @@ def train(
     max_leaf_nodes,
     categorical_split,
     ccp_alpha,
+    forest,
+    max_features,
+    bootstrap,
+    oob_score,
     device,
     random_state,
     text_format,
@@ -730,6 +879,10 @@ def train(
     connect_timeout,
 ):
     """Train a tree on DATA (.csv, .tsv, .parquet, .arff, .npz, .npy) and save it.
+
+    With --forest N, a random forest of N trees (--max-features, --bootstrap/--no-bootstrap
+    and --oob-score set it up), saved as one model file that predict, evaluate, export
+    and info read as they read a tree's.
 
     CSV: the header names the columns (with --no-header they are x0, x1, ...); empty
     fields and ?, NA, N/A, nan are missing values (--na-values adds more); a column
@@ -750,6 +903,14 @@ def train(
         ccp_alpha=ccp_alpha,
         device=device,
         random_state=random_state,
+    )
+    forest_params = _forest_params(
+        forest,
+        max_features=max_features,
+        bootstrap=bootstrap,
+        oob_score=oob_score,
+        scheduler=scheduler,
+        workers=workers,
     )
     if scheduler is not None or workers is not None:
         return _train_distributed(
@@ -809,19 +970,22 @@ def train(
     if weight is not None:
         sample_weight = _sample_weights(table, table.column(found["weight"]))
 
-    classifier_class, regressor_class = _estimator_classes()
+    classifier_class, regressor_class = _estimator_classes(forest=forest_params is not None)
     estimator_class = classifier_class if task == "classification" else regressor_class
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
         params["categorical_features"] = categorical_features
     X = feature_matrix(features)
-    estimator = estimator_class(**params)
+    estimator = estimator_class(**params, **(forest_params or {}))
     logger.info("fitting %s on %d rows x %d features", estimator_class.__name__, *X.shape)
     start = time.perf_counter()
     estimator.fit(X, y, sample_weight=sample_weight)
     fit_seconds = time.perf_counter() - start
-    # The command line knows the column names; the model file keeps them.
-    estimator.feature_names_in_ = np.asarray([c.name for c in features], dtype=object)
+    # The command line knows the column names; the model file keeps them (a forest's
+    # trees share them, as they would after a fit on a DataFrame).
+    names = np.asarray([c.name for c in features], dtype=object)
+    for fitted in (estimator, *getattr(estimator, "estimators_", ())):
+        fitted.feature_names_in_ = names
     estimator.save(output)
 
     _report_training(
@@ -840,8 +1004,8 @@ def train(
 def _report_training(
     estimator, *, source, n_rows, n_features, n_categorical, target, weight, fitted_on, output
 ):
-    """train's three lines: what was fitted on what, the tree, where it was saved (and
-    the fit's statistics with -v)."""
+    """train's three lines: what was fitted on what, the tree (or the forest, and its
+    out-of-bag score), where it was saved (and the fit's statistics with -v)."""
     what = "classification" if hasattr(estimator, "classes_") else "regression"
     if hasattr(estimator, "classes_"):
         what += f", {len(estimator.classes_)} classes ({_shown(estimator.classes_.tolist())})"
@@ -850,13 +1014,38 @@ def _report_training(
         f"trained {type(estimator).__name__} on {source}: {n_rows:,} rows, {n_features} "
         f"features ({n_categorical} categorical), target {target!r}{weighted}: {what}"
     )
-    click.echo(
-        f"tree: depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
-        f"{estimator.tree_.node_count} nodes; fit {fitted_on}"
-    )
+    if _is_forest(estimator):
+        sampled = "bootstrap samples" if estimator.bootstrap else "every row"
+        click.echo(
+            f"forest: {_forest_size(estimator)}; trees on {sampled}, max_features "
+            f"{estimator.max_features!r}; fit {fitted_on}"
+        )
+        if hasattr(estimator, "oob_score_"):
+            click.echo(f"out-of-bag score: {_oob_score(estimator)}")
+    else:
+        click.echo(
+            f"tree: depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
+            f"{estimator.tree_.node_count} nodes; fit {fitted_on}"
+        )
     click.echo(f"model saved to {output}")
-    if _Main.verbose:
+    if _Main.verbose and hasattr(estimator, "fit_stats_"):  # a forest's trees keep none
         click.echo(_fit_stats_table(estimator), err=True)
+
+
+def _forest_size(forest) -> str:
+    """A forest's trees, their depths and sizes, in words."""
+    trees = [e.tree_ for e in forest.estimators_]
+    low, high = min(t.max_depth for t in trees), max(t.max_depth for t in trees)
+    depth = f"depth {low}" if low == high else f"depths {low} to {high}"
+    leaves, nodes = sum(t.n_leaves for t in trees), sum(t.node_count for t in trees)
+    return f"{len(trees)} trees, {depth}, {leaves:,} leaves and {nodes:,} nodes in all"
+
+
+def _oob_score(forest) -> str:
+    """The out-of-bag score and its measure ("n/a": R^2 of a target without spread)."""
+    score = float(forest.oob_score_)
+    measure = "accuracy" if _is_classifier(forest) else "R^2"
+    return f"{'n/a' if np.isnan(score) else f'{score:.4f}'} ({measure})"
 
 
 def _train_distributed(
@@ -1411,8 +1600,16 @@ def _names(estimator):
     show_default=True,
     help="dot and png: colour nodes by their class or value.",
 )
-def export(model, fmt, output, max_depth, decimals, filled):
-    """Show MODEL's tree as text, Graphviz DOT or a PNG drawing."""
+@click.option(
+    "--tree",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="A forest's tree to show, by its number (0 to the trees less 1); required for a forest.",
+)
+def export(model, fmt, output, max_depth, decimals, filled, tree):
+    """Show MODEL's tree as text, Graphviz DOT or a PNG drawing (a forest's tree N with
+    --tree N)."""
     if fmt == "png" and not output:
         raise click.UsageError("--format png needs -o PATH.png")
     if output:
@@ -1436,7 +1633,8 @@ def export(model, fmt, output, max_depth, decimals, filled):
         export_text,
     )
 
-    estimator = _load(model)
+    loaded = _load(model)
+    estimator = _chosen_tree(loaded, tree, model)
     feature_names, class_names = _names(estimator)
     depth_shown = max_depth if max_depth is not None else estimator.get_depth()
     if fmt == "text":
@@ -1486,24 +1684,39 @@ def export(model, fmt, output, max_depth, decimals, filled):
 @main.command(short_help="Describe a model file.")
 @_verbosity_options
 @click.argument("model", type=_DATA)
-def info(model):
-    """Describe MODEL: format, versions, parameters, tree size, features, classes, device."""
+@click.option(
+    "--tree",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="A forest's tree to describe too, by its number (0 to the trees less 1).",
+)
+def info(model, tree):
+    """Describe MODEL: format, versions, parameters, tree size (a forest's trees, and with
+    --tree N that tree's), features, classes, device."""
     file_format = _model_files()
     document = file_format.read_model_document(model)  # read and parsed once
     estimator = file_format.model_from_document(document, str(model))  # validates it all
-    tree = estimator.tree_
     rows = [
         ("model file", str(model)),
         ("format", f"{document.get('format')} version {document.get('format_version')}"),
         ("written by", f"gpu_tree {document.get('library_version')}"),
         ("estimator", type(estimator).__name__),
         ("trained on", estimator.device_),
-        (
-            "tree",
-            f"depth {estimator.get_depth()}, {estimator.get_n_leaves()} leaves, "
-            f"{tree.node_count} nodes",
-        ),
     ]
+    if _is_forest(estimator):
+        rows.append(("forest", _forest_size(estimator)))
+        if hasattr(estimator, "oob_score_"):
+            rows.append(("out-of-bag score", _oob_score(estimator)))
+    if tree is not None or not _is_forest(estimator):
+        shown = _chosen_tree(estimator, tree, model)
+        rows.append(
+            (
+                "tree" if tree is None else f"tree {tree}",
+                f"depth {shown.get_depth()}, {shown.get_n_leaves()} leaves, "
+                f"{shown.tree_.node_count} nodes",
+            )
+        )
     if _is_classifier(estimator):
         rows.append(
             ("classes", f"{len(estimator.classes_)}: {_shown(estimator.classes_.tolist(), 30)}")
@@ -1516,7 +1729,7 @@ def info(model):
         click.echo(f"  {key} = {value!r}")
     names = getattr(estimator, "feature_names_in_", None)
     names = [f"x{j}" for j in range(estimator.n_features_in_)] if names is None else list(names)
-    categories = getattr(estimator, "categories_", None) or [None] * len(names)
+    categories = getattr(_learned(estimator), "categories_", None) or [None] * len(names)
     n_categorical = sum(c is not None for c in categories)
     click.echo(f"features: {len(names)} ({n_categorical} categorical)")
     name_width = max(len(str(n)) for n in names)
