@@ -125,6 +125,24 @@ def test_an_impurity_rounded_below_zero_loads(tmp_path):
         gpu_tree.load(tmp_path / "t.json")
 
 
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_extra_trees_round_trip_and_keep_growing_as_extra_trees(tmp_path, kind):
+    X, y = _data()
+    if kind == "classifier":
+        forest = gpu_tree.ExtraTreesClassifier(3, max_depth=4, device="cpu", random_state=2)
+    else:
+        forest = gpu_tree.ExtraTreesRegressor(3, max_depth=4, device="cpu", random_state=2)
+        y = y * 2.5 + X[:, 2]
+    forest.fit(X, y)
+    forest.save(tmp_path / "f.json")
+    assert json.loads((tmp_path / "f.json").read_text())["estimator"] == type(forest).__name__
+    loaded = gpu_tree.load(tmp_path / "f.json")
+    _assert_same_forest(loaded, forest, X)
+    for model in (forest, loaded):  # the trees to come draw their thresholds too
+        model.set_params(warm_start=True, n_estimators=5).fit(X, y)
+    _assert_same_forest(loaded, forest, X)
+
+
 def test_one_file_with_the_shared_state_once_and_the_trees_in_a_list(tmp_path):
     forest, _ = _forest(categorical_features=[0], n_estimators=3)
     forest.save(tmp_path / "f.json")

@@ -1,6 +1,11 @@
 """Ensembles of gpu_tree's trees: random forests whose trees grow together."""
 
-from gpu_tree.ensemble.forest import RandomForestClassifier, RandomForestRegressor
+from gpu_tree.ensemble.forest import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from gpu_tree.estimators import load_model
 from gpu_tree.model.file_format import register_estimator
 
@@ -14,7 +19,12 @@ def _tree_estimator(forest, index):
 # Model files name these classes; the loader builds them, and their trees, from its
 # registry. Importing this package registers them (and, through gpu_tree.estimators, the
 # trees' classes): its ``load_model`` loads any model file, a forest's included.
-register_estimator(RandomForestClassifier, tree_estimator=_tree_estimator)
-register_estimator(RandomForestRegressor, tree_estimator=_tree_estimator)
+for _forest_class in (
+    RandomForestClassifier,
+    RandomForestRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+):
+    register_estimator(_forest_class, tree_estimator=_tree_estimator)
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "load_model"]
