@@ -473,6 +473,43 @@ def test_the_unchanged_documents_load(tmp_path):
         assert len(gpu_tree.load(path).estimators_) == 4
 
 
+def test_whole_array_and_node_by_node_checks_agree(tmp_path, monkeypatch):
+    # A tree is checked on whole arrays, and node by node (for the message) only when that
+    # fails: the two must pass and fail the same trees. Random one-entry edits of the
+    # trees' arrays, each loaded with both checks compared.
+    from gpu_tree.model import file_format
+
+    verdicts = []
+    whole_arrays = file_format._structure_is_valid
+
+    def both(*args):
+        fast = whole_arrays(*args)
+        try:
+            file_format._check_structure_node_by_node(file_format._Reader("x"), *args)
+            verdicts.append((fast, True))
+        except ValueError:
+            verdicts.append((fast, False))
+        return fast
+
+    monkeypatch.setattr(file_format, "_structure_is_valid", both)
+    rng = np.random.default_rng(0)
+    for model in ("subset", "classifier", "regressor"):
+        for _ in range(40):
+            document = _saved(tmp_path, model)
+            tree = document["trees"][int(rng.integers(4))]
+            name = str(rng.choice([k for k, v in tree.items() if isinstance(v, list) and v]))
+            k = int(rng.integers(len(tree[name])))
+            tree[name][k] = tree[name][k] + int(rng.choice([-2, -1, 1, 2]))
+            path = tmp_path / "edited.json"
+            path.write_text(json.dumps(document))
+            try:
+                gpu_tree.load(path)
+            except ValueError:
+                pass
+    assert all(fast == slow for fast, slow in verdicts)
+    assert sum(not slow for _, slow in verdicts) > 20 and sum(slow for _, slow in verdicts) > 20
+
+
 def test_the_forest_s_class_labels_are_checked_against_every_tree(tmp_path):
     document = _saved(tmp_path)
     document["classes"]["values"].append("maybe")

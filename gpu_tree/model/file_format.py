@@ -100,14 +100,11 @@ def register_estimator(estimator_class: type, *, tree_estimator=None) -> type:
 # -- writing ----------------------------------------------------------------------------------
 def _floats(values) -> list:
     """Float array -> JSON list (non-finite values as strings)."""
-    out = []
-    for v in np.asarray(values, dtype=np.float64).ravel().tolist():
-        if v != v:
-            out.append("nan")
-        elif v in (np.inf, -np.inf):
-            out.append("inf" if v > 0 else "-inf")
-        else:
-            out.append(v)
+    array = np.asarray(values, dtype=np.float64).ravel()
+    out = array.tolist()
+    for k in np.flatnonzero(~np.isfinite(array)).tolist():
+        v = out[k]
+        out[k] = "nan" if v != v else "inf" if v > 0 else "-inf"
     return out
 
 
@@ -302,6 +299,11 @@ class _Reader:
         values = self.field(document, name, list, where)
         if length is not None and len(values) != length:
             self.fail(f"array {name!r} has {len(values)} entries, expected {length}")
+        if set(map(type, values)) <= {int}:  # the usual array, checked at C speed
+            try:
+                return np.array(values, dtype=np.int64)
+            except OverflowError:
+                pass  # the value out of range is named below
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             self.fail(f"array {name!r} holds a value that is not an integer")
         big = next((v for v in values if not _INT64_MIN <= v <= _INT64_MAX), None)
@@ -313,6 +315,11 @@ class _Reader:
         values = self.field(document, name, list, where)
         if length is not None and len(values) != length:
             self.fail(f"array {name!r} has {len(values)} entries, expected {length}")
+        kinds = set(map(type, values))
+        if kinds <= {float, int} and (  # the usual array: numbers, converted at C speed
+            int not in kinds or all(_INT64_MIN <= v <= _INT64_MAX for v in values if type(v) is int)
+        ):
+            return np.array(values, dtype=np.float64)
         out = np.empty(len(values))
         for k, v in enumerate(values):
             if isinstance(v, str) and v in _NON_FINITE:
@@ -689,7 +696,103 @@ def _read_tree(read, doc, regression: bool) -> Tree:
 
 def _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children, regression):
     """Every index in range, every node but the root with exactly one parent, and children
-    numbered after their parent (so the walk always ends: no cycle)."""
+    numbered after their parent (so the walk always ends: no cycle); depths, node numbers
+    and impurity decreases as below.
+
+    Checked on whole arrays first (:func:`_structure_is_valid`: a forest's trees hold
+    millions of nodes); a tree that does not pass is checked node by node, in the order
+    below, which names the first problem."""
+    if _structure_is_valid(n, n_features, n_words, arrays, bitsets, branch_children, regression):
+        return
+    _check_structure_node_by_node(
+        read, n, n_features, n_words, arrays, bitsets, branch_children, regression
+    )
+
+
+def _structure_is_valid(n, n_features, n_words, arrays, bitsets, branch_children, regression):
+    """Whether the tree passes every check of :func:`_check_structure_node_by_node`, on
+    whole arrays: True only where that check passes too (same comparisons; offsets
+    compared without int64 overflow); False sends the tree to it, for the message."""
+    left, right = arrays["children_left"], arrays["children_right"]
+    kind, feature = arrays["split_kind"], arrays["feature"]
+    go_left = arrays["missing_go_to_left"]
+    if np.any((go_left != 0) & (go_left != 1)):
+        return False
+    leaf = (left == TREE_LEAF) | (right == TREE_LEAF)
+    if np.any(leaf & ((left != right) | (kind != LEAF))):
+        return False
+    for name, expected in _LEAF_FIELDS.items():
+        if np.any(leaf & (arrays[name] != expected)):
+            return False
+    internal = ~leaf
+    nodes = np.arange(n)
+    for child in (left, right):
+        if np.any(internal & ((child < 0) | (child >= n) | (child <= nodes))):
+            return False
+    if np.any(internal & ((feature < 0) | (feature >= n_features))):
+        return False
+    multiway = internal & (kind == MULTIWAY)
+    subset = internal & (kind == CATEGORICAL_SUBSET)
+    numeric = internal & (kind == NUMERIC)
+    if np.any(internal & ~(multiway | subset | numeric)):
+        return False
+    if np.any(internal & ~multiway & (arrays["branch_offset"] >= 0)):
+        return False
+    if np.any(numeric & (arrays["category_offset"] >= 0)):
+        return False
+    if np.any(numeric & (left == right)):
+        return False
+    offset = arrays["category_offset"]
+    if np.any(subset & ((offset < 0) | (offset > bitsets.size - n_words))):
+        return False
+    binary = np.flatnonzero(internal & ~multiway)
+    edge_parent, edge_child = [binary, binary], [left[binary], right[binary]]
+    for node in np.flatnonzero(multiway):
+        children = np.arange(left[node], right[node] + 1)
+        start, entries = int(arrays["branch_offset"][node]), int(arrays["n_branches"][node])
+        if start < 0 or entries < 1 or start + entries + 1 > branch_children.size:
+            return False
+        if not np.isin(branch_children[start : start + entries + 1], children).all():
+            return False
+        edge_parent.append(np.full(children.size, node))
+        edge_child.append(children)
+    edge_parent, edge_child = np.concatenate(edge_parent), np.concatenate(edge_child)
+    parents = np.bincount(edge_child, minlength=n)
+    if parents[0] != 0 or np.any(parents[1:] != 1):
+        return False
+    depth = arrays["depth"]
+    if depth[0] != 0 or np.any(depth[edge_child] != depth[edge_parent] + 1):
+        return False
+    if _bad_node_number(arrays, regression) is not None:
+        return False
+    return _impurity_decreases_are_valid(arrays, left, right, binary, np.flatnonzero(multiway))
+
+
+def _impurity_decreases_are_valid(arrays, left, right, binary, multiway):
+    """:func:`_check_impurity_decreases`'s comparison, on whole arrays (a binary node's
+    two children summed as np.sum sums them; a multiway node's by np.sum itself)."""
+    weight, impurity = arrays["weighted_n_node_samples"], arrays["impurity"]
+    infinite = np.isinf(impurity)
+    weighted, _ = scaled_weighted_impurity(weight, np.where(infinite, 0.0, impurity))
+    slack = 1e-9 * np.max(weighted)
+    lower, upper = left[binary], right[binary]
+    checked = ~(infinite[binary] | infinite[lower] | infinite[upper])
+    children_sum = weighted[lower] + weighted[upper]
+    if np.any(checked & (children_sum > weighted[binary] * (1 + 1e-9) + slack)):
+        return False
+    for node in multiway:
+        children = np.arange(left[node], right[node] + 1)
+        if infinite[node] or infinite[children].any():
+            continue
+        if np.sum(weighted[children]) > weighted[node] * (1 + 1e-9) + slack:
+            return False
+    return True
+
+
+def _check_structure_node_by_node(
+    read, n, n_features, n_words, arrays, bitsets, branch_children, regression
+):
+    """:func:`_check_structure`, node by node: raises naming the first problem."""
     left, right = arrays["children_left"], arrays["children_right"]
     kind, feature = arrays["split_kind"], arrays["feature"]
     go_left = arrays["missing_go_to_left"]
@@ -805,6 +908,14 @@ def _check_node_numbers(read, arrays, regression):
     """Impurities and weighted sizes are finite and non-negative (an impurity to rounding:
     _IMPURITY_ROUNDING), node sizes too; but a regression impurity may be +inf (a
     variance beyond float64's range: targets 1e200 apart)."""
+    bad = _bad_node_number(arrays, regression)
+    if bad is not None:
+        node, name, value = bad
+        read.fail(f"node {node} has {name} {value}, expected a finite number >= 0")
+
+
+def _bad_node_number(arrays, regression):
+    """(node, array name, value) of the first number _check_node_numbers refuses, or None."""
     for name in ("impurity", "weighted_n_node_samples", "n_node_samples"):
         values = arrays[name]
         finite = np.isfinite(values)
@@ -813,7 +924,8 @@ def _check_node_numbers(read, arrays, regression):
         low = -_IMPURITY_ROUNDING if name == "impurity" else 0.0
         bad = np.flatnonzero(~finite | (values < low))
         if bad.size:
-            read.fail(f"node {bad[0]} has {name} {values[bad[0]]}, expected a finite number >= 0")
+            return bad[0], name, values[bad[0]]
+    return None
 
 
 def _check_impurity_decreases(read, arrays, children_of):
