@@ -25,6 +25,9 @@ What one invocation measures (each part optional, see --only):
   - the bytes each level moves according to ``bench/bytes_model.py``, with the rows and
     nodes this build really had, against the floors, at the copy bandwidth measured;
   - prediction of --predict-rows rows already on the device;
+* ``forest``: ``bench/bench_forest.py`` on the device (gpu_tree's forest against
+  XGBoost's random forest on the GPU and cuML's, where installed), Higgs-shaped rows,
+  depth 10, its tables written to ``forest.md`` and ``forest.json`` in --out;
 * ``peers``: in a child process per (data set, tool), so that a crash, a hang (timeout)
   or a missing package is recorded and the run goes on: scikit-learn's
   DecisionTreeClassifier (exact; on at most --sklearn-tree-max-rows rows) and
@@ -80,7 +83,7 @@ from gpu_tree.app.peers import PEERS, PeerWork  # noqa: E402
 
 START = time.perf_counter()
 DATASETS = ("higgs", "covertype")
-PARTS = ("bandwidth", "higgs", "covertype", "peers")
+PARTS = ("bandwidth", "higgs", "covertype", "peers", "forest")
 GOAL_DEPTH = 10
 
 SIZES = {
@@ -96,6 +99,7 @@ SIZES = {
         host_bandwidth_bytes=1 << 30,
         sklearn_tree_max_rows=1_000_000,
         warmup_rows=20_000,
+        forest=(10_000_000, 100),  # rows, trees (depth 10, max_features="sqrt")
     ),
     "quick": dict(
         higgs=(1_000_000, 28),
@@ -109,6 +113,7 @@ SIZES = {
         host_bandwidth_bytes=256 << 20,
         sklearn_tree_max_rows=200_000,
         warmup_rows=5_000,
+        forest=(1_000_000, 100),
     ),
     "smoke": dict(
         higgs=(600, 5),
@@ -122,6 +127,7 @@ SIZES = {
         host_bandwidth_bytes=1 << 20,
         sklearn_tree_max_rows=400,
         warmup_rows=200,
+        forest=(600, 3),
     ),
 }
 
@@ -1158,9 +1164,43 @@ def main(argv=None):
                 results["meta"]["versions"].update(r.get("versions", {}))
         del X, y
         write_outputs(results, out)  # after each data set: a cut-off run keeps its part
+    if "forest" in parts:
+        run_forest(cfg, args, out, simulated)
     text = write_outputs(results, out)
     print(text, end="")
     return 0
+
+
+def run_forest(cfg, args, out: Path, simulated: bool):
+    """The forest case: bench/bench_forest.py on the device, in a child process (its own
+    peers' definitions: gpu_tree.app.peers.FOREST_PEERS); its tables in ``out``."""
+    rows, trees = cfg["forest"]
+    # Under the simulator only gpu_tree runs: the peers' GPU builds need a real device.
+    tools = "gpu_tree" if simulated else "gpu_tree,xgboost,cuml"
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("bench_forest.py")),
+        "--device",
+        "cuda",
+        "--rows",
+        str(rows),
+        "--trees",
+        str(trees),
+        "--depth",
+        "3" if simulated else "10",
+        "--repeats",
+        str(cfg["repeats"]),
+        "--tools",
+        tools,
+        "--accuracy",
+        "--json",
+        str(out / "forest.json"),
+        "--markdown",
+        str(out / "forest.md"),
+    ]
+    log(f"forest: {rows:,} rows, {trees} trees")
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(command, check=True, timeout=args.peer_timeout * 4)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ from gpu_tree._version import __version__  # noqa: E402
 _PUBLIC = {
     "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
-    "ExtraTreesClassifier": ("gpu_tree.ensemble.forest", "ExtraTreesClassifier"),
-    "ExtraTreesRegressor": ("gpu_tree.ensemble.forest", "ExtraTreesRegressor"),
+    "ExtraTreesClassifier": ("gpu_tree.ensemble", "ExtraTreesClassifier"),
+    "ExtraTreesRegressor": ("gpu_tree.ensemble", "ExtraTreesRegressor"),
     "RandomForestClassifier": ("gpu_tree.ensemble", "RandomForestClassifier"),
     "RandomForestRegressor": ("gpu_tree.ensemble", "RandomForestRegressor"),
     "Tree": ("gpu_tree.model.tree", "Tree"),
@@ -28,7 +28,8 @@ _PUBLIC = {
     "export_graphviz": ("gpu_tree.model.export", "export_graphviz"),
     "export_png": ("gpu_tree.model.export", "export_png"),
     "export_text": ("gpu_tree.model.export", "export_text"),
-    "load": ("gpu_tree.estimators", "load_model"),  # the estimators register themselves
+    # gpu_tree.ensemble registers the forests and, through gpu_tree.estimators, the trees.
+    "load": ("gpu_tree.ensemble", "load_model"),
     "plot_tree": ("gpu_tree.model.export", "plot_tree"),
 }
 

@@ -45,15 +45,18 @@ def in_category_set(words, offset, code):
 def make_leaf_of_row(in_set):
     """The tree walk, calling ``in_set``: :func:`in_category_set` compiled for the device."""
 
-    def leaf_of_row(X, i, nodes, threshold, category_bitsets, n_category_words, branch_children):
-        """Leaf reached by row i of X.
+    def leaf_of_row(
+        X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, root
+    ):
+        """Leaf reached by row i of X from node ``root`` (0; a forest's trees packed in
+        one table start at their own roots).
 
         Numeric nodes send x <= threshold left; subset nodes send the category codes of
         their set left; multiway nodes have a child per code. NaN (a missing value or an
         unseen category) follows the node's missing rule, and so does a code outside the
         node's table.
         """
-        node = 0
+        node = root
         while nodes[node, CHILDREN_LEFT] >= 0:
             x = X[i, nodes[node, FEATURE]]
             branch_offset = nodes[node, BRANCH_OFFSET]

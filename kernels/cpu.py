@@ -173,6 +173,8 @@ def _feature_group_size(n_nodes, n_features, n_threads):
 
 # The draws' generator (_random_keys.py), compiled; the grower's numpy code takes arrays.
 _, root_key, child_key, draw_score = _keys.make_random_keys(njit(inline="always"))
+# The streams of the per-node draws (which features, extra trees' thresholds).
+FEATURE_SALT, THRESHOLD_SALT = _keys.FEATURE_SALT, _keys.THRESHOLD_SALT
 
 
 @njit(cache=True)
@@ -197,6 +199,15 @@ def draw_scores(keys, n_features, salt, out):
             out[k, f] = draw_score(keys[k], f, salt)
 
 
+@njit(cache=True, inline="always")
+def _holds_rows(hist, slot, f, b):
+    """Whether bin b of feature f of histogram slot ``slot`` holds rows (any channel)."""
+    for c in range(hist.shape[3]):
+        if hist[slot, f, b, c] != 0:
+            return True
+    return False
+
+
 @njit(parallel=True, cache=True)
 def filled_bins(hist, slots, missing, filled):
     """``filled[k, f]``: the bins of feature f holding rows in histogram slot ``slots[k]``
@@ -210,10 +221,8 @@ def filled_bins(hist, slots, missing, filled):
         for f in range(n_features):
             count = 0
             for b in range(n_bins):
-                for c in range(n_channels):
-                    if hist[slot, f, b, c] != 0:
-                        count += 1
-                        break
+                if _holds_rows(hist, slot, f, b):
+                    count += 1
             if has_missing:
                 for c in range(n_channels):
                     if missing[slot, f, c] != 0:
@@ -317,14 +326,7 @@ def random_split_histograms(
             first = -1
             last = -1
             for b in range(n_bins):
-                if b == missing_bin:
-                    continue
-                filled = False
-                for c in range(n_channels):
-                    if hist[slot, f, b, c] != 0:
-                        filled = True
-                        break
-                if filled:
+                if b != missing_bin and _holds_rows(hist, slot, f, b):
                     if first < 0:
                         first = b
                     last = b
@@ -336,14 +338,7 @@ def random_split_histograms(
             split = first  # the last present bin at or below the threshold
             following = -1  # the present bin after it
             for b in range(first, last + 1):
-                if b == missing_bin:
-                    continue
-                filled = False
-                for c in range(n_channels):
-                    if hist[slot, f, b, c] != 0:
-                        filled = True
-                        break
-                if not filled:
+                if b == missing_bin or not _holds_rows(hist, slot, f, b):
                     continue
                 if b != first and upper[at, f, b] <= threshold and b != last:
                     split = b
@@ -771,6 +766,10 @@ WALK_SOURCE_HASH = hashlib.sha256(Path(_walk.__file__).read_bytes()).hexdigest()
 WALK_NODE_COLUMNS = _walk.NODE_COLUMNS
 
 
+# Rows a forest's prediction takes through each tree in turn (kernels' predict_forest).
+FOREST_ROWS = 256
+
+
 def _compile_predict_leaves(walk_source_hash):
     @njit(parallel=True, cache=True)
     def predict_leaves(
@@ -781,7 +780,7 @@ def _compile_predict_leaves(walk_source_hash):
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
         for i in prange(X.shape[0]):
             out[i] = _leaf_of_row(
-                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
 
     @njit(cache=True)
@@ -793,13 +792,49 @@ def _compile_predict_leaves(walk_source_hash):
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
         for i in range(X.shape[0]):
             out[i] = _leaf_of_row(
-                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
 
-    return predict_leaves, predict_leaves_serial
+    @njit(parallel=True, cache=True)
+    def predict_forest(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, roots, values, out
+    ):
+        """The trees' leaf values averaged, per row: the trees packed in one node table
+        (``model.tree.forest_walk_arrays``), tree t walked from ``roots[t]``, ``values``
+        (n_nodes, n_outputs) the leaves' values. Per row the trees are added in order,
+        then divided by their number (as summing the trees' predictions would). A task
+        takes FOREST_ROWS rows through one tree after another: a tree's nodes stay in
+        cache for its rows (one row through every tree would evict them)."""
+        walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
+        n_rows, n_outputs = X.shape[0], values.shape[1]
+        for block in prange((n_rows + FOREST_ROWS - 1) // FOREST_ROWS):
+            first = block * FOREST_ROWS
+            end = min(n_rows, first + FOREST_ROWS)
+            for i in range(first, end):
+                for c in range(n_outputs):
+                    out[i, c] = 0.0
+            for t in range(roots.shape[0]):
+                for i in range(first, end):
+                    leaf = _leaf_of_row(
+                        X,
+                        i,
+                        nodes,
+                        threshold,
+                        category_bitsets,
+                        n_category_words,
+                        branch_children,
+                        roots[t],
+                    )
+                    for c in range(n_outputs):
+                        out[i, c] += values[leaf, c]
+            for i in range(first, end):
+                for c in range(n_outputs):
+                    out[i, c] /= roots.shape[0]
+
+    return predict_leaves, predict_leaves_serial, predict_forest
 
 
-predict_leaves, predict_leaves_serial = _compile_predict_leaves(WALK_SOURCE_HASH)
+predict_leaves, predict_leaves_serial, predict_forest = _compile_predict_leaves(WALK_SOURCE_HASH)
 
 
 # The lock-step walk's node table (Tree.lockstep_arrays): one row per node, these columns.
@@ -1125,6 +1160,16 @@ def _candidates(args):
     return slots.size * hist.shape[1] * hist.shape[2]
 
 
+def _histogram_cells(args):
+    """Cells written by the subtraction: its slots (argument 1) times a histogram's."""
+    return args[1].size * args[0][0].size
+
+
+def _forest_steps(args):
+    """Rows times trees of a forest's walk (arguments 0 and 6)."""
+    return args[0].shape[0] * args[6].size
+
+
 class SerialWhenSmall:
     """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the work of
     the call (``work(args)``, by default the first argument's size) against
@@ -1156,6 +1201,10 @@ compilation.watch(globals())
 # The tree walk is not among them: Tree.apply picks predict_leaves or its serial twin by
 # the batch's rows (model.tree.PARALLEL_MIN_ROWS).
 columns_with_nan = SerialWhenSmall(columns_with_nan)
+filled_bins = SerialWhenSmall(filled_bins, _candidates)
+random_split_histograms = SerialWhenSmall(random_split_histograms, _candidates)
+subtract_histograms = SerialWhenSmall(subtract_histograms, _histogram_cells)
+predict_forest = SerialWhenSmall(predict_forest, _forest_steps)
 build_bin_lookup = SerialWhenSmall(build_bin_lookup)
 bin_columns = SerialWhenSmall(bin_columns)
 histograms_classification = SerialWhenSmall(histograms_classification, node_values)
@@ -1170,6 +1219,10 @@ squared_deviation_sums = SerialWhenSmall(squared_deviation_sums, _deviation_rows
 score_splits = SerialWhenSmall(score_splits, _candidates)
 SERIAL_WHEN_SMALL = (
     columns_with_nan,
+    filled_bins,
+    random_split_histograms,
+    subtract_histograms,
+    predict_forest,
     build_bin_lookup,
     bin_columns,
     histograms_classification,

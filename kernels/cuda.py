@@ -628,7 +628,7 @@ def _compile_predict_leaves(helpers_key):
         stride = cuda.gridsize(1)
         for i in range(start, X.shape[0], stride):
             out[i] = _leaf_of_row(
-                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children
+                X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
 
     return predict_leaves

@@ -199,6 +199,25 @@ def test_gpu_matrix_runs_under_the_simulator_and_writes_its_tables(tmp_path):
     assert _markdown_tables((merged / "matrix.md").read_text())[-1] == tables[-1]
 
 
+def test_gpu_matrix_forest_case_runs_under_the_simulator(tmp_path):
+    """The matrix's forest case: bench_forest.py on the device (gpu_tree alone under the
+    simulator), its table and JSON in --out."""
+    out = tmp_path / "matrix"
+    _run(
+        "bench_gpu_matrix.py",
+        "--smoke",
+        "--only",
+        "forest",
+        "--out",
+        str(out),
+        env={"NUMBA_ENABLE_CUDASIM": "1"},
+    )
+    text = (out / "forest.md").read_text()
+    assert "gpu_tree" in text and _markdown_tables(text)
+    measured = json.loads((out / "forest.json").read_text())
+    assert "cuda" in json.dumps(measured)
+
+
 def test_bench_cuda_extra_brings_xgboost_with_cuda():
     """The bench extra's xgboost-cpu has no GPU mode; bench-cuda brings the CUDA build (the
     xgboost wheel) with the same other peers and the cuda13 extra's CuPy and numba-cuda,

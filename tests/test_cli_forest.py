@@ -348,3 +348,34 @@ def test_verbose_train_of_a_forest(data, tmp_path):
     )  # fmt: skip
     assert "forest: 2 trees" in result.stdout
     assert "fit statistics" not in result.stderr  # a forest's trees keep none
+
+
+def test_bench_times_forests_against_the_forest_peers(tmp_path):
+    """gputree bench --forest N: gpu_tree's forest of N trees, and scikit-learn's, on the
+    same data; the JSON says it was a forest and the table prints both rows."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "bench.json"
+    result = ok(
+        run(
+            "bench",
+            "--rows",
+            "2000",
+            "--depth",
+            "4",
+            "--forest",
+            "5",
+            "--repeats",
+            "1",
+            "--json",
+            out,
+        )
+    )
+    assert "forests of 5 trees" in result.stdout
+    assert "gpu_tree forest of 5 trees (1 batches): depth 4" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["settings"]["forest"] == 5
+    names = [r["name"] for r in report["results"] if r["status"] == "ok"]
+    assert names[0] == "gpu_tree"
+    assert any("scikit-learn" in name and "RandomForest" in name for name in names), names
+    ours = report["results"][0]
+    assert 0.55 < ours["accuracy"] <= 1.0 and report["tree"]["depth"] <= 4

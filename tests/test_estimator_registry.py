@@ -11,9 +11,15 @@ from gpu_tree.model import file_format
 
 
 def test_the_estimators_register_themselves():
+    import gpu_tree.ensemble  # registers the forests (gpu_tree.load imports it too)
+
     assert file_format._REGISTRY == {
         "DecisionTreeClassifier": gpu_tree.DecisionTreeClassifier,
         "DecisionTreeRegressor": gpu_tree.DecisionTreeRegressor,
+        "RandomForestClassifier": gpu_tree.RandomForestClassifier,
+        "RandomForestRegressor": gpu_tree.RandomForestRegressor,
+        "ExtraTreesClassifier": gpu_tree.ExtraTreesClassifier,
+        "ExtraTreesRegressor": gpu_tree.ExtraTreesRegressor,
     }
 
 

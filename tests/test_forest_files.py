@@ -293,11 +293,6 @@ def test_a_fresh_process_loads_a_forest_through_gpu_tree_ensemble(tmp_path):
     assert result.stdout.split() == ["RandomForestClassifier"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gpu_tree.load is gpu_tree.estimators.load_model (gpu_tree/__init__.py's _PUBLIC), "
-    "which has not imported the forests' registration; gpu_tree.ensemble.load_model has",
-)
 def test_a_fresh_process_loads_a_forest_through_gpu_tree_load(tmp_path):
     forest, _ = _forest(n_estimators=2)
     forest.save(tmp_path / "f.json")

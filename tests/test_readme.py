@@ -205,6 +205,8 @@ def test_command_line_example_runs(tmp_path):
 
     if shutil.which("gputree") is None:
         pytest.skip("the gputree command is not installed")
+    import json
+
     section = re.search(
         r"^## Command line\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S
     )
@@ -218,13 +220,14 @@ def test_command_line_example_runs(tmp_path):
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
-    for output in ("model.json", "predictions.csv", "metrics.json", "bench.json"):
+    for output in ("model.json", "predictions.csv", "metrics.json", "forest.json", "bench.json"):
         assert (tmp_path / output).stat().st_size > 0, output
     assert "|--- " in result.stdout  # the exported tree
+    forest = json.loads((tmp_path / "forest.json").read_text())
+    assert len(forest["trees"]) == 100  # the forest's file: a list of its trees
     # The outputs agree with the data the block wrote: one prediction per row, the
     # metrics are those of these predictions, and the tree beats the majority class.
     import csv
-    import json
 
     with open(tmp_path / "days.csv", newline="") as handle:
         truth = [row["play"] for row in csv.DictReader(handle)]

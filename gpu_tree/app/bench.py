@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpu_tree.app.machine import available_memory_bytes
-from gpu_tree.app.peers import PEERS, PeerWork
+from gpu_tree.app.peers import FOREST_PEERS, PEERS, ForestWork, PeerWork
 from gpu_tree.utils.progress import step
 
 logger = logging.getLogger("gpu_tree.bench")
@@ -94,11 +94,17 @@ class Result:
         }
 
 
-def peers(depth: int, bins: int, backend: str):
-    """(label, device, factory or None, why it is missing) of each peer (gpu_tree.app.peers)."""
+def peers(depth: int, bins: int, backend: str, forest: int | None = None, n_features=None):
+    """(label, device, factory or None, why it is missing) of each peer (gpu_tree.app.peers):
+    the single-tree peers, or with ``forest`` (a number of trees) the forest peers, each
+    drawing scikit-learn's "sqrt" of ``n_features`` per node."""
     work = PeerWork(depth=depth, bins=bins, device=backend)
+    table = PEERS
+    if forest is not None:
+        work = ForestWork(tree=work, n_estimators=forest, n_features=n_features)
+        table = FOREST_PEERS
     found = []
-    for peer in PEERS.values():
+    for peer in table.values():
         device = peer.device_for(work)  # where it would run, installed or not
         if peer.available():
             found.append((peer.label, device, lambda p=peer: p.make(work), None))

@@ -1778,6 +1778,15 @@ def info(model, tree):
     "HistGradientBoosting (1 iteration), LightGBM and XGBoost (1 round), cuML.",
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the dataset.")
+@click.option(
+    "--forest",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Time random forests of N trees (max_features 'sqrt') instead of one tree, against "
+    "the installed forest peers: scikit-learn's RandomForestClassifier, LightGBM's and "
+    "XGBoost's random forests, cuML's on a GPU.",
+)
 @click.option("--json", "json_path", metavar="PATH", help="Save every number as JSON.")
 @click.option(
     "--plot",
@@ -1796,6 +1805,7 @@ def bench(
     repeats,
     peers,
     seed,
+    forest,
     json_path,
     plot_path,
 ):
@@ -1808,6 +1818,7 @@ def bench(
     from gpu_tree.app import bench as _bench
     from gpu_tree.app.machine import machine_info
     from gpu_tree.datasets import make_higgs_like
+    from gpu_tree.ensemble import RandomForestClassifier
     from gpu_tree.estimators.tree import DecisionTreeClassifier, resolve_device
 
     for path in (json_path, plot_path):
@@ -1830,12 +1841,14 @@ def bench(
         f"gputree {__version__}: {n_train:,} train / {rows - n_train:,} test rows x {features} "
         f"features, {classes} classes, depth {depth}, {bins} bins, criterion {criterion}, "
         f"device {backend}, median of {repeats} fit(s) ({rows_rule})"
+        + (f", forests of {forest} trees" if forest else "")
     )
 
     def ours():
-        return DecisionTreeClassifier(
-            criterion=criterion, max_depth=depth, max_bins=bins, device=device
-        )
+        params = dict(criterion=criterion, max_depth=depth, max_bins=bins, device=device)
+        if forest:
+            return RandomForestClassifier(forest, random_state=seed, **params)
+        return DecisionTreeClassifier(**params)
 
     missing = []
     # Each fit's per-level progress only with --verbose: here the fits are the progress.
@@ -1846,7 +1859,8 @@ def bench(
         results = [_bench.time_model("gpu_tree", backend, ours, data, repeats)]
         if results[0].status != "ok":
             raise click.ClickException(f"gpu_tree failed: {results[0].error}")
-        for name, peer_device, factory, _why in _bench.peers(depth, bins, backend) if peers else []:
+        found = _bench.peers(depth, bins, backend, forest, features) if peers else []
+        for name, peer_device, factory, _why in found:
             if factory is None:
                 missing.append(name)
                 continue
@@ -1871,8 +1885,14 @@ def bench(
     if missing:
         click.echo(f"not installed: {', '.join(missing)}")
     model = reference.model
+    trees = model.estimators_ if forest else [model]
+    shape = {
+        "depth": max(t.get_depth() for t in trees),
+        "leaves": sum(t.get_n_leaves() for t in trees),
+    }
+    what = f"forest of {forest} trees ({model.n_batches_} batches)" if forest else "tree"
     click.echo(
-        f"gpu_tree tree: depth {model.get_depth()}, {model.get_n_leaves()} leaves; "
+        f"gpu_tree {what}: depth {shape['depth']}, {shape['leaves']} leaves; "
         "ratios are peer time / gpu_tree time (> 1: gpu_tree faster)"
     )
 
@@ -1893,9 +1913,10 @@ def bench(
             "device": backend,
             "repeats": repeats,
             "seed": seed,
+            "forest": forest,
             "fit_budget_seconds": _bench.FIT_BUDGET_SECONDS,
         },
-        "tree": {"depth": model.get_depth(), "leaves": model.get_n_leaves()},
+        "tree": shape,
         "results": [r.as_dict(reference) for r in results],
         "not_installed": missing,
     }

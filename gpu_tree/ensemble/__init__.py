@@ -27,4 +27,10 @@ for _forest_class in (
 ):
     register_estimator(_forest_class, tree_estimator=_tree_estimator)
 
-__all__ = ["RandomForestClassifier", "RandomForestRegressor", "load_model"]
+__all__ = [
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "load_model",
+]

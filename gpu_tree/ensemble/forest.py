@@ -21,6 +21,7 @@ import math
 import numbers
 import time
 import warnings
+import weakref
 
 import numba
 import numpy as np
@@ -34,6 +35,7 @@ from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegress
 from gpu_tree.growing.backend import BinnedData, make_backend
 from gpu_tree.growing.grower import Grower
 from gpu_tree.model.pruning import cost_complexity_prune
+from gpu_tree.model.tree import forest_walk_arrays, predict_forest
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
@@ -367,12 +369,22 @@ class _BaseForest(BaseEstimator):
         self._check_fitted()
         X = self.estimators_[0]._validate_X_predict(X)
         with _numba_threads(self.n_jobs):
-            if is_device_array(X):
-                xp = cuda_status()[2]
-                total = sum(predict_on_device(e.tree_, X, xp) for e in self.estimators_)
-            else:
-                total = sum(e.tree_.predict(X) for e in self.estimators_)
+            if not is_device_array(X):
+                return predict_forest(self._packed_trees(), X)
+            xp = cuda_status()[2]
+            total = sum(predict_on_device(e.tree_, X, xp) for e in self.estimators_)
         return total / len(self.estimators_)
+
+    def _packed_trees(self):
+        """The trees in one walk table (model.tree.forest_walk_arrays), kept until a tree
+        changes (the key holds each tree and its building count). Kept outside the
+        estimator: predicting leaves its attributes as they were, as scikit-learn checks."""
+        trees = [e.tree_ for e in self.estimators_]
+        key = tuple((id(t), t.__dict__.get("_changes", 0), t.node_count) for t in trees)
+        cached = _PACKED_TREES.get(self)
+        if cached is None or cached[0] != key:
+            cached = _PACKED_TREES[self] = (key, forest_walk_arrays(trees), trees)
+        return cached[1]
 
     def apply(self, X):
         """The leaf each sample reaches in each tree: (n_samples, n_estimators)."""
@@ -406,6 +418,9 @@ class _BaseForest(BaseEstimator):
         tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
         return tags
 
+
+# Each fitted forest's packed trees (_BaseForest._packed_trees), while the forest lives.
+_PACKED_TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 # Private fitted state a tree estimator needs to predict (categories, bins).
 _SHARED_PRIVATE = frozenset({"_category_maps", "_bin_mapper"})

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.kernels import _random_keys as keys_source
 from gpu_tree.kernels import cpu as cpu_kernels
 
 __all__ = ["child_keys", "draw_features", "root_keys", "uniform_draws"]
@@ -55,7 +54,7 @@ def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndar
     -------
     ndarray of shape (n_nodes, n_features), bool
     """
-    scores = _scores(keys, n_features, keys_source.FEATURE_SALT)
+    scores = _scores(keys, n_features, cpu_kernels.FEATURE_SALT)
     if eligible is not None:
         scores = np.where(eligible, scores, np.iinfo(np.uint64).max)
     # The n_drawn lowest scores (ties: the lower feature): a random order of the
@@ -71,5 +70,5 @@ def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndar
 def uniform_draws(keys, n_features: int) -> np.ndarray:
     """(n_nodes, n_features) float64 in [0, 1): one uniform draw per node and feature,
     independent of :func:`draw_features`' (extremely randomised trees' thresholds)."""
-    scores = _scores(keys, n_features, keys_source.THRESHOLD_SALT)
+    scores = _scores(keys, n_features, cpu_kernels.THRESHOLD_SALT)
     return (scores >> np.uint64(11)).astype(np.float64) * 2.0**-53

@@ -528,3 +528,52 @@ class Tree:
             self.__dict__["_" + name] = array
         self._capacity = self.node_count
         self._changed()
+
+
+def forest_walk_arrays(trees) -> tuple:
+    """The trees packed into one walk (``kernels.cpu.predict_forest``'s arguments between
+    ``X`` and ``out``): the node tables one after another, each tree's node ids, category
+    offsets and branch tables shifted past the trees before it; then the root of each
+    tree and every node's value (n_nodes, n_outputs). The trees share their number of
+    category words (a forest's trees do: one fit's categories)."""
+    trees = list(trees)
+    words = {tree.n_category_words for tree in trees}
+    if len(words) != 1:
+        raise ValueError(f"the trees' category words differ: {sorted(words)}")
+    parts = [tree.walk_arrays() for tree in trees]
+    node_start = np.cumsum([0] + [tree.node_count for tree in trees])
+    word_start = np.cumsum([0] + [p[2].size for p in parts])
+    branch_start = np.cumsum([0] + [p[4].size for p in parts])
+    shifted = []
+    for k, (nodes, *_rest) in enumerate(parts):
+        nodes = nodes.copy()
+        for column, shift in (
+            (_walk_column("children_left"), node_start[k]),
+            (_walk_column("children_right"), node_start[k]),
+            (_walk_column("category_offset"), word_start[k]),
+            (_walk_column("branch_offset"), branch_start[k]),
+        ):
+            nodes[:, column] = np.where(nodes[:, column] >= 0, nodes[:, column] + shift, -1)
+        shifted.append(nodes)
+    return (
+        np.concatenate(shifted),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]).astype(BITSET_WORD_DTYPE),
+        words.pop(),
+        np.concatenate([p[4] + node_start[k] for k, p in enumerate(parts)]).astype(np.int64),
+        node_start[:-1].astype(np.int64),
+        np.concatenate([tree.value[:, 0, :] for tree in trees]),
+    )
+
+
+def predict_forest(packed, X) -> np.ndarray:
+    """The trees' leaf values averaged for each row of X (host, as ``Tree.apply`` takes
+    it): ``packed`` is :func:`forest_walk_arrays`' result. One compiled parallel loop
+    over the rows walks every tree (the serial twin on small batches)."""
+    out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
+    cpu_kernels.predict_forest(X, *packed, out)
+    return out
+
+
+def _walk_column(name) -> int:
+    return WALK_NODE_COLUMNS.index(name)
