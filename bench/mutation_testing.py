@@ -411,14 +411,14 @@ MUTANTS: list[Mutant] = [
     M(
         "M16",
         MODEL_FILE,
-        'out.append("inf" if v > 0 else "-inf")',
-        'out.append("inf")',
+        'out[k] = "nan" if v != v else "inf" if v > 0 else "-inf"',
+        'out[k] = "nan" if v != v else "inf"',
         "writer: -inf saved as inf (round trip changes the model)",
     ),
     M(
         "M17",
         MODEL_FILE,
-        "    if estimator.tree_.n_category_words < 1:\n"
+        "    if tree.n_category_words < 1:\n"
         '        read.fail("n_category_words must be at least 1")\n',
         "",
         "the n_category_words check of _read_categories removed",
@@ -676,16 +676,17 @@ MUTANTS: list[Mutant] = [
     M(
         "G08",
         GROWER,
-        "mask = usable if drawn is None else drawn if usable is None else drawn & usable",
+        "mask = usable if drawn is None else drawn",
         "mask = usable",
         "max_features draw ignored (every feature searched)",
     ),
     M(
         "G09",
         GROWER,
-        "if drawn is not None and not chosen.has_split.all():",
-        "if False:",
-        "no retry over all features when the drawn ones hold no valid split",
+        "eligible = filled > 1",
+        "eligible = filled > 0",
+        "max_features drawn among every feature holding rows, constant ones included",
+        tests=("test_forest",),
     ),
     M(
         "G10",
@@ -849,8 +850,8 @@ MUTANTS: list[Mutant] = [
     M(
         "P02",
         ROWS,
-        "self.weight = from_fixed_point(self.weight_fixed, weight_exponent)",
-        "self.weight = weight",
+        "return fixed, from_fixed_point(fixed, weight_exponent)",
+        "return fixed, weight",
         "real weights not the fixed-point ones the histograms count",
     ),
     M(
@@ -945,8 +946,8 @@ MUTANTS: list[Mutant] = [
     M(
         "F01",
         ROWS,
-        "centre = regression_centre(y)",
-        "centre = float(np.mean(y))",
+        "centre = regression_centre(y)\n            scale =",
+        "centre = float(np.mean(y))\n            scale =",
         "regression centred on the mean: an outlier moves it, y + c no longer centres alike",
     ),
     M(
