@@ -25,8 +25,6 @@ import weakref
 
 import numba
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import NotFittedError
 
 from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_on_device
 from gpu_tree.backends.rows import forest_row_scales
@@ -36,6 +34,7 @@ from gpu_tree.growing.backend import BinnedData, make_backend
 from gpu_tree.growing.grower import Grower
 from gpu_tree.model.pruning import cost_complexity_prune
 from gpu_tree.model.tree import forest_walk_arrays, predict_forest
+from gpu_tree.utils.compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
@@ -352,7 +351,7 @@ class _BaseForest(BaseEstimator):
                 "Some inputs do not have OOB scores. This probably means too few trees "
                 "were used to compute any reliable OOB estimates.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,  # fit's caller
             )
         return total / np.maximum(n_trees, 1)[:, None], n_trees
 
