@@ -209,13 +209,13 @@ def _holds_rows(hist, slot, f, b):
 
 
 @njit(parallel=True, cache=True)
-def filled_bins(hist, slots, missing, filled):
+def filled_bins(hist, slots, missing, use_missing, filled):
     """``filled[k, f]``: the bins of feature f holding rows in histogram slot ``slots[k]``
-    (any channel non-zero; plus 1 where ``missing``, (n_slots, n_features, n_channels) or
-    a 1-row stand-in, holds rows). The grower draws features among those filling more
-    than one: the ones not constant in the node."""
+    (any channel non-zero; plus 1, where ``use_missing``, if ``missing`` (n_slots,
+    n_features, n_channels; a stand-in otherwise) holds rows). The grower draws features
+    among those filling more than one: the ones not constant in the node."""
     n_features, n_bins, n_channels = hist.shape[1], hist.shape[2], hist.shape[3]
-    has_missing = missing.shape[0] == hist.shape[0]
+    has_missing = use_missing
     for k in prange(slots.shape[0]):
         slot = slots[k]
         for f in range(n_features):

@@ -441,3 +441,18 @@ def test_random_split_histograms_against_a_loop(dense):
             assert out_code[k, f].tolist() == [codes[at, f, split], codes[at, f, present[-1]]]
             assert out_lower[k, f].tolist() == [lower[at, f, present[0]], lower[at, f, right[0]]]
             assert out_upper[k, f].tolist() == [upper[at, f, split], upper[at, f, present[-1]]]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_lone_dense_root_draws_among_its_non_constant_features(device):
+    """A level of one dense histogram (a big root) counts each feature's filled bins, no
+    missing values' stand-in among them: with max_features=1 the constant feature 0 is
+    never drawn, so every seed splits the root on feature 1."""
+    rows = 3000 if device == "cpu" else 300  # the CPU finishes roots below 2,048 rows
+    X = np.column_stack([np.zeros(rows), np.arange(float(rows))])
+    y = (np.arange(rows) >= rows // 2).astype(int)
+    for seed in range(6):
+        tree = DecisionTreeClassifier(
+            max_features=1, max_depth=1, random_state=seed, device=device
+        ).fit(X, y)
+        assert tree.tree_.node_count == 3 and tree.tree_.feature[0] == 1, seed

@@ -322,8 +322,9 @@ class Grower:
             return None
         if self.xp is np:
             filled = np.empty((slots.size, self.n_features), dtype=np.int64)
-            missing = batch.hist[:1, 0] if batch.missing is None else batch.missing
-            cpu_kernels.filled_bins(batch.hist, slots, missing, filled)
+            use_missing = batch.missing is not None  # compact batches' missing rows
+            missing = batch.missing if use_missing else batch.hist[:1, 0]  # or a stand-in
+            cpu_kernels.filled_bins(batch.hist, slots, missing, use_missing, filled)
         else:
             filled = (batch.hist[slots] != 0).any(axis=-1).sum(axis=2)
             if batch.missing is not None:
