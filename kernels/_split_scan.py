@@ -336,18 +336,20 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return count
 
     @device_function
-    def node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, out):
-        """``out`` gets the node's real weight and (regression) weighted target sum: feature
-        0's present rows plus its missing ones, as the vectorised search takes them."""
+    def node_totals(hist, slot, feature, missing, use_missing, n_bins, scale, n_classes, out):
+        """``out`` gets the node's real weight and (regression) weighted target sum:
+        ``feature``'s present rows plus its missing ones (every feature's hold all the
+        node's rows; the vectorised search takes feature 0's; a search of the drawn
+        features only, whose histograms alone are built, one of those)."""
         n_weight = n_classes if n_classes > 0 else 1
         weight = 0.0
         weighted_sum = 0.0
         for c in range(n_weight + (1 if n_classes == 0 else 0)):
             value = 0
             for b in range(n_bins):
-                value += hist[slot, 0, b, c]
+                value += hist[slot, feature, b, c]
             if use_missing:
-                value += missing[slot, 0, c]
+                value += missing[slot, feature, c]
             if c < n_weight:
                 weight += float(value) * scale[c]
             else:

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
+from ._prefetch import ROWS_AHEAD, prefetch_item, prefetch_item_2d
 from . import _random_keys as _keys
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
@@ -209,16 +210,20 @@ def _holds_rows(hist, slot, f, b):
 
 
 @njit(parallel=True, cache=True)
-def filled_bins(hist, slots, missing, use_missing, filled):
-    """``filled[k, f]``: the bins of feature f holding rows in histogram slot ``slots[k]``
-    (any channel non-zero; plus 1, where ``use_missing``, if ``missing`` (n_slots,
+def filled_bins(hist, slots, features, missing, use_missing, filled):
+    """``filled[k, j]``: the bins of feature ``features[k, j]`` (``features`` (len(slots),
+    m), or (1, m) for every slot) holding rows in histogram slot ``slots[k]`` (any
+    channel non-zero; plus 1, where ``use_missing``, if ``missing`` (n_slots,
     n_features, n_channels; a stand-in otherwise) holds rows). The grower draws features
     among those filling more than one: the ones not constant in the node."""
-    n_features, n_bins, n_channels = hist.shape[1], hist.shape[2], hist.shape[3]
+    n_bins, n_channels = hist.shape[2], hist.shape[3]
+    per_slot = features.shape[0] > 1
     has_missing = use_missing
     for k in prange(slots.shape[0]):
         slot = slots[k]
-        for f in range(n_features):
+        listed = features[np.int64(k) if per_slot else np.int64(0)]
+        for j in range(listed.shape[0]):
+            f = listed[j]
             count = 0
             for b in range(n_bins):
                 if _holds_rows(hist, slot, f, b):
@@ -228,7 +233,7 @@ def filled_bins(hist, slots, missing, use_missing, filled):
                     if missing[slot, f, c] != 0:
                         count += 1
                         break
-            filled[k, f] = count
+            filled[k, j] = count
 
 
 @njit(cache=True, inline="always")
@@ -245,6 +250,7 @@ def histograms_classification(
     sample_indices,
     node_start,
     node_end,
+    node_features,
     y_class,
     weight,
     unit_weight,
@@ -254,49 +260,73 @@ def histograms_classification(
 ):
     """Class-weight histograms for a batch of nodes; ``count_channel`` < 0 means none.
 
-    One task per (node, group of features): each task owns its histogram blocks, so no
-    two threads write the same memory; it zeroes them first (``hist`` may hold anything:
-    zeroed by the threads that fill it, the memory is touched once, in parallel).
-    ``unit_weight``: every weight is 1 (not read).
+    ``node_features`` (n_nodes, k), or (1, k) for every node: the features whose
+    histograms are built, ``hist[node, j]`` feature ``node_features[node, j]``'s (every
+    feature, in order: ``hist[node, f]`` is feature f's; or a forest node's drawn
+    features, the only ones it searches). One task per (node, group of its features):
+    each task owns its histogram blocks, so no two threads write the same memory; it
+    zeroes them first (``hist`` may hold anything: zeroed by the threads that fill it,
+    the memory is touched once, in parallel). ``unit_weight``: every weight is 1 (not
+    read).
     """
     n_nodes = node_start.shape[0]
-    n_features = X_binned.shape[0]
-    group = _feature_group_size(n_nodes, n_features, n_threads)
-    n_groups = -(-n_features // group)
+    n_listed = node_features.shape[1]
+    per_node = node_features.shape[0] > 1
+    group = _feature_group_size(n_nodes, n_listed, n_threads)
+    n_groups = -(-n_listed // group)
     for task in prange(n_nodes * n_groups):
-        node, first, last = _group_task(task, n_features, group)
+        node, first, last = _group_task(task, n_listed, group)
+        features = node_features[node if per_node else 0]
         node_hist = hist[node]
         node_hist[first:last] = 0
-        for j in range(node_start[node], node_end[node]):
+        end = node_end[node]
+        for j in range(node_start[node], end):
+            if j + ROWS_AHEAD < end:  # a later row's codes, class and weight
+                ahead = sample_indices[j + ROWS_AHEAD]
+                for k in range(first, last):
+                    prefetch_item_2d(X_binned, features[k], ahead)
+                prefetch_item(y_class, ahead)
+                if not unit_weight:
+                    prefetch_item(weight, ahead)
             i = sample_indices[j]
             c = y_class[i]
             w = 1 if unit_weight else weight[i]
-            for f in range(first, last):
-                b = X_binned[f, i]
-                node_hist[f, b, c] += w
+            for k in range(first, last):
+                b = X_binned[features[k], i]
+                node_hist[k, b, c] += w
                 if count_channel >= 0:
-                    node_hist[f, b, count_channel] += 1
+                    node_hist[k, b, count_channel] += 1
 
 
 @njit(parallel=True, cache=True)
-def histograms_dense(X_binned, sample_indices, node_start, node_end, row_stats, n_threads, hist):
-    """Histograms of dense per-row statistics (regression: w, w*(y - centre)[, 1]); tasks
-    and zeroing as :func:`histograms_classification`'s."""
+def histograms_dense(
+    X_binned, sample_indices, node_start, node_end, node_features, row_stats, n_threads, hist
+):
+    """Histograms of dense per-row statistics (regression: w, w*(y - centre)[, 1]);
+    ``node_features``, tasks and zeroing as :func:`histograms_classification`'s."""
     n_nodes = node_start.shape[0]
-    n_features = X_binned.shape[0]
+    n_listed = node_features.shape[1]
+    per_node = node_features.shape[0] > 1
     n_channels = row_stats.shape[1]
-    group = _feature_group_size(n_nodes, n_features, n_threads)
-    n_groups = -(-n_features // group)
+    group = _feature_group_size(n_nodes, n_listed, n_threads)
+    n_groups = -(-n_listed // group)
     for task in prange(n_nodes * n_groups):
-        node, first, last = _group_task(task, n_features, group)
+        node, first, last = _group_task(task, n_listed, group)
+        features = node_features[node if per_node else 0]
         node_hist = hist[node]
         node_hist[first:last] = 0
-        for j in range(node_start[node], node_end[node]):
+        end = node_end[node]
+        for j in range(node_start[node], end):
+            if j + ROWS_AHEAD < end:  # a later row's codes and statistics
+                ahead = sample_indices[j + ROWS_AHEAD]
+                for k in range(first, last):
+                    prefetch_item_2d(X_binned, features[k], ahead)
+                prefetch_item_2d(row_stats, ahead, 0)
             i = sample_indices[j]
-            for f in range(first, last):
-                b = X_binned[f, i]
+            for k in range(first, last):
+                b = X_binned[features[k], i]
                 for c in range(n_channels):
-                    node_hist[f, b, c] += row_stats[i, c]
+                    node_hist[k, b, c] += row_stats[i, c]
 
 
 @njit(parallel=True, cache=True)
@@ -409,6 +439,8 @@ def partition_rows(
         to_left = missing_left[node] != 0
         offset = category_offset[node]
         for j in range(start, end):
+            if j + ROWS_AHEAD < end:
+                prefetch_item(column, sample_indices[j + ROWS_AHEAD])
             i = sample_indices[j]
             value = column[i]
             if value != value or value == missing_code:
@@ -927,7 +959,9 @@ def _compile_score_splits(source_hash):
         winner rows. ``hist`` (n_slots, n_features, >= n_bins, n_channels): bins
         ``< n_bins`` hold present values; ``missing`` (n_slots, n_features, n_channels)
         the missing rows (a 1-slot stand-in unless ``use_missing``); ``feature_mask``
-        (n_nodes, n_features) (a stand-in unless ``use_mask``)."""
+        (n_nodes, n_features) (a stand-in unless ``use_mask``): where it is used, a
+        feature outside it is never read but for its totals, which nothing uses (a
+        search of drawn features, where only theirs were built)."""
         source_hash  # noqa: B018 - in the cache key only
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
@@ -941,7 +975,15 @@ def _compile_score_splits(source_hash):
             prefix = np.empty(n_channels, dtype=np.int64)
             totals = np.empty((n_features, n_channels), dtype=np.int64)
             results = np.empty((n_features, 4))
-            _node_totals(hist, slot, missing, use_missing, n_bins, scale, n_classes, node)
+            # The node's totals from a feature it may use: where only the drawn features'
+            # histograms were built, the others hold anything (none usable: all built).
+            summed = 0
+            if use_mask:
+                for f in range(n_features):
+                    if feature_mask[i, f]:
+                        summed = f
+                        break
+            _node_totals(hist, slot, summed, missing, use_missing, n_bins, scale, n_classes, node)
             for f in range(n_features):
                 _score_feature(
                     hist,
@@ -1144,6 +1186,12 @@ def node_values(args):
     return _rows_of_nodes(args, 2) * args[0].shape[0]
 
 
+def _listed_values(args):
+    """Codes read by a histogram kernel: the rows of its nodes (arguments 2 and 3) times
+    the features listed per node (argument 4)."""
+    return _rows_of_nodes(args, 2) * args[4].shape[1]
+
+
 def _node_rows(args):
     """Rows moved by a partition (arguments 2 and 3: the nodes' first and end)."""
     return _rows_of_nodes(args, 2)
@@ -1207,8 +1255,8 @@ subtract_histograms = SerialWhenSmall(subtract_histograms, _histogram_cells)
 predict_forest = SerialWhenSmall(predict_forest, _forest_steps)
 build_bin_lookup = SerialWhenSmall(build_bin_lookup)
 bin_columns = SerialWhenSmall(bin_columns)
-histograms_classification = SerialWhenSmall(histograms_classification, node_values)
-histograms_dense = SerialWhenSmall(histograms_dense, node_values)
+histograms_classification = SerialWhenSmall(histograms_classification, _listed_values)
+histograms_dense = SerialWhenSmall(histograms_dense, _listed_values)
 partition_rows = SerialWhenSmall(partition_rows, _node_rows)
 compact_histograms = SerialWhenSmall(compact_histograms, node_values)
 compact_code_histograms = SerialWhenSmall(compact_code_histograms, node_values)

@@ -737,7 +737,7 @@ def _compile_score_nodes(source_hash):
         node, parent, scored, prefix, totals, results, members, keys, order, _, _, _ = scratch
         for i in range(n_nodes):
             slot = i if use_missing else 0
-            _node_totals(compact, i, missing, use_missing, width, scale, n_classes, node)
+            _node_totals(compact, i, 0, missing, use_missing, width, scale, n_classes, node)
             for f in range(n_features):
                 usable = (not use_mask) or feature_mask[i, f]
                 k = n_nonempty[i, f]

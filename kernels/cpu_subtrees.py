@@ -492,7 +492,7 @@ def _compile_finish_one(source_hash):
                     search,
                 )
             else:
-                _node_totals(hist, 0, missing, use_missing, node_width, scale, n_classes, node)
+                _node_totals(hist, 0, 0, missing, use_missing, node_width, scale, n_classes, node)
                 for f in range(n_features):
                     if not drawn[0, f]:  # not drawn: no candidate
                         results[f, 0] = -math.inf

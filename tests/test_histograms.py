@@ -76,6 +76,7 @@ def test_histograms_classification_matches_naive(with_count, n_bins, n_classes, 
             sample_indices,
             start,
             end,
+            np.arange(n_features)[None],  # every feature, in order
             y_class,
             weight,
             unit_weight,
@@ -104,7 +105,17 @@ def test_histograms_classification_float_weights():
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     hist = np.zeros((n_nodes, n_features, n_bins, n_classes + 1))
     cpu_kernels.histograms_classification(
-        X_binned, sample_indices, start, end, y_class, weight, False, n_classes, 2, hist
+        X_binned,
+        sample_indices,
+        start,
+        end,
+        np.arange(n_features)[None],
+        y_class,
+        weight,
+        False,
+        n_classes,
+        2,
+        hist,
     )
     row_stats = classification_row_stats(y_class, weight, n_classes, True)
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
@@ -131,7 +142,8 @@ def test_histograms_dense_matches_naive(with_count, n_bins, n_nodes):
     )
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     hist = np.zeros((n_nodes, n_features, n_bins, row_stats.shape[1]), dtype=row_stats.dtype)
-    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, row_stats, 2, hist)
+    every = np.arange(n_features)[None]
+    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, every, row_stats, 2, hist)
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
     np.testing.assert_array_equal(hist, expected)
 
@@ -144,7 +156,8 @@ def test_histograms_overwrite_the_given_array():
     y_class = rng.integers(0, 2, size=50).astype(np.int64)
     sample_indices, start, end = random_node_ranges(rng, 50, 2)
     hist = np.full((2, 2, 6, 2), 7.0)
-    args = (X_binned, sample_indices, start, end, y_class, np.ones(50), True, -1, 2, hist)
+    every = np.arange(2)[None]
+    args = (X_binned, sample_indices, start, end, every, y_class, np.ones(50), True, -1, 2, hist)
     cpu_kernels.histograms_classification(*args)
     once = hist.copy()
     assert once.sum() == 2 * (end - start).sum()  # each row counted once per feature
@@ -152,9 +165,40 @@ def test_histograms_overwrite_the_given_array():
     np.testing.assert_array_equal(hist, once)
     row_stats = rng.integers(-5, 5, size=(50, 3))
     dense = np.full((2, 2, 6, 3), -1)
-    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, row_stats, 2, dense)
+    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, every, row_stats, 2, dense)
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, 6)
     np.testing.assert_array_equal(dense, expected)
+
+
+@pytest.mark.parametrize("row_major", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_histograms_of_listed_features(row_major, n_threads):
+    """A forest's nodes build only their drawn features' histograms: ``hist[node, j]`` is
+    feature ``node_features[node, j]``'s, each node its own list, in any order; both
+    kernels, on codes stored feature by feature or row by row (the rows are read ahead of
+    use, so nodes hold many more rows than the prefetch distance)."""
+    rng = np.random.default_rng(11 + n_threads)
+    n_samples, n_features, n_bins, n_nodes, n_listed = 3000, 9, 30, 5, 3
+    X_binned = random_binned(rng, n_features, n_samples, n_bins)
+    if row_major:
+        X_binned = np.asfortranarray(X_binned)
+    y_class = rng.integers(0, 3, size=n_samples).astype(np.int64)
+    weight = rng.integers(1, 4, size=n_samples).astype(np.int64)
+    sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
+    listed = np.stack([rng.choice(n_features, n_listed, replace=False) for _ in range(n_nodes)])
+    row_stats = classification_row_stats(y_class, weight, 3, True).astype(np.int64)
+    every_feature = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
+    expected = every_feature[np.arange(n_nodes)[:, None], listed]
+    hist = np.full((n_nodes, n_listed, n_bins, 4), -9, dtype=np.int64)
+    cpu_kernels.histograms_classification(
+        X_binned, sample_indices, start, end, listed, y_class, weight, False, 3, n_threads, hist
+    )
+    np.testing.assert_array_equal(hist, expected)
+    hist[:] = -9
+    cpu_kernels.histograms_dense(
+        X_binned, sample_indices, start, end, listed, row_stats, n_threads, hist
+    )
+    np.testing.assert_array_equal(hist, expected)
 
 
 def test_subtract_histograms_is_parent_minus_child():

@@ -159,7 +159,9 @@ def score_splits_on_cpu(search):
 class CPUHistogramBackend(_CPUBackend):
     """Histogram search on the CPU: binned features, sibling histograms by subtraction."""
 
-    capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
+    capabilities = BackendCapabilities(
+        device="cpu", exact=False, subtraction=True, drawn_histograms=True
+    )
 
     def __init__(self, X_binned, bin_lower, bin_upper, row_data: RowData, missing_bin: int = -1):
         super().__init__(X_binned, row_data)
@@ -173,16 +175,26 @@ class CPUHistogramBackend(_CPUBackend):
         # A node with fewer rows than bins fills few of them: a compact histogram (one
         # compact bin per bin code present) costs its rows, a dense one costs n_bins.
         self.small_node_size = self.n_bins
+        self._every_feature = np.arange(X_binned.shape[0], dtype=np.int64)[None]
 
     # The split search of numeric fits, compiled (the grower's select_splits passes it a
     # CompiledSearch): a third of the vectorised numpy search's time at 100,000 rows,
     # depth 10 (bench/RESULTS.md, issue 17), the same winners (tests/test_split_scan.py).
     score_splits = staticmethod(score_splits_on_cpu)
 
-    def histograms(self, nodes, out=None) -> DenseHistograms:
+    def histograms(self, nodes, out=None, features=None) -> DenseHistograms:
+        """Dense histograms of ``nodes``; ``features`` (n_nodes, k) int64: only these
+        features', ``hist[node, j]`` feature ``features[node, j]``'s (a forest's drawn
+        features)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
-        hist = self.empty_histograms(nodes.size) if out is None else out  # kernels zero it
+        if features is None:
+            features = self._every_feature
+        else:
+            features = np.ascontiguousarray(features, dtype=np.int64)
+        if out is None:  # the kernels zero it
+            out = self.empty_histograms(nodes.size, features.shape[1])
+        hist = out
         self._count_built(nodes)
         partition = self.row_partition
         start = partition.start[nodes]
@@ -194,6 +206,7 @@ class CPUHistogramBackend(_CPUBackend):
                 partition.sample_indices,
                 start,
                 end,
+                features,
                 self.row_data.y_class,
                 self.row_data.weight_fixed,
                 not layout.has_count_channel,  # unweighted: every weight is 1
@@ -207,15 +220,17 @@ class CPUHistogramBackend(_CPUBackend):
                 partition.sample_indices,
                 start,
                 end,
+                features,
                 self.row_data.row_stats,
                 numba.get_num_threads(),
                 hist,
             )
         return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
 
-    def empty_histograms(self, n_nodes):
+    def empty_histograms(self, n_nodes, n_features=None):
         layout = self.row_data.layout
-        shape = (n_nodes, self.X_binned.shape[0], self.n_bins, layout.n_channels)
+        n_features = self.X_binned.shape[0] if n_features is None else n_features
+        shape = (n_nodes, n_features, self.n_bins, layout.n_channels)
         return np.empty(shape, dtype=layout.dtype)
 
     @staticmethod

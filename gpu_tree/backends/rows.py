@@ -59,11 +59,16 @@ class BackendCapabilities:
         and derives a sibling's as parent minus child (the subtraction trick): it also
         implements :class:`gpu_tree.growing.backend.DenseHistogramBackend`. False: every
         node is searched through compact histograms.
+    drawn_histograms : bool
+        A dense backend's ``histograms`` takes ``features`` (n_nodes, k): it builds those
+        features' histograms only (a forest's nodes search the features drawn for them;
+        scikit-learn's forests read no other).
     """
 
     device: str
     exact: bool
     subtraction: bool
+    drawn_histograms: bool = False
 
     def __post_init__(self):
         if self.device not in DEVICES:

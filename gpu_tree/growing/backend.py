@@ -223,7 +223,7 @@ class DenseHistogramBackend(HistogramBackend, Protocol):
     histogram over every bin, and the larger of two siblings gets its own as its parent's
     minus its sibling's, without reading its rows."""
 
-    def histograms(self, nodes, out=None) -> DenseHistograms:
+    def histograms(self, nodes, out=None, features=None) -> DenseHistograms:
         """Dense histograms of ``nodes`` (one pass over their rows) and the bins' bounds.
 
         Parameters
@@ -232,6 +232,10 @@ class DenseHistogramBackend(HistogramBackend, Protocol):
         out : array of shape (n_nodes, n_features, n_bins, n_channels), optional
             Where to write the histograms (from :meth:`empty_histograms`); returned as
             ``hist``.
+        features : ndarray of shape (n_nodes, k), int, optional
+            Backends whose capabilities have ``drawn_histograms`` only: build these
+            features' histograms of each node, ``hist[node, j]`` feature
+            ``features[node, j]``'s (``out``: from ``empty_histograms(n_nodes, k)``).
 
         Returns
         -------
@@ -241,8 +245,9 @@ class DenseHistogramBackend(HistogramBackend, Protocol):
             n_bins), on the host.
         """
 
-    def empty_histograms(self, n_nodes: int) -> Any:
-        """Uninitialised dense histograms for ``n_nodes`` nodes.
+    def empty_histograms(self, n_nodes: int, n_features: int | None = None) -> Any:
+        """Uninitialised dense histograms for ``n_nodes`` nodes (of ``n_features``
+        features each: ``drawn_histograms`` backends only; default every feature).
 
         Returns
         -------

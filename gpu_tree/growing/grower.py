@@ -33,7 +33,14 @@ from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import node_impurity
-from gpu_tree.growing.random_draws import child_keys, draw_features, root_keys, uniform_draws
+from gpu_tree.growing.random_draws import (
+    child_keys,
+    draw_features,
+    feature_order,
+    root_keys,
+    take_drawn,
+    uniform_draws,
+)
 from gpu_tree.growing.splitting import (
     SCORE_RTOL,
     CategoricalSearch,
@@ -67,6 +74,13 @@ FINISH_ROOT_BELOW_ROWS = 2048
 # 89 -> 74 ms, 100,000 cat20 rows 354 -> 280 ms, while adult's depth 10 lost 10 %;
 # numeric data gained nothing above 256 (Higgs-shaped 100,000 rows lost up to 1.6x).
 CATEGORICAL_FINISH_FACTOR = 4
+
+# A fit drawing at most this fraction of the features per node (forests: sqrt of them)
+# builds the histograms of the drawn features only, every node's from its rows, where the
+# backend can (drawn_histograms), instead of every feature's for the smaller child and
+# the subtraction trick for the larger: both children's rows times the drawn features
+# against the smaller child's rows times all of them, and no subtraction pass.
+DRAWN_ONLY_MAX_FRACTION = 1 / 3
 
 # scikit-learn's EPSILON: classification impurities at or below it count as pure (see
 # Grower._pure_impurity), and it is the slack on the min_impurity_decrease comparison.
@@ -122,6 +136,12 @@ class _Batch:
     # Compact batches: statistics of the rows missing each feature (n_slots, n_features,
     # n_channels), or None. Dense batches keep them in the backend's missing bin.
     missing: object = None
+    # Batches of drawn features' histograms (Grower._drawn_batch): hist[slot, j] is
+    # feature drawn_features[slot, j]'s (n_slots, max_features), each slot's in feature
+    # order, as far as drawn_mask[slot, j] (a node with fewer non-constant features draws
+    # fewer); bin_lower and bin_upper are still per feature.
+    drawn_features: np.ndarray | None = None
+    drawn_mask: np.ndarray | None = None
 
 
 @dataclass
@@ -191,6 +211,7 @@ class Grower:
         # for the random draws (random_draws: from the root's and the path's).
         self._node_root = np.zeros(0, dtype=np.int64)
         self._node_key = np.zeros(0, dtype=np.uint64)
+        self._drawn_only = self._builds_drawn_histograms_only()
 
     def _phase(self, name, nodes, features=None):
         """The timer's context for phase ``name`` over ``nodes`` (nothing without a timer).
@@ -309,6 +330,91 @@ class Grower:
         p = self.params
         return p.max_features is not None and p.max_features < self.n_features
 
+    def _builds_drawn_histograms_only(self) -> bool:
+        """Whether dense histograms are built for the drawn features only (see
+        DRAWN_ONLY_MAX_FRACTION): where the backend can, features are drawn from few
+        enough, and the compiled numeric search (which reads only the masked features)
+        scores them: no categorical feature, no multiway split."""
+        p = self.params
+        categorical = p.categorical is not None and p.categorical.features.size > 0
+        return (
+            self.capabilities.drawn_histograms
+            and self._draws_features()
+            and p.max_features <= DRAWN_ONLY_MAX_FRACTION * self.n_features
+            and not categorical
+            and not self.multiway
+            and getattr(self.backend, "score_splits", None) is not None
+        )
+
+    def _drawn_batch(self, nodes) -> _Batch:
+        """A dense batch of ``nodes`` (all open) holding the histograms of their drawn
+        features only, built from their rows (see :class:`_Batch`).
+
+        A node draws the first ``max_features`` of its features, in its draw order
+        (random_draws.feature_order), that are not constant in it, which their
+        histograms tell: the first ``max_features`` in that order are built, then, for
+        the nodes that found some constant, the next ``max_features``, until each has
+        drawn its own or has none left: the draw of :meth:`_feature_mask`, from fewer
+        histograms. Each node's drawn features are kept in feature order, so the split
+        search breaks ties between them as it does over every feature.
+        """
+        n_drawn = self.params.max_features
+        order = feature_order(self._node_key[nodes], self.n_features)
+        with self._phase("histograms", nodes):
+            listed = np.sort(order[:, :n_drawn], axis=1)
+            hist = self.backend.empty_histograms(nodes.size, n_drawn)
+            built = self.backend.histograms(nodes, out=hist, features=listed)
+            eligible = self._non_constant(hist, np.arange(nodes.size), n_drawn)
+            short = np.flatnonzero(~eligible.all(axis=1))
+            mask = eligible
+            if short.size:  # some drawn feature was constant: draw on, for these nodes
+                listed[short], mask[short] = self._draw_on(nodes[short], order[short], hist, short)
+        return _Batch(
+            nodes,
+            hist,
+            np.arange(nodes.size),
+            built.bin_lower,
+            built.bin_upper,
+            drawn_features=listed,
+            drawn_mask=mask,
+        )
+
+    def _non_constant(self, hist, slots, n_listed):
+        """Whether each of the first ``n_listed`` histograms of ``slots`` fills more than one
+        bin (the missing values' bin is one of a dense histogram's)."""
+        filled = np.empty((slots.size, n_listed), dtype=np.int64)
+        positions = np.arange(n_listed)[None]
+        cpu_kernels.filled_bins(hist, slots, positions, hist[:1, 0], False, filled)
+        return filled > 1
+
+    def _draw_on(self, nodes, order, hist, slots):
+        """:meth:`_drawn_batch` for nodes of which some first drawn feature was constant:
+        the histograms of their features in draw order, ``max_features`` at a time, until
+        ``max_features`` are not constant or none is left; writes the drawn ones' into
+        ``hist[slots]``, in feature order, and returns them and their mask."""
+        n_drawn = self.params.max_features
+        found = [[] for _ in range(nodes.size)]  # per node: (feature, its histogram)
+        pending = np.arange(nodes.size)
+        for first in range(0, self.n_features, n_drawn):
+            if pending.size == 0:
+                break
+            listed = np.ascontiguousarray(order[pending, first : first + n_drawn])
+            part = self.backend.histograms(nodes[pending], features=listed).hist
+            eligible = self._non_constant(part, np.arange(pending.size), listed.shape[1])
+            taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])
+            for row, k in enumerate(pending):
+                found[k] += [(listed[row, j], part[row, j]) for j in np.flatnonzero(taken[row])]
+            pending = np.asarray([k for k in pending if len(found[k]) < n_drawn], dtype=np.int64)
+        features = np.zeros((nodes.size, n_drawn), dtype=np.int64)
+        mask = np.zeros((nodes.size, n_drawn), dtype=bool)
+        for k, drawn in enumerate(found):
+            drawn.sort(key=lambda pair: pair[0])
+            for j, (feature, feature_hist) in enumerate(drawn):
+                features[k, j] = feature
+                mask[k, j] = True
+                hist[slots[k], j] = feature_hist
+        return features, mask
+
     def _feature_mask(self, batch: _Batch, slots, usable):
         """The features drawn for the nodes of ``slots`` (None: every feature is searched).
 
@@ -320,11 +426,14 @@ class Grower:
         """
         if not self._draws_features():
             return None
+        if batch.drawn_mask is not None:  # drawn as its histograms were built
+            return batch.drawn_mask[slots]
         if self.xp is np:
             filled = np.empty((slots.size, self.n_features), dtype=np.int64)
             use_missing = batch.missing is not None  # compact batches' missing rows
             missing = batch.missing if use_missing else batch.hist[:1, 0]  # or a stand-in
-            cpu_kernels.filled_bins(batch.hist, slots, missing, use_missing, filled)
+            every_feature = np.arange(self.n_features)[None]
+            cpu_kernels.filled_bins(batch.hist, slots, every_feature, missing, use_missing, filled)
         else:
             filled = (batch.hist[slots] != 0).any(axis=-1).sum(axis=2)
             if batch.missing is not None:
@@ -386,17 +495,23 @@ class Grower:
             & (self.tree.impurity[nodes] > self._pure_impurity)
         )
         k = np.flatnonzero(accept)
+        # A drawn batch's histograms are its drawn features': the search's feature is a
+        # position among them (so are the bounds of the random splits made from them).
+        position = feature = chosen.feature[k]
+        if batch.drawn_features is not None:
+            feature = batch.drawn_features[slots[k], position]
+        bound_feature = position if searched is not batch else feature
         bound_slot = slots[k] if searched.bin_lower.shape[0] > 1 else np.zeros_like(k)
         next_bin = chosen.next_bin[k]
         threshold = midpoint(
-            searched.bin_upper[bound_slot, chosen.feature[k], chosen.bin[k]],
-            searched.bin_lower[bound_slot, chosen.feature[k], np.maximum(next_bin, 0)],
+            searched.bin_upper[bound_slot, bound_feature, chosen.bin[k]],
+            searched.bin_lower[bound_slot, bound_feature, np.maximum(next_bin, 0)],
         )
         # next_bin -1: every present value goes left, the missing ones right.
         threshold = np.where(next_bin < 0, np.inf, threshold)
         chosen_bin = chosen.bin[k]
         if searched.bin_code is not None:
-            chosen_bin = searched.bin_code[slots[k], chosen.feature[k], chosen_bin]
+            chosen_bin = searched.bin_code[slots[k], position, chosen_bin]
         kind = chosen.kind[k]
         categorical = kind != NUMERIC
         threshold = np.where(categorical, TREE_UNDEFINED, threshold)
@@ -422,7 +537,7 @@ class Grower:
             nodes=nodes[k],
             hist=batch.hist if batch.dense else None,
             hist_slots=slots[k] if batch.dense else np.full(k.size, -1),
-            feature=chosen.feature[k],
+            feature=feature,
             bin=chosen_bin,
             threshold=threshold,
             left_stats=chosen.left_stats[k],
@@ -454,12 +569,16 @@ class Grower:
                 codes = np.zeros((1, n_features, n_bins), dtype=np.int64)
             missing = None if batch.missing is None else device_to_host(batch.missing)
         lower, upper = batch.bin_lower, batch.bin_upper
+        uniform = uniform_draws(self._node_key[batch.nodes[slots]], self.n_features)
+        if batch.drawn_features is not None:  # per slot: its drawn features' bounds
+            lower, upper = lower[0][batch.drawn_features], upper[0][batch.drawn_features]
+            uniform = np.take_along_axis(uniform, batch.drawn_features[slots], axis=1)
+            codes = np.broadcast_to(codes, lower.shape)  # indexed as the bounds
         k = slots.size
         out_hist = np.zeros((k, n_features, 2, n_channels), dtype=hist.dtype)
         out_code = np.zeros((k, n_features, 2), dtype=np.int64)
         out_lower = np.zeros((k, n_features, 2), dtype=lower.dtype)
         out_upper = np.zeros((k, n_features, 2), dtype=upper.dtype)
-        uniform = uniform_draws(self._node_key[batch.nodes[slots]], n_features)
         cpu_kernels.random_split_histograms(
             hist,
             np.asarray(slots, dtype=np.int64),
@@ -678,6 +797,11 @@ class Grower:
             return None, no_compact
         if not self.capabilities.subtraction:
             return None, children[open_mask]
+        if self._drawn_only:  # big open children: their drawn features', from their rows
+            open_children = children[open_mask]
+            big = self.backend.node_sizes(open_children) >= self.backend.small_node_size
+            batch = self._drawn_batch(open_children[big]) if big.any() else None
+            return batch, open_children[~big]
 
         # Parents from a dense batch whose larger child is big keep dense histograms: build
         # the smaller child's and derive the larger one as parent - smaller (the
@@ -1011,7 +1135,9 @@ class Grower:
         if self.capabilities.subtraction:
             dense = self.backend.node_sizes(roots) >= small
         evaluated = []
-        if dense.any():
+        if dense.any() and self._drawn_only:
+            evaluated.append(self._evaluate(self._drawn_batch(roots[dense])))
+        elif dense.any():
             with self._phase("histograms", roots[dense]):
                 built = self.backend.histograms(roots[dense])
             batch = _Batch(

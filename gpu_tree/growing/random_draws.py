@@ -15,7 +15,14 @@ import numpy as np
 
 from gpu_tree.kernels import cpu as cpu_kernels
 
-__all__ = ["child_keys", "draw_features", "root_keys", "uniform_draws"]
+__all__ = [
+    "child_keys",
+    "draw_features",
+    "feature_order",
+    "root_keys",
+    "take_drawn",
+    "uniform_draws",
+]
 
 
 def root_keys(seed: int, trees) -> np.ndarray:
@@ -44,26 +51,38 @@ def _scores(keys, n_features, salt) -> np.ndarray:
     return out
 
 
+def feature_order(keys, n_features: int) -> np.ndarray:
+    """Each node's features in the order of its draws (lowest first; ties: the lower
+    feature): (n_nodes, n_features) int64. A node draws the first of them it may use."""
+    scores = _scores(keys, n_features, cpu_kernels.FEATURE_SALT)
+    return np.argsort(scores, axis=1, kind="stable")
+
+
+def take_drawn(eligible_in_order, n_drawn: int, already=0) -> np.ndarray:
+    """Which features, met in draw order (``eligible_in_order`` (n_nodes, k) bool: the
+    node may use the feature), are drawn: the eligible ones until ``n_drawn`` are, counting
+    ``already`` (per node) drawn among the features met before."""
+    rank = np.cumsum(eligible_in_order, axis=1) + np.asarray(already)[..., None]
+    return eligible_in_order & (rank <= n_drawn)
+
+
 def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndarray:
     """The features each node may split on: the ``n_drawn`` of its ``eligible`` ones (all
-    features where None) of lowest draw, i.e. drawn without replacement, uniformly; every
-    eligible one where it has no more than ``n_drawn``. (The subtree finisher draws the
-    same: kernels/cpu_subtrees.py.)
+    features where None) met first in :func:`feature_order`, i.e. drawn without
+    replacement, uniformly; every eligible one where it has no more than ``n_drawn``.
+    (The subtree finisher draws the same: kernels/cpu_subtrees.py.)
 
     Returns
     -------
     ndarray of shape (n_nodes, n_features), bool
     """
-    scores = _scores(keys, n_features, cpu_kernels.FEATURE_SALT)
-    if eligible is not None:
-        scores = np.where(eligible, scores, np.iinfo(np.uint64).max)
-    # The n_drawn lowest scores (ties: the lower feature): a random order of the
-    # features, cut.
-    order = np.argsort(scores, axis=1, kind="stable")
-    mask = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(mask, order[:, :n_drawn], True, axis=1)
-    if eligible is not None:
-        mask &= eligible
+    order = feature_order(keys, n_features)
+    if eligible is None:
+        eligible_in_order = np.ones(order.shape, dtype=bool)
+    else:
+        eligible_in_order = np.take_along_axis(np.asarray(eligible, dtype=bool), order, axis=1)
+    mask = np.zeros(order.shape, dtype=bool)
+    np.put_along_axis(mask, order, take_drawn(eligible_in_order, n_drawn), axis=1)
     return mask
 
 
