@@ -791,9 +791,9 @@ MUTANTS: list[Mutant] = [
         "K06",
         CPU_KERNELS,
         "                for c in range(n_channels):\n"
-        "                    node_hist[f, b, c] += row_stats[i, c]",
+        "                    node_hist[k, b, c] += row_stats[i, c]",
         "                for c in range(n_channels - 1):\n"
-        "                    node_hist[f, b, c] += row_stats[i, c]",
+        "                    node_hist[k, b, c] += row_stats[i, c]",
         "off-by-one: dense histograms drop the last statistics channel",
     ),
     M(

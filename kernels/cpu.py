@@ -21,12 +21,12 @@ import numpy as np
 from numba import njit, prange
 
 from . import _binning_search as _search
-from ._prefetch import ROWS_AHEAD, prefetch_item, prefetch_item_2d
 from . import _random_keys as _keys
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 from . import compilation
+from ._prefetch import ROWS_AHEAD, prefetch_item, prefetch_item_2d
 
 # Before the first kernel is decorated: where numba caches them (see .compilation).
 compilation.choose_cache_folder(Path(__file__).parent)
@@ -176,6 +176,19 @@ def _feature_group_size(n_nodes, n_features, n_threads):
 _, root_key, child_key, draw_score = _keys.make_random_keys(njit(inline="always"))
 # The streams of the per-node draws (which features, extra trees' thresholds).
 FEATURE_SALT, THRESHOLD_SALT = _keys.FEATURE_SALT, _keys.THRESHOLD_SALT
+
+
+@njit(parallel=True, cache=True)
+def one_hot_stats(y_class, weight, count_channel, out):
+    """``out[i]``: row i's classification statistics: its weight in its class's channel,
+    1 in ``count_channel`` (< 0: none), 0 in the others (zeroed here, in parallel: the
+    rows of a forest's batch are millions)."""
+    for i in prange(y_class.shape[0]):
+        for c in range(out.shape[1]):
+            out[i, c] = 0
+        out[i, y_class[i]] = weight[i]
+        if count_channel >= 0:
+            out[i, count_channel] = 1
 
 
 @njit(cache=True)
@@ -1250,6 +1263,7 @@ compilation.watch(globals())
 # the batch's rows (model.tree.PARALLEL_MIN_ROWS).
 columns_with_nan = SerialWhenSmall(columns_with_nan)
 filled_bins = SerialWhenSmall(filled_bins, _candidates)
+one_hot_stats = SerialWhenSmall(one_hot_stats)
 random_split_histograms = SerialWhenSmall(random_split_histograms, _candidates)
 subtract_histograms = SerialWhenSmall(subtract_histograms, _histogram_cells)
 predict_forest = SerialWhenSmall(predict_forest, _forest_steps)
@@ -1268,6 +1282,7 @@ score_splits = SerialWhenSmall(score_splits, _candidates)
 SERIAL_WHEN_SMALL = (
     columns_with_nan,
     filled_bins,
+    one_hot_stats,
     random_split_histograms,
     subtract_histograms,
     predict_forest,

@@ -473,7 +473,9 @@ def _compile_score_splits(helpers_key):
             slot = slots[i]
             missing_slot = slot if use_missing else 0
             if thread == 0:
-                _node_totals(hist, slot, 0, missing, use_missing, n_bins, scale, n_classes, nodes[i])
+                _node_totals(
+                    hist, slot, 0, missing, use_missing, n_bins, scale, n_classes, nodes[i]
+                )
             cuda.syncthreads()
             for f in range(thread, n_features, cuda.blockDim.x):
                 _score_feature(

@@ -11,6 +11,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import check_estimator
 
 import gpu_tree.ensemble.forest as forest_module
+import gpu_tree.growing.grower as grower_module
 from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
@@ -20,6 +21,7 @@ from gpu_tree import (
     RandomForestRegressor,
     assert_tree_equal,
 )
+from gpu_tree.growing.grower import Grower
 from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
 
 
@@ -269,7 +271,7 @@ def test_fewest_rows_and_settings_that_grow_trees_one_at_a_time(classification):
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"n_estimators": 0}, "n_estimators must be an int >= 1"),
+        ({"n_estimators": 0}, "n_estimators must be >= 1"),
         ({"oob_score": True, "bootstrap": False}, "only available if bootstrap=True"),
         ({"max_samples": 10, "bootstrap": False}, "max_samples cannot be set"),
         ({"max_samples": 1.5}, "max_samples must be None"),
@@ -281,6 +283,13 @@ def test_parameter_errors(params, message, classification):
     X, y = classification
     with pytest.raises(ValueError, match=message):
         RandomForestClassifier(**params).fit(X, y)
+
+
+def test_integer_parameters_refuse_other_types(classification):
+    """As the trees' integer parameters: a number of another type is a TypeError."""
+    X, y = classification
+    with pytest.raises(TypeError, match="n_estimators must be an integer, got 2.5"):
+        RandomForestClassifier(2.5).fit(X, y)
 
 
 def test_warm_start_errors_and_warnings(classification):
@@ -456,3 +465,46 @@ def test_a_lone_dense_root_draws_among_its_non_constant_features(device):
             max_features=1, max_depth=1, random_state=seed, device=device
         ).fit(X, y)
         assert tree.tree_.node_count == 3 and tree.tree_.feature[0] == 1, seed
+
+
+@pytest.mark.parametrize(
+    "model", [RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier]
+)
+@pytest.mark.parametrize("finish_subtrees", [False, True])
+def test_drawn_features_histograms_grow_the_trees_of_every_features(
+    model, finish_subtrees, monkeypatch
+):
+    """Drawing few features per node, the CPU builds only their histograms, each node's
+    from its rows (grower.DRAWN_ONLY_MAX_FRACTION), and draws on where a drawn feature is
+    constant in the node: the trees are those of every feature's histograms and the
+    subtraction trick. Constant columns, two-valued ones (constant below a split on them)
+    and missing values make the nodes draw on; ties are broken alike (feature order)."""
+    rng = np.random.default_rng(5)
+    rows = 4000
+    X = np.zeros((rows, 12))
+    X[:, 4:8] = rng.integers(0, 2, size=(rows, 4))  # 0..3: constant
+    X[:, 8:] = np.round(rng.normal(size=(rows, 4)), 1)
+    X[rng.random(rows) < 0.05, 9] = np.nan
+    signal = X[:, 4] + X[:, 5] - X[:, 8] + np.nan_to_num(X[:, 9])
+    y = signal if model is RandomForestRegressor else (signal > 0.5).astype(int) + (signal > 1.5)
+    if not finish_subtrees:  # every node level by level: the drawn batches at every size
+        monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+        monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+    drew_on = []
+    draw_on = Grower._draw_on
+
+    def spy(self, nodes, *args):
+        drew_on.append(nodes.size)
+        return draw_on(self, nodes, *args)
+
+    monkeypatch.setattr(Grower, "_draw_on", spy)
+    params = dict(max_features=3, max_depth=8, random_state=3, device="cpu")
+    weight = rng.integers(1, 4, rows).astype(float)
+    drawn = model(4, **params).fit(X, y, sample_weight=weight)
+    assert sum(drew_on) > 0  # some node found a drawn feature constant and drew on
+    monkeypatch.setattr(grower_module, "DRAWN_ONLY_MAX_FRACTION", 0.0)
+    drew_on.clear()
+    every = model(4, **params).fit(X, y, sample_weight=weight)
+    assert not drew_on
+    _assert_forests_equal(drawn, every)
+    assert max(t.max_depth for t in _trees(drawn)) == 8

@@ -737,7 +737,7 @@ def test_the_backends_implement_the_contract():
     cpu = make_backend(binned, row_data, device="cpu", splitter="hist")
     exact = make_backend(X, row_data, device="cpu", splitter="exact")
     for backend, capabilities in (
-        (cpu, BackendCapabilities("cpu", exact=False, subtraction=True)),
+        (cpu, BackendCapabilities("cpu", exact=False, subtraction=True, drawn_histograms=True)),
         (exact, BackendCapabilities("cpu", exact=True, subtraction=False)),
     ):
         assert isinstance(backend, HistogramBackend)
@@ -747,6 +747,8 @@ def test_the_backends_implement_the_contract():
     assert isinstance(cpu, CPUHistogramBackend) and isinstance(exact, CPUExactBackend)
     with pytest.raises(ValueError, match="exact search has no dense histograms"):
         BackendCapabilities("cpu", exact=True, subtraction=True)
+    with pytest.raises(ValueError, match="drawn features' histograms are dense"):
+        BackendCapabilities("cpu", exact=False, subtraction=False, drawn_histograms=True)
 
 
 def _classification_data_on(device):

@@ -75,6 +75,8 @@ class BackendCapabilities:
             raise ValueError(f"device must be one of {DEVICES}, got {self.device!r}")
         if self.exact and self.subtraction:
             raise ValueError("exact search has no dense histograms, hence no subtraction")
+        if self.drawn_histograms and not self.subtraction:
+            raise ValueError("drawn features' histograms are dense: they need subtraction=True")
 
 
 class DenseHistograms(NamedTuple):
@@ -351,16 +353,11 @@ class RowData:
         :meth:`total_stats`), (n_roots, n_channels) for several (``root_sizes``)."""
         if self.root_sizes is None:
             return self.total_stats()
-        layout = self.layout
+        # Each root's rows follow the previous root's: sums of consecutive rows (the
+        # classification rows' statistics are made for the histograms anyway).
         sizes = np.asarray(self.root_sizes, dtype=np.int64)
-        if not layout.is_classification:
-            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            return np.add.reduceat(self.row_stats, starts, axis=0).astype(layout.dtype)
-        stats = np.zeros((sizes.size, layout.n_channels), dtype=STATS_DTYPE)
-        np.add.at(stats, (self.root_of_row(), self.y_class), self.weight_fixed)
-        if layout.has_count_channel:
-            stats[:, -1] = sizes
-        return stats.astype(layout.dtype)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        return np.add.reduceat(self.row_stats, starts, axis=0).astype(self.layout.dtype)
 
     def total_weight(self) -> float:
         """The rows' total weight in the fit's units, correctly rounded (the same for any
@@ -387,10 +384,9 @@ class RowData:
         """Integer statistics of each row: shape (n_samples, n_channels)."""
         if self._row_stats is None:  # classification: one-hot weights
             layout = self.layout
-            stats = layout.zeros((self.n_samples,))
-            stats[np.arange(self.n_samples), self.y_class] = self.weight_fixed
-            if layout.has_count_channel:
-                stats[:, -1] = 1
+            stats = np.empty((self.n_samples, layout.n_channels), dtype=layout.dtype)
+            count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
+            cpu_kernels.one_hot_stats(self.y_class, self.weight_fixed, count_channel, stats)
             self._row_stats = stats
         return self._row_stats
 

@@ -29,7 +29,12 @@ import numpy as np
 from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_on_device
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.validation import is_device_array, to_host
-from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor, random_seed
+from gpu_tree.estimators.tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    check_int,
+    random_seed,
+)
 from gpu_tree.growing.backend import BinnedData, make_backend
 from gpu_tree.growing.grower import Grower
 from gpu_tree.model.pruning import cost_complexity_prune
@@ -50,12 +55,6 @@ __all__ = [
 # in this many bytes (on the CPU; a GPU takes half its free memory). Trees do not depend
 # on their batch, so this changes speed and memory only.
 FOREST_BATCH_BYTES = 2 << 30
-
-
-def _check_int(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
 
 
 def forest_batches(n_trees, bytes_per_tree, budget) -> list[range]:
@@ -95,7 +94,7 @@ class _BaseForest(BaseEstimator):
         """n_estimators, bootstrap, oob_score and max_samples checked; returns the rows
         each tree draws (the bootstrap size) and the class_weight trees apply (None for
         'balanced_subsample', which the forest applies per tree)."""
-        _check_int("n_estimators", self.n_estimators, 1)
+        check_int("n_estimators", self.n_estimators, 1)
         if not isinstance(self.bootstrap, bool | np.bool_):
             raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
         if self.oob_score and not self.bootstrap:
@@ -111,7 +110,7 @@ class _BaseForest(BaseEstimator):
                 "bootstrap=True or set max_samples=None"
             )
         if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
-            return _check_int("max_samples", max_samples, 1)
+            return check_int("max_samples", max_samples, 1)
         if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
             return max(round(n_samples * float(max_samples)), 1)
         raise ValueError(

@@ -83,7 +83,9 @@ def resolve_device(device) -> str:
     return "cuda" if usable and xp is not np else "cpu"
 
 
-def _check_int(name, value, low, high=None, allow_none=False):
+def check_int(name, value, low, high=None, allow_none=False):
+    """``value`` as an int in [low, high] (None where ``allow_none``); a TypeError for
+    another type, a ValueError out of range, each naming the parameter."""
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -111,7 +113,7 @@ def _check_float(name, value, low, high, low_open=False, high_open=False):
 def _count_or_fraction(name, value, n_samples, int_low, frac_high, frac_high_open):
     """scikit-learn's int-or-fraction parameters (min_samples_split, min_samples_leaf)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return _check_int(name, value, int_low)
+        return check_int(name, value, int_low)
     fraction = _check_float(name, value, 0.0, frac_high, low_open=True, high_open=frac_high_open)
     return max(int_low, math.ceil(fraction * n_samples))
 
@@ -128,7 +130,7 @@ def _resolve_max_features(max_features, n_features):
             f"max_features must be None, an int, a float, 'sqrt' or 'log2'; got {max_features!r}"
         )
     if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        return _check_int("max_features", max_features, 1, n_features)
+        return check_int("max_features", max_features, 1, n_features)
     fraction = _check_float("max_features", max_features, 0.0, 1.0, low_open=True)
     return max(1, int(fraction * n_features))
 
@@ -262,8 +264,8 @@ class _BaseDecisionTree(BaseEstimator):
         return _Settings(
             criterion=criterion,
             max_bins=max_bins,
-            max_depth=_check_int("max_depth", self.max_depth, 1, allow_none=True),
-            max_leaf_nodes=_check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True),
+            max_depth=check_int("max_depth", self.max_depth, 1, allow_none=True),
+            max_leaf_nodes=check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True),
             min_impurity_decrease=_check_float(
                 "min_impurity_decrease", self.min_impurity_decrease, 0.0, math.inf
             ),
@@ -491,7 +493,7 @@ class _BaseDecisionTree(BaseEstimator):
                 f"Unknown categorical_split={self.categorical_split!r}; choose one of "
                 f"{list(CATEGORICAL_SPLITS)}"
             )
-        max_subset = _check_int("max_category_subset", self.max_category_subset, 0)
+        max_subset = check_int("max_category_subset", self.max_category_subset, 0)
         shape = getattr(X, "shape", None)
         if shape is None:
             shape = np.shape(np.asarray(X, dtype=object))
