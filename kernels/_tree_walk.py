@@ -81,3 +81,31 @@ def make_leaf_of_row(in_set):
         return node
 
     return leaf_of_row
+
+
+def make_add_tree_values(leaf_of_row):
+    """A forest's step for one row and one tree, calling ``leaf_of_row``
+    (:func:`make_leaf_of_row`'s walk compiled for the device): both devices' forest
+    kernels add the trees' values in the same order, so their sums are the same bits."""
+
+    def add_tree_values(
+        X,
+        i,
+        nodes,
+        threshold,
+        category_bitsets,
+        n_category_words,
+        branch_children,
+        root,
+        values,
+        out,
+    ):
+        """``out[i] += values[leaf]``: the value of the leaf row i of X reaches in the tree
+        rooted at ``root`` of a forest's packed walk (``model.tree.forest_walk_arrays``)."""
+        leaf = leaf_of_row(
+            X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, root
+        )
+        for c in range(values.shape[1]):
+            out[i, c] += values[leaf, c]
+
+    return add_tree_values

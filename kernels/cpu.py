@@ -80,6 +80,7 @@ _bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 # The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
 _in_category_set = njit(cache=True, inline="always")(_walk.in_category_set)
 _leaf_of_row = njit(inline="always")(_walk.make_leaf_of_row(_in_category_set))
+_add_tree_values = njit(inline="always")(_walk.make_add_tree_values(_leaf_of_row))
 
 
 @njit(parallel=True, cache=True)
@@ -860,7 +861,7 @@ def _compile_predict_leaves(walk_source_hash):
                     out[i, c] = 0.0
             for t in range(roots.shape[0]):
                 for i in range(first, end):
-                    leaf = _leaf_of_row(
+                    _add_tree_values(
                         X,
                         i,
                         nodes,
@@ -869,9 +870,9 @@ def _compile_predict_leaves(walk_source_hash):
                         n_category_words,
                         branch_children,
                         roots[t],
+                        values,
+                        out,
                     )
-                    for c in range(n_outputs):
-                        out[i, c] += values[leaf, c]
             for i in range(first, end):
                 for c in range(n_outputs):
                     out[i, c] /= roots.shape[0]

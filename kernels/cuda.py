@@ -67,6 +67,7 @@ _bin_code = cuda.jit(device=True, cache=True)(_search.make_bin_code(_lookup_cell
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
 _in_category_set = cuda.jit(device=True, cache=True)(_walk.in_category_set)
 _leaf_of_row = cuda.jit(device=True, cache=True)(_walk.make_leaf_of_row(_in_category_set))
+_add_tree_values = cuda.jit(device=True, cache=True)(_walk.make_add_tree_values(_leaf_of_row))
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
@@ -633,10 +634,40 @@ def _compile_predict_leaves(helpers_key):
                 X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
 
-    return predict_leaves
+    @cuda.jit(cache=True)
+    def predict_forest(
+        X, nodes, threshold, category_bitsets, n_category_words, branch_children, roots, values, out
+    ):
+        """The trees' leaf values averaged, one thread per row, every tree in one launch:
+        the arguments of ``kernels.cpu.predict_forest`` (``model.tree.forest_walk_arrays``),
+        whose order of additions it keeps, so both devices give the same bits."""
+        helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        n_outputs = values.shape[1]
+        for i in range(start, X.shape[0], stride):
+            for c in range(n_outputs):
+                out[i, c] = 0.0
+            for t in range(roots.shape[0]):
+                _add_tree_values(
+                    X,
+                    i,
+                    nodes,
+                    threshold,
+                    category_bitsets,
+                    n_category_words,
+                    branch_children,
+                    roots[t],
+                    values,
+                    out,
+                )
+            for c in range(n_outputs):
+                out[i, c] /= roots.shape[0]
+
+    return predict_leaves, predict_forest
 
 
-predict_leaves = _compile_predict_leaves(HELPERS_SOURCE_KEY)
+predict_leaves, predict_forest = _compile_predict_leaves(HELPERS_SOURCE_KEY)
 
 
 def _simulating(simulator) -> bool:

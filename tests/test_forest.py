@@ -21,8 +21,10 @@ from gpu_tree import (
     RandomForestRegressor,
     assert_tree_equal,
 )
+from gpu_tree.backends.cuda import cuda_status, predict_forest_on_device
 from gpu_tree.growing.grower import Grower
 from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
+from gpu_tree.model.tree import CATEGORICAL_SUBSET, forest_walk_arrays, predict_forest
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +125,33 @@ def test_cuda_forest_equals_cpu_forest(kind, classification, regression):
     assert cuda.device_ == "cuda"
     _assert_forests_equal(cpu, cuda)
     assert cpu.oob_score_ == cuda.oob_score_
+
+
+def test_forest_prediction_on_the_device_is_one_launch_equal_to_the_cpus(
+    classification, regression
+):
+    """Every tree of a forest walked in one CUDA kernel (the simulator here), adding the
+    trees in the CPU's order: the same bits as the CPU's compiled loop, numeric and
+    category-subset splits, classification and regression."""
+    usable, reason, xp = cuda_status()
+    if not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    X, y = classification
+    X = X[:150].copy()
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 3) % 6  # category codes, split by subsets
+    fitted = [
+        RandomForestClassifier(3, max_depth=4, random_state=0, categorical_features=[0]).fit(
+            X, y[:150]
+        ),
+        RandomForestRegressor(3, max_depth=4, random_state=0).fit(*regression),
+    ]
+    for forest, rows in zip(fitted, (X, regression[0][:150]), strict=True):
+        packed = forest_walk_arrays([e.tree_ for e in forest.estimators_])
+        on_device = predict_forest_on_device(packed, xp.asarray(rows), xp)
+        on_device = on_device.get() if hasattr(on_device, "get") else on_device
+        np.testing.assert_array_equal(on_device, predict_forest(packed, rows))
+    kinds = np.concatenate([e.tree_.split_kind for e in fitted[0].estimators_])
+    assert (kinds == CATEGORICAL_SUBSET).any()  # the category sets were walked
 
 
 # -- determinism and the draws ---------------------------------------------------------------

@@ -628,6 +628,19 @@ def apply_on_device(tree, X, xp):
     return leaves
 
 
+def predict_forest_on_device(packed, X, xp):
+    """The trees' leaf values averaged for each row of the GPU array X, (n_samples,
+    n_values), on the GPU, in one launch: ``packed`` is ``model.tree.forest_walk_arrays``'
+    result (copied to the device)."""
+    from gpu_tree.kernels import cuda as cuda_kernels
+
+    arrays = [a if np.isscalar(a) else xp.asarray(a) for a in packed]
+    out = xp.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
+    blocks, threads = cuda_kernels.launch_config(X.shape[0])
+    launch(cuda_kernels.predict_forest, (blocks, threads, current_stream(xp)), X, *arrays, out)
+    return out
+
+
 def predict_on_device(tree, X, xp):
     """``tree.value`` of each row's leaf, (n_samples, n_outputs), on the GPU."""
     return xp.asarray(tree.value[:, 0, :])[apply_on_device(tree, X, xp)]

@@ -26,7 +26,7 @@ import weakref
 import numba
 import numpy as np
 
-from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_on_device
+from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_forest_on_device
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.validation import is_device_array, to_host
 from gpu_tree.estimators.tree import (
@@ -369,9 +369,7 @@ class _BaseForest(BaseEstimator):
         with _numba_threads(self.n_jobs):
             if not is_device_array(X):
                 return predict_forest(self._packed_trees(), X)
-            xp = cuda_status()[2]
-            total = sum(predict_on_device(e.tree_, X, xp) for e in self.estimators_)
-        return total / len(self.estimators_)
+            return predict_forest_on_device(self._packed_trees(), X, cuda_status()[2])
 
     def _packed_trees(self):
         """The trees in one walk table (model.tree.forest_walk_arrays), kept until a tree
