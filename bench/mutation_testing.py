@@ -689,6 +689,22 @@ MUTANTS: list[Mutant] = [
         tests=("test_forest",),
     ),
     M(
+        "G14",
+        GROWER,
+        "taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])",
+        "taken = take_drawn(eligible, n_drawn, 0)",
+        "drawn-feature histograms: drawing on forgets the features already drawn (too many)",
+        tests=("test_forest",),
+    ),
+    M(
+        "G15",
+        GROWER,
+        "listed = np.sort(order[:, :n_drawn], axis=1)",
+        "listed = order[:, :n_drawn]",
+        "drawn-feature histograms kept in draw order: ties between features break otherwise",
+        tests=("test_forest",),
+    ),
+    M(
         "G10",
         GROWER,
         "heapq.heappush(heap, (-ev.priority[k], int(ev.nodes[k]), k, ev))",
