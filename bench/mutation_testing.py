@@ -824,8 +824,8 @@ MUTANTS: list[Mutant] = [
     M(
         "K08",
         CPU_KERNELS,
-        "if count_channel >= 0:",
-        "if count_channel > 0:",
+        "if count_channel >= 0:\n                    node_hist[k, b, count_channel] += 1",
+        "if count_channel > 0:\n                    node_hist[k, b, count_channel] += 1",
         "count channel test off by one",
         equivalent="the count channel follows the class channels (index n_classes >= 1) or "
         "is -1: it is never 0",
