@@ -686,7 +686,7 @@ MUTANTS: list[Mutant] = [
         "eligible = filled > 1",
         "eligible = filled > 0",
         "max_features drawn among every feature holding rows, constant ones included",
-        tests=("test_forest",),
+        tests=("tests/test_forest.py",),
     ),
     M(
         "G14",
@@ -694,7 +694,7 @@ MUTANTS: list[Mutant] = [
         "taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])",
         "taken = take_drawn(eligible, n_drawn, 0)",
         "drawn-feature histograms: drawing on forgets the features already drawn (too many)",
-        tests=("test_forest",),
+        tests=("tests/test_forest.py",),
     ),
     M(
         "G15",
@@ -702,7 +702,7 @@ MUTANTS: list[Mutant] = [
         "listed = np.sort(order[:, :n_drawn], axis=1)",
         "listed = order[:, :n_drawn]",
         "drawn-feature histograms kept in draw order: ties between features break otherwise",
-        tests=("test_forest",),
+        tests=("tests/test_forest.py",),
     ),
     M(
         "G10",
