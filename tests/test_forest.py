@@ -507,13 +507,15 @@ def test_drawn_features_histograms_grow_the_trees_of_every_features(
     from its rows (grower.DRAWN_ONLY_MAX_FRACTION), and draws on where a drawn feature is
     constant in the node: the trees are those of every feature's histograms and the
     subtraction trick. Constant columns, two-valued ones (constant below a split on them)
-    and missing values make the nodes draw on; ties are broken alike (feature order)."""
+    and missing values make the nodes draw on; ties (a copied column) are broken alike:
+    the lower feature wins, as over every feature."""
     rng = np.random.default_rng(5)
     rows = 4000
     X = np.zeros((rows, 12))
     X[:, 4:8] = rng.integers(0, 2, size=(rows, 4))  # 0..3: constant
     X[:, 8:] = np.round(rng.normal(size=(rows, 4)), 1)
     X[rng.random(rows) < 0.05, 9] = np.nan
+    X[:, 11] = X[:, 8]  # a copy: where both are drawn, they tie; the lower one wins
     signal = X[:, 4] + X[:, 5] - X[:, 8] + np.nan_to_num(X[:, 9])
     y = signal if model is RandomForestRegressor else (signal > 0.5).astype(int) + (signal > 1.5)
     if not finish_subtrees:  # every node level by level: the drawn batches at every size
