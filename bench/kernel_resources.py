@@ -51,6 +51,7 @@ KERNELS = (
     "largest_squared_deviations",
     "squared_deviation_sums",
     "predict_leaves",
+    "predict_forest",
 )
 
 # Per-SM limits by compute capability (CUDA occupancy calculator's table).
@@ -103,8 +104,9 @@ def record_signatures():
     import numpy as np
 
     import gpu_tree
-    from gpu_tree.backends.cuda import apply_on_device
+    from gpu_tree.backends.cuda import apply_on_device, predict_forest_on_device
     from gpu_tree.kernels import cuda as kernels
+    from gpu_tree.model.tree import forest_walk_arrays
 
     seen = {name: [] for name in KERNELS}
 
@@ -150,6 +152,11 @@ def record_signatures():
             **common, categorical_features=[2], categorical_split=split, criterion=criterion
         ).fit(Xc, yc)
         apply_on_device(model.tree_, Xc, np)
+    # A forest's prediction for a GPU array: every tree in one launch.
+    for dtype in (np.float64, np.float32):
+        forest = gpu_tree.RandomForestClassifier(3, max_depth=3, max_bins=16).fit(X, y)
+        packed = forest_walk_arrays([e.tree_ for e in forest.estimators_])
+        predict_forest_on_device(packed, X.astype(dtype), np)
     return seen
 
 
