@@ -368,7 +368,9 @@ class Grower:
             short = np.flatnonzero(~eligible.all(axis=1))
             mask = eligible
             if short.size:  # some drawn feature was constant: draw on, for these nodes
-                listed[short], mask[short] = self._draw_on(nodes[short], order[short], hist, short)
+                listed[short], mask[short] = self._draw_on(
+                    nodes[short], order[short], hist, short, listed[short], eligible[short]
+                )
         return _Batch(
             nodes,
             hist,
@@ -387,15 +389,22 @@ class Grower:
         cpu_kernels.filled_bins(hist, slots, positions, hist[:1, 0], False, filled)
         return filled > 1
 
-    def _draw_on(self, nodes, order, hist, slots):
+    def _draw_on(self, nodes, order, hist, slots, first_listed, first_eligible):
         """:meth:`_drawn_batch` for nodes of which some first drawn feature was constant:
-        the histograms of their features in draw order, ``max_features`` at a time, until
+        keeping the non-constant ones of the first ``max_features`` (``first_listed``,
+        their histograms in ``hist[slots]``, ``first_eligible``), the histograms of
+        their next features in draw order, ``max_features`` at a time, until
         ``max_features`` are not constant or none is left; writes the drawn ones' into
         ``hist[slots]``, in feature order, and returns them and their mask."""
         n_drawn = self.params.max_features
-        found = [[] for _ in range(nodes.size)]  # per node: (feature, its histogram)
+        # Per node: (feature, its histogram), the first ones' copied out of the slots
+        # that the drawn ones are written back to.
+        found = [
+            [(first_listed[k, j], hist[slots[k], j].copy()) for j in np.flatnonzero(row)]
+            for k, row in enumerate(first_eligible)
+        ]
         pending = np.arange(nodes.size)
-        for first in range(0, self.n_features, n_drawn):
+        for first in range(n_drawn, self.n_features, n_drawn):
             if pending.size == 0:
                 break
             listed = np.ascontiguousarray(order[pending, first : first + n_drawn])
