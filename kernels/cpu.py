@@ -232,7 +232,6 @@ def filled_bins(hist, slots, features, missing, use_missing, filled):
     among those filling more than one: the ones not constant in the node."""
     n_bins, n_channels = hist.shape[2], hist.shape[3]
     per_slot = features.shape[0] > 1
-    has_missing = use_missing
     for k in prange(slots.shape[0]):
         slot = slots[k]
         listed = features[np.int64(k) if per_slot else np.int64(0)]
@@ -242,7 +241,7 @@ def filled_bins(hist, slots, features, missing, use_missing, filled):
             for b in range(n_bins):
                 if _holds_rows(hist, slot, f, b):
                     count += 1
-            if has_missing:
+            if use_missing:
                 for c in range(n_channels):
                     if missing[slot, f, c] != 0:
                         count += 1
