@@ -22,7 +22,9 @@ from gpu_tree.data.stats import (
     STATS_DTYPE,
     StatsLayout,
     fixed_point_exponent,
+    from_fixed_point,
     regression_centre,
+    to_fixed_point,
 )
 from gpu_tree.kernels import cpu as cpu_kernels
 
@@ -49,6 +51,23 @@ def test_a_power_of_two_scale_shifts_the_exponent_and_keeps_the_integers():
     scaled = RowData(StatsLayout(True, 3, True), weight * 2.0**-30, y_class=base.y_class)
     np.testing.assert_array_equal(scaled.weight_fixed, base.weight_fixed)
     assert scaled.layout.exponents[0] == base.layout.exponents[0] + 30
+
+
+@pytest.mark.parametrize("exponent", [-1074, -1060, -1023, -1022, -600, -1, 0, 40, 62, 1023, 1030])
+def test_fixed_point_conversions_round_as_ldexp_does(exponent):
+    """The conversions multiply by 2**exponent where it is a normal float (faster than
+    ldexp on a forest's millions of rows): the very same bits as ldexp, in the
+    subnormals, at overflow and for exponents beyond a normal power of two."""
+    rng = np.random.default_rng(exponent & 0xFFFF)
+    values = rng.standard_normal(20_000) * 10.0 ** rng.integers(-320, 300, 20_000)
+    values = np.concatenate([values, [0.0, -0.0, 5e-324, 1e-310, 1.7e308, 3.5, -2.5]])
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected_real = np.ldexp(values, -exponent)
+        got_real = from_fixed_point(values, exponent)
+        np.testing.assert_array_equal(got_real.view(np.int64), expected_real.view(np.int64))
+        small = values[np.abs(np.ldexp(values, exponent)) < 2.0**62]
+        expected_fixed = np.rint(np.ldexp(small, exponent)).astype(np.int64)
+        np.testing.assert_array_equal(to_fixed_point(small, exponent), expected_fixed)
 
 
 def _weighted_rows(weight):

@@ -186,14 +186,28 @@ def fixed_point_exponent_of(total: float) -> int:
     return FIXED_POINT_BITS - int(exponent)
 
 
+def _scaled_by_power_of_two(values, exponent: int) -> np.ndarray:
+    """``values * 2**exponent`` (float64), correctly rounded as ``np.ldexp`` gives it.
+
+    Where ``2**exponent`` is a normal float64, multiplying by it is the same operation
+    (exact, or one correct rounding into the subnormals) and several times faster than
+    ``ldexp`` on millions of rows (a forest's batch); elsewhere ``ldexp``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if -1022 <= exponent <= 1023:
+        return values * (2.0**exponent)
+    return np.ldexp(values, exponent)
+
+
 def to_fixed_point(values, exponent: int) -> np.ndarray:
     """``round(values * 2**exponent)`` as int64 (ties to even)."""
-    return np.rint(np.ldexp(np.asarray(values, dtype=np.float64), exponent)).astype(STATS_DTYPE)
+    scaled = _scaled_by_power_of_two(values, exponent)
+    return np.rint(scaled, out=scaled).astype(STATS_DTYPE)
 
 
 def from_fixed_point(integers, exponent: int) -> np.ndarray:
     """The real values of fixed-point ``integers``."""
-    return np.ldexp(np.asarray(integers, dtype=np.float64), -exponent)
+    return _scaled_by_power_of_two(integers, -exponent)
 
 
 def regression_centre(y) -> float:

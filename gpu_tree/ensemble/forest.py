@@ -426,10 +426,15 @@ def _rows_of(data, rows, device):
     """The training data of the rows ``rows`` (a batch's rows, a tree's after another)."""
     if not isinstance(data, BinnedData):
         return data[rows]
-    index = rows
+    codes = data.X_binned
     if device == "cuda":
-        index = cuda_status()[2].asarray(rows)
-    return data._replace(X_binned=data.X_binned[:, index])
+        return data._replace(X_binned=codes[:, cuda_status()[2].asarray(rows)])
+    if codes.T.flags.c_contiguous:
+        # The CPU's codes are row-major (indexed [feature, row] through a transposed
+        # view): taking whole rows of the row-major array is 3x faster than indexing the
+        # view's columns (about 80 -> 27 ms for a batch of 7 trees of a million rows).
+        return data._replace(X_binned=np.take(codes.T, rows, axis=0).T)
+    return data._replace(X_binned=codes[:, rows])
 
 
 def _device_budget():
