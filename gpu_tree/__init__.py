@@ -17,6 +17,7 @@ from gpu_tree._version import __version__  # noqa: E402
 
 # Public name -> (module, attribute) it is loaded from.
 _PUBLIC = {
+    "DAGClassifier": ("gpu_tree.ensemble", "DAGClassifier"),
     "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
     "ExtraTreesClassifier": ("gpu_tree.ensemble", "ExtraTreesClassifier"),

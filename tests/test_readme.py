@@ -80,8 +80,9 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     pruning = _block(blocks, "reduced_error_prune(")
     categorical = _block(blocks, 'categorical_split="multiway"')
     forests = _block(blocks, "RandomForestClassifier(")
+    dag = _block(blocks, "DAGClassifier(")
     in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
-    assert in_memory == [fit, saved, pruning, categorical, forests]
+    assert in_memory == [fit, saved, pruning, categorical, forests, dag]
     monkeypatch.chdir(tmp_path)
     namespace = {}
 
@@ -168,6 +169,26 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     assert extra_score >= theirs_extra.score(X_test, y_test) - 0.03
     lone = DecisionTreeClassifier(random_state=0).fit(X_train, y_train).score(X_test, y_test)
     assert forest_score > lone and extra_score > lone
+
+    # DAG and ADAG of trees on digits: the seed's counts (K = 10: 9 trees and 3 or 4
+    # evaluations; 45 trees and 9), the scores printed, well above chance (10 %) and near
+    # one multiclass tree; the DAG's first grouping as the text after the block says.
+    run(dag)
+    dag_score, adag_score, adag_trees = _printed_numbers(capsys)
+    dag_model, adag_model = namespace["dag"], namespace["adag"]
+    X_train, X_test = namespace["X_train"], namespace["X_test"]
+    y_train, y_test = namespace["y_train"], namespace["y_test"]
+    assert len(X_test) == 450 and len(set(y_train)) == 10
+    assert dag_score == dag_model.score(X_test, y_test)
+    assert adag_score == adag_model.score(X_test, y_test)
+    assert adag_trees == len(adag_model.estimators_) == 45 and len(dag_model.estimators_) == 9
+    assert set(dag_model.evaluations_by_class_.tolist()) == {3, 4}
+    assert dag_model.n_evaluations_per_prediction_ == 4
+    assert adag_model.n_evaluations_per_prediction_ == 9
+    assert dag_model.structure_[0] == ((0, 2, 5, 8, 9), (1, 3, 4, 6, 7))
+    direct = DecisionTreeClassifier().fit(X_train, y_train).score(X_test, y_test)
+    assert 0.75 < dag_score and dag_score >= direct - 0.05
+    assert 0.8 < adag_score and adag_score >= direct - 0.02
 
 
 @pytest.mark.timeout(300)

@@ -1,5 +1,6 @@
 """Ensembles of gpu_tree's trees: random forests whose trees grow together."""
 
+from gpu_tree.ensemble.dag import DAGClassifier
 from gpu_tree.ensemble.forest import (
     ExtraTreesClassifier,
     ExtraTreesRegressor,
@@ -28,6 +29,7 @@ for _forest_class in (
     register_estimator(_forest_class, tree_estimator=_tree_estimator)
 
 __all__ = [
+    "DAGClassifier",
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
     "RandomForestClassifier",
