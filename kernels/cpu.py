@@ -894,12 +894,13 @@ LOCKSTEP_ROWS = 16
 
 
 @borrowing_njit(forceinline=True)
-def _walk_lockstep_group(X, start, steps, threshold, current, out):
-    """Rows ``start`` to ``start + LOCKSTEP_ROWS`` (or X's end) of :func:`predict_leaves_lockstep`,
-    stepping together until none moves; ``current`` (LOCKSTEP_ROWS) is scratch."""
+def _walk_lockstep_group(X, start, root, steps, threshold, current):
+    """Rows ``start`` to ``start + LOCKSTEP_ROWS`` (or X's end) walked from node ``root``,
+    stepping together until none moves; leaves their leaves in ``current``
+    (LOCKSTEP_ROWS, scratch) and returns how many rows it walked."""
     m = min(LOCKSTEP_ROWS, X.shape[0] - start)
     for g in range(m):
-        current[g] = 0
+        current[g] = root
     moving = True
     while moving:
         moving = False
@@ -911,6 +912,13 @@ def _walk_lockstep_group(X, start, steps, threshold, current, out):
             following = steps[node, STEP_LEFT] if go_left else steps[node, STEP_RIGHT]
             moving |= following != node
             current[g] = following
+    return m
+
+
+@borrowing_njit(forceinline=True)
+def _lockstep_leaves(X, start, steps, threshold, current, out):
+    """``out``: the leaves of :func:`_walk_lockstep_group`'s rows from the root."""
+    m = _walk_lockstep_group(X, start, 0, steps, threshold, current)
     for g in range(m):
         out[start + g] = current[g]
 
@@ -923,7 +931,7 @@ def predict_leaves_lockstep(X, steps, threshold, out):
     :mod:`_tree_walk`'s: x <= threshold goes left, NaN follows the node's missing rule."""
     current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
     for start in range(0, X.shape[0], LOCKSTEP_ROWS):
-        _walk_lockstep_group(X, start, steps, threshold, current, out)
+        _lockstep_leaves(X, start, steps, threshold, current, out)
 
 
 @njit(parallel=True, cache=True)
@@ -931,7 +939,36 @@ def predict_leaves_lockstep_parallel(X, steps, threshold, out):
     """:func:`predict_leaves_lockstep` with its groups of rows on numba's threads."""
     for group in prange((X.shape[0] + LOCKSTEP_ROWS - 1) // LOCKSTEP_ROWS):
         current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
-        _walk_lockstep_group(X, group * LOCKSTEP_ROWS, steps, threshold, current, out)
+        _lockstep_leaves(X, group * LOCKSTEP_ROWS, steps, threshold, current, out)
+
+
+@njit(parallel=True, cache=True)
+def predict_forest_lockstep(X, steps, threshold, roots, values, out):
+    """:func:`predict_forest` for forests of numeric splits only, through the lock-step
+    walk: the trees' ``Tree.lockstep_arrays`` packed in one table
+    (``model.tree.forest_lockstep_arrays``), tree t walked from ``roots[t]``. Each task
+    takes FOREST_ROWS rows through one tree after another, LOCKSTEP_ROWS of them stepping
+    together; per row the trees are added in order, then divided by their number, as
+    :func:`predict_forest` does: the same leaves, so the same bits, about twice as fast
+    (250,000 rows through 30 trees of depth 10: 0.21 s against 0.44 s)."""
+    n_rows, n_outputs = X.shape[0], values.shape[1]
+    for block in prange((n_rows + FOREST_ROWS - 1) // FOREST_ROWS):
+        first = block * FOREST_ROWS
+        end = min(n_rows, first + FOREST_ROWS)
+        current = np.empty(LOCKSTEP_ROWS, dtype=np.int64)
+        for i in range(first, end):
+            for c in range(n_outputs):
+                out[i, c] = 0.0
+        for t in range(roots.shape[0]):
+            for start in range(first, end, LOCKSTEP_ROWS):
+                # A view ending at the block's end, so a group stops there.
+                m = _walk_lockstep_group(X[:end], start, roots[t], steps, threshold, current)
+                for g in range(m):
+                    for c in range(n_outputs):
+                        out[start + g, c] += values[current[g], c]
+        for i in range(first, end):
+            for c in range(n_outputs):
+                out[i, c] /= roots.shape[0]
 
 
 # The compiled split search (kernels/_split_scan.py), the CPU twin of the CUDA kernel.
@@ -1231,6 +1268,11 @@ def _forest_steps(args):
     return args[0].shape[0] * args[6].size
 
 
+def _forest_lockstep_steps(args):
+    """Rows times trees of a forest's lock-step walk (arguments 0 and 3)."""
+    return args[0].shape[0] * args[3].size
+
+
 class SerialWhenSmall:
     """Calls ``parallel`` (the kernel as defined above) or its serial twin, by the work of
     the call (``work(args)``, by default the first argument's size) against
@@ -1267,6 +1309,7 @@ one_hot_stats = SerialWhenSmall(one_hot_stats)
 random_split_histograms = SerialWhenSmall(random_split_histograms, _candidates)
 subtract_histograms = SerialWhenSmall(subtract_histograms, _histogram_cells)
 predict_forest = SerialWhenSmall(predict_forest, _forest_steps)
+predict_forest_lockstep = SerialWhenSmall(predict_forest_lockstep, _forest_lockstep_steps)
 build_bin_lookup = SerialWhenSmall(build_bin_lookup)
 bin_columns = SerialWhenSmall(bin_columns)
 histograms_classification = SerialWhenSmall(histograms_classification, _listed_values)
@@ -1286,6 +1329,7 @@ SERIAL_WHEN_SMALL = (
     random_split_histograms,
     subtract_histograms,
     predict_forest,
+    predict_forest_lockstep,
     build_bin_lookup,
     bin_columns,
     histograms_classification,

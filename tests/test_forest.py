@@ -24,7 +24,14 @@ from gpu_tree import (
 from gpu_tree.backends.cuda import cuda_status, predict_forest_on_device
 from gpu_tree.growing.grower import Grower
 from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
-from gpu_tree.model.tree import CATEGORICAL_SUBSET, forest_walk_arrays, predict_forest
+from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.model.tree import (
+    CATEGORICAL_SUBSET,
+    forest_lockstep_arrays,
+    forest_walk_arrays,
+    predict_forest,
+    predict_forest_lockstep,
+)
 
 
 @pytest.fixture(scope="module")
@@ -250,6 +257,63 @@ def test_predictions_average_the_trees(classification, regression):
     regressor = RandomForestRegressor(5, max_depth=5, random_state=1).fit(Xr, yr)
     expected = np.mean([e.predict(Xr) for e in regressor.estimators_], axis=0)
     np.testing.assert_allclose(regressor.predict(Xr), expected, rtol=1e-12)
+
+
+def test_the_lockstep_forest_walk_gives_the_general_walks_bits(classification, regression):
+    """Forests of numeric splits predict through the lock-step walk: the general walk's
+    bits, row for row, with missing values (both missing rules), values equal to a
+    threshold, infinities, and batches that end inside a group of rows stepping
+    together or inside a block; serial and parallel. A forest with a category split has
+    no lock-step table and takes the general walk."""
+    X, y = classification
+    X = X.copy()
+    X[::7, 1] = np.nan  # missing values: the trees learn where they go
+    Xr, yr = regression
+    forests = [
+        RandomForestClassifier(6, max_depth=6, random_state=3).fit(X, y),
+        RandomForestRegressor(5, max_depth=7, random_state=3).fit(Xr, yr),
+    ]
+    for forest, rows in zip(forests, (X, Xr), strict=True):
+        trees = [e.tree_ for e in forest.estimators_]
+        lockstep = forest_lockstep_arrays(trees)
+        general = forest_walk_arrays(trees)
+        internal = [(t, np.flatnonzero(t.children_left >= 0)) for t in trees]
+        at_threshold = np.vstack([np.tile(rows[:1], (n.size, 1)) for _, n in internal if n.size])
+        first = 0
+        for tree, nodes in internal:  # each split's own threshold, on its own feature
+            at_threshold[first + np.arange(nodes.size), tree.feature[nodes]] = tree.threshold[nodes]
+            first += nodes.size
+        extremes = np.random.default_rng(4).choice(
+            [np.nan, np.inf, -np.inf, 0.0], size=(40, rows.shape[1])
+        )
+        every = np.ascontiguousarray(np.vstack([rows, at_threshold, extremes]))
+        for n in (every.shape[0], 1, cpu_kernels.LOCKSTEP_ROWS + 3, cpu_kernels.FOREST_ROWS + 5):
+            expected = predict_forest(general, every[:n])
+            np.testing.assert_array_equal(predict_forest_lockstep(lockstep, every[:n]), expected)
+            for walk in (
+                cpu_kernels.predict_forest_lockstep.serial,
+                cpu_kernels.predict_forest_lockstep.parallel,
+            ):
+                out = np.full_like(expected, -7.0)
+                walk(every[:n], *lockstep, out)
+                np.testing.assert_array_equal(out, expected)
+        model_rows = rows[:50]
+        expected = predict_forest(general, model_rows)
+        if isinstance(forest, RandomForestClassifier):
+            np.testing.assert_array_equal(forest.predict_proba(model_rows), expected)
+        else:
+            np.testing.assert_array_equal(forest.predict(model_rows), expected[:, 0])
+    X_cat = X[:150].copy()
+    X_cat[:, 0] = np.floor(np.abs(np.nan_to_num(X_cat[:, 0])) * 3) % 6
+    categorical = RandomForestClassifier(
+        3, max_depth=4, random_state=0, categorical_features=[0]
+    ).fit(X_cat, y[:150])
+    trees = [e.tree_ for e in categorical.estimators_]
+    assert (np.concatenate([t.split_kind for t in trees]) == CATEGORICAL_SUBSET).any()
+    assert forest_lockstep_arrays(trees) is None
+    np.testing.assert_array_equal(
+        categorical.predict_proba(X_cat), predict_forest(forest_walk_arrays(trees), X_cat)
+    )
 
 
 def test_feature_importances_average_the_trees(classification):

@@ -566,6 +566,41 @@ def forest_walk_arrays(trees) -> tuple:
     )
 
 
+def forest_lockstep_arrays(trees):
+    """The trees' lock-step tables (:meth:`Tree.lockstep_arrays`) packed into one, for
+    ``kernels.cpu.predict_forest_lockstep`` (its arguments between ``X`` and ``out``):
+    the node tables one after another, each tree's node ids shifted past the trees
+    before it (its leaves still lead back to themselves), the thresholds, the root of
+    each tree and every node's value (n_nodes, n_outputs). None where some tree has a
+    split that is not numeric: the general walk (:func:`forest_walk_arrays`) takes
+    those forests."""
+    trees = list(trees)
+    parts = [tree.lockstep_arrays() for tree in trees]
+    if any(part is None for part in parts):
+        return None
+    node_start = np.cumsum([0] + [tree.node_count for tree in trees])
+    shifted = []
+    for k, (steps, _) in enumerate(parts):
+        steps = steps.copy()
+        for column in (cpu_kernels.STEP_LEFT, cpu_kernels.STEP_RIGHT):
+            steps[:, column] += node_start[k]
+        shifted.append(steps)
+    return (
+        np.concatenate(shifted),
+        np.concatenate([threshold for _, threshold in parts]),
+        node_start[:-1].astype(np.int64),
+        np.concatenate([tree.value[:, 0, :] for tree in trees]),
+    )
+
+
+def predict_forest_lockstep(packed, X) -> np.ndarray:
+    """:func:`predict_forest` through the lock-step walk: ``packed`` is
+    :func:`forest_lockstep_arrays`' result (the same leaves, so the same bits)."""
+    out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
+    cpu_kernels.predict_forest_lockstep(X, *packed, out)
+    return out
+
+
 def predict_forest(packed, X) -> np.ndarray:
     """The trees' leaf values averaged for each row of X (host, as ``Tree.apply`` takes
     it): ``packed`` is :func:`forest_walk_arrays`' result. One compiled parallel loop
