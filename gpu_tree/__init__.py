@@ -22,6 +22,8 @@ _PUBLIC = {
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
     "ExtraTreesClassifier": ("gpu_tree.ensemble", "ExtraTreesClassifier"),
     "ExtraTreesRegressor": ("gpu_tree.ensemble", "ExtraTreesRegressor"),
+    "ObliqueDecisionTreeClassifier": ("gpu_tree.estimators", "ObliqueDecisionTreeClassifier"),
+    "ObliqueDecisionTreeRegressor": ("gpu_tree.estimators", "ObliqueDecisionTreeRegressor"),
     "RandomForestClassifier": ("gpu_tree.ensemble", "RandomForestClassifier"),
     "RandomForestRegressor": ("gpu_tree.ensemble", "RandomForestRegressor"),
     "Tree": ("gpu_tree.model.tree", "Tree"),

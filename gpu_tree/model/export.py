@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpu_tree.data.stats import bitset_members
+from gpu_tree.model.oblique import ObliqueTree
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NODE_IMPURITY, TREE_LEAF
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text
 from gpu_tree.utils.install_hints import install_hint
@@ -260,6 +261,15 @@ def export_text(
     """
     estimator = _chosen_tree(estimator, tree_index, "export_text")
     names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
+    if isinstance(estimator.tree_, ObliqueTree):  # oblique splits: "0.31·x1 − 0.72·x4 ≤ 1.20"
+        return estimator.tree_.export_text(
+            feature_names=names,
+            class_names=_oblique_class_names(estimator, class_names),
+            max_depth=max_depth,
+            decimals=decimals,
+            show_weights=show_weights,
+            spacing=spacing,
+        )
     tree = estimator.tree_
     missing_marked = _missing_marked(estimator, show_missing)
     subtree_levels = _subtree_levels(tree)
@@ -573,8 +583,20 @@ def export_graphviz(
     str or None
         The DOT source when ``out_file`` is None.
     """
+    chosen = _chosen_tree(estimator, tree_index, "export_graphviz")
+    if isinstance(getattr(chosen, "tree_", None), ObliqueTree):
+        # Oblique trees: boxes with the condition, impurity, samples, value and class.
+        source = chosen.tree_.export_graphviz(
+            feature_names=_check_fitted_and_names(
+                chosen, feature_names, class_names, "export_graphviz"
+            ),
+            class_names=_oblique_class_names(chosen, class_names),
+            precision=precision,
+            criterion=getattr(chosen, "criterion", "impurity"),
+        )
+        return _write_dot(source, out_file)
     nodes, edges = _graph(
-        _chosen_tree(estimator, tree_index, "export_graphviz"),
+        chosen,
         "export_graphviz",
         max_depth=max_depth,
         feature_names=feature_names,
@@ -587,7 +609,10 @@ def export_graphviz(
         precision=precision,
         show_missing=show_missing,
     )
-    source = _dot_source(nodes, edges, filled=filled, rounded=rounded)
+    return _write_dot(_dot_source(nodes, edges, filled=filled, rounded=rounded), out_file)
+
+
+def _write_dot(source, out_file):
     if out_file is None:
         return source
     if hasattr(out_file, "write"):
@@ -596,6 +621,13 @@ def export_graphviz(
         with atomic_text(out_file, newline="\n") as out:
             out.write(source)
     return None
+
+
+def _oblique_class_names(estimator, class_names):
+    """The class names an oblique tree's leaves print; None for a regressor."""
+    if not hasattr(estimator, "classes_"):
+        return None
+    return [str(c) for c in (estimator.classes_ if class_names is None else class_names)]
 
 
 def _tidy_positions(nodes):

@@ -76,17 +76,24 @@ _REGISTRY: dict[str, type] = {}
 # Ensembles' names -> tree_estimator(ensemble, index): the unfitted tree estimator that holds
 # the ensemble's tree ``index`` (its parameters), as the ensemble's fit makes it.
 _TREE_ESTIMATORS: dict[str, object] = {}
+# Names -> codec of estimators whose fitted state is no Tree (the oblique trees): an object
+# with ``document(estimator) -> dict`` (the fields after the header) and
+# ``read(reader, document, estimator) -> estimator`` (checks and fills the estimator made
+# with the saved parameters; ``reader.fail`` raises the ValueError naming the file).
+_CODECS: dict[str, object] = {}
 _NON_FINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def register_estimator(estimator_class: type, *, tree_estimator=None) -> type:
+def register_estimator(estimator_class: type, *, tree_estimator=None, codec=None) -> type:
     """Let model files name ``estimator_class`` (by its class name) and load into it.
 
     An ensemble of trees (a forest: fitted, its trees are the tree estimators in
     ``estimators_``) is registered with ``tree_estimator(ensemble, index)``, which returns
     the unfitted tree estimator that holds tree ``index`` (its parameters, as the
     ensemble's fit makes them); the loader gives it the shared fitted state and its tree.
+    An estimator whose fitted state is no :class:`Tree` brings a ``codec`` (see
+    ``_CODECS``) that writes and reads its fields after the common header.
     """
     name = estimator_class.__name__
     if _REGISTRY.get(name, estimator_class) is not estimator_class:
@@ -94,6 +101,8 @@ def register_estimator(estimator_class: type, *, tree_estimator=None) -> type:
     _REGISTRY[name] = estimator_class
     if tree_estimator is not None:
         _TREE_ESTIMATORS[name] = tree_estimator
+    if codec is not None:
+        _CODECS[name] = codec
     return estimator_class
 
 
@@ -221,6 +230,9 @@ def model_document(estimator) -> dict:
     """The JSON document of a fitted estimator (a tree, or a forest of trees)."""
     if hasattr(estimator, "estimators_"):
         return _forest_document(estimator)
+    codec = _CODECS.get(type(estimator).__name__)
+    if codec is not None:
+        return {**_header(estimator), **codec.document(estimator)}
     tree = estimator.tree_
     return {
         **_header(estimator),
@@ -387,6 +399,10 @@ def model_from_document(document, source="model"):
     if kind not in _REGISTRY:
         read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
     regression = not getattr(_REGISTRY[kind], "_is_classification", True)
+    if kind in _CODECS:
+        estimator = _construct(read, document, kind)
+        estimator.device_ = read.field(document, "device", str)
+        return _CODECS[kind].read(read, document, estimator)
     if kind in _TREE_ESTIMATORS:
         return _forest_from_document(read, document, kind, regression)
     tree = _read_tree(read, read.field(document, "tree", dict), regression)
