@@ -81,8 +81,10 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     categorical = _block(blocks, 'categorical_split="multiway"')
     forests = _block(blocks, "RandomForestClassifier(")
     dag = _block(blocks, "DAGClassifier(")
+    costs = _block(blocks, "feature_costs=")
+    oblique = _block(blocks, "ObliqueDecisionTreeClassifier(")
     in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
-    assert in_memory == [fit, saved, pruning, categorical, forests, dag]
+    assert in_memory == [fit, saved, pruning, categorical, forests, dag, costs, oblique]
     monkeypatch.chdir(tmp_path)
     namespace = {}
 
@@ -189,6 +191,38 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     direct = DecisionTreeClassifier().fit(X_train, y_train).score(X_test, y_test)
     assert 0.75 < dag_score and dag_score >= direct - 0.05
     assert 0.8 < adag_score and adag_score >= direct - 0.02
+
+    # Features with costs: the printed scores and mean costs per row are the trees'; the
+    # cost-sensitive tree pays far less per row (as the text after the block says), for
+    # a little accuracy.
+    run(costs)
+    plain_score, plain_cost, cheap_score, cheap_cost = _printed_numbers(capsys)
+    plain, cheap, feature_costs = namespace["plain"], namespace["cheap"], namespace["costs"]
+    X_test, y_test = namespace["X_test"], namespace["y_test"]
+    assert (plain_score, cheap_score) == (plain.score(X_test, y_test), cheap.score(X_test, y_test))
+    assert plain_cost == plain.prediction_cost(X_test, feature_costs=feature_costs).mean()
+    assert cheap_cost == cheap.prediction_cost(X_test).mean()
+    assert cheap.get_params()["feature_costs"] is feature_costs and plain.feature_costs is None
+    assert round(plain_cost) == 58 and round(cheap_cost, 1) == 2.8
+    assert round(plain_score, 3) == 0.930 and round(cheap_score, 3) == 0.916
+
+    # Oblique splits: on a boundary along x0 + x1 the oblique tree needs one hyperplane
+    # (2 leaves, as the comment says) where the axis-parallel tree needs dozens of leaves,
+    # and its text starts with the hyperplane the README quotes.
+    run(oblique)
+    oblique_leaves, axis_leaves, n_oblique = _printed_numbers(capsys)
+    oblique_model, axis_model = namespace["oblique"], namespace["axis"]
+    assert (oblique_leaves, axis_leaves, n_oblique) == (
+        oblique_model.get_n_leaves(),
+        axis_model.get_n_leaves(),
+        oblique_model.tree_.n_oblique,
+    )
+    assert (oblique_leaves, axis_leaves, n_oblique) == (2, 47, 1)
+    first_line = gpu_tree.export_text(oblique_model).splitlines()[0]
+    assert first_line == "|--- 0.99\u00b7x0 + 1.00\u00b7x1 + 0.01\u00b7x3 \u2264 0.00"
+    readme = (ROOT / "README.md").read_text()
+    assert f"`gpu_tree.export_text(oblique)` starts with `{first_line}`." in readme
+    assert oblique_model.score(namespace["X"], namespace["y"]) == 1.0
 
 
 @pytest.mark.timeout(300)

@@ -38,7 +38,7 @@ from gpu_tree.data.validation import (
     to_host,
 )
 from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
-from gpu_tree.growing.criteria import check_criterion
+from gpu_tree.growing.criteria import check_cost_criterion, check_criterion
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
 from gpu_tree.model.pruning import (
@@ -135,6 +135,59 @@ def _resolve_max_features(max_features, n_features):
     return max(1, int(fraction * n_features))
 
 
+def check_feature_costs(feature_costs, n_features, cost_criterion=None) -> np.ndarray | None:
+    """``feature_costs`` as float64, one finite cost >= 0 per feature (None: no costs); a
+    ValueError naming the problem: the wrong length, or the first bad cost's feature.
+    Tan and Schlimmer's gain**2 / cost is undefined for a cost of 0: such a cost is
+    refused where ``cost_criterion`` (the measure the costs are for) is "tan_schlimmer"."""
+    if feature_costs is None:
+        return None
+    try:
+        costs = np.asarray(feature_costs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"feature_costs must be None or numbers, one per feature; got {feature_costs!r}"
+        ) from None
+    if costs.ndim != 1 or costs.size != n_features:
+        raise ValueError(
+            f"feature_costs must hold one cost per feature: X has {n_features} features, "
+            f"feature_costs has shape {costs.shape}"
+        )
+    bad = np.flatnonzero(~(np.isfinite(costs) & (costs >= 0)))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"feature_costs[{j}] must be finite and >= 0, got {float(costs[j])}")
+    free = np.flatnonzero(costs == 0)
+    if cost_criterion == "tan_schlimmer" and free.size:
+        j = int(free[0])
+        raise ValueError(
+            f"feature_costs[{j}] is 0, but cost_criterion='tan_schlimmer' divides by the "
+            "cost (gain**2 / cost): give it a positive cost, or use cost_criterion='nunez' "
+            "((2**gain - 1) / (cost + 1)**cost_weight), which allows free features"
+        )
+    return costs
+
+
+def path_costs(tree, leaves, costs) -> np.ndarray:
+    """The cost of reaching each of ``leaves`` (node ids of ``tree``): the sum of the
+    ``costs`` of the distinct features tested on its path from the root (a feature
+    tested twice is measured once)."""
+    n_features = costs.size
+    parent = tree.parents()
+    node = np.asarray(leaves, dtype=np.int64)
+    owner = np.arange(node.size)
+    tested = []  # owner * n_features + feature, for each split above each leaf
+    while node.size:
+        node = parent[node]
+        above = node >= 0  # the root's parent is < 0: its leaves' paths are done
+        node, owner = node[above], owner[above]
+        tested.append(owner * n_features + tree.feature[node])
+    pairs = np.unique(np.concatenate(tested)) if tested else np.zeros(0, dtype=np.int64)
+    return np.bincount(
+        pairs // n_features, weights=costs[pairs % n_features], minlength=len(leaves)
+    )
+
+
 def random_seed(random_state) -> int:
     """A seed for the counter-based draws (growing/random_draws.py) from ``random_state``
     (an int gives the same seed every time; None a fresh one; a numpy RandomState or
@@ -170,6 +223,8 @@ class _Settings(NamedTuple):
     min_purity: float
     ccp_alpha: float
     rng: np.random.Generator
+    cost_criterion: str
+    cost_weight: float
 
 
 class _SizeParams(NamedTuple):
@@ -178,6 +233,7 @@ class _SizeParams(NamedTuple):
     min_samples_split: int
     min_samples_leaf: int
     max_features: int | None
+    feature_costs: np.ndarray | None  # float64, one per feature; None: no costs
 
 
 class _PreparedFit(NamedTuple):
@@ -277,6 +333,10 @@ class _BaseDecisionTree(BaseEstimator):
             ),
             ccp_alpha=_check_float("ccp_alpha", self.ccp_alpha, 0.0, math.inf),
             rng=_random_generator(self.random_state),
+            cost_criterion=check_cost_criterion(getattr(self, "cost_criterion", "tan_schlimmer")),
+            cost_weight=_check_float(
+                "cost_weight", getattr(self, "cost_weight", 1.0), 0.0, math.inf, high_open=True
+            ),
         )
 
     def _validate_data(self, X, y, sample_weight):
@@ -311,6 +371,11 @@ class _BaseDecisionTree(BaseEstimator):
                 "min_samples_leaf", self.min_samples_leaf, n_samples, 1, 1.0, True
             ),
             max_features=_resolve_max_features(self.max_features, n_features),
+            feature_costs=check_feature_costs(
+                getattr(self, "feature_costs", None),
+                n_features,
+                getattr(self, "cost_criterion", "tan_schlimmer"),
+            ),
         )
 
     def _record_input_shape(self, X, feature_names, max_features):
@@ -400,6 +465,9 @@ class _BaseDecisionTree(BaseEstimator):
             seed=int(settings.rng.integers(np.iinfo(np.int64).max)),
             categorical=categorical,
             n_category_words=words_for(max(1, int(n_categories.max(initial=0)))),
+            feature_costs=sizes.feature_costs,
+            cost_criterion=settings.cost_criterion,
+            cost_weight=settings.cost_weight,
         )
 
     # -- pruning ------------------------------------------------------------------------
@@ -592,6 +660,30 @@ class _BaseDecisionTree(BaseEstimator):
         data = np.ones(indices.size, dtype=np.int64)
         return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.tree_.node_count))
 
+    def prediction_cost(self, X, feature_costs=None):
+        """The cost of predicting each row of X: the sum of the costs of the distinct
+        features tested on its path from the root to its leaf (a feature tested twice on
+        a path is measured, and paid, once). ``prediction_cost(X).mean()`` is the mean
+        cost paid per row.
+
+        ``feature_costs`` (array-like of shape (n_features,), finite and >= 0): the costs
+        to use; None (the default): the estimator's ``feature_costs``, which must then be
+        set. Any tree can be costed so, one grown without costs too.
+
+        Returns ndarray of shape (n_samples,), float64.
+        """
+        self._check_fitted()
+        costs = feature_costs if feature_costs is not None else self.feature_costs
+        if costs is None:
+            raise ValueError(
+                "prediction_cost needs costs: this estimator has feature_costs=None, so "
+                "pass prediction_cost(X, feature_costs=...)"
+            )
+        costs = check_feature_costs(costs, self.n_features_in_)  # only summed: 0 is fine
+        leaves = to_host(self.apply(X))
+        reached, leaf_of_row = np.unique(leaves, return_inverse=True)
+        return path_costs(self.tree_, reached, costs)[leaf_of_row.ravel()]
+
     def save(self, path):
         """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
         (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
@@ -694,6 +786,36 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         links are collapsed while their effective alpha is <= ``ccp_alpha``. 0 (default)
         prunes nothing. See :meth:`cost_complexity_pruning_path` for useful values, and
         :meth:`reduced_error_prune` for pruning on a validation set instead.
+    feature_costs : array-like of shape (n_features,) or None
+        What measuring each feature costs, finite and >= 0. None (the default): no
+        costs, every node splits on its best split. With costs, a node's feature is the
+        one of the highest cost-sensitive measure (``cost_criterion``) of its best
+        split's gain and the feature's cost, so that informative features that are cheap
+        to measure are preferred (features with differing costs); the split itself is that
+        feature's best. The stopping rules (``min_impurity_decrease`` and the others)
+        still read the gain, and best-first growth (``max_leaf_nodes``) still expands
+        the node of the largest weighted gain first. :meth:`prediction_cost` gives the
+        cost of predicting each row. Multiway categorical splits are chosen the same
+        way. Forests take no costs.
+    cost_criterion : {"tan_schlimmer", "nunez"}
+        The cost-sensitive measure, of a split's ``gain`` and its feature's ``cost``:
+
+        - ``"tan_schlimmer"`` (the default): gain**2 / cost (M. Tan and J. C.
+          Schlimmer, "Two case studies in cost-sensitive concept acquisition",
+          *AAAI-90*, 1990). A cost of 0 is refused (a ValueError naming the feature):
+          the measure divides by it.
+        - ``"nunez"``: (2**gain - 1) / (cost + 1)**cost_weight (M. Núñez, "The use of
+          background knowledge in decision tree induction", *Machine Learning* 6,
+          1991). Free features (cost 0) are allowed.
+
+        ``gain`` is the split's score under ``criterion``: its impurity decrease, so the
+        information gain in bits for ``entropy`` (as both papers use) and the variance
+        decrease, in the target's units squared, for a regressor; for ``gain_ratio`` and
+        ``cart`` their own score stands for it. Measures equal within rounding tie, and
+        the lowest feature index wins, as everywhere in the tree.
+    cost_weight : float >= 0
+        Núñez's w: how much the cost counts (0: not at all, 1: fully, the default; the
+        paper takes it in [0, 1]). Read by ``cost_criterion="nunez"`` only.
     verbose : {0, 1, 2}
         What ``fit`` shows on standard error: 0 (default) nothing; 1 progress bars
         (binning, the tree's levels, with rates and, under a ``max_depth``, an ETA); 2 a
@@ -725,6 +847,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         categorical_split="binary",
         max_category_subset=2,
         ccp_alpha=0.0,
+        feature_costs=None,
+        cost_criterion="tan_schlimmer",
+        cost_weight=1.0,
         verbose=0,
     ):
         self.criterion = criterion
@@ -745,6 +870,9 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
         self.ccp_alpha = ccp_alpha
+        self.feature_costs = feature_costs
+        self.cost_criterion = cost_criterion
+        self.cost_weight = cost_weight
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
@@ -843,6 +971,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         categorical_split="binary",
         max_category_subset=2,
         ccp_alpha=0.0,
+        feature_costs=None,
+        cost_criterion="tan_schlimmer",
+        cost_weight=1.0,
         verbose=0,
     ):
         self.criterion = criterion
@@ -861,6 +992,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
         self.ccp_alpha = ccp_alpha
+        self.feature_costs = feature_costs
+        self.cost_criterion = cost_criterion
+        self.cost_weight = cost_weight
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):

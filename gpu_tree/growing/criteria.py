@@ -23,6 +23,12 @@ Formulas, with their published sources:
 - gain_ratio  gain / (-sum_k f_k log2 f_k)                       (Quinlan 1993, C4.5)
 - cart  2 (n_Y/n)(n_N/n) sum_i |P(c_i|D_Y) - P(c_i|D_N)|         (Zaki and Meira, ch. 19)
 
+Cost-sensitive feature selection (features with differing costs), of a split's gain and
+its feature's cost (:func:`log2_cost_measure`):
+
+- tan_schlimmer  gain^2 / cost                                   (Tan and Schlimmer 1990)
+- nunez  (2^gain - 1) / (cost + 1)^w                            (Nunez 1991)
+
 - Zaki and Meira: M. J. Zaki and W. Meira Jr., *Data Mining and Machine Learning*, 2nd
   ed., Cambridge University Press, 2020, chapter 19 (Algorithms 19.1-19.3).
 - Quinlan 1986: J. R. Quinlan, "Induction of decision trees", *Machine Learning* 1 (ID3).
@@ -31,6 +37,10 @@ Formulas, with their published sources:
   and Regression Trees*, Wadsworth.
 - ESL: T. Hastie, R. Tibshirani and J. Friedman, *The Elements of Statistical Learning*,
   2nd ed., Springer, 2009.
+- Tan and Schlimmer 1990: M. Tan and J. C. Schlimmer, "Two case studies in
+  cost-sensitive concept acquisition", *Proceedings of AAAI-90*, pp. 854-860.
+- Nunez 1991: M. Núñez, "The use of background knowledge in decision tree induction",
+  *Machine Learning* 6, pp. 231-250.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
 REGRESSION_CRITERIA = ("squared_error",)
+COST_CRITERIA = ("tan_schlimmer", "nunez")
 
 
 def _safe_divide(numerator, denominator, xp):
@@ -318,3 +329,40 @@ def check_criterion(criterion, is_classification: bool) -> str:
             f"Unknown criterion={criterion!r} for a {kind}; choose one of {list(valid)}"
         )
     return criterion
+
+
+def log2_cost_measure(cost_criterion: str, gain, cost, cost_weight: float = 1.0):
+    """log2 of a cost-sensitive selection measure of splits of ``gain`` on features of
+    ``cost`` (arrays, broadcast): the feature of the highest measure is the better one.
+
+    - ``"tan_schlimmer"``: gain^2 / cost (Tan and Schlimmer 1990), so
+      2 log2(gain) - log2(cost). Undefined for a cost of 0 (the estimators refuse it).
+    - ``"nunez"``: (2^gain - 1) / (cost + 1)^w with w = ``cost_weight`` (Nunez 1991),
+      so log2(2^gain - 1) - w log2(cost + 1), where log2(2^g - 1) = g + log2(1 - 2^-g).
+
+    Both papers' gain is the information gain in bits (the entropy criterion's score).
+    The measure's log2 ranks as the measure does (log2 is increasing) and does not
+    overflow where 2^gain would (a regression gain is a variance decrease: it may reach
+    thousands). A gain of 0 or below (rounding can leave an impurity decrease slightly
+    negative) measures 0: -inf.
+    """
+    gain = np.maximum(np.asarray(gain, dtype=np.float64), 0.0)
+    cost = np.asarray(cost, dtype=np.float64)
+    with np.errstate(divide="ignore"):  # log2(0) = -inf: a gain of 0
+        if cost_criterion == "tan_schlimmer":
+            return 2.0 * np.log2(gain) - np.log2(cost)
+        if cost_criterion == "nunez":
+            log2_gain_term = gain + np.log2(-np.expm1(-gain * np.log(2.0)))
+            return log2_gain_term - cost_weight * np.log2(cost + 1.0)
+    raise ValueError(
+        f"Unknown cost_criterion={cost_criterion!r}; choose one of {list(COST_CRITERIA)}"
+    )
+
+
+def check_cost_criterion(cost_criterion) -> str:
+    """Validate a cost_criterion name; return it."""
+    if not isinstance(cost_criterion, str) or cost_criterion not in COST_CRITERIA:
+        raise ValueError(
+            f"Unknown cost_criterion={cost_criterion!r}; choose one of {list(COST_CRITERIA)}"
+        )
+    return cost_criterion

@@ -32,7 +32,13 @@ from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
-from gpu_tree.growing.criteria import node_impurity
+from gpu_tree.growing.criteria import (
+    branch_split_info,
+    log2_cost_measure,
+    node_impurity,
+    score_tolerance,
+    split_info,
+)
 from gpu_tree.growing.random_draws import (
     child_keys,
     draw_features,
@@ -44,6 +50,7 @@ from gpu_tree.growing.random_draws import (
 from gpu_tree.growing.splitting import (
     SCORE_RTOL,
     CategoricalSearch,
+    ChosenSplits,
     SplitConstraints,
     midpoint,
     select_splits,
@@ -113,6 +120,13 @@ class GrowthParams:
     random_thresholds: bool = False
     categorical: CategoricalSearch | None = None
     n_category_words: int = 1  # int64 words of a category bitset (64 categories each)
+    # Features with differing costs (float64, one per feature; None: no costs): a node
+    # splits on the feature of the highest cost-sensitive measure of its best split's
+    # gain and its cost (criteria.log2_cost_measure: cost_criterion, cost_weight), not
+    # on the feature of the highest gain (see Grower._select_by_cost).
+    feature_costs: np.ndarray | None = None
+    cost_criterion: str = "tan_schlimmer"
+    cost_weight: float = 1.0
 
 
 @dataclass
@@ -478,20 +492,27 @@ class Grower:
         missing_bin = self.backend.missing_bin
         if searched.dense and missing_bin >= 0:
             hist, missing = searched.hist[:, :, :missing_bin], searched.hist[:, :, missing_bin]
-        chosen = select_splits(
-            hist,
-            p.criterion,
-            self.layout,
-            self.constraints,
-            mask,
-            xp,
-            slots,
-            compact,
-            missing,
-            p.categorical,
-            on_device=on_device,
-            compiled=compiled,
-        )
+
+        def search(feature_mask) -> ChosenSplits:
+            return select_splits(
+                hist,
+                p.criterion,
+                self.layout,
+                self.constraints,
+                feature_mask,
+                xp,
+                slots,
+                compact,
+                missing,
+                p.categorical,
+                on_device=on_device,
+                compiled=compiled,
+            )
+
+        if p.feature_costs is None:
+            chosen = search(mask)
+        else:
+            chosen = self._select_by_cost(search, mask, self._column_costs(batch, slots))
         # The fraction of its tree's weight a node holds (trees of a forest weigh apart).
         root_weight = self.tree.weighted_n_node_samples[self._node_root[nodes]]
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
@@ -559,6 +580,100 @@ class Grower:
             branch_stats=chosen.branch_stats[k],
             default_branch=chosen.default_branch[k],
         )
+
+    def _column_costs(self, batch: _Batch, slots) -> np.ndarray:
+        """The cost of the feature of each histogram column of the nodes of ``slots``:
+        (len(slots), n_columns). A column is a feature, or in a batch of drawn features'
+        histograms the node's drawn feature at that position."""
+        costs = self.params.feature_costs
+        if batch.drawn_features is not None:
+            return costs[batch.drawn_features[slots]]
+        return np.broadcast_to(costs, (slots.size, self.n_features))
+
+    def _select_by_cost(self, search, mask, column_costs) -> ChosenSplits:
+        """The best split of each node among its features' best splits, by the
+        cost-sensitive measure (criteria.log2_cost_measure) of their gains and costs.
+
+        ``search(feature_mask)`` is the node's split search (select_splits) restricted to
+        ``feature_mask``; ``mask`` (n_nodes, n_columns) bool, or None: the columns each
+        node may use; ``column_costs`` (n_nodes, n_columns): their features' costs.
+
+        Each column is searched alone: its best split (threshold, subset or branches) is
+        the one of highest gain, since both measures increase with the gain at a fixed
+        cost. The gain is the split's score (chosen.score: the impurity decrease, the
+        gain ratio or the CART measure) in real units (a regression's targets may be
+        scaled, which scales its variance decreases). Measures that rounding cannot tell
+        apart tie (a column whose gain, raised by its score's rounding tolerance, measures
+        at least the best): the lowest column wins, as in select_splits. A node with no
+        allowed split in any column keeps ``has_split`` False.
+        """
+        p = self.params
+        layout = self.layout
+        n_nodes, n_columns = column_costs.shape
+        per_column: list[ChosenSplits | None] = []
+        for column in range(n_columns):
+            only = np.zeros((n_nodes, n_columns), dtype=bool)
+            only[:, column] = True if mask is None else mask[:, column]
+            per_column.append(search(only) if only[:, column].any() else None)
+        searched = [chosen for chosen in per_column if chosen is not None]
+        if not searched:  # no node may use any column
+            return search(np.zeros((n_nodes, n_columns), dtype=bool))
+        no_split = np.zeros(n_nodes, dtype=bool)
+        has_split = np.stack(
+            [no_split if chosen is None else chosen.has_split for chosen in per_column], axis=1
+        )
+        # A column nobody searched: any search's arrays stand in (never chosen).
+        per_column = [searched[0] if chosen is None else chosen for chosen in per_column]
+        score = np.stack([chosen.score for chosen in per_column], axis=1)
+        tolerance = np.stack([self._score_rounding(chosen) for chosen in per_column], axis=1)
+        score = np.where(has_split, score, 0.0)
+        if not layout.is_classification:  # the real variance decreases
+            score = layout.target_variance(score)
+            tolerance = layout.target_variance(tolerance)
+        measure = log2_cost_measure(p.cost_criterion, score, column_costs, p.cost_weight)
+        highest = log2_cost_measure(
+            p.cost_criterion, score + tolerance, column_costs, p.cost_weight
+        )
+        best = np.max(np.where(has_split, measure, -np.inf), axis=1, keepdims=True)
+        tied = has_split & (highest >= best)
+        winner = np.argmax(tied, axis=1)  # the lowest tied column (0 where none)
+        rows = np.arange(n_nodes)
+        fields = {
+            name: np.stack([getattr(chosen, name) for chosen in per_column], axis=1)[rows, winner]
+            for name in ChosenSplits.__dataclass_fields__
+        }
+        fields["has_split"] = found = tied.any(axis=1)
+        fields["score"] = np.where(found, fields["score"], -np.inf)
+        return ChosenSplits(**fields)
+
+    def _score_rounding(self, chosen: ChosenSplits) -> np.ndarray:
+        """How far each node's chosen score (per unit weight, the fit's units) may be from
+        its exact value by rounding: criteria.score_tolerance of its weighted score, per
+        unit weight (0 where there is no split)."""
+        layout = self.layout
+        parent = layout.real(chosen.left_stats + chosen.right_stats)
+        weight = layout.weight(parent)
+        positive = np.where(weight > 0, weight, 1.0)
+        weighted = np.where(chosen.has_split, chosen.score * weight, -np.inf)
+        divisor = None
+        if self.params.criterion == "gain_ratio":
+            divisor = self._split_information(chosen, parent)
+        tolerance = score_tolerance(self.params.criterion, layout, parent, weighted, np, divisor)
+        return np.where(chosen.has_split, tolerance / positive, 0.0)
+
+    def _split_information(self, chosen: ChosenSplits, parent) -> np.ndarray:
+        """gain_ratio: the split information of each node's chosen split (its score's
+        divisor): of its two sides, or of a multiway split's branches."""
+        layout = self.layout
+        weight = layout.weight(parent)
+        left_fraction = layout.weight(layout.real(chosen.left_stats)) / np.where(
+            weight > 0, weight, 1.0
+        )
+        information = split_info(left_fraction)
+        for k in np.flatnonzero(chosen.has_split & (chosen.kind == MULTIWAY)):
+            branches = layout.weight(layout.real(chosen.branch_stats[k]))
+            information[k] = branch_split_info(branches)
+        return information
 
     def _random_split_batch(self, batch: _Batch, slots) -> _Batch:
         """Extremely randomised trees: the batch's histograms of ``slots`` collapsed to
@@ -923,6 +1038,7 @@ class Grower:
             or p.max_leaf_nodes is not None
             or self.multiway
             or p.random_thresholds  # not in the finisher yet
+            or p.feature_costs is not None  # the finisher chooses splits by gain alone
         ):
             return None
         return finisher
