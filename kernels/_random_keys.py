@@ -20,6 +20,15 @@ SHIFT_30 = np.uint64(30)
 SHIFT_27 = np.uint64(27)
 SHIFT_31 = np.uint64(31)
 ONE = np.uint64(1)
+# A draw as a float in [0, 1): its top 53 bits (a float64's precision) times 2**-53.
+UNIT_SHIFT = np.uint64(11)
+UNIT_SCALE = 2.0**-53
+
+
+def unit_interval(bits):
+    """A draw (uint64, or an array of them) as a float64 in [0, 1), uniformly on the
+    multiples of 2**-53: plain Python that numpy runs on arrays and numba compiles."""
+    return (bits >> UNIT_SHIFT) * UNIT_SCALE
 
 
 def make_random_keys(compile_function):

@@ -22,10 +22,10 @@ from numba import njit, prange
 
 from . import _binning_search as _search
 from . import _random_keys as _keys
+from . import _random_split, compilation
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
-from . import compilation
 from ._prefetch import ROWS_AHEAD, prefetch_item, prefetch_item_2d
 
 # Before the first kernel is decorated: where numba caches them (see .compilation).
@@ -177,6 +177,8 @@ def _feature_group_size(n_nodes, n_features, n_threads):
 _, root_key, child_key, draw_score = _keys.make_random_keys(njit(inline="always"))
 # The streams of the per-node draws (which features, extra trees' thresholds).
 FEATURE_SALT, THRESHOLD_SALT = _keys.FEATURE_SALT, _keys.THRESHOLD_SALT
+# A draw as a uniform float in [0, 1) (numpy arrays here; the finisher compiles it).
+unit_interval = _keys.unit_interval
 
 
 @njit(parallel=True, cache=True)
@@ -342,62 +344,77 @@ def histograms_dense(
                     node_hist[k, b, c] += row_stats[i, c]
 
 
-@njit(parallel=True, cache=True)
-def random_split_histograms(
-    hist, slots, missing_bin, codes, lower, upper, uniform, out_hist, out_code, out_lower, out_upper
-):
-    """Extremely randomised trees' candidates (Geurts, Ernst and Wehenkel, 2006): per
-    node slot ``slots[k]`` and feature f, one threshold drawn uniformly between the
-    node's lowest and highest value (``uniform[k, f]`` in [0, 1)), which splits after the
-    last present bin whose highest value lies at or below it (after the first present
-    bin at least). Writes that split as a compact histogram of two bins: ``out_hist[k,
-    f, 0]`` the present bins up to it, ``[1]`` the rest; ``out_code``, ``out_lower`` and
-    ``out_upper`` their bounds: each collapsed bin's highest code, lowest and highest
-    value (a split after a collapsed bin sends its codes and those below left).
-    A feature with fewer than two present bins gets everything in bin 0 (no candidate).
+# Extremely randomised trees' split of a feature (kernels/_random_split.py), inlined here
+# and in the subtree finisher; its source hash is in the kernels' cache keys.
+_random_split_of_feature = borrowing_njit(forceinline=True)(_random_split.random_split_of_feature)
+RANDOM_SPLIT_SOURCE_HASH = hashlib.sha256(Path(_random_split.__file__).read_bytes()).hexdigest()
 
-    ``hist`` (slots, features, bins, channels): dense (bin b has code b; ``missing_bin``
-    its missing values' bin, skipped, -1: none) or compact (``codes`` per slot).
-    ``codes``, ``lower`` and ``upper``: (slots or 1, features, bins), the first axis
-    broadcast where 1."""
-    n_features, n_bins, n_channels = hist.shape[1], hist.shape[2], hist.shape[3]
-    for k in prange(slots.shape[0]):
-        slot = slots[k]
-        at = slot if lower.shape[0] > 1 else 0
-        for f in range(n_features):
-            out_hist[k, f] = 0
-            first = -1
-            last = -1
-            for b in range(n_bins):
-                if b != missing_bin and _holds_rows(hist, slot, f, b):
-                    if first < 0:
-                        first = b
-                    last = b
-            if first < 0:
-                continue
-            low = lower[at, f, first]
-            high = upper[at, f, last]
-            threshold = low + uniform[k, f] * (high - low)
-            split = first  # the last present bin at or below the threshold
-            following = -1  # the present bin after it
-            for b in range(first, last + 1):
-                if b == missing_bin or not _holds_rows(hist, slot, f, b):
+
+def _compile_random_split_histograms(source_hash):
+    @njit(parallel=True, cache=True)
+    def random_split_histograms(
+        hist,
+        slots,
+        missing_bin,
+        codes,
+        lower,
+        upper,
+        uniform,
+        out_hist,
+        out_code,
+        out_lower,
+        out_upper,
+    ):
+        """Extremely randomised trees' candidates (``kernels/_random_split.py``): per node
+        slot ``slots[k]`` and feature f, one threshold drawn uniformly between the node's
+        lowest and highest value (``uniform[k, f]`` in [0, 1)), written as a compact
+        histogram of two bins: ``out_hist[k, f, 0]`` the present bins up to the split,
+        ``[1]`` the rest; ``out_code``, ``out_lower`` and ``out_upper`` their bounds: each
+        collapsed bin's highest code, lowest and highest value (a split after a collapsed
+        bin sends its codes and those below left). The outputs come zeroed: a side with no
+        bin keeps its zeros.
+
+        ``hist`` (slots, features, bins, channels): dense (bin b has code b;
+        ``missing_bin`` its missing values' bin, skipped, -1: none) or compact (``codes``
+        per slot). ``codes``, ``lower`` and ``upper``: (slots or 1, features, bins), the
+        first axis broadcast where 1."""
+        source_hash  # noqa: B018 - in the cache key only
+        n_features, n_bins = hist.shape[1], hist.shape[2]
+        for k in prange(slots.shape[0]):
+            slot = slots[k]
+            at = slot if lower.shape[0] > 1 else 0
+            split_codes = np.empty(3, dtype=np.int64)
+            bounds = np.empty(4)
+            for f in range(n_features):
+                present = _random_split_of_feature(
+                    hist,
+                    slot,
+                    f,
+                    n_bins,
+                    missing_bin,
+                    codes[at, f],
+                    lower[at, f],
+                    upper[at, f],
+                    uniform[k, f],
+                    out_hist[k, f],
+                    split_codes,
+                    bounds,
+                )
+                if not present:
                     continue
-                if b != first and upper[at, f, b] <= threshold and b != last:
-                    split = b
-                elif b > split and following < 0:
-                    following = b
-                side = 0 if b <= split else 1
-                for c in range(n_channels):
-                    out_hist[k, f, side, c] += hist[slot, f, b, c]
-            out_code[k, f, 0] = codes[at, f, split]
-            out_lower[k, f, 0] = lower[at, f, first]
-            out_upper[k, f, 0] = upper[at, f, split]
-            if following >= 0:
-                # A split at bin 1 sends every present value left: its code is the last.
-                out_code[k, f, 1] = codes[at, f, last]
-                out_lower[k, f, 1] = lower[at, f, following]
-                out_upper[k, f, 1] = upper[at, f, last]
+                out_code[k, f, 0] = split_codes[0]
+                out_lower[k, f, 0] = bounds[0]
+                out_upper[k, f, 0] = bounds[1]
+                if split_codes[2] >= 0:
+                    # A split at bin 1 sends every present value left: its code is the last.
+                    out_code[k, f, 1] = split_codes[1]
+                    out_lower[k, f, 1] = bounds[2]
+                    out_upper[k, f, 1] = bounds[3]
+
+    return random_split_histograms
+
+
+random_split_histograms = _compile_random_split_histograms(RANDOM_SPLIT_SOURCE_HASH)
 
 
 @njit(parallel=True, cache=True)

@@ -58,9 +58,9 @@ import numpy as np
 from numba import njit, prange
 
 from . import _random_keys as _keys
+from . import _random_split, compilation, cpu_categorical
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
-from . import compilation, cpu_categorical
 from .cpu import (
     WINNER_BIN,
     WINNER_FEATURE,
@@ -87,6 +87,10 @@ _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
 _, _, _child_key, _draw_score = _keys.make_random_keys(njit(inline="always"))
+# Extremely randomised trees' split, as the level-wise search draws it (its own copy of
+# the inlined helper: this module's cache key holds _random_split's source).
+_random_split_of_feature = borrowing_njit(forceinline=True)(_random_split.random_split_of_feature)
+_unit_interval = njit(inline="always")(_keys.unit_interval)
 
 # The impurity a classification node's purity test reads (model.tree.NODE_IMPURITY's
 # kinds, numbered as the split scan numbers its criteria).
@@ -111,12 +115,16 @@ IMPURITY_CODES = {
     RTOL,
     EPSILON,
     MAX_FEATURES,
-) = range(11)
-N_SETTINGS = 11
+    RANDOM_THRESHOLDS,
+) = range(12)
+N_SETTINGS = 12
 
 # The finisher calls cpu_categorical's score_nodes: an edit there must recompile it too.
 SOURCE_HASH = hashlib.sha256(
-    b"".join(Path(m.__file__).read_bytes() for m in (_scan, _deviations, cpu_categorical, _keys))
+    b"".join(
+        Path(m.__file__).read_bytes()
+        for m in (_scan, _deviations, cpu_categorical, _keys, _random_split)
+    )
 ).hexdigest()
 
 # Candidates of a categorical feature offered in one pass (see the module docstring): more
@@ -235,6 +243,8 @@ def _compile_finish_one(source_hash):
         most,
         binom,
         offsets,
+        bin_lower,
+        bin_upper,
         out_parent,
         out_depth,
         out_stats,
@@ -263,7 +273,12 @@ def _compile_finish_one(source_hash):
         ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
         features, drawn from its key (the root's ``root_key``, a child's from its
         parent's and the branch) as ``gpu_tree.growing.random_draws.draw_features``
-        draws them."""
+        draws them.
+
+        ``settings[RANDOM_THRESHOLDS]`` != 0 (extremely randomised trees): each feature's
+        candidates are one random split, drawn from the node's key as the level-wise path
+        draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
+        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins)."""
         source_hash  # noqa: B018 - in the cache key only
         n = rows.shape[0]
         n_features = X_binned.shape[0]
@@ -335,6 +350,14 @@ def _compile_finish_one(source_hash):
         drawing = 0 < n_drawn < n_features
         drawn = np.ones((1, n_features), dtype=np.bool_)
         draw = np.empty(n_features, dtype=np.uint64)
+        # Extremely randomised trees: each feature's two-bin histogram of its random split,
+        # the codes it needs (split, last, next present) and its present bins' bounds.
+        random_thresholds = settings[RANDOM_THRESHOLDS] != 0.0
+        random_hist = np.zeros((1, n_features, 2, n_channels), dtype=np.int64)
+        random_codes = np.zeros((n_features, 3), dtype=np.int64)
+        random_bounds = np.empty(4)
+        present_lower = np.empty(width, dtype=bin_lower.dtype)
+        present_upper = np.empty(width, dtype=bin_upper.dtype)
 
         max_depth = settings[MAX_DEPTH]
         min_samples_split = settings[MIN_SAMPLES_SPLIT]
@@ -492,16 +515,43 @@ def _compile_finish_one(source_hash):
                     search,
                 )
             else:
-                _node_totals(hist, 0, 0, missing, use_missing, node_width, scale, n_classes, node)
+                searched = hist
+                searched_width = node_width
+                if random_thresholds:
+                    for f in range(n_features):
+                        n_present = n_nonempty[0, f]
+                        for p in range(n_present):
+                            present_lower[p] = bin_lower[f, bin_code[f, p]]
+                            present_upper[p] = bin_upper[f, bin_code[f, p]]
+                        draw_bits = _draw_score(key, f, _keys.THRESHOLD_SALT)
+                        _random_split_of_feature(
+                            hist,
+                            0,
+                            f,
+                            n_present,
+                            -1,
+                            bin_code[f],
+                            present_lower,
+                            present_upper,
+                            _unit_interval(draw_bits),  # as random_draws.uniform_draws
+                            random_hist[0, f],
+                            random_codes[f],
+                            random_bounds,
+                        )
+                    searched = random_hist
+                    searched_width = 2
+                _node_totals(
+                    searched, 0, 0, missing, use_missing, searched_width, scale, n_classes, node
+                )
                 for f in range(n_features):
                     if not drawn[0, f]:  # not drawn: no candidate
                         results[f, 0] = -math.inf
                         continue
                     _score_feature(
-                        hist,
+                        searched,
                         0,
                         f,
-                        node_width,
+                        searched_width,
                         missing[0, f],
                         use_missing,
                         True,
@@ -520,9 +570,9 @@ def _compile_finish_one(source_hash):
                         results[f],
                     )
                 _choose_winner(
-                    hist,
+                    searched,
                     0,
-                    node_width,
+                    searched_width,
                     missing[0],
                     use_missing,
                     results,
@@ -565,6 +615,9 @@ def _compile_finish_one(source_hash):
                     out_category_words[k, w] = ~right if missing_left else left_words[w]
                 split_code = -1
                 next_code = -1
+            elif random_thresholds:  # bin 0: up to the split; bin 1: every present value
+                split_code = random_codes[feature, winner[WINNER_BIN]]
+                next_code = random_codes[feature, 2] if winner[WINNER_NEXT_BIN] >= 0 else -1
             else:
                 split_code = bin_code[feature, winner[WINNER_BIN]]
                 next_bin = winner[WINNER_NEXT_BIN]
@@ -662,6 +715,8 @@ def _compile_finish_subtrees(source_hash):
         most,
         binom,
         offsets,
+        bin_lower,
+        bin_upper,
         out_offset,
         out_parent,
         out_depth,
@@ -710,6 +765,8 @@ def _compile_finish_subtrees(source_hash):
                 most,
                 binom,
                 offsets,
+                bin_lower,
+                bin_upper,
                 out_parent[a:b],
                 out_depth[a:b],
                 out_stats[a:b],

@@ -13,7 +13,14 @@ from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
 import gpu_tree.growing.splitting as splitting
-from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    assert_tree_equal,
+)
+from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.datasets import make_higgs_like
 
 EVERY_NODE = 10**12  # the finisher grows the whole tree from the root
@@ -159,6 +166,44 @@ def test_features_drawn_per_node_are_drawn_there_as_level_wise(monkeypatch, make
     if isinstance(make(), DecisionTreeRegressor):
         y = np.nan_to_num(X[:, 0]) * 2.0 + np.nan_to_num(X[:, 1])
     _assert_same(*_fit_both(monkeypatch, make, X, y))
+
+
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 40])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ExtraTreesClassifier(3, max_features=3, random_state=2),
+        lambda: ExtraTreesClassifier(2, max_features=None, criterion="entropy", random_state=5),
+        lambda: ExtraTreesRegressor(3, random_state=1),
+        lambda: ExtraTreesRegressor(2, max_features=0.5, bootstrap=True, random_state=3),
+    ],
+    ids=["gini-drawn", "entropy-every-feature", "regression", "regression-bootstrap"],
+)
+def test_extra_trees_random_splits_are_drawn_there_as_level_wise(
+    monkeypatch, make, missing, finish_below
+):
+    """Extremely randomised trees: the finisher draws each node's thresholds from its key
+    and splits between the same present bins as the level-wise path
+    (kernels/_random_split.py, one source): every tree of the forest the same, bit for
+    bit, with missing values and ties; the finisher did grow subtrees."""
+    X, y, _ = _data(1500, 13, missing=missing, duplicates=True)
+    if isinstance(make(), ExtraTreesRegressor):
+        y = np.nan_to_num(X[:, 0]) * 2.0 + np.nan_to_num(X[:, 1])
+    calls = []
+    finish = CPUHistogramBackend.finish_subtrees
+
+    def counted(self, nodes, *args, **kwargs):
+        calls.append(len(nodes))
+        return finish(self, nodes, *args, **kwargs)
+
+    monkeypatch.setattr(CPUHistogramBackend, "finish_subtrees", counted)
+    level_wise, finished = _fit_both(monkeypatch, make, X, y, finish_below=finish_below)
+    assert sum(calls) > 0  # the second fit finished subtrees, the first none
+    for a, b in zip(level_wise.estimators_, finished.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+        assert a.tree_.node_count > 7
+    np.testing.assert_array_equal(level_wise.predict(X), finished.predict(X))
 
 
 def test_not_used_with_multiway_categorical_splits(monkeypatch):

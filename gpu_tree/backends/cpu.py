@@ -352,6 +352,8 @@ class CPUHistogramBackend(_CPUBackend):
             int(categories.most),
             np.asarray(categories.binom, dtype=np.int64),
             np.asarray(categories.offsets, dtype=np.int64),
+            self.bin_lower,
+            self.bin_upper,
             offset,
             *out,
             written,

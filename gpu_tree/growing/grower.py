@@ -1030,14 +1030,14 @@ class Grower:
         """The backend's ``finish_subtrees`` where it grows this fit's tree as the
         level-wise path would, else None: not for best-first growth (its order is
         global) or multiway categorical splits (the finisher makes binary splits only).
-        Features drawn per node are drawn there as here (keyed by the node's path)."""
+        Features drawn per node, and extremely randomised trees' thresholds, are drawn
+        there as here (keyed by the node's path)."""
         p = self.params
         finisher = getattr(self.backend, "finish_subtrees", None)
         if (
             finisher is None
             or p.max_leaf_nodes is not None
             or self.multiway
-            or p.random_thresholds  # not in the finisher yet
             or p.feature_costs is not None  # the finisher chooses splits by gain alone
         ):
             return None
@@ -1107,6 +1107,7 @@ class Grower:
         settings[cpu_subtrees.RTOL] = SCORE_RTOL
         settings[cpu_subtrees.EPSILON] = EPSILON
         settings[cpu_subtrees.MAX_FEATURES] = p.max_features if self._draws_features() else 0
+        settings[cpu_subtrees.RANDOM_THRESHOLDS] = 1.0 if p.random_thresholds else 0.0
         with self._phase("subtrees", nodes):
             out = self._finisher(
                 nodes,

@@ -89,5 +89,4 @@ def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndar
 def uniform_draws(keys, n_features: int) -> np.ndarray:
     """(n_nodes, n_features) float64 in [0, 1): one uniform draw per node and feature,
     independent of :func:`draw_features`' (extremely randomised trees' thresholds)."""
-    scores = _scores(keys, n_features, cpu_kernels.THRESHOLD_SALT)
-    return (scores >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return cpu_kernels.unit_interval(_scores(keys, n_features, cpu_kernels.THRESHOLD_SALT))
