@@ -376,13 +376,14 @@ def _compile_random_split_histograms(source_hash):
 
         ``hist`` (slots, features, bins, channels): dense (bin b has code b;
         ``missing_bin`` its missing values' bin, skipped, -1: none) or compact (``codes``
-        per slot). ``codes``, ``lower`` and ``upper``: (slots or 1, features, bins), the
+        per slot). ``codes``, ``lower`` and ``upper``: (slots or 1, features, bins), each
         first axis broadcast where 1."""
         source_hash  # noqa: B018 - in the cache key only
         n_features, n_bins = hist.shape[1], hist.shape[2]
         for k in prange(slots.shape[0]):
             slot = slots[k]
             at = slot if lower.shape[0] > 1 else 0
+            code_at = slot if codes.shape[0] > 1 else 0  # broadcast apart: exact mode's one row
             split_codes = np.empty(3, dtype=np.int64)
             bounds = np.empty(4)
             for f in range(n_features):
@@ -392,7 +393,7 @@ def _compile_random_split_histograms(source_hash):
                     f,
                     n_bins,
                     missing_bin,
-                    codes[at, f],
+                    codes[code_at, f],
                     lower[at, f],
                     upper[at, f],
                     uniform[k, f],

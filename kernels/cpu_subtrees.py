@@ -213,6 +213,66 @@ def _squared_deviations(rows, start, end, centred, weight, unit_weight, mean):
     )
 
 
+@borrowing_njit(forceinline=True)
+def _compact_feature(
+    order,
+    codes,
+    stats,
+    f,
+    start,
+    end,
+    use_missing,
+    missing_code,
+    hist,
+    missing,
+    bin_code,
+    n_nonempty,
+):
+    """Feature f's compact histogram of the node's rows ``order[f, start:end]`` (sorted by
+    code): its present codes in order (``bin_code[f]``, ``hist[0, f]``, the rest of the
+    row zeroed), its missing rows' statistics (``missing[0, f]``) and how many codes are
+    present (``n_nonempty[0, f]``). Returns the bins it fills, the missing rows' counted
+    (more than one: the feature is not constant in the node)."""
+    n_channels = stats.shape[1]
+    node_width = hist.shape[2]
+    for c in range(n_channels):
+        missing[0, f, c] = 0
+    position = -1
+    previous = -1
+    for j in range(start, end):
+        i = order[f, j]
+        code = codes[f, i]
+        if use_missing and code == missing_code:
+            for c in range(n_channels):
+                missing[0, f, c] += stats[i, c]
+            continue
+        if code != previous:
+            position += 1
+            previous = code
+            bin_code[f, position] = code
+            for c in range(n_channels):
+                hist[0, f, position, c] = 0
+        for c in range(n_channels):
+            hist[0, f, position, c] += stats[i, c]
+    for b in range(position + 1, node_width):
+        for c in range(n_channels):
+            hist[0, f, b, c] = 0
+    n_nonempty[0, f] = position + 1
+    return _filled_bins(n_nonempty, missing, use_missing, f)
+
+
+@njit(cache=True, inline="always")
+def _filled_bins(n_nonempty, missing, use_missing, f):
+    """The bins feature f fills in the node: its present codes, plus 1 where missing rows
+    are (as the level-wise draw counts them: kernels.cpu.filled_bins)."""
+    filled = n_nonempty[0, f]
+    if use_missing:
+        for c in range(missing.shape[2]):
+            if missing[0, f, c] != 0:
+                return filled + 1
+    return filled
+
+
 def _compile_finish_one(source_hash):
     # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
 
@@ -350,6 +410,7 @@ def _compile_finish_one(source_hash):
         drawing = 0 < n_drawn < n_features
         drawn = np.ones((1, n_features), dtype=np.bool_)
         draw = np.empty(n_features, dtype=np.uint64)
+        met = np.zeros(n_features, dtype=np.bool_)
         # Extremely randomised trees: each feature's two-bin histogram of its random split,
         # the codes it needs (split, last, next present) and its present bins' bounds.
         random_thresholds = settings[RANDOM_THRESHOLDS] != 0.0
@@ -438,51 +499,78 @@ def _compile_finish_one(source_hash):
             hist = hist_buffer[: n_features * node_width * n_channels].reshape(
                 (1, n_features, node_width, n_channels)
             )
-            for f in range(n_features):
-                for c in range(n_channels):
-                    missing[0, f, c] = 0
-                position = -1
-                previous = -1
-                for j in range(start, end):
-                    i = order[f, j]
-                    code = codes[f, i]
-                    if use_missing and code == missing_code:
-                        for c in range(n_channels):
-                            missing[0, f, c] += stats[i, c]
-                        continue
-                    if code != previous:
-                        position += 1
-                        previous = code
-                        bin_code[f, position] = code
-                        for c in range(n_channels):
-                            hist[0, f, position, c] = 0
-                    for c in range(n_channels):
-                        hist[0, f, position, c] += stats[i, c]
-                for b in range(position + 1, node_width):
-                    for c in range(n_channels):
-                        hist[0, f, b, c] = 0
-                n_nonempty[0, f] = position + 1
-            if drawing:
-                # The n_drawn non-constant features of lowest draw (ties: the lower).
-                largest = np.uint64(0xFFFFFFFFFFFFFFFF)
+            if drawing and not has_categorical:
+                # The n_drawn non-constant features of lowest draw (ties: the lower), met
+                # in draw order: only the features met get a histogram (about max_features
+                # of them, as scikit-learn reads only the features it tries).
                 for f in range(n_features):
-                    filled = n_nonempty[0, f]
-                    if use_missing:
-                        for c in range(n_channels):
-                            if missing[0, f, c] != 0:
-                                filled += 1
-                                break
                     drawn[0, f] = False
-                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT) if filled > 1 else largest
-                for _ in range(n_drawn):
+                    met[f] = False
+                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
+                taken = 0
+                first_drawn = -1
+                while taken < n_drawn:
                     at = -1
                     for f in range(n_features):
-                        if not drawn[0, f] and draw[f] != largest:
-                            if at < 0 or draw[f] < draw[at]:
-                                at = f
+                        if not met[f] and (at < 0 or draw[f] < draw[at]):
+                            at = f
                     if at < 0:
                         break
-                    drawn[0, at] = True
+                    met[at] = True
+                    if (
+                        _compact_feature(
+                            order,
+                            codes,
+                            stats,
+                            at,
+                            start,
+                            end,
+                            use_missing,
+                            missing_code,
+                            hist,
+                            missing,
+                            bin_code,
+                            n_nonempty,
+                        )
+                        > 1
+                    ):
+                        drawn[0, at] = True
+                        taken += 1
+                        if first_drawn < 0:
+                            first_drawn = at
+            else:
+                for f in range(n_features):
+                    _compact_feature(
+                        order,
+                        codes,
+                        stats,
+                        f,
+                        start,
+                        end,
+                        use_missing,
+                        missing_code,
+                        hist,
+                        missing,
+                        bin_code,
+                        n_nonempty,
+                    )
+                if drawing:  # categorical search: every feature's histogram, as there
+                    largest = np.uint64(0xFFFFFFFFFFFFFFFF)
+                    for f in range(n_features):
+                        drawn[0, f] = False
+                        draw[f] = largest
+                        if _filled_bins(n_nonempty, missing, use_missing, f) > 1:
+                            draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
+                    for _ in range(n_drawn):
+                        at = -1
+                        for f in range(n_features):
+                            if not drawn[0, f] and draw[f] != largest:
+                                if at < 0 or draw[f] < draw[at]:
+                                    at = f
+                        if at < 0:
+                            break
+                        drawn[0, at] = True
+                first_drawn = 0
             if has_categorical:
                 # The level-wise path's search, on this node alone; every pass holds all
                 # of a feature's candidates (the module docstring says why).
@@ -519,6 +607,8 @@ def _compile_finish_one(source_hash):
                 searched_width = node_width
                 if random_thresholds:
                     for f in range(n_features):
+                        if not drawn[0, f]:  # not drawn (nor, where drawn lazily, built)
+                            continue
                         n_present = n_nonempty[0, f]
                         for p in range(n_present):
                             present_lower[p] = bin_lower[f, bin_code[f, p]]
@@ -540,8 +630,19 @@ def _compile_finish_one(source_hash):
                         )
                     searched = random_hist
                     searched_width = 2
+                # The node's totals from a drawn feature: where features are drawn lazily,
+                # only theirs were built (any feature holds all the node's rows). None drawn:
+                # no candidate, and the totals are not read.
                 _node_totals(
-                    searched, 0, 0, missing, use_missing, searched_width, scale, n_classes, node
+                    searched,
+                    0,
+                    max(first_drawn, 0),
+                    missing,
+                    use_missing,
+                    searched_width,
+                    scale,
+                    n_classes,
+                    node,
                 )
                 for f in range(n_features):
                     if not drawn[0, f]:  # not drawn: no candidate
