@@ -309,3 +309,100 @@ def test_bad_input():
         model.predict(X[:, :3])
     with pytest.raises(ValueError, match="Unknown direction"):
         ObliqueDecisionTreeRegressor(direction="gini").fit(X, y.astype(float))
+
+
+# -- batched levels, devices, the SVM solver ----------------------------------------------------
+def test_batched_level_fit_matches_nodes_fitted_alone():
+    """Nodes of different sizes padded into one batch: each node's threshold search is the
+    node's alone bit for bit, and its direction the same up to BLAS rounding."""
+    from gpu_tree.data.stats import StatsLayout
+    from gpu_tree.growing.oblique import (
+        batched_best_thresholds,
+        batched_fit_direction,
+        best_thresholds,
+        fit_direction,
+    )
+
+    rng = np.random.default_rng(7)
+    layout = StatsLayout(True, 3, has_count_channel=False)
+    sizes = [40, 64, 7, 33]
+    P, d = 64, 4
+    X = np.zeros((len(sizes), P, d))
+    z = np.zeros((len(sizes), P))
+    w = np.zeros((len(sizes), P))
+    stats = np.zeros((len(sizes), P, 3))
+    nodes = []
+    for b, n in enumerate(sizes):
+        Xn = np.round(rng.normal(size=(n, d)), 1)  # ties in the values
+        yn = rng.integers(0, 3, size=n)
+        wn = rng.integers(1, 4, size=n).astype(float)
+        zn = (Xn[:, 0] - Xn[:, 1] + 0.5 * rng.normal(size=n) > 0).astype(float)
+        X[b, :n], z[b, :n], w[b, :n] = Xn, zn, wn
+        stats[b, np.arange(n), yn] = wn
+        X[b, n:] = rng.normal(size=(P - n, d))  # padding: any finite values
+        nodes.append((Xn, zn, wn, stats[b, :n]))
+    scores, thresholds = batched_best_thresholds(X, stats, np.asarray(sizes), layout, "gini", 2)
+    for direction in ("logistic", "perceptron", "svm", "lda"):
+        coefficients, ok = batched_fit_direction(X, z, w, direction, 50)
+        for b, (Xn, zn, wn, _) in enumerate(nodes):
+            alone = fit_direction(Xn, zn, wn, direction, 50)
+            assert ok[b] and alone is not None
+            np.testing.assert_allclose(coefficients[b], alone, rtol=1e-9, atol=1e-12)
+    for b, (Xn, _, _, sn) in enumerate(nodes):
+        s, t = best_thresholds(Xn, sn, layout, "gini", 2)
+        assert np.array_equal(scores[b], s) and np.array_equal(thresholds[b], t)
+
+
+def _cuda_usable():
+    from gpu_tree.backends.cuda import cuda_status
+
+    return cuda_status()
+
+
+@pytest.mark.parametrize("direction", [*DIRECTIONS, "least_squares"])
+def test_cuda_tree_equals_cpu_tree(direction):
+    """device="cuda" runs the same batched code on the device's array module: under the
+    simulator that is numpy, and the trees are equal bit for bit; on a GPU cuBLAS rounds
+    sums differently, and coefficients and thresholds agree to 1e-9."""
+    usable, reason, xp = _cuda_usable()
+    if not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(700, 4))
+    if direction == "least_squares":
+        y = X[:, 0] - 2 * X[:, 1] + 0.1 * rng.normal(size=700)
+        make = ObliqueDecisionTreeRegressor
+    else:
+        y = (X[:, 0] - 2 * X[:, 1] + 0.3 * rng.normal(size=700) > 0).astype(int) + (X[:, 2] > 1)
+        make = ObliqueDecisionTreeClassifier
+    cpu = make(direction, max_depth=4, device="cpu").fit(X, y)
+    cuda = make(direction, max_depth=4, device="cuda").fit(X, y)
+    assert cuda.device_ == "cuda" and cpu.device_ == "cpu"
+    assert cpu.tree_.n_oblique >= 1
+    for name in ("children_left", "children_right", "feature", "n_node_samples"):
+        assert np.array_equal(getattr(cuda.tree_, name), getattr(cpu.tree_, name)), name
+    for name in ("threshold", "coefficients", "value"):
+        got, expected = getattr(cuda.tree_, name), getattr(cpu.tree_, name)
+        if xp is np:
+            assert np.array_equal(got, expected), name
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_unknown_device_is_refused():
+    X, y = _rotated(50)
+    with pytest.raises(ValueError, match="device"):
+        ObliqueDecisionTreeClassifier(device="tpu").fit(X, y)
+
+
+def test_svm_needs_no_more_leaves_than_lda():
+    """The squared-hinge Newton solver (started from lda's direction) converges: on the
+    rotated set its trees are no larger than lda's."""
+    X, y = _rotated(3000)
+    leaves = {
+        d: ObliqueDecisionTreeClassifier(d).fit(X[:2000], y[:2000]).get_n_leaves()
+        for d in ("svm", "lda")
+    }
+    assert leaves["svm"] <= leaves["lda"], leaves
+    svm = ObliqueDecisionTreeClassifier("svm").fit(X[:2000], y[:2000])
+    assert svm.score(X[2000:], y[2000:]) > 0.97

@@ -11,8 +11,11 @@ scores higher than the axis-parallel one (ties: axis-parallel).
 
 The fitted tree is an :class:`gpu_tree.model.oblique.ObliqueTree` in ``tree_``.
 ``gpu_tree.export_text`` and ``gpu_tree.export_graphviz`` print its oblique splits as
-``0.31·x1 − 0.72·x4 ≤ 1.20``; ``save`` / ``gpu_tree.load`` round-trip it. The fit runs on
-the CPU (numpy); missing values (NaN) are refused.
+``0.31·x1 − 0.72·x4 ≤ 1.20``; ``save`` / ``gpu_tree.load`` round-trip it. The fit runs
+level by level, all the nodes of a level at once, on the CPU (numpy, ``device="cpu"``,
+the default) or on the GPU (CuPy, ``device="cuda"``; the CUDA simulator runs the same
+code on numpy); ``device="auto"`` picks the GPU where one is usable. Prediction runs on
+the CPU. Missing values (NaN) are refused.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numbers
 
 import numpy as np
 
+from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.data.validation import (
     check_classification_labels,
     check_sample_weight,
@@ -28,6 +32,7 @@ from gpu_tree.data.validation import (
     check_y,
     feature_names_of,
 )
+from gpu_tree.estimators.tree import resolve_device
 from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.oblique import (
     CLASSIFIER_DIRECTIONS,
@@ -100,8 +105,11 @@ class _BaseObliqueTree(BaseEstimator):
         else:
             target, n_classes = np.asarray(y, dtype=np.float64), 0
         params = self._params(n_classes)
+        device = resolve_device(self.device)
+        xp = cuda_status()[2] if device == "cuda" else np
         keep = weight > 0  # rows of no weight take no part (nor in the thresholds)
-        tree = grow_oblique_tree(X[keep], target[keep], weight[keep], params)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tree = grow_oblique_tree(X[keep], target[keep], weight[keep], params, xp)
         if self._is_classification:
             self.classes_, self.n_classes_ = classes, n_classes
         self.n_features_in_ = X.shape[1]
@@ -110,7 +118,7 @@ class _BaseObliqueTree(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.n_outputs_ = 1
-        self.device_ = "cpu"
+        self.device_ = device
         self.tree_ = tree
         return self
 
@@ -190,8 +198,8 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
     direction : {"logistic", "perceptron", "svm", "lda"}, default="logistic"
         How a node's hyperplane is fitted to its two groups of classes: L2-regularised
         logistic regression (Newton steps), a batch perceptron (averaged), a linear SVM
-        (hinge loss, averaged full-batch subgradient steps) or Fisher's linear
-        discriminant (closed form). Multiclass nodes group the classes into two by the
+        (squared hinge loss, generalised Newton steps starting with lda's direction) or
+        Fisher's linear discriminant (closed form). Multiclass nodes group the classes into two by the
         node's best axis-parallel split: each class goes to the side holding most of its
         weight.
     criterion : {"gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"}
@@ -200,13 +208,18 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
     min_samples_split : int, default=2
     min_samples_leaf : int, default=1
     direction_max_iter : int, default=50
-        The most Newton (logistic) or subgradient (perceptron, svm) steps per node.
+        The most Newton (logistic, svm) or perceptron steps per node.
     alpha : float, default=1e-3
         The ridge penalty of every direction fit (standardised features, weights summing
         to 1).
     random_state : int, RandomState or None
         Accepted for scikit-learn's interface; the fit draws no random numbers and is
         deterministic.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the fit runs: numpy, or CuPy on an NVIDIA GPU (the CUDA simulator,
+        ``NUMBA_ENABLE_CUDASIM=1``, runs the same code on numpy); ``auto``: the GPU where
+        one is usable. The tree is the CPU's up to the last bits of the directions (cuBLAS
+        and the CPU's BLAS round sums differently). Prediction runs on the CPU.
 
     An oblique split is kept only where it scores higher by ``criterion`` than the node's
     best axis-parallel split (beyond rounding): ties go to the axis-parallel split.
@@ -227,6 +240,7 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         direction_max_iter=50,
         alpha=DEFAULT_ALPHA,
         random_state=None,
+        device="cpu",
     ):
         self.direction = direction
         self.criterion = criterion
@@ -236,6 +250,7 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         self.direction_max_iter = direction_max_iter
         self.alpha = alpha
         self.random_state = random_state
+        self.device = device
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
@@ -267,7 +282,7 @@ class ObliqueDecisionTreeRegressor(RegressorMixin, _BaseObliqueTree):
         target is above the midpoint of the two child means of the node's best
         axis-parallel split, and the rest.
     criterion : {"squared_error"}
-    max_depth, min_samples_split, min_samples_leaf, direction_max_iter, alpha, random_state
+    max_depth, min_samples_split, min_samples_leaf, direction_max_iter, alpha, random_state, device
         As for :class:`ObliqueDecisionTreeClassifier`.
 
     An oblique split is kept only where it reduces the squared error more than the
@@ -288,6 +303,7 @@ class ObliqueDecisionTreeRegressor(RegressorMixin, _BaseObliqueTree):
         direction_max_iter=50,
         alpha=DEFAULT_ALPHA,
         random_state=None,
+        device="cpu",
     ):
         self.direction = direction
         self.criterion = criterion
@@ -297,6 +313,7 @@ class ObliqueDecisionTreeRegressor(RegressorMixin, _BaseObliqueTree):
         self.direction_max_iter = direction_max_iter
         self.alpha = alpha
         self.random_state = random_state
+        self.device = device
 
     def fit(self, X, y, sample_weight=None):
         """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""

@@ -1,11 +1,13 @@
 """Growing oblique trees: per node, a hyperplane fitted to the node's rows, kept where it
 beats the node's best axis-parallel split.
 
-At each node (nodes are grown level by level):
+Nodes are grown level by level, and every step below runs for all the nodes of a level
+at once (see "Batched levels"):
 
 1. The best axis-parallel split: every feature's values sorted, every midpoint between
    distinct values scored by :func:`gpu_tree.growing.criteria.weighted_split_score` on
-   cumulative sums of the rows' statistics (the same formulas as every other tree).
+   cumulative sums of the rows' statistics (the same formulas as every other tree): an
+   exact search, as ``splitter="exact"`` does for the axis-parallel trees.
 2. Two groups of rows. Classifier: each class goes to the side of that split that holds
    most of its weight (ties: left); should every class land on one side, the class with
    the smallest share on the left goes right alone. Regressor: the rows whose target is
@@ -15,9 +17,12 @@ At each node (nodes are grown level by level):
    to sum to 1 (so a weight of 2 is a duplicated row):
 
    - ``"logistic"``: L2-regularised logistic regression (penalty ``alpha/2 |b|^2``), at
-     most ``direction_max_iter`` Newton steps (stopping early once a step is below 1e-10);
-   - ``"svm"``: a linear SVM, hinge loss with the same penalty, ``direction_max_iter`` full-batch
-     subgradient steps of size 1/(alpha t) (Pegasos), the iterates averaged;
+     most ``direction_max_iter`` Newton steps (stopping once a step is below 1e-10);
+   - ``"svm"``: a linear SVM with the squared hinge loss (L2-SVM) and the same penalty,
+     ``sum w max(0, 1 - s a.b)^2 + alpha/2 |b|^2``, solved by at most
+     ``direction_max_iter`` generalised Newton steps (the Hessian of the rows inside the
+     margin). Its first step, from b = 0, is the ridge regression of the ±1 labels (the
+     direction of Fisher's discriminant): the SVM is warm-started from lda's direction;
    - ``"perceptron"``: ``direction_max_iter`` batch perceptron steps (the weighted sum of the
      misclassified rows), the iterates averaged;
    - ``"lda"``: Fisher's discriminant, ``(S_w + alpha I)^-1 (mu_1 - mu_0)``, closed form;
@@ -26,14 +31,34 @@ At each node (nodes are grown level by level):
 
    The direction is mapped back to the input's units and scaled so that its largest
    |coefficient| is 1. Every step is deterministic: no random numbers are drawn.
-4. The rows are projected (:func:`gpu_tree.model.oblique.project`) and the threshold is
-   searched on the projection exactly as on a feature in step 1.
+4. The rows are projected (as :func:`gpu_tree.model.oblique.project` does, bit for bit)
+   and the threshold is searched on the projection exactly as on a feature in step 1.
 5. The oblique split is kept only where its score exceeds the axis-parallel one by more
    than rounding (:func:`gpu_tree.growing.criteria.score_tolerance`): ties go to the
    axis-parallel split, which is simpler to read.
 
-The arithmetic is written against an array namespace ``xp`` (numpy here) so that a CuPy
-path can follow; nodes are fitted one at a time.
+Batched levels
+--------------
+A level's rows are held as one index array grouped by node (``rows``, with the nodes'
+row counts on the host). For the work above, the level's nodes are padded into batches:
+a node of n rows goes to the batch of length P, the next power of two >= n (at least
+16), so that padding at most doubles the memory; a batch is a stack of arrays
+``(B, P, ...)`` whose padding rows have weight zero, statistics zero and, when sorted,
+the value +inf (they sort last and are never candidates). Every reduction is then an
+``einsum`` (``"bpi,bpj->bij"`` gives the B Gram matrices ``A'WA``), a batched product
+with a vector, a ``cumsum`` along P or a batched ``xp.linalg.solve`` on ``(B, k, k)``;
+Newton steps stop per node once its step is below tolerance, and the nodes still
+running are gathered so that later steps cost only theirs. One node
+fitted alone (:func:`fit_direction`, :func:`best_thresholds`) is the batch of one node
+with no padding: there is one implementation. A node's result does not depend on the
+other nodes of its batch; it may differ from the node fitted alone in the last bits of
+the directions (a sum's blocking may change with P), never in the sorted order or
+the cumulative sums, which padding at the end leaves unchanged.
+
+The arithmetic is written against an array namespace ``xp``: numpy on the CPU, CuPy on
+the GPU (``device="cuda"``). There the level's arrays stay on the device and only the
+per-node results (row counts, the best feature, thresholds, coefficients: a few numbers
+per node) come back to the host.
 """
 
 from __future__ import annotations
@@ -48,7 +73,7 @@ from gpu_tree.growing.criteria import (
     score_tolerance,
     weighted_split_score,
 )
-from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTree, project
+from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTree
 
 CLASSIFIER_DIRECTIONS = ("logistic", "perceptron", "svm", "lda")
 REGRESSOR_DIRECTIONS = ("least_squares", "logistic", "perceptron", "svm", "lda")
@@ -56,6 +81,7 @@ REGRESSOR_DIRECTIONS = ("least_squares", "logistic", "perceptron", "svm", "lda")
 # Ridge penalty of every direction fit, on standardised features with weights summing to 1.
 DEFAULT_ALPHA = 1e-3
 _NEWTON_TOLERANCE = 1e-10
+_MIN_PADDED = 16
 
 
 @dataclass(frozen=True)
@@ -79,273 +105,409 @@ class Split:
     coefficients: object = None  # (n_features,) for an oblique split
 
 
+def to_host(array):
+    """A numpy copy of a numpy or CuPy array."""
+    if isinstance(array, np.ndarray):
+        return array
+    get = getattr(array, "get", None)
+    return get() if get is not None else np.asarray(array)
+
+
 # -- threshold search -------------------------------------------------------------------------
-def best_thresholds(values, stats, layout, criterion, min_samples_leaf, xp=np):
-    """Per column of ``values`` (n, m): the best weighted score and its threshold.
+def batched_best_thresholds(values, stats, n_rows, layout, criterion, min_samples_leaf, xp=np):
+    """Per node of a batch and column of ``values`` (B, P, m): the best weighted score and
+    its threshold. ``stats`` (B, P, n_channels): the rows' real statistics, zero on the
+    padding; ``n_rows`` (B,): each node's rows (the first n_rows of its P; the rest are
+    padding).
 
     Rows sorted by value; each position between two distinct values that leaves at least
     ``min_samples_leaf`` rows on either side is a candidate, scored on the cumulative
-    statistics (``stats``: (n, n_channels) real statistics per row). The threshold is the
-    midpoint (the lower value where the midpoint rounds up to the higher). Ties: the
-    lowest threshold. Returns (scores (m,), thresholds (m,)), -inf where no candidate.
+    statistics. The threshold is the midpoint (the lower value where the midpoint rounds
+    up to the higher). Ties: the lowest threshold. Returns (scores (B, m), thresholds
+    (B, m)), -inf where no candidate.
     """
-    n, m = values.shape
-    order = xp.argsort(values, axis=0, kind="stable")
-    ordered = xp.take_along_axis(values, order, axis=0)
-    cumulative = xp.cumsum(stats[order], axis=0)  # (n, m, C)
-    total = cumulative[-1]
-    left = cumulative[:-1]
-    right = total[None] - left
-    scores = weighted_split_score(criterion, layout, left, right, total[None], xp)
-    position = xp.arange(1, n)[:, None]  # rows on the left
+    B, P, m = values.shape
+    n = n_rows[:, None, None]
+    real = xp.arange(P)[None, :, None] < n
+    keyed = xp.where(real, values, xp.inf)
+    order = xp.argsort(keyed, axis=1, kind="stable")
+    ordered = xp.take_along_axis(keyed, order, axis=1)
+    if P < 2:
+        return xp.full((B, m), -xp.inf), xp.zeros((B, m))
+    cumulative = xp.cumsum(
+        xp.take_along_axis(stats[:, :, None, :], order[..., None], axis=1), axis=1
+    )
+    total = cumulative[:, -1:]  # (B, 1, m, C): the padding adds zeros
+    left = cumulative[:, :-1]
+    scores = weighted_split_score(criterion, layout, left, total - left, total, xp)
+    position = xp.arange(1, P)[None, :, None]  # rows on the left
     valid = (
-        (ordered[1:] > ordered[:-1])
+        (ordered[:, 1:] > ordered[:, :-1])
         & (position >= min_samples_leaf)
         & (n - position >= min_samples_leaf)
     )
     scores = xp.where(valid, scores, -xp.inf)
-    if n < 2:
-        return xp.full(m, -xp.inf), xp.zeros(m)
-    best = xp.argmax(scores, axis=0)
-    columns = xp.arange(m)
-    low, high = ordered[best, columns], ordered[best + 1, columns]
+    best = xp.argmax(scores, axis=1)[:, None, :]  # (B, 1, m)
+    low = xp.take_along_axis(ordered, best, axis=1)[:, 0]
+    high = xp.take_along_axis(ordered, best + 1, axis=1)[:, 0]
     threshold = low / 2.0 + high / 2.0
     threshold = xp.where((threshold >= high) | ~xp.isfinite(threshold), low, threshold)
-    return scores[best, columns], threshold
+    threshold = xp.where(xp.isfinite(threshold), threshold, 0.0)
+    return xp.take_along_axis(scores, best, axis=1)[:, 0], threshold
+
+
+def best_thresholds(values, stats, layout, criterion, min_samples_leaf, xp=np):
+    """:func:`batched_best_thresholds` for one node's rows: ``values`` (n, m), ``stats``
+    (n, n_channels); returns (scores (m,), thresholds (m,))."""
+    n = xp.asarray([values.shape[0]])
+    scores, thresholds = batched_best_thresholds(
+        values[None], stats[None], n, layout, criterion, min_samples_leaf, xp
+    )
+    return scores[0], thresholds[0]
 
 
 # -- directions -------------------------------------------------------------------------------
+def _gram(U, V, xp):
+    """(B, P, k), (B, P, k) -> (B, k, k): U' V per node. ``einsum`` rather than a batched
+    ``matmul``: numpy's runs as one C loop, where a multithreaded BLAS ``gemm`` of so
+    few columns was seen to stall for 0.5 s a call on a loaded machine."""
+    return xp.einsum("bpi,bpj->bij", U, V)
+
+
+def _weighted_sum(weight, X):
+    """(B, P) @ (B, P, d) -> (B, d)."""
+    return (weight[:, None, :] @ X)[:, 0]
+
+
 def _standardise(X, weight, xp):
-    mean = weight @ X
-    centred = X - mean
-    scale = xp.sqrt(weight @ (centred * centred))
+    mean = _weighted_sum(weight, X)
+    centred = X - mean[:, None]
+    scale = xp.sqrt(_weighted_sum(weight, centred * centred))
     active = scale > 1e-12 * (xp.abs(mean) + 1.0)
-    return centred[:, active] / scale[active], scale, active
+    safe = xp.where(active, scale, 1.0)
+    return xp.where(active[:, None], centred / safe[:, None], 0.0), scale, active
 
 
 def _augmented(Xs, xp):
-    return xp.concatenate([Xs, xp.ones((Xs.shape[0], 1))], axis=1)
+    return xp.concatenate([Xs, xp.ones(Xs.shape[:2] + (1,))], axis=2)
 
 
-def _logistic(Xs, z, weight, max_iter, alpha, xp):
-    A = _augmented(Xs, xp)
-    d = A.shape[1]
-    penalty = xp.full(d, alpha)
+def _solve(matrix, vector, xp):
+    return xp.linalg.solve(matrix, vector[..., None])[..., 0]
+
+
+def _newton(A, z, weight, max_iter, alpha, xp, loss):
+    """Batched Newton steps on ``loss`` ("logistic" or "squared_hinge") with the ridge
+    penalty ``alpha/2 |b|^2`` (the intercept, A's last column, unpenalised). A node stops
+    once its step is below tolerance; the nodes still running are gathered together
+    whenever some stop, so that the later steps cost only theirs (a node's steps do not
+    depend on the others)."""
+    B, _, k = A.shape
+    penalty = xp.full(k, alpha)
     penalty[-1] = 0.0
-    beta = xp.zeros(d)
-    for _ in range(max_iter):
-        eta = xp.clip(A @ beta, -30.0, 30.0)
-        p = 1.0 / (1.0 + xp.exp(-eta))
-        gradient = A.T @ (weight * (p - z)) + penalty * beta
-        curvature = weight * p * (1.0 - p)
-        hessian = (A * curvature[:, None]).T @ A + xp.diag(penalty + 1e-12)
-        step = xp.linalg.solve(hessian, gradient)
-        beta = beta - step
-        if float(xp.max(xp.abs(step))) < _NEWTON_TOLERANCE:
-            break
-    return beta[:-1]
-
-
-def _averaged_subgradient(Xs, z, weight, max_iter, alpha, xp, hinge):
-    A = _augmented(Xs, xp)
+    ridge = xp.diag(penalty + 1e-12)[None]
+    beta = xp.zeros((B, k))
+    live = xp.arange(B)  # the nodes still running, and their arrays
+    b, A, z, weight = beta, A, z, weight
     sign = 2.0 * z - 1.0
-    beta = xp.zeros(A.shape[1])
-    average = xp.zeros(A.shape[1])
+    for _ in range(max_iter):
+        eta = (A @ b[..., None])[..., 0]
+        if loss == "logistic":
+            p = 1.0 / (1.0 + xp.exp(-xp.clip(eta, -30.0, 30.0)))
+            residual = weight * (p - z)
+            curvature = weight * p * (1.0 - p)
+        else:  # sum w max(0, 1 - s eta)^2
+            slack = xp.maximum(1.0 - sign * eta, 0.0)
+            residual = -2.0 * weight * sign * slack
+            curvature = 2.0 * weight * (slack > 0.0)
+        gradient = _weighted_sum(residual, A) + penalty * b
+        hessian = _gram(A * curvature[..., None], A, xp) + ridge
+        step = _solve(hessian, gradient, xp)
+        b = b - step
+        beta[live] = b
+        running = xp.max(xp.abs(step), axis=1) >= _NEWTON_TOLERANCE
+        n_running = int(xp.sum(running))
+        if n_running == 0:
+            break
+        if n_running < live.shape[0]:
+            live, b, A, z, weight, sign = (a[running] for a in (live, b, A, z, weight, sign))
+    return beta[..., :-1]
+
+
+def _perceptron(A, z, weight, max_iter, xp):
+    sign = 2.0 * z - 1.0
+    beta = xp.zeros((A.shape[0], A.shape[2]))
+    average = xp.zeros_like(beta)
     for t in range(1, max_iter + 1):
-        margin = sign * (A @ beta)
-        if hinge:  # Pegasos on the full batch: (alpha/2)|b|^2 + sum w max(0, 1 - s a.b)
-            violated = margin < 1.0
-            step = 1.0 / (alpha * t)
-            gradient = alpha * beta - A.T @ (weight * sign * violated)
-            gradient[-1] -= alpha * beta[-1]  # no penalty on the intercept
-            beta = beta - step * gradient
-        else:  # batch perceptron: add the misclassified rows
-            wrong = margin <= 0.0
-            beta = beta + A.T @ (weight * sign * wrong)
+        margin = sign * (A @ beta[..., None])[..., 0]
+        beta = beta + _weighted_sum(weight * sign * (margin <= 0.0), A)
         average = average + (beta - average) / t
-    return average[:-1]
+    return average[..., :-1]
 
 
 def _lda(Xs, z, weight, alpha, xp):
-    directions = []
-    scatter = xp.zeros((Xs.shape[1], Xs.shape[1]))
+    d = Xs.shape[2]
+    scatter = xp.zeros((Xs.shape[0], d, d))
+    means = []
     for group in (0.0, 1.0):
         w = weight * (z == group)
-        total = xp.sum(w)
-        mean = (w @ Xs) / total if float(total) > 0 else xp.zeros(Xs.shape[1])
-        centred = Xs - mean
-        scatter = scatter + (centred * w[:, None]).T @ centred
-        directions.append(mean)
-    return xp.linalg.solve(scatter + alpha * xp.eye(Xs.shape[1]), directions[1] - directions[0])
+        total = xp.sum(w, axis=1)
+        mean = _weighted_sum(w, Xs) / xp.where(total > 0, total, 1.0)[:, None]
+        centred = Xs - mean[:, None]
+        scatter = scatter + _gram(centred * w[..., None], centred, xp)
+        means.append(mean)
+    return _solve(scatter + alpha * xp.eye(d)[None], means[1] - means[0], xp)
 
 
 def _least_squares(Xs, y, weight, alpha, xp):
-    target = y - weight @ y
-    gram = (Xs * weight[:, None]).T @ Xs
-    return xp.linalg.solve(gram + alpha * xp.eye(Xs.shape[1]), Xs.T @ (weight * target))
+    target = y - xp.sum(weight * y, axis=1)[:, None]
+    gram = _gram(Xs * weight[..., None], Xs, xp)
+    return _solve(gram + alpha * xp.eye(Xs.shape[2])[None], _weighted_sum(weight * target, Xs), xp)
 
 
-def fit_direction(X, target, weight, direction, max_iter, alpha=DEFAULT_ALPHA, xp=np):
-    """A hyperplane's normal for the rows ``X`` (n, d), in the input's units, scaled so that
-    its largest |coefficient| is 1; None where the rows give none (constant features, a
-    fit that went non-finite). ``target``: the 0/1 group of each row (a real target for
-    ``"least_squares"``); ``weight``: the rows' weights."""
-    weight = weight / xp.sum(weight)
+def batched_fit_direction(X, target, weight, direction, max_iter, alpha=DEFAULT_ALPHA, xp=np):
+    """Hyperplane normals for a batch of nodes: ``X`` (B, P, d), ``target`` (B, P: the 0/1
+    group of each row, a real target for ``"least_squares"``), ``weight`` (B, P; zero on
+    padding rows). Returns (coefficients (B, d), in the input's units, scaled so that the
+    largest |coefficient| is 1; ok (B,): False where the rows give no direction (constant
+    features, a fit that went non-finite), coefficients zero there)."""
+    total = xp.sum(weight, axis=1)
+    weight = weight / xp.where(total > 0, total, 1.0)[:, None]
     Xs, scale, active = _standardise(X, weight, xp)
-    if Xs.shape[1] == 0:
-        return None
-    if direction == "logistic":
-        b = _logistic(Xs, target, weight, max_iter, alpha, xp)
-    elif direction == "svm":
-        b = _averaged_subgradient(Xs, target, weight, max_iter, alpha, xp, hinge=True)
+    if direction in ("logistic", "svm"):
+        loss = "logistic" if direction == "logistic" else "squared_hinge"
+        b = _newton(_augmented(Xs, xp), target, weight, max_iter, alpha, xp, loss)
     elif direction == "perceptron":
-        b = _averaged_subgradient(Xs, target, weight, max_iter, alpha, xp, hinge=False)
+        b = _perceptron(_augmented(Xs, xp), target, weight, max_iter, xp)
     elif direction == "lda":
         b = _lda(Xs, target, weight, alpha, xp)
     elif direction == "least_squares":
         b = _least_squares(Xs, target, weight, alpha, xp)
     else:
         raise ValueError(f"unknown direction {direction!r}")
-    coefficients = xp.zeros(X.shape[1])
-    coefficients[active] = b / scale[active]
-    largest = float(xp.max(xp.abs(coefficients)))
-    if not np.isfinite(largest) or largest == 0.0:
-        return None
-    return coefficients / largest
+    coefficients = xp.where(active, b / xp.where(active, scale, 1.0), 0.0)
+    largest = xp.max(xp.abs(coefficients), axis=1)
+    ok = xp.isfinite(largest) & (largest > 0.0) & xp.any(active, axis=1)
+    coefficients = xp.where(ok[:, None], coefficients / xp.where(ok, largest, 1.0)[:, None], 0.0)
+    return coefficients, ok
 
 
-# -- one node ---------------------------------------------------------------------------------
-def _groups(stats, y, layout, left_mask, xp):
-    """0/1 group of each row of a node, from its best axis-parallel split (``left_mask``):
-    see the module docstring. None where there are not two groups."""
-    left_stats = xp.sum(stats[left_mask], axis=0)
-    total = xp.sum(stats, axis=0)
+def fit_direction(X, target, weight, direction, max_iter, alpha=DEFAULT_ALPHA, xp=np):
+    """:func:`batched_fit_direction` for one node's rows ``X`` (n, d): its coefficients
+    (d,), or None where the rows give none."""
+    coefficients, ok = batched_fit_direction(
+        X[None], target[None], weight[None], direction, max_iter, alpha, xp
+    )
+    return coefficients[0] if bool(ok[0]) else None
+
+
+def batched_project(X, coefficients, xp=np):
+    """(B, P, d) rows, (B, d) coefficients -> (B, P) projections, bit for bit as
+    :func:`gpu_tree.model.oblique.project` computes them (feature by feature, in order; a
+    zero coefficient adds +0.0, which leaves every sum as it was)."""
+    out = xp.zeros(X.shape[:2])
+    for j in range(X.shape[2]):
+        c = coefficients[:, j : j + 1]
+        out = out + xp.where(c != 0.0, X[..., j] * c, 0.0)
+    return out
+
+
+# -- a batch of nodes -------------------------------------------------------------------------
+def _groups(stats, y, left, n_rows, layout, xp):
+    """(B, P) 0/1 group of each row of each node from its best axis-parallel split
+    (``left``: (B, P) rows on its left), and (B,) whether a node has two groups: see the
+    module docstring."""
+    left_stats = xp.sum(stats * left[..., None], axis=1)
+    total = xp.sum(stats, axis=1)
     if layout.is_classification:
         present = total > 0
         share = xp.where(present, left_stats / xp.where(present, total, 1.0), 1.0)
-        right_classes = present & (share < 0.5)
-        if not bool(xp.any(right_classes)):
-            right_classes = present & (share == xp.min(xp.where(present, share, 2.0)))
-        if bool(xp.all(right_classes[present])):
-            return None
-        return right_classes[y].astype(xp.float64)
+        right = present & (share < 0.5)
+        smallest = xp.min(xp.where(present, share, 2.0), axis=1, keepdims=True)
+        none = ~xp.any(right, axis=1, keepdims=True)
+        right = xp.where(none, present & (share == smallest), right)
+        two = ~xp.all(right | ~present, axis=1)
+        return xp.take_along_axis(right, y, axis=1).astype(xp.float64), two
     right_stats = total - left_stats
-    means = [s[1] / s[0] for s in (left_stats, right_stats)]
-    z = (y > (means[0] + means[1]) / 2.0).astype(xp.float64)
-    if float(xp.min(z)) == float(xp.max(z)):
-        return None
-    return z
+    means = [s[:, 1] / s[:, 0] for s in (left_stats, right_stats)]
+    z = (y > ((means[0] + means[1]) / 2.0)[:, None]).astype(xp.float64)
+    real = xp.arange(y.shape[1])[None, :] < n_rows[:, None]
+    high = xp.max(xp.where(real, z, -1.0), axis=1)
+    low = xp.min(xp.where(real, z, 2.0), axis=1)
+    return z, high != low
+
+
+def _split_batch(X, y, weight, stats, n_rows, layout, params: ObliqueParams, xp):
+    """The splits of a batch of nodes (see the module docstring): host arrays feature (B,)
+    (-1: no split allowed, OBLIQUE: a hyperplane), threshold (B,), coefficients (B, d),
+    and the device array (B, P) of the rows that go left."""
+    scores, thresholds = batched_best_thresholds(
+        X, stats, n_rows, layout, params.criterion, params.min_samples_leaf, xp
+    )
+    feature = xp.argmax(scores, axis=1)
+    axis_score = xp.take_along_axis(scores, feature[:, None], axis=1)[:, 0]
+    axis_threshold = xp.take_along_axis(thresholds, feature[:, None], axis=1)[:, 0]
+    splits = xp.isfinite(axis_score)
+    values = xp.take_along_axis(X, feature[:, None, None], axis=2)[..., 0]
+    left = values <= axis_threshold[:, None]
+    target, ok = _groups(stats, y, left, n_rows, layout, xp)
+    if params.direction == "least_squares":
+        target = y
+    coefficients, fitted = batched_fit_direction(
+        X, target, weight, params.direction, params.max_iter, params.alpha, xp
+    )
+    ok = ok & fitted & splits
+    projection = batched_project(X, coefficients, xp)
+    score, threshold = batched_best_thresholds(
+        projection[..., None], stats, n_rows, layout, params.criterion, params.min_samples_leaf, xp
+    )
+    score, threshold = score[:, 0], threshold[:, 0]
+    parent = xp.sum(stats, axis=1)
+    safe_axis = xp.where(splits, axis_score, 0.0)
+    tolerance = score_tolerance(params.criterion, layout, parent, safe_axis, xp)
+    oblique = ok & (score > axis_score + tolerance)
+    left = xp.where(oblique[:, None], projection <= threshold[:, None], left)
+    feature = xp.where(oblique, OBLIQUE, xp.where(splits, feature, -1))
+    threshold = xp.where(oblique, threshold, axis_threshold)
+    coefficients = xp.where(oblique[:, None], coefficients, 0.0)
+    return to_host(feature), to_host(threshold), to_host(coefficients), left
 
 
 def best_split(X, y, weight, stats, layout, params: ObliqueParams, xp=np) -> Split | None:
-    """The split of a node's rows: its best axis-parallel split, replaced by an oblique
-    one where that scores higher (beyond rounding). None where no split is allowed."""
-    scores, thresholds = best_thresholds(
-        X, stats, layout, params.criterion, params.min_samples_leaf, xp
+    """The split of one node's rows (the batch of one node): its best axis-parallel
+    split, replaced by an oblique one where that scores higher (beyond rounding). None
+    where no split is allowed."""
+    n = xp.asarray([X.shape[0]])
+    feature, threshold, coefficients, _ = _split_batch(
+        X[None], y[None], weight[None], stats[None], n, layout, params, xp
     )
-    feature = int(xp.argmax(scores))
-    axis = Split(float(scores[feature]), float(thresholds[feature]), feature)
-    if not np.isfinite(axis.score):
+    if feature[0] == -1:
         return None
-    left = X[:, feature] <= axis.threshold
-    target = _groups(stats, y, layout, left, xp)
-    if params.direction == "least_squares":
-        target = y
-    if target is None:
-        return axis
-    coefficients = fit_direction(
-        X, target, weight, params.direction, params.max_iter, params.alpha, xp
-    )
-    if coefficients is None:
-        return axis
-    projection = project(X, coefficients, xp)
-    score, threshold = best_thresholds(
-        projection[:, None], stats, layout, params.criterion, params.min_samples_leaf, xp
-    )
-    parent = xp.sum(stats, axis=0)
-    tolerance = float(score_tolerance(params.criterion, layout, parent, xp.asarray(axis.score), xp))
-    if float(score[0]) > axis.score + tolerance:
-        return Split(float(score[0]), float(threshold[0]), OBLIQUE, coefficients)
-    return axis
+    if feature[0] == OBLIQUE:
+        return Split(np.nan, float(threshold[0]), OBLIQUE, coefficients[0])
+    return Split(np.nan, float(threshold[0]), int(feature[0]))
+
+
+def _batches(counts):
+    """Host: (node indices, padded length) per batch of a level's nodes."""
+    padded = np.maximum(_MIN_PADDED, 1 << np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64))
+    return [(np.flatnonzero(padded == length), int(length)) for length in np.unique(padded)]
 
 
 # -- the tree ---------------------------------------------------------------------------------
 def _row_stats(y, weight, layout, xp):
     if layout.is_classification:
-        stats = xp.zeros((y.size, layout.n_classes))
-        stats[xp.arange(y.size), y] = weight
-        return stats
+        return (y[:, None] == xp.arange(layout.n_classes)[None]) * weight[:, None]
     return xp.stack([weight, weight * y], axis=1)
 
 
-def _node_impurity(stats, y, weight, layout, criterion, xp):
-    if layout.is_classification:
-        return float(node_impurity(criterion, layout, xp.sum(stats, axis=0), xp))
-    mean = (weight @ y) / xp.sum(weight)
-    return float((weight @ ((y - mean) ** 2)) / xp.sum(weight))
+def _segment_sum(values, segment, n_segments, xp):
+    """Sum of ``values`` (m, K) per segment id (m,): (n_segments, K), row order."""
+    K = values.shape[1]
+    key = (segment[:, None] * K + xp.arange(K)[None]).ravel()
+    return xp.bincount(key, weights=values.ravel(), minlength=n_segments * K).reshape(-1, K)
 
 
 def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree:
     """Grow an oblique tree on float64 rows ``X`` (n, d) with no missing values, targets
-    ``y`` (class codes 0..n_classes-1, or real numbers) and positive weights."""
+    ``y`` (class codes 0..n_classes-1, or real numbers) and positive weights. ``xp``:
+    the array namespace the level's work runs in (numpy, or CuPy for a GPU): the inputs
+    are copied there once; the tree comes back as host arrays."""
+    X = xp.asarray(X, dtype=xp.float64)
+    weight = xp.asarray(weight, dtype=xp.float64)
     if params.is_classification:
         layout = StatsLayout(True, params.n_classes, has_count_channel=False)
-    centre = 0.0
-    if not params.is_classification:
+        y = xp.asarray(y, dtype=xp.int64)
+        centre = 0.0
+    else:
         layout = StatsLayout(False, 0, has_count_channel=False)
-        centre = float((weight @ y) / xp.sum(weight))
+        y = xp.asarray(y, dtype=xp.float64)
+        centre = float(xp.sum(weight * y) / xp.sum(weight))
         y = y - centre  # centred: better conditioned sums
     stats = _row_stats(y, weight, layout, xp)
     n_features = X.shape[1]
     nodes = []  # dicts, in id order
-    level = [(xp.arange(X.shape[0]), 0)]
-    while level:
-        next_level = []
-        first_child = len(nodes) + len(level)  # the next level's first id
-        for rows, depth in level:
-            node_stats = stats[rows]
-            node_y, node_w = y[rows], weight[rows]
-            total = xp.sum(node_stats, axis=0)
-            impurity = _node_impurity(node_stats, node_y, node_w, layout, params.criterion, xp)
-            w = float(layout.weight(total, xp))
-            if layout.is_classification:
-                value = total / w
-            else:
-                value = xp.asarray([centre + float(total[1]) / w])
-            node = {
-                "rows": rows,
-                "value": value,
-                "impurity": impurity,
-                "n": int(rows.size),
-                "w": w,
-                "split": None,
-            }
-            nodes.append(node)
-            can_split = (
-                (params.max_depth is None or depth < params.max_depth)
-                and rows.size >= params.min_samples_split
-                and rows.size >= 2 * params.min_samples_leaf
-                and impurity > 0.0
+    rows = xp.arange(X.shape[0])  # the level's rows, grouped by node
+    counts = np.asarray([X.shape[0]])  # host: rows per node of the level
+    depth = 0
+    while counts.size:
+        S = counts.size
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        segment = xp.repeat(xp.arange(S), xp.asarray(counts))
+        totals = _segment_sum(stats[rows], segment, S, xp)
+        w = layout.weight(totals, xp)
+        if layout.is_classification:
+            impurity = node_impurity(params.criterion, layout, totals, xp)
+            values = totals / w[:, None]
+        else:
+            mean = totals[:, 1] / w
+            deviation = y[rows] - mean[segment]
+            spread = _segment_sum((weight[rows] * deviation * deviation)[:, None], segment, S, xp)
+            impurity = spread[:, 0] / w
+            values = (centre + mean)[:, None]
+        impurity, w, values = to_host(impurity), to_host(w), to_host(values)
+        split_feature = np.full(S, -1, dtype=np.int64)
+        split_threshold = np.zeros(S)
+        split_coefficients = np.zeros((S, n_features))
+        goes_left = xp.zeros(rows.shape[0], dtype=bool)
+        can_split = (
+            (params.max_depth is None or depth < params.max_depth)
+            & (counts >= params.min_samples_split)
+            & (counts >= 2 * params.min_samples_leaf)
+            & (impurity > 0.0)
+        )
+        candidates = np.flatnonzero(can_split)
+        for members, length in _batches(counts[candidates]):
+            members = candidates[members]
+            n_rows = xp.asarray(counts[members])
+            offset = xp.arange(length)[None, :]
+            real = offset < n_rows[:, None]
+            position = xp.asarray(starts[members])[:, None] + xp.where(real, offset, 0)
+            index = rows[position]  # (B, P) rows of X; padding repeats a node's first row
+            feature, threshold, coefficients, left = _split_batch(
+                X[index],
+                y[index],
+                xp.where(real, weight[index], 0.0),
+                xp.where(real[..., None], stats[index], 0.0),
+                n_rows,
+                layout,
+                params,
+                xp,
             )
-            if not can_split:
-                continue
-            split = best_split(X[rows], node_y, node_w, node_stats, layout, params, xp)
-            if split is None:
-                continue
-            node["split"] = split
-            if split.feature == OBLIQUE:
-                values = project(X[rows], split.coefficients, xp)
-            else:
-                values = X[rows, split.feature]
-            left = values <= split.threshold
-            child = first_child + len(next_level)
-            node["children"] = (child, child + 1)
-            next_level += [(rows[left], depth + 1), (rows[~left], depth + 1)]
-        level = next_level
-    return _as_tree(nodes, n_features, xp)
+            split_feature[members] = feature
+            split_threshold[members] = threshold
+            split_coefficients[members] = coefficients
+            goes_left[position[real]] = left[real]
+        first_child = len(nodes) + S
+        split = np.flatnonzero(split_feature != -1)
+        child_of = np.full(S, -1, dtype=np.int64)
+        child_of[split] = np.arange(split.size)
+        for k in range(S):
+            node = {
+                "value": values[k],
+                "impurity": float(impurity[k]),
+                "n": int(counts[k]),
+                "w": float(w[k]),
+                "feature": int(split_feature[k]),
+            }
+            if split_feature[k] != -1:
+                node["threshold"] = float(split_threshold[k])
+                node["coefficients"] = split_coefficients[k]
+                child = first_child + 2 * int(child_of[k])
+                node["children"] = (child, child + 1)
+            nodes.append(node)
+        # The next level: each split node's left rows, then its right rows, in row order.
+        parent = xp.asarray(child_of)[segment]
+        key = xp.where(parent >= 0, 2 * parent + (~goes_left), 2 * split.size)
+        order = xp.argsort(key, kind="stable")
+        child_counts = to_host(xp.bincount(key, minlength=2 * split.size + 1))[:-1]
+        rows = rows[order[: int(child_counts.sum())]]
+        counts = child_counts.astype(np.int64)
+        depth += 1
+    return _as_tree(nodes, n_features)
 
 
-def _as_tree(nodes, n_features, xp):
+def _as_tree(nodes, n_features):
     n = len(nodes)
     left = np.full(n, TREE_LEAF, dtype=np.int64)
     right = np.full(n, TREE_LEAF, dtype=np.int64)
@@ -353,14 +515,13 @@ def _as_tree(nodes, n_features, xp):
     threshold = np.full(n, float(TREE_UNDEFINED))
     coefficients = np.zeros((n, n_features))
     for k, node in enumerate(nodes):
-        split = node["split"]
-        if split is None:
+        if node["feature"] == -1:
             continue
         left[k], right[k] = node["children"]
-        feature[k] = split.feature
-        threshold[k] = split.threshold
-        if split.feature == OBLIQUE:
-            coefficients[k] = np.asarray(split.coefficients)
+        feature[k] = node["feature"]
+        threshold[k] = node["threshold"]
+        if node["feature"] == OBLIQUE:
+            coefficients[k] = node["coefficients"]
     return ObliqueTree(
         children_left=left,
         children_right=right,
