@@ -45,6 +45,7 @@ from gpu_tree.model.tree import (
     predict_forest_lockstep,
 )
 from gpu_tree.utils.compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
+from gpu_tree.utils.memory import reusing_freed_memory
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
@@ -270,15 +271,20 @@ class _BaseForest(BaseEstimator):
         )
         grown = []
         start = time.perf_counter()
-        for batch in batches:
-            grown += self._grow_batch(template, settings, prepared, data, scales, n_drawn, batch)
-            progress_logger.info(
-                "%d of %d trees grown (%.2f s)",
-                len(grown),
-                len(trees),
-                time.perf_counter() - start,
-                extra=step("forest", len(grown), len(trees), unit="tree"),
-            )
+        # Each batch (and level) allocates the same large arrays again: the pages the
+        # last one freed are reused instead of faulted in afresh (utils.memory).
+        with reusing_freed_memory():
+            for batch in batches:
+                grown += self._grow_batch(
+                    template, settings, prepared, data, scales, n_drawn, batch
+                )
+                progress_logger.info(
+                    "%d of %d trees grown (%.2f s)",
+                    len(grown),
+                    len(trees),
+                    time.perf_counter() - start,
+                    extra=step("forest", len(grown), len(trees), unit="tree"),
+                )
         return grown
 
     def _grow_batch(self, template, settings, prepared, data, scales, n_drawn, batch):
