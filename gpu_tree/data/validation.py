@@ -27,6 +27,34 @@ def feature_names_of(X):
     return None
 
 
+def check_feature_names(estimator, X):
+    """Compare X's column names with those ``estimator`` was fitted with
+    (``feature_names_in_``), as scikit-learn does: a warning where one side has names and
+    the other none, a ValueError naming both lists where they differ."""
+    fitted_names = getattr(estimator, "feature_names_in_", None)
+    names = feature_names_of(X)
+    name = type(estimator).__name__
+    if fitted_names is None and names is not None:
+        warnings.warn(
+            f"X has feature names, but {name} was fitted without feature names",
+            UserWarning,
+            stacklevel=4,
+        )
+    elif fitted_names is not None and names is None:
+        warnings.warn(
+            f"X does not have valid feature names, but {name} was fitted with feature names",
+            UserWarning,
+            stacklevel=4,
+        )
+    elif fitted_names is not None and (
+        len(fitted_names) != len(names) or np.any(fitted_names != names)
+    ):
+        raise ValueError(
+            "The feature names should match those that were passed during fit. "
+            f"Fitted with {list(fitted_names)}, got {list(names)}."
+        )
+
+
 def _refuse_duplicates(names, where):
     """Two columns of one name: which is meant at predict time is anyone's guess (swapping
     the twins changed predictions), so they are refused, as scikit-learn does."""

@@ -27,6 +27,7 @@ import numpy as np
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.data.validation import (
     check_classification_labels,
+    check_feature_names,
     check_sample_weight,
     check_X,
     check_y,
@@ -131,31 +132,8 @@ class _BaseObliqueTree(BaseEstimator):
             )
 
     def _validate_X_predict(self, X):
-        import warnings
-
         self._check_fitted()
-        fitted_names = getattr(self, "feature_names_in_", None)
-        names = feature_names_of(X)
-        if fitted_names is None and names is not None:
-            warnings.warn(
-                f"X has feature names, but {type(self).__name__} was fitted without feature names",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif fitted_names is not None and names is None:
-            warnings.warn(
-                f"X does not have valid feature names, but {type(self).__name__} was fitted "
-                "with feature names",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif fitted_names is not None and (
-            len(fitted_names) != len(names) or np.any(fitted_names != names)
-        ):
-            raise ValueError(
-                "The feature names should match those that were passed during fit. "
-                f"Fitted with {list(fitted_names)}, got {list(names)}."
-            )
+        check_feature_names(self, X)
         X = check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
         _check_refused_nan(X)
         return X.astype(np.float64)

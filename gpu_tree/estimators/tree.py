@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import numbers
 import time
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +28,7 @@ from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import StatsLayout, words_for
 from gpu_tree.data.validation import (
     check_classification_labels,
+    check_feature_names,
     check_sample_weight,
     check_X,
     check_X_on_device,
@@ -586,29 +586,6 @@ class _BaseDecisionTree(BaseEstimator):
                 "arguments before using this estimator."
             )
 
-    def _check_feature_names(self, X):
-        fitted_names = getattr(self, "feature_names_in_", None)
-        names = feature_names_of(X)
-        if fitted_names is None and names is not None:
-            warnings.warn(
-                f"X has feature names, but {type(self).__name__} was fitted without feature names",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif fitted_names is not None and names is None:
-            warnings.warn(
-                f"X does not have valid feature names, but {type(self).__name__} was fitted with feature names",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif fitted_names is not None and (
-            len(fitted_names) != len(names) or np.any(fitted_names != names)
-        ):
-            raise ValueError(
-                "The feature names should match those that were passed during fit. "
-                f"Fitted with {list(fitted_names)}, got {list(names)}."
-            )
-
     def _validate_X_predict(self, X):
         self._check_fitted()
         X = as_pandas_frame(X)
@@ -616,7 +593,7 @@ class _BaseDecisionTree(BaseEstimator):
         categorical = maps is not None and maps.features.size > 0
         if categorical or not is_device_array(X):
             # Before any coding: categorical columns are read by position.
-            self._check_feature_names(X)
+            check_feature_names(self, X)
         if categorical:
             n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
             if n_features != self.n_features_in_:
