@@ -44,7 +44,12 @@ from gpu_tree.model.tree import (
     predict_forest,
     predict_forest_lockstep,
 )
-from gpu_tree.utils.compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
+from gpu_tree.utils.compat import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    check_fitted,
+)
 from gpu_tree.utils.memory import reusing_freed_memory
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
@@ -367,11 +372,7 @@ class _BaseForest(BaseEstimator):
 
     # -- prediction -----------------------------------------------------------------------
     def _check_fitted(self):
-        if not getattr(self, "estimators_", None):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                "appropriate arguments before using this estimator."
-            )
+        check_fitted(self, bool(getattr(self, "estimators_", None)))
 
     def _mean_leaf_values(self, X):
         """The trees' leaf values averaged, (n_samples, n_values); X checked once."""

@@ -42,7 +42,12 @@ from gpu_tree.growing.oblique import (
     ObliqueParams,
     grow_oblique_tree,
 )
-from gpu_tree.utils.compat import BaseEstimator, ClassifierMixin, NotFittedError, RegressorMixin
+from gpu_tree.utils.compat import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    check_fitted,
+)
 
 
 def _check_count(name, value, low, allow_none=False):
@@ -125,11 +130,7 @@ class _BaseObliqueTree(BaseEstimator):
 
     # -- prediction -------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "tree_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                "appropriate arguments before using this estimator."
-            )
+        check_fitted(self, hasattr(self, "tree_"))
 
     def _validate_X_predict(self, X):
         self._check_fitted()

@@ -51,8 +51,8 @@ from gpu_tree.utils.compat import (
     BaseEstimator,
     Bunch,
     ClassifierMixin,
-    NotFittedError,
     RegressorMixin,
+    check_fitted,
 )
 from gpu_tree.utils.fit_stats import SETUP, FitCounters, counting
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
@@ -580,11 +580,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     # -- prediction helpers -------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "tree_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate "
-                "arguments before using this estimator."
-            )
+        check_fitted(self, hasattr(self, "tree_"))
 
     def _validate_X_predict(self, X):
         self._check_fitted()

@@ -88,6 +88,16 @@ except ImportError:  # pragma: no cover
             return float(1.0 - residual / total) if total > 0 else 0.0
 
 
+def check_fitted(estimator, fitted):
+    """Raise :class:`NotFittedError`, scikit-learn's message naming ``estimator``'s class,
+    unless ``fitted`` (whether its fitted attributes are there)."""
+    if not fitted:
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
+            "appropriate arguments before using this estimator."
+        )
+
+
 __all__ = [
     "HAVE_SKLEARN",
     "Bunch",
@@ -95,5 +105,6 @@ __all__ = [
     "ClassifierMixin",
     "RegressorMixin",
     "NotFittedError",
+    "check_fitted",
     "DataConversionWarning",
 ]
