@@ -62,6 +62,8 @@ CUDA_KERNELS = "kernels/cuda.py"
 CPU_BACKEND = "gpu_tree/backends/cpu.py"
 CUDA_BACKEND = "gpu_tree/backends/cuda.py"
 GROWER = "gpu_tree/growing/grower.py"
+RANDOM_SPLIT = "kernels/_random_split.py"
+SUBTREES = "kernels/cpu_subtrees.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
 MODEL_FILE = "gpu_tree/model/file_format.py"
 STATS = "gpu_tree/data/stats.py"
@@ -125,6 +127,8 @@ FILE_TESTS = {
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
+FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
+FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
 
 
 @dataclass(frozen=True)
@@ -855,6 +859,39 @@ MUTANTS: list[Mutant] = [
         "off-by-one in the multiway partition's code range",
         equivalent="during training every row's code is present at its node and the table "
         "spans 1 + the largest present code, so value == n_codes never occurs",
+    ),
+    M(
+        "K12",
+        RANDOM_SPLIT,
+        "if b != first and upper[b] <= threshold and b != last:",
+        "if b != first and upper[b] <= threshold:",
+        "extra trees: the random split may follow the last present bin (an empty right side)",
+        tests=("tests/test_forest.py", "tests/test_subtree_finisher.py"),
+    ),
+    M(
+        "K13",
+        SUBTREES,
+        "                while taken < n_drawn:",
+        "                while taken <= n_drawn:",
+        "finisher's lazy draw: one feature too many drawn per node",
+        tests=("tests/test_subtree_finisher.py",),
+    ),
+    M(
+        "K14",
+        SUBTREES,
+        "                        if not met[f] and (at < 0 or draw[f] < draw[at]):",
+        "                        if not met[f] and (at < 0 or draw[f] <= draw[at]):",
+        "finisher's lazy draw: ties of draw scores go to the higher feature",
+        equivalent="two features' 64-bit draw scores tie with probability 2**-64",
+        tests=("tests/test_subtree_finisher.py",),
+    ),
+    M(
+        "K15",
+        CPU_KERNELS,
+        "                m = _walk_lockstep_group(X[:end], start, roots[t], steps, threshold, current)",
+        "                m = _walk_lockstep_group(X, start, roots[t], steps, threshold, current)",
+        "forest lock-step walk: a group of rows runs past its block's end (into another task's)",
+        tests=("tests/test_forest.py",),
     ),
     M(
         "P01",
