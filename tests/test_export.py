@@ -235,3 +235,23 @@ def test_a_model_that_does_not_know_marks_missing_values_on_every_split():
     del model.missing_in_training_
     lines = _split_lines(export_text(model))
     assert sum(line.endswith(" or missing") for line in lines) == len(lines) // 2 > 0
+
+
+@pytest.mark.parametrize("export", ["export_text", "export_graphviz", "plot_tree", "export_png"])
+@pytest.mark.parametrize(
+    "make",
+    [DecisionTreeClassifier, DecisionTreeRegressor, "ObliqueDecisionTreeClassifier"],
+    ids=["classifier", "regressor", "oblique"],
+)
+def test_unfitted_estimators_raise_not_fitted_error_as_scikit_learn(export, make, tmp_path):
+    """Every exporter refuses an unfitted tree with scikit-learn's NotFittedError (a
+    ValueError too), naming the exporter and the estimator."""
+    from sklearn.exceptions import NotFittedError
+
+    import gpu_tree
+
+    estimator = getattr(gpu_tree, make)() if isinstance(make, str) else make()
+    arguments = (tmp_path / "tree.png",) if export == "export_png" else ()
+    with pytest.raises(NotFittedError, match=f"{export}: This {type(estimator).__name__} .*"):
+        getattr(gpu_tree, export)(estimator, *arguments)
+    assert not (tmp_path / "tree.png").exists()

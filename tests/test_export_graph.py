@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, export_graphviz, export_text
 from gpu_tree import plot_tree as gpu_plot_tree
@@ -332,7 +333,7 @@ def test_out_file_path_is_written_atomically_and_file_objects_work(tmp_path, mon
 def test_bad_arguments():
     X, y = datasets.load_iris(return_X_y=True)
     model = DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y)
-    with pytest.raises(ValueError, match="export_graphviz needs a fitted"):
+    with pytest.raises(NotFittedError, match="export_graphviz: .*not fitted yet"):
         export_graphviz(DecisionTreeClassifier())
     with pytest.raises(ValueError, match="feature_names has 1 names"):
         export_graphviz(model, feature_names=["a"])

@@ -553,7 +553,7 @@ def test_a_forest_needs_a_tree_index_in_range(export):
     for bad in (3, -1, 1.0, True, "0"):
         with pytest.raises(ValueError, match="tree_index must be an int from 0 to 2 .*3 trees"):
             function(forest, tree_index=bad)
-    with pytest.raises(ValueError, match="needs a fitted estimator"):
+    with pytest.raises(NotFittedError, match=f"{export}: .*RandomForestRegressor .*not fitted"):
         function(RandomForestRegressor(), tree_index=0)
 
 

@@ -28,6 +28,7 @@ from gpu_tree.data.stats import bitset_members
 from gpu_tree.model.oblique import ObliqueTree
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NODE_IMPURITY, TREE_LEAF
 from gpu_tree.utils.atomic_files import atomic_path, atomic_text
+from gpu_tree.utils.compat import check_fitted
 from gpu_tree.utils.install_hints import install_hint
 
 _MULTIWAY_DEFAULT = "(or another category)"
@@ -67,9 +68,9 @@ def _labels(estimator, feature_names):
 
 
 def _check_fitted_and_names(estimator, feature_names, class_names, caller):
-    """The feature names to print; raises for an unfitted estimator or wrong name counts."""
-    if not hasattr(estimator, "tree_"):
-        raise ValueError(f"{caller} needs a fitted estimator")
+    """The feature names to print; raises NotFittedError for an unfitted estimator (as
+    scikit-learn's exporters do) and ValueError for wrong name counts."""
+    check_fitted(estimator, hasattr(estimator, "tree_"), caller)
     names = _labels(estimator, feature_names)
     if class_names is not None and len(class_names) != estimator.tree_.n_classes:
         raise ValueError(
@@ -90,8 +91,7 @@ def _chosen_tree(estimator, tree_index, caller):
             )
         return estimator
     trees = getattr(estimator, "estimators_", None)
-    if not trees:
-        raise ValueError(f"{caller} needs a fitted estimator")
+    check_fitted(estimator, bool(trees), caller)
     last = len(trees) - 1
     if tree_index is None:
         raise ValueError(

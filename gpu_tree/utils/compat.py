@@ -88,13 +88,15 @@ except ImportError:  # pragma: no cover
             return float(1.0 - residual / total) if total > 0 else 0.0
 
 
-def check_fitted(estimator, fitted):
-    """Raise :class:`NotFittedError`, scikit-learn's message naming ``estimator``'s class,
-    unless ``fitted`` (whether its fitted attributes are there)."""
+def check_fitted(estimator, fitted, caller=None):
+    """Raise :class:`NotFittedError`, scikit-learn's message naming ``estimator``'s class
+    (after ``caller``: the function that needs it fitted), unless ``fitted`` (whether its
+    fitted attributes are there)."""
     if not fitted:
+        where = f"{caller}: " if caller else ""
         raise NotFittedError(
-            f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
-            "appropriate arguments before using this estimator."
+            f"{where}This {type(estimator).__name__} instance is not fitted yet. Call 'fit' "
+            "with appropriate arguments before using this estimator."
         )
 
 
