@@ -498,3 +498,38 @@ def test_a_negative_random_state_is_refused_naming_the_parameter(random_state):
         ValueError, match=f"random_state must be a non-negative integer, got {random_state}"
     ):
         DecisionTreeClassifier(random_state=random_state, max_features=1).fit(X, y)
+
+
+def test_splitter_best_is_scikit_learns_name_for_the_exact_search(tmp_path):
+    """splitter="best" (scikit-learn's default name) grows the exact search's tree, for
+    classification, regression with weights and missing values, and forests; it saves
+    and loads as itself; on a GPU it is refused as exact search is, saying so."""
+    import gpu_tree
+    from gpu_tree import RandomForestClassifier
+
+    X, y = datasets.load_breast_cancer(return_X_y=True)
+    X = X.copy()
+    X[::9, 3] = np.nan
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=y.size)
+    for make in (
+        lambda s: DecisionTreeClassifier(criterion="entropy", splitter=s, max_depth=6),
+        lambda s: DecisionTreeRegressor(splitter=s, max_depth=6),
+    ):
+        best = make("best").fit(X, y, sample_weight=weight)
+        exact = make("exact").fit(X, y, sample_weight=weight)
+        assert_tree_equal(best.tree_, exact.tree_)
+        assert best.get_params()["splitter"] == "best"
+    forest_best = RandomForestClassifier(4, splitter="best", max_depth=4, random_state=1)
+    forest_exact = RandomForestClassifier(4, splitter="exact", max_depth=4, random_state=1)
+    pairs = zip(forest_best.fit(X, y).estimators_, forest_exact.fit(X, y).estimators_, strict=True)
+    for a, b in pairs:
+        assert_tree_equal(a.tree_, b.tree_)
+    path = tmp_path / "best.json"
+    best.save(path)
+    loaded = gpu_tree.load(path)
+    assert loaded.splitter == "best"
+    np.testing.assert_array_equal(loaded.predict(X), best.predict(X))
+    with pytest.raises(ValueError, match="splitter='best' \\(exact search\\) runs on the CPU"):
+        DecisionTreeClassifier(splitter="best", device="cuda").fit(X, y)
+    with pytest.raises(ValueError, match="Unknown splitter='random'"):
+        DecisionTreeClassifier(splitter="random").fit(X, y)

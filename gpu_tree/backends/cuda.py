@@ -92,7 +92,10 @@ def current_stream(xp):
 def check_cuda_support(splitter: str):
     """Refuse, with the reason, what the CUDA backend does not do."""
     if splitter != "hist":
-        raise ValueError("splitter='exact' runs on the CPU only; use device='cpu' for exact search")
+        raise ValueError(
+            f"splitter={splitter!r} (exact search) runs on the CPU only; use device='cpu' "
+            "for exact search, or splitter='hist'"
+        )
 
 
 class CUDAHistogramBackend:

@@ -324,6 +324,11 @@ def bin_features(
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
 
 
+# The splitters that sort each node's values and try every midpoint: "exact", and "best",
+# scikit-learn's name for the same search (its default splitter).
+EXACT_SPLITTERS = ("exact", "best")
+
+
 def make_backend(
     data, row_data: RowData, *, device="cpu", splitter="hist", timer: PhaseTimer | None = None
 ) -> HistogramBackend:
@@ -338,7 +343,7 @@ def make_backend(
         What each row contributes to the histograms.
     device : {"cpu", "cuda"}
         ``"cuda"`` runs histogram search only.
-    splitter : {"hist", "exact"}
+    splitter : {"hist", "exact", "best"}
     timer : PhaseTimer, optional
         Given, the backend records its own sub-phases in it (the CUDA histogram kernel).
 
@@ -352,12 +357,12 @@ def make_backend(
         raise ValueError(f"Unknown device={device!r}; choose 'cpu' or 'cuda'")
     if device == "cuda":
         check_cuda_support(splitter)
-    if splitter == "exact":
+    if splitter in EXACT_SPLITTERS:
         if isinstance(data, BinnedData):
             raise TypeError("splitter='exact' searches raw values: pass X, not BinnedData")
         return CPUExactBackend(data, row_data)
     if splitter != "hist":
-        raise ValueError(f"Unknown splitter={splitter!r}; choose 'hist' or 'exact'")
+        raise ValueError(f"Unknown splitter={splitter!r}; choose 'hist', 'exact' or 'best'")
     if not isinstance(data, BinnedData):
         raise TypeError("splitter='hist' needs BinnedData (see bin_features)")
     if device == "cuda":
