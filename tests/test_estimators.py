@@ -435,6 +435,20 @@ def test_a_scalar_sample_weight_is_checked_as_an_array_is(sample_weight, match):
         DecisionTreeClassifier().fit(X, y, sample_weight=sample_weight)
 
 
+def test_sample_weight_shapes_as_scikit_learn():
+    """A number weighs every row (the same tree as that weight in an array); a 0-d array
+    is refused with a TypeError that says what to pass, as scikit-learn refuses it; a
+    2-D array is a ValueError naming its shape."""
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    number = DecisionTreeClassifier().fit(X, y, sample_weight=2.0)
+    array = DecisionTreeClassifier().fit(X, y, sample_weight=np.full(20, 2.0))
+    assert_tree_equal(number.tree_, array.tree_)
+    with pytest.raises(TypeError, match=r"0-d array \(array\(2\.\)\); pass the number itself"):
+        DecisionTreeClassifier().fit(X, y, sample_weight=np.array(2.0))
+    with pytest.raises(ValueError, match=r"a number or a 1-D array, got shape \(20, 1\)"):
+        DecisionTreeClassifier().fit(X, y, sample_weight=np.ones((20, 1)))
+
+
 @pytest.mark.parametrize(
     ("class_weight", "match"),
     [

@@ -319,8 +319,15 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if hasattr(sample_weight, "to_numpy"):
         sample_weight = sample_weight.to_numpy()
     weight = np.asarray(sample_weight)
+    if weight.ndim == 0:
+        # As scikit-learn: a number is a weight for every row, a 0-d array is refused
+        # (a TypeError) rather than taken for one.
+        raise TypeError(
+            "sample_weight must be a number or a 1-D array of one weight per row, got a "
+            f"0-d array ({sample_weight!r}); pass the number itself"
+        )
     if weight.ndim != 1:
-        raise ValueError(f"Sample weights must be 1D array or scalar, got shape {weight.shape}")
+        raise ValueError(f"sample_weight must be a number or a 1-D array, got shape {weight.shape}")
     if weight.shape[0] != n_samples:
         raise ValueError(f"sample_weight.shape == ({weight.shape[0]},), expected ({n_samples},)!")
     try:
