@@ -435,6 +435,16 @@ def test_a_scalar_sample_weight_is_checked_as_an_array_is(sample_weight, match):
         DecisionTreeClassifier().fit(X, y, sample_weight=sample_weight)
 
 
+@pytest.mark.parametrize("model", [DecisionTreeClassifier, DecisionTreeRegressor])
+def test_sparse_y_is_a_type_error_as_in_scikit_learn(model):
+    from scipy import sparse
+
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    for matrix in (sparse.csr_matrix(y[:, None]), sparse.csc_array(y[:, None])):
+        with pytest.raises(TypeError, match=r"Sparse data was passed for y.*y\.toarray\(\)"):
+            model().fit(X, matrix)
+
+
 def test_sample_weight_shapes_as_scikit_learn():
     """A number weighs every row (the same tree as that weight in an array); a 0-d array
     is refused with a TypeError that says what to pass, as scikit-learn refuses it; a

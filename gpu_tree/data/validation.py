@@ -222,10 +222,23 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
     return np.ascontiguousarray(array)
 
 
+def _is_sparse(values) -> bool:
+    """Whether ``values`` is a SciPy sparse matrix or array (SciPy not imported for it)."""
+    module = type(values).__module__ or ""
+    return module.startswith("scipy.sparse") and hasattr(values, "toarray")
+
+
 def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
     """Validate targets: 1-D, right length, finite; a column vector is raveled with a warning."""
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None")
+    if _is_sparse(y):
+        # As scikit-learn: np.asarray of a sparse matrix is a 0-d object array, whose shape
+        # error would mislead.
+        raise TypeError(
+            "Sparse data was passed for y, but dense data is required: use y.toarray() "
+            "(and ravel() for one column)"
+        )
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
     y = np.asarray(y)
