@@ -20,6 +20,8 @@ _PUBLIC = {
     "DAGClassifier": ("gpu_tree.ensemble", "DAGClassifier"),
     "DecisionTreeClassifier": ("gpu_tree.estimators", "DecisionTreeClassifier"),
     "DecisionTreeRegressor": ("gpu_tree.estimators", "DecisionTreeRegressor"),
+    "ExtraTreeClassifier": ("gpu_tree.estimators", "ExtraTreeClassifier"),
+    "ExtraTreeRegressor": ("gpu_tree.estimators", "ExtraTreeRegressor"),
     "ExtraTreesClassifier": ("gpu_tree.ensemble", "ExtraTreesClassifier"),
     "ExtraTreesRegressor": ("gpu_tree.ensemble", "ExtraTreesRegressor"),
     "ObliqueDecisionTreeClassifier": ("gpu_tree.estimators", "ObliqueDecisionTreeClassifier"),

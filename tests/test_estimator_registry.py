@@ -16,6 +16,10 @@ def test_the_estimators_register_themselves():
     assert file_format._REGISTRY == {
         "DecisionTreeClassifier": gpu_tree.DecisionTreeClassifier,
         "DecisionTreeRegressor": gpu_tree.DecisionTreeRegressor,
+        "ExtraTreeClassifier": gpu_tree.ExtraTreeClassifier,
+        "ExtraTreeRegressor": gpu_tree.ExtraTreeRegressor,
+        "ObliqueDecisionTreeClassifier": gpu_tree.ObliqueDecisionTreeClassifier,
+        "ObliqueDecisionTreeRegressor": gpu_tree.ObliqueDecisionTreeRegressor,
         "RandomForestClassifier": gpu_tree.RandomForestClassifier,
         "RandomForestRegressor": gpu_tree.RandomForestRegressor,
         "ExtraTreesClassifier": gpu_tree.ExtraTreesClassifier,

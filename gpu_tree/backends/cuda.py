@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_tree.backends.rows import (
+    HISTOGRAM_SPLITTERS,
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
@@ -91,7 +92,7 @@ def current_stream(xp):
 
 def check_cuda_support(splitter: str):
     """Refuse, with the reason, what the CUDA backend does not do."""
-    if splitter != "hist":
+    if splitter not in HISTOGRAM_SPLITTERS:
         raise ValueError(
             f"splitter={splitter!r} (exact search) runs on the CPU only; use device='cpu' "
             "for exact search, or splitter='hist'"

@@ -489,6 +489,14 @@ def category_tables(category_sets, n_nodes):
     return offsets, np.ascontiguousarray(words).ravel()
 
 
+# The splitters that sort each node's values and try every midpoint: "exact", and "best",
+# scikit-learn's name for the same search (its default splitter). The others search
+# histograms of binned features: "hist", and "random" (extremely randomised trees' one
+# random threshold per feature, drawn between the node's bins).
+EXACT_SPLITTERS = ("exact", "best")
+HISTOGRAM_SPLITTERS = ("hist", "random")
+
+
 class RowPartition:
     """The CPU backends' rows: node -> slice ``start[node]:end[node]`` of
     ``sample_indices``, split in place (a node's children take consecutive slices of its
@@ -582,6 +590,8 @@ class RowPartition:
 
 
 __all__ = [
+    "EXACT_SPLITTERS",
+    "HISTOGRAM_SPLITTERS",
     "BackendCapabilities",
     "CompactHistograms",
     "DenseHistograms",

@@ -149,7 +149,8 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
-            if self._random_thresholds and prepared.categorical is not None:
+            random_thresholds = self._random_thresholds or template.splitter == "random"
+            if random_thresholds and prepared.categorical is not None:
                 raise ValueError(
                     f"{type(self).__name__} draws thresholds of numeric features only; "
                     "the categorical features "
@@ -310,7 +311,8 @@ class _BaseForest(BaseEstimator):
         )
         params = template._growth_params(settings, prepared.sizes, row_data, prepared.categorical)
         params.seed, params.first_tree = self._seed, batch.start
-        params.random_thresholds = self._random_thresholds
+        # Extra trees, or trees of any forest given splitter="random".
+        params.random_thresholds = self._random_thresholds or template.splitter == "random"
         if settings.min_weight_fraction_leaf:
             # Of a tree's own weight: a batch's trees weigh the same (_grow_trees), so
             # this is the batch's total over its trees.

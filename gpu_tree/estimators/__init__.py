@@ -4,7 +4,12 @@ from gpu_tree.estimators.oblique import (
     ObliqueDecisionTreeClassifier,
     ObliqueDecisionTreeRegressor,
 )
-from gpu_tree.estimators.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from gpu_tree.estimators.tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
 from gpu_tree.model.file_format import load_model, register_estimator
 from gpu_tree.model.oblique import OBLIQUE_CODEC
 
@@ -12,12 +17,16 @@ from gpu_tree.model.oblique import OBLIQUE_CODEC
 # through this package's ``load_model``: importing it registers them.
 register_estimator(DecisionTreeClassifier)
 register_estimator(DecisionTreeRegressor)
+register_estimator(ExtraTreeClassifier)
+register_estimator(ExtraTreeRegressor)
 register_estimator(ObliqueDecisionTreeClassifier, codec=OBLIQUE_CODEC)
 register_estimator(ObliqueDecisionTreeRegressor, codec=OBLIQUE_CODEC)
 
 __all__ = [
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "ExtraTreeClassifier",
+    "ExtraTreeRegressor",
     "ObliqueDecisionTreeClassifier",
     "ObliqueDecisionTreeRegressor",
     "load_model",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import time
@@ -37,7 +38,12 @@ from gpu_tree.data.validation import (
     is_device_array,
     to_host,
 )
-from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
+from gpu_tree.growing.backend import (
+    HISTOGRAM_SPLITTERS,
+    PhaseTimer,
+    bin_features,
+    make_backend,
+)
 from gpu_tree.growing.criteria import check_cost_criterion, check_criterion
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
@@ -59,7 +65,8 @@ from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
 DEVICES = ("auto", "cpu", "cuda")
-SPLITTERS = ("hist", "exact", "best")  # "best": scikit-learn's name for exact search
+# "best": scikit-learn's name for exact search; "random": extremely randomised trees' split
+SPLITTERS = ("hist", "random", "exact", "best")
 
 
 def resolve_device(device) -> str:
@@ -262,6 +269,12 @@ class _BaseDecisionTree(BaseEstimator):
         X, targets, weight, sizes, categorical, feature_names = self._prepare_fit(
             settings, X, y, sample_weight
         )
+        if self.splitter == "random" and categorical is not None:
+            raise ValueError(
+                "splitter='random' draws thresholds of numeric features only; the "
+                f"categorical features {categorical.features.tolist()} need splitter='hist' "
+                "or 'exact' (or categorical_features=[] to treat their codes as numbers)"
+            )
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
         counters = FitCounters(self.device_)
@@ -423,7 +436,7 @@ class _BaseDecisionTree(BaseEstimator):
         n_categories = self._category_maps.n_categories()
         if self.device_ == "cuda":
             check_cuda_support(self.splitter)
-        if self.splitter == "hist":
+        if self.splitter in HISTOGRAM_SPLITTERS:
             start = time.perf_counter()
             self._bin_mapper, data = bin_features(
                 X,
@@ -468,6 +481,7 @@ class _BaseDecisionTree(BaseEstimator):
             feature_costs=sizes.feature_costs,
             cost_criterion=settings.cost_criterion,
             cost_weight=settings.cost_weight,
+            random_thresholds=self.splitter == "random",
         )
 
     # -- pruning ------------------------------------------------------------------------
@@ -694,10 +708,14 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         (entropy, Quinlan's ID3, 1986; ``log_loss`` is an alias), gain ratio (Quinlan's
         C4.5, 1993), the CART measure, misclassification rate (Zaki and Meira, *Data
         Mining and Machine Learning*, chapter 19).
-    splitter : {"hist", "exact", "best"}
+    splitter : {"hist", "exact", "best", "random"}
         ``hist`` searches bin boundaries of per-feature histograms; ``exact`` sorts each
         node's values and tries every midpoint (the reference); ``best`` is
-        scikit-learn's name for that same exact search. With no more distinct values per
+        scikit-learn's name for that same exact search. ``random`` (extremely randomised
+        trees, Geurts, Ernst and Wehenkel 2006; :class:`ExtraTreeClassifier`): each
+        searched feature gets one threshold drawn uniformly between the node's lowest and
+        highest value, from the counter-based generator (so both devices draw the same),
+        and the split follows the last bin at or below it; numeric features only. With no more distinct values per
         feature than ``max_bins`` they build the same tree; ``hist`` adds speed (one
         pass over a node's rows per level, on a GPU too) and the subtraction of sibling
         histograms.
@@ -988,3 +1006,47 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
     def predict(self, X):
         """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,)."""
         return self._leaf_values(X)[:, 0]
+
+
+def _init_with_defaults(base, **defaults):
+    """``base.__init__`` with other defaults for some parameters: scikit-learn reads an
+    estimator's parameters (get_params, clone) from its ``__init__`` signature, so the
+    signature itself carries the new defaults."""
+    signature = inspect.signature(base.__init__)
+    parameters = [
+        p.replace(default=defaults.pop(p.name)) if p.name in defaults else p
+        for p in signature.parameters.values()
+    ]
+    if defaults:
+        raise TypeError(f"{base.__name__} has no parameters {sorted(defaults)}")
+    signature = signature.replace(parameters=parameters)
+
+    def __init__(self, **params):
+        bound = signature.bind(self, **params)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        del arguments["self"]
+        base.__init__(self, **arguments)
+
+    __init__.__signature__ = signature
+    return __init__
+
+
+class ExtraTreeClassifier(DecisionTreeClassifier):
+    """An extremely randomised tree (Geurts, Ernst and Wehenkel, "Extremely randomized
+    trees", Machine Learning 63, 2006), as scikit-learn's ``ExtraTreeClassifier``: a
+    :class:`DecisionTreeClassifier` whose defaults are ``splitter="random"`` (each drawn
+    feature gets one threshold drawn uniformly between the node's lowest and highest
+    value; the best of those splits wins) and ``max_features="sqrt"``. Meant as the tree
+    of an ensemble (:class:`gpu_tree.ExtraTreesClassifier` grows many together)."""
+
+    __init__ = _init_with_defaults(DecisionTreeClassifier, splitter="random", max_features="sqrt")
+
+
+class ExtraTreeRegressor(DecisionTreeRegressor):
+    """An extremely randomised regression tree, as scikit-learn's ``ExtraTreeRegressor``:
+    a :class:`DecisionTreeRegressor` whose default is ``splitter="random"`` (see
+    :class:`ExtraTreeClassifier`); ``max_features`` stays 1.0 (every feature), as in
+    scikit-learn."""
+
+    __init__ = _init_with_defaults(DecisionTreeRegressor, splitter="random", max_features=1.0)

@@ -35,6 +35,8 @@ from gpu_tree.backends.cuda import (
     cuda_status,
 )
 from gpu_tree.backends.rows import (
+    EXACT_SPLITTERS,
+    HISTOGRAM_SPLITTERS,
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
@@ -324,11 +326,6 @@ def bin_features(
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
 
 
-# The splitters that sort each node's values and try every midpoint: "exact", and "best",
-# scikit-learn's name for the same search (its default splitter).
-EXACT_SPLITTERS = ("exact", "best")
-
-
 def make_backend(
     data, row_data: RowData, *, device="cpu", splitter="hist", timer: PhaseTimer | None = None
 ) -> HistogramBackend:
@@ -343,7 +340,7 @@ def make_backend(
         What each row contributes to the histograms.
     device : {"cpu", "cuda"}
         ``"cuda"`` runs histogram search only.
-    splitter : {"hist", "exact", "best"}
+    splitter : {"hist", "random", "exact", "best"}
     timer : PhaseTimer, optional
         Given, the backend records its own sub-phases in it (the CUDA histogram kernel).
 
@@ -361,8 +358,10 @@ def make_backend(
         if isinstance(data, BinnedData):
             raise TypeError("splitter='exact' searches raw values: pass X, not BinnedData")
         return CPUExactBackend(data, row_data)
-    if splitter != "hist":
-        raise ValueError(f"Unknown splitter={splitter!r}; choose 'hist', 'exact' or 'best'")
+    if splitter not in HISTOGRAM_SPLITTERS:
+        raise ValueError(
+            f"Unknown splitter={splitter!r}; choose 'hist', 'random', 'exact' or 'best'"
+        )
     if not isinstance(data, BinnedData):
         raise TypeError("splitter='hist' needs BinnedData (see bin_features)")
     if device == "cuda":

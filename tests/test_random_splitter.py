@@ -1,0 +1,141 @@
+"""splitter="random" and ExtraTreeClassifier / ExtraTreeRegressor (issue 22): extremely
+randomised single trees, as scikit-learn's, drawn from the counter-based generator so
+that both devices grow the same tree."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.utils.estimator_checks import check_estimator
+
+import gpu_tree
+from gpu_tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+    assert_tree_equal,
+)
+from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.estimators.tree import random_seed
+from gpu_tree.growing.random_draws import root_keys, uniform_draws
+
+
+def _gini(counts):
+    total = counts.sum()
+    return 0.0 if total == 0 else 1.0 - np.sum((counts / total) ** 2)
+
+
+@pytest.mark.parametrize("estimator", [ExtraTreeClassifier(), ExtraTreeRegressor()], ids=type)
+def test_check_estimator(estimator):
+    results = check_estimator(estimator, on_fail=None)
+    failed = [
+        (r["check_name"], repr(r["exception"])[:300]) for r in results if r["status"] == "failed"
+    ]
+    assert not failed, failed
+    assert len(results) > 40
+
+
+def test_defaults_are_scikit_learns():
+    assert ExtraTreeClassifier().get_params()["splitter"] == "random"
+    assert ExtraTreeClassifier().get_params()["max_features"] == "sqrt"
+    assert ExtraTreeRegressor().get_params()["max_features"] == 1.0
+    assert ExtraTreeClassifier(max_depth=3, splitter="hist").get_params()["splitter"] == "hist"
+    assert isinstance(ExtraTreeClassifier(), DecisionTreeClassifier)
+
+
+@pytest.mark.parametrize("random_state", [0, 7, 123])
+def test_root_split_against_brute_force(random_state):
+    """Each feature's candidate: a threshold drawn uniformly between the root's lowest and
+    highest value (the draws of the root's key, from the tree's seed), splitting after
+    the last value at or below it; the root takes the candidate of largest Gini decrease."""
+    rng = np.random.default_rng(random_state)
+    X = np.round(rng.normal(size=(300, 5)), 1)  # fewer distinct values than bins
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    tree = DecisionTreeClassifier(splitter="random", max_depth=1, random_state=random_state)
+    tree.fit(X, y)
+    uniform = uniform_draws(root_keys(random_seed(random_state), [0]), X.shape[1])[0]
+    best = (-np.inf, None, None)
+    for f in range(X.shape[1]):
+        values = np.unique(X[:, f])
+        threshold = values[0] + uniform[f] * (values[-1] - values[0])
+        split = max(0, np.searchsorted(values, threshold, side="right") - 1)
+        split = min(split, values.size - 2)  # the highest value always goes right
+        left = X[:, f] <= values[split]
+        decrease = _gini(np.bincount(y, minlength=2)) - (
+            left.mean() * _gini(np.bincount(y[left], minlength=2))
+            + (~left).mean() * _gini(np.bincount(y[~left], minlength=2))
+        )
+        if decrease > best[0] + 1e-12:
+            best = (decrease, f, (values[split] + values[split + 1]) / 2)
+    assert tree.tree_.feature[0] == best[1]
+    assert tree.tree_.threshold[0] == pytest.approx(best[2])
+
+
+def test_thresholds_lie_inside_each_nodes_values_and_differ_from_the_best_split():
+    X, y = load_breast_cancer(return_X_y=True)
+    random = ExtraTreeClassifier(random_state=0).fit(X, y)
+    best = DecisionTreeClassifier(random_state=0).fit(X, y)
+    tree = random.tree_
+    paths = random.decision_path(X).toarray().astype(bool)
+    for node in np.flatnonzero(tree.children_left >= 0):
+        values = X[paths[:, node], tree.feature[node]]
+        assert values.min() <= tree.threshold[node] < values.max()  # both sides hold rows
+    assert not np.array_equal(tree.threshold[:3], best.tree_.threshold[:3])
+    assert random.score(X, y) == 1.0  # fully grown: every leaf pure
+
+
+def test_the_same_tree_for_a_random_state_and_another_for_another():
+    X, y = load_diabetes(return_X_y=True)
+    a = ExtraTreeRegressor(random_state=3, max_depth=6).fit(X, y)
+    b = ExtraTreeRegressor(random_state=3, max_depth=6).fit(X, y)
+    c = ExtraTreeRegressor(random_state=4, max_depth=6).fit(X, y)
+    assert_tree_equal(a.tree_, b.tree_)
+    assert not np.array_equal(a.tree_.threshold, c.tree_.threshold)
+
+
+def test_accuracy_like_scikit_learns_extra_tree():
+    """Averaged over seeds, held-out accuracy within 3 points of scikit-learn's."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import ExtraTreeClassifier as SklearnExtraTree
+
+    X, y = load_breast_cancer(return_X_y=True)
+    ours, theirs = [], []
+    for seed in range(10):
+        X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=seed)
+        ours.append(
+            ExtraTreeClassifier(random_state=seed).fit(X_train, y_train).score(X_test, y_test)
+        )
+        model = SklearnExtraTree(random_state=seed).fit(X_train, y_train)
+        theirs.append(model.score(X_test, y_test))
+    assert np.mean(ours) >= np.mean(theirs) - 0.03
+
+
+def test_cuda_tree_equals_cpu_tree():
+    usable, reason, _ = cuda_status()
+    if not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:200].copy()
+    X[::7, 2] = np.nan
+    for make in (
+        lambda device: ExtraTreeClassifier(random_state=1, max_depth=5, device=device),
+        lambda device: ExtraTreeRegressor(random_state=1, max_depth=5, device=device),
+    ):
+        cpu = make("cpu").fit(X, y[:200])
+        cuda = make("cuda").fit(X, y[:200])
+        assert cuda.device_ == "cuda"
+        assert_tree_equal(cpu.tree_, cuda.tree_)
+
+
+def test_saves_loads_and_refuses_what_it_cannot_do(tmp_path):
+    X, y = load_breast_cancer(return_X_y=True)
+    model = ExtraTreeClassifier(random_state=2, max_depth=4).fit(X, y)
+    model.save(tmp_path / "extra.json")
+    loaded = gpu_tree.load(tmp_path / "extra.json")
+    assert type(loaded) is ExtraTreeClassifier and loaded.splitter == "random"
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    X_cat = X[:, :4].copy()
+    X_cat[:, 0] = np.arange(X.shape[0]) % 3
+    with pytest.raises(ValueError, match=r"splitter='random' draws thresholds of numeric"):
+        ExtraTreeClassifier(categorical_features=[0]).fit(X_cat, y)
+    DecisionTreeRegressor(splitter="random", random_state=0).fit(X, y.astype(float))
