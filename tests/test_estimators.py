@@ -557,3 +557,17 @@ def test_splitter_best_is_scikit_learns_name_for_the_exact_search(tmp_path):
         DecisionTreeClassifier(splitter="best", device="cuda").fit(X, y)
     with pytest.raises(ValueError, match="Unknown splitter='random'"):
         DecisionTreeClassifier(splitter="random").fit(X, y)
+
+
+def test_friedman_mse_is_squared_error_with_scikit_learns_future_warning():
+    """scikit-learn 1.9 deprecates criterion="friedman_mse", mapping it to the squared
+    error (Friedman's improvement ranks splits as the squared error's decrease does): the
+    same tree, and the same warning."""
+    X, y = datasets.load_diabetes(return_X_y=True)
+    with pytest.warns(FutureWarning, match='"friedman_mse" for criterion is deprecated'):
+        friedman = DecisionTreeRegressor(criterion="friedman_mse", max_depth=6).fit(X, y)
+    squared = DecisionTreeRegressor(criterion="squared_error", max_depth=6).fit(X, y)
+    assert_tree_equal(friedman.tree_, squared.tree_)
+    assert friedman.get_params()["criterion"] == "friedman_mse"
+    with pytest.raises(ValueError, match="regression criterion"):
+        DecisionTreeClassifier(criterion="friedman_mse").fit(X, y > 100)

@@ -45,6 +45,8 @@ its feature's cost (:func:`log2_cost_measure`):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout, channel_sum
@@ -314,9 +316,21 @@ def multiway_information_gain(branch_class_weights, xp=np):
 
 
 def check_criterion(criterion, is_classification: bool) -> str:
-    """Validate a criterion name for the estimator kind; return it."""
+    """Validate a criterion name for the estimator kind; return it (``"friedman_mse"``, a
+    regressor's, as ``"squared_error"``, with scikit-learn's FutureWarning)."""
+    if criterion == "friedman_mse" and not is_classification:
+        # Friedman's improvement, w_l w_r / (w_l + w_r) (mean_l - mean_r)^2, is the squared
+        # error's impurity decrease times the node's weight: the same splits, always.
+        warnings.warn(
+            'Value "friedman_mse" for criterion is deprecated (as in scikit-learn 1.9). It '
+            'maps to "squared_error", as both were always equivalent. Use '
+            'criterion="squared_error" to remove this warning.',
+            FutureWarning,
+            stacklevel=4,
+        )
+        return "squared_error"
     valid = CLASSIFICATION_CRITERIA if is_classification else REGRESSION_CRITERIA
-    other = REGRESSION_CRITERIA if is_classification else CLASSIFICATION_CRITERIA
+    other = (*REGRESSION_CRITERIA, "friedman_mse") if is_classification else CLASSIFICATION_CRITERIA
     kind = "classifier" if is_classification else "regressor"
     if not isinstance(criterion, str) or criterion not in valid:
         if isinstance(criterion, str) and criterion in other:
