@@ -571,3 +571,21 @@ def test_friedman_mse_is_squared_error_with_scikit_learns_future_warning():
     assert friedman.get_params()["criterion"] == "friedman_mse"
     with pytest.raises(ValueError, match="regression criterion"):
         DecisionTreeClassifier(criterion="friedman_mse").fit(X, y > 100)
+
+
+def test_tree_capacity_as_scikit_learns(tmp_path):
+    """tree_.capacity: the nodes the arrays have room for, at least node_count, on a
+    fitted, a pruned and a loaded tree."""
+    import gpu_tree
+
+    X, y = datasets.load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=5).fit(X, y)
+    assert model.tree_.capacity >= model.tree_.node_count > 1
+    assert isinstance(model.tree_.capacity, int)
+    pruned = DecisionTreeClassifier(ccp_alpha=0.01).fit(X, y)
+    assert pruned.tree_.capacity >= pruned.tree_.node_count
+    assert SklearnClassifier(max_depth=5).fit(X, y).tree_.capacity >= 1  # the same attribute
+    path = tmp_path / "tree.json"
+    model.save(path)
+    loaded = gpu_tree.load(path).tree_
+    assert loaded.capacity >= loaded.node_count == model.tree_.node_count

@@ -434,6 +434,12 @@ class Tree:
         return int(self.depth.max()) if self.node_count else 0
 
     @property
+    def capacity(self) -> int:
+        """Nodes the tree's arrays have room for (at least ``node_count``), as
+        scikit-learn's ``Tree.capacity``."""
+        return int(self._capacity)
+
+    @property
     def n_leaves(self) -> int:
         return int(np.count_nonzero(self.children_left == TREE_LEAF))
 
