@@ -891,6 +891,8 @@ MUTANTS: list[Mutant] = [
         "                m = _walk_lockstep_group(X[:end], start, roots[t], steps, threshold, current)",
         "                m = _walk_lockstep_group(X, start, roots[t], steps, threshold, current)",
         "forest lock-step walk: a group of rows runs past its block's end (into another task's)",
+        equivalent="FOREST_ROWS (256) is a multiple of LOCKSTEP_ROWS (16): a block's groups "
+        "end at its end, so the slice never shortens one",
         tests=("tests/test_forest.py",),
     ),
     M(

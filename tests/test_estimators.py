@@ -333,7 +333,7 @@ def test_bad_dataframe_column_is_named():
         ({"criterion": "squared_error"}, "regression criterion"),
         ({"criterion": "gini_index"}, "Unknown criterion='gini_index'"),
         ({"device": "tpu"}, "Unknown device='tpu'"),
-        ({"splitter": "random"}, "Unknown splitter"),
+        ({"splitter": "bogus"}, "Unknown splitter"),
         ({"min_samples_split": 1}, "min_samples_split must be >= 2"),
         ({"min_samples_leaf": 0}, "min_samples_leaf must be >= 1"),
         ({"max_features": 3}, r"max_features must be in \[1, 2\]"),
@@ -555,8 +555,8 @@ def test_splitter_best_is_scikit_learns_name_for_the_exact_search(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), best.predict(X))
     with pytest.raises(ValueError, match="splitter='best' \\(exact search\\) runs on the CPU"):
         DecisionTreeClassifier(splitter="best", device="cuda").fit(X, y)
-    with pytest.raises(ValueError, match="Unknown splitter='random'"):
-        DecisionTreeClassifier(splitter="random").fit(X, y)
+    with pytest.raises(ValueError, match="Unknown splitter='bogus'"):
+        DecisionTreeClassifier(splitter="bogus").fit(X, y)
 
 
 def test_friedman_mse_is_squared_error_with_scikit_learns_future_warning():
