@@ -307,6 +307,20 @@ class _Reader:
             self.fail(f"field {name!r} of {where} should be {_kind_name(kind)}, got {value!r:.60}")
         return value
 
+    def feature_names(self, document, n_features):
+        """The model's ``feature_names_in`` as an object array of ``n_features`` strings,
+        or None where the model has none."""
+        names = document.get("feature_names_in")
+        if names is None:
+            return None
+        if (
+            not isinstance(names, list)
+            or len(names) != n_features
+            or not all(isinstance(n, str) for n in names)
+        ):
+            self.fail(f"feature_names_in should be {n_features} strings")
+        return np.asarray(names, dtype=object)
+
     def ints(self, document, name, length, where="the tree"):
         values = self.field(document, name, list, where)
         if length is not None and len(values) != length:
@@ -440,15 +454,9 @@ def _read_fitted_state(read, document, n_features, regression, trees, tree_read)
     ``trees``, each tree checked against them (``tree_read(k)``: the reader naming tree
     k in its errors); name -> value, to set on the estimator (and a forest's trees)."""
     fitted = {}
-    names = document.get("feature_names_in")
+    names = read.feature_names(document, n_features)
     if names is not None:
-        if (
-            not isinstance(names, list)
-            or len(names) != n_features
-            or not all(isinstance(n, str) for n in names)
-        ):
-            read.fail(f"feature_names_in should be {n_features} strings")
-        fitted["feature_names_in_"] = np.asarray(names, dtype=object)
+        fitted["feature_names_in_"] = names
     if regression:
         for k, tree in enumerate(trees):
             if tree.n_classes != 1:

@@ -397,15 +397,9 @@ class ObliqueCodec:
         problem = tree_problem(tree, regression)
         if problem:
             read.fail(problem)
-        names = document.get("feature_names_in")
+        names = read.feature_names(document, n_features)
         if names is not None:
-            if (
-                not isinstance(names, list)
-                or len(names) != n_features
-                or not all(isinstance(v, str) for v in names)
-            ):
-                read.fail(f"feature_names_in should be {n_features} strings")
-            estimator.feature_names_in_ = np.asarray(names, dtype=object)
+            estimator.feature_names_in_ = names
         if regression:
             if n_outputs != 1:
                 read.fail(f"a regressor's tree must have 1 output column, not {n_outputs}")
