@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _oracles import extra_trees_root_split
 from sklearn.datasets import load_iris, make_classification, make_regression
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import check_estimator
@@ -430,11 +431,6 @@ def test_check_estimator(estimator):
 
 
 # -- extremely randomised trees ---------------------------------------------------------------
-def _gini(counts):
-    total = counts.sum()
-    return 0.0 if total == 0 else 1.0 - np.sum((counts / total) ** 2)
-
-
 def test_extra_trees_root_split_against_brute_force():
     """Each feature's candidate: a threshold drawn uniformly between the root's lowest
     and highest value (the root's key's draws), splitting after the last value at or
@@ -447,22 +443,9 @@ def test_extra_trees_root_split_against_brute_force():
     ).fit(X, y)
     for t, estimator in enumerate(forest.estimators_):
         uniform = uniform_draws(root_keys(forest._seed, [t]), X.shape[1])[0]
-        best = (-np.inf, None, None)
-        for f in range(X.shape[1]):
-            values = np.unique(X[:, f])
-            threshold = values[0] + uniform[f] * (values[-1] - values[0])
-            split = max(0, np.searchsorted(values, threshold, side="right") - 1)
-            split = min(split, values.size - 2)  # the highest value always goes right
-            left = X[:, f] <= values[split]
-            decrease = _gini(np.bincount(y, minlength=2)) - (
-                left.mean() * _gini(np.bincount(y[left], minlength=2))
-                + (~left).mean() * _gini(np.bincount(y[~left], minlength=2))
-            )
-            if decrease > best[0] + 1e-12:
-                best = (decrease, f, (values[split] + values[split + 1]) / 2)
-        tree = estimator.tree_
-        assert tree.feature[0] == best[1]
-        assert tree.threshold[0] == pytest.approx(best[2])
+        feature, threshold = extra_trees_root_split(X, y, uniform)
+        assert estimator.tree_.feature[0] == feature
+        assert estimator.tree_.threshold[0] == pytest.approx(threshold)
 
 
 def test_extra_trees_cuda_equals_cpu_and_scores_like_scikit_learn():

@@ -4,6 +4,7 @@ that both devices grow the same tree."""
 
 import numpy as np
 import pytest
+from _oracles import extra_trees_root_split
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -18,11 +19,6 @@ from gpu_tree import (
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.estimators.tree import random_seed
 from gpu_tree.growing.random_draws import root_keys, uniform_draws
-
-
-def _gini(counts):
-    total = counts.sum()
-    return 0.0 if total == 0 else 1.0 - np.sum((counts / total) ** 2)
 
 
 @pytest.mark.parametrize("estimator", [ExtraTreeClassifier(), ExtraTreeRegressor()], ids=type)
@@ -54,21 +50,9 @@ def test_root_split_against_brute_force(random_state):
     tree = DecisionTreeClassifier(splitter="random", max_depth=1, random_state=random_state)
     tree.fit(X, y)
     uniform = uniform_draws(root_keys(random_seed(random_state), [0]), X.shape[1])[0]
-    best = (-np.inf, None, None)
-    for f in range(X.shape[1]):
-        values = np.unique(X[:, f])
-        threshold = values[0] + uniform[f] * (values[-1] - values[0])
-        split = max(0, np.searchsorted(values, threshold, side="right") - 1)
-        split = min(split, values.size - 2)  # the highest value always goes right
-        left = X[:, f] <= values[split]
-        decrease = _gini(np.bincount(y, minlength=2)) - (
-            left.mean() * _gini(np.bincount(y[left], minlength=2))
-            + (~left).mean() * _gini(np.bincount(y[~left], minlength=2))
-        )
-        if decrease > best[0] + 1e-12:
-            best = (decrease, f, (values[split] + values[split + 1]) / 2)
-    assert tree.tree_.feature[0] == best[1]
-    assert tree.tree_.threshold[0] == pytest.approx(best[2])
+    feature, threshold = extra_trees_root_split(X, y, uniform)
+    assert tree.tree_.feature[0] == feature
+    assert tree.tree_.threshold[0] == pytest.approx(threshold)
 
 
 def test_thresholds_lie_inside_each_nodes_values_and_differ_from_the_best_split():
