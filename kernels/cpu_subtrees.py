@@ -499,46 +499,11 @@ def _compile_finish_one(source_hash):
             hist = hist_buffer[: n_features * node_width * n_channels].reshape(
                 (1, n_features, node_width, n_channels)
             )
-            if drawing and not has_categorical:
-                # The n_drawn non-constant features of lowest draw (ties: the lower), met
-                # in draw order: only the features met get a histogram (about max_features
-                # of them, as scikit-learn reads only the features it tries).
-                for f in range(n_features):
-                    drawn[0, f] = False
-                    met[f] = False
-                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
-                taken = 0
-                first_drawn = -1
-                while taken < n_drawn:
-                    at = -1
-                    for f in range(n_features):
-                        if not met[f] and (at < 0 or draw[f] < draw[at]):
-                            at = f
-                    if at < 0:
-                        break
-                    met[at] = True
-                    if (
-                        _compact_feature(
-                            order,
-                            codes,
-                            stats,
-                            at,
-                            start,
-                            end,
-                            use_missing,
-                            missing_code,
-                            hist,
-                            missing,
-                            bin_code,
-                            n_nonempty,
-                        )
-                        > 1
-                    ):
-                        drawn[0, at] = True
-                        taken += 1
-                        if first_drawn < 0:
-                            first_drawn = at
-            else:
+            # Every feature's histogram where every feature is searched, or where the
+            # categorical search reads them all; else only the features met in draw order
+            # (about max_features of them, as scikit-learn reads only those it tries).
+            build_all = not drawing or has_categorical
+            if build_all:
                 for f in range(n_features):
                     _compact_feature(
                         order,
@@ -554,23 +519,45 @@ def _compile_finish_one(source_hash):
                         bin_code,
                         n_nonempty,
                     )
-                if drawing:  # categorical search: every feature's histogram, as there
-                    largest = np.uint64(0xFFFFFFFFFFFFFFFF)
+            first_drawn = 0
+            if drawing:
+                # The n_drawn non-constant features of lowest draw (ties: the lower).
+                for f in range(n_features):
+                    drawn[0, f] = False
+                    met[f] = False
+                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
+                taken = 0
+                first_drawn = -1
+                while taken < n_drawn:
+                    at = -1
                     for f in range(n_features):
-                        drawn[0, f] = False
-                        draw[f] = largest
-                        if _filled_bins(n_nonempty, missing, use_missing, f) > 1:
-                            draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
-                    for _ in range(n_drawn):
-                        at = -1
-                        for f in range(n_features):
-                            if not drawn[0, f] and draw[f] != largest:
-                                if at < 0 or draw[f] < draw[at]:
-                                    at = f
-                        if at < 0:
-                            break
+                        if not met[f] and (at < 0 or draw[f] < draw[at]):
+                            at = f
+                    if at < 0:
+                        break
+                    met[at] = True
+                    if build_all:
+                        filled = _filled_bins(n_nonempty, missing, use_missing, at)
+                    else:
+                        filled = _compact_feature(
+                            order,
+                            codes,
+                            stats,
+                            at,
+                            start,
+                            end,
+                            use_missing,
+                            missing_code,
+                            hist,
+                            missing,
+                            bin_code,
+                            n_nonempty,
+                        )
+                    if filled > 1:
                         drawn[0, at] = True
-                first_drawn = 0
+                        taken += 1
+                        if first_drawn < 0:
+                            first_drawn = at
             if has_categorical:
                 # The level-wise path's search, on this node alone; every pass holds all
                 # of a feature's candidates (the module docstring says why).
