@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+import functools
 import sys
 import threading
 
@@ -40,12 +40,14 @@ _lock = threading.Lock()
 _depth = 0
 
 
+@functools.cache
 def _glibc():
-    """glibc's handle, or None where the C library is another or cannot be loaded."""
+    """glibc's handle (its soname, libc.so.6: no ldconfig search), or None where the C
+    library is another or cannot be loaded. Loaded on first use, not at import."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL("libc.so.6")
         libc.gnu_get_libc_version.restype = ctypes.c_char_p
         libc.gnu_get_libc_version()
         libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
@@ -55,12 +57,9 @@ def _glibc():
     return libc
 
 
-_LIBC = _glibc()
-
-
 def is_supported() -> bool:
     """Whether :func:`reusing_freed_memory` changes anything here (glibc)."""
-    return _LIBC is not None
+    return _glibc() is not None
 
 
 @contextlib.contextmanager
@@ -68,7 +67,7 @@ def reusing_freed_memory():
     """Keep freed memory in the allocator's heap for the duration (see the module
     docstring); a no-op where the C library is not glibc."""
     global _depth
-    libc = _LIBC
+    libc = _glibc()
     if libc is None:
         yield
         return
