@@ -42,8 +42,32 @@ def in_category_set(words, offset, code):
     return (words[offset + (code >> 6)] >> (code & 63)) & 1 != 0
 
 
-def make_leaf_of_row(in_set):
-    """The tree walk, calling ``in_set``: :func:`in_category_set` compiled for the device."""
+def dense_value(X, i, f):
+    """Value of feature f in row i of a dense X (n_samples, n_features)."""
+    return X[i, f]
+
+
+def sparse_value(X, i, f):
+    """Value of feature f in row i of a CSR matrix given as the tuple ``X = (indptr,
+    indices, data)`` (each row's indices increasing): a binary search of the row's stored
+    columns; a column not stored is 0."""
+    indptr, indices, data = X
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < f:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[i + 1] and indices[lo] == f:
+        return data[lo]
+    return 0.0
+
+
+def make_leaf_of_row(in_set, value_of):
+    """The tree walk, calling ``in_set`` (:func:`in_category_set`) and ``value_of``
+    (:func:`dense_value` or :func:`sparse_value`), compiled for the device."""
 
     def leaf_of_row(
         X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, root
@@ -58,7 +82,7 @@ def make_leaf_of_row(in_set):
         """
         node = root
         while nodes[node, CHILDREN_LEFT] >= 0:
-            x = X[i, nodes[node, FEATURE]]
+            x = value_of(X, i, nodes[node, FEATURE])
             branch_offset = nodes[node, BRANCH_OFFSET]
             if branch_offset >= 0:
                 entries = nodes[node, N_BRANCHES]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
+from numba import types as numba_types
+from numba.extending import overload
 
 from . import _binning_search as _search
 from . import _random_keys as _keys
@@ -79,7 +81,25 @@ _grid_scale = njit(cache=True, inline="always")(_search.grid_scale)
 _bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 # The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
 _in_category_set = njit(cache=True, inline="always")(_walk.in_category_set)
-_leaf_of_row = njit(inline="always")(_walk.make_leaf_of_row(_in_category_set))
+_dense_value = njit(cache=True, inline="always")(_walk.dense_value)
+_sparse_value = njit(cache=True, inline="always")(_walk.sparse_value)
+
+
+def _value_of(X, i, f):
+    """X[i, f] for the walk: a dense array, or a CSR matrix as (indptr, indices, data)."""
+    raise NotImplementedError("compiled only: see the overload below")
+
+
+@overload(_value_of, inline="always")
+def _value_of_by_kind(X, i, f):
+    # Chosen at compile time by X's type: the prediction kernels take either kind of X,
+    # each compiled once for it, with one walk.
+    if isinstance(X, numba_types.BaseTuple):
+        return lambda X, i, f: _sparse_value(X, i, f)
+    return lambda X, i, f: _dense_value(X, i, f)
+
+
+_leaf_of_row = njit(inline="always")(_walk.make_leaf_of_row(_in_category_set, _value_of))
 _add_tree_values = njit(inline="always")(_walk.make_add_tree_values(_leaf_of_row))
 
 
@@ -162,7 +182,7 @@ def bin_columns(
 
 
 @njit(cache=True)
-def _feature_group_size(n_nodes, n_features, n_threads):
+def feature_group_size(n_nodes, n_features, n_threads):
     """Features handled by one task: as many as keeps every thread busy (4 tasks each).
 
     A task reads each row's index, class and weight once for its whole group, so larger
@@ -252,7 +272,7 @@ def filled_bins(hist, slots, features, missing, use_missing, filled):
 
 
 @njit(cache=True, inline="always")
-def _group_task(task, n_features, group):
+def group_task(task, n_features, group):
     """(node, first feature, end feature) of histogram task number ``task``."""
     n_groups = -(-n_features // group)
     first = (task % n_groups) * group
@@ -287,10 +307,10 @@ def histograms_classification(
     n_nodes = node_start.shape[0]
     n_listed = node_features.shape[1]
     per_node = node_features.shape[0] > 1
-    group = _feature_group_size(n_nodes, n_listed, n_threads)
+    group = feature_group_size(n_nodes, n_listed, n_threads)
     n_groups = -(-n_listed // group)
     for task in prange(n_nodes * n_groups):
-        node, first, last = _group_task(task, n_listed, group)
+        node, first, last = group_task(task, n_listed, group)
         features = node_features[node if per_node else 0]
         node_hist = hist[node]
         node_hist[first:last] = 0
@@ -323,10 +343,10 @@ def histograms_dense(
     n_listed = node_features.shape[1]
     per_node = node_features.shape[0] > 1
     n_channels = row_stats.shape[1]
-    group = _feature_group_size(n_nodes, n_listed, n_threads)
+    group = feature_group_size(n_nodes, n_listed, n_threads)
     n_groups = -(-n_listed // group)
     for task in prange(n_nodes * n_groups):
-        node, first, last = _group_task(task, n_listed, group)
+        node, first, last = group_task(task, n_listed, group)
         features = node_features[node if per_node else 0]
         node_hist = hist[node]
         node_hist[first:last] = 0
@@ -841,7 +861,7 @@ def _compile_predict_leaves(walk_source_hash):
         """Leaf index reached by each row: ``Tree.walk_arrays()`` are the arguments between
         ``X`` and ``out`` (the node rules and the layout: :mod:`_tree_walk`)."""
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
-        for i in prange(X.shape[0]):
+        for i in prange(out.shape[0]):  # X: dense, or CSR as (indptr, indices, data)
             out[i] = _leaf_of_row(
                 X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
@@ -853,7 +873,7 @@ def _compile_predict_leaves(walk_source_hash):
         """:func:`predict_leaves` in the calling thread: for small batches, where waking
         the thread pool costs more than the walk (the same walk, so the same leaves)."""
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
-        for i in range(X.shape[0]):
+        for i in range(out.shape[0]):
             out[i] = _leaf_of_row(
                 X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, 0
             )
@@ -869,7 +889,7 @@ def _compile_predict_leaves(walk_source_hash):
         takes FOREST_ROWS rows through one tree after another: a tree's nodes stay in
         cache for its rows (one row through every tree would evict them)."""
         walk_source_hash  # noqa: B018 - in the cache key only (see WALK_SOURCE_HASH)
-        n_rows, n_outputs = X.shape[0], values.shape[1]
+        n_rows, n_outputs = out.shape[0], values.shape[1]  # X dense or CSR, as above
         for block in prange((n_rows + FOREST_ROWS - 1) // FOREST_ROWS):
             first = block * FOREST_ROWS
             end = min(n_rows, first + FOREST_ROWS)
@@ -1282,8 +1302,9 @@ def _histogram_cells(args):
 
 
 def _forest_steps(args):
-    """Rows times trees of a forest's walk (arguments 0 and 6)."""
-    return args[0].shape[0] * args[6].size
+    """Rows times trees of a forest's walk (the rows of ``out``, the last argument: X
+    may be a CSR tuple; the trees' roots, argument 6)."""
+    return args[-1].shape[0] * args[6].size
 
 
 def _forest_lockstep_steps(args):

@@ -66,7 +66,10 @@ _lookup_cell = cuda.jit(device=True, cache=True)(_search.lookup_cell)
 _bin_code = cuda.jit(device=True, cache=True)(_search.make_bin_code(_lookup_cell))
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
 _in_category_set = cuda.jit(device=True, cache=True)(_walk.in_category_set)
-_leaf_of_row = cuda.jit(device=True, cache=True)(_walk.make_leaf_of_row(_in_category_set))
+_dense_value = cuda.jit(device=True, cache=True)(_walk.dense_value)
+_leaf_of_row = cuda.jit(device=True, cache=True)(
+    _walk.make_leaf_of_row(_in_category_set, _dense_value)
+)
 _add_tree_values = cuda.jit(device=True, cache=True)(_walk.make_add_tree_values(_leaf_of_row))
 
 THREADS_PER_BLOCK = 256

@@ -76,6 +76,11 @@ class _CPUBackend:
             lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
         )
 
+    def _routing_columns(self, nodes, feature):
+        """The feature-major matrix a split routes rows by, and the row of it each node's
+        split feature is (here: the columns themselves, at the features)."""
+        return self.columns, feature
+
     def partition(
         self,
         nodes,
@@ -92,8 +97,9 @@ class _CPUBackend:
     ):
         # Histogram mode splits the bin codes at the bin, exact mode the raw values at the
         # threshold (_split_points); the row partition is the same.
+        columns, feature = self._routing_columns(nodes, feature)
         n_left = self.row_partition.split(
-            self.columns,
+            columns,
             nodes,
             feature,
             self._split_points(bin_threshold, threshold),
@@ -107,8 +113,9 @@ class _CPUBackend:
 
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         first = np.array([c[0] for c in children], dtype=np.int64)
+        columns, feature = self._routing_columns(nodes, feature)
         child_sizes = self.row_partition.split_multiway(
-            self.columns,
+            columns,
             nodes,
             feature,
             np.asarray(child_of_code) - first[:, None],

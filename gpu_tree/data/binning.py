@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import NamedTuple
 
 import numpy as np
 
+from gpu_tree.data import sparse
 from gpu_tree.data.categorical import feature_label
 from gpu_tree.data.validation import device_to_host, host_to_device, to_host
 from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
 from gpu_tree.utils.progress import step
@@ -95,26 +98,86 @@ def _quantile_fractions(max_bins: int) -> np.ndarray:
     return fractions
 
 
-def _edges_of_sorted(values, max_bins: int):
-    """:func:`_edges_and_kind` of sorted values, none missing."""
-    if values.size == 0:
+def _edges_of_sorted(values, max_bins: int, n_zeros: int = 0):
+    """:func:`_edges_and_kind` of sorted values, none missing, and ``n_zeros`` more values
+    0 (a sparse column's rows that store nothing): the edges of the values with the zeros
+    inserted in order, without building that array."""
+    if n_zeros:
+        split = int(np.searchsorted(values, 0.0, side="left"))
+        distinct_values = np.concatenate([values[:split], [0.0], values[split:]])
+    else:
+        distinct_values = values
+    if distinct_values.size == 0:
         return np.zeros(0), True
-    is_new = np.empty(values.size, dtype=bool)
+    is_new = np.empty(distinct_values.size, dtype=bool)
     is_new[:1] = True
-    np.not_equal(values[1:], values[:-1], out=is_new[1:])
-    distinct = values[is_new]
+    np.not_equal(distinct_values[1:], distinct_values[:-1], out=is_new[1:])
+    distinct = distinct_values[is_new]
     if distinct.size <= max_bins:
         return _midpoints(distinct), True
+    n_values = values.size + n_zeros
+
+    def value_at(positions):  # the i-th smallest value of the column, zeros included
+        if not n_zeros:
+            return values[positions]
+        after_zeros = positions >= split + n_zeros
+        stored = np.where(after_zeros, positions - n_zeros, np.minimum(positions, split))
+        among_zeros = (positions >= split) & ~after_zeros
+        return np.where(among_zeros, 0.0, values[np.minimum(stored, values.size - 1)])
+
     # Quantiles with numpy's 'midpoint' method, read off the sorted values: edges fall
     # between data values rather than on them where they can.
-    positions = _quantile_fractions(max_bins) * (values.size - 1)
+    positions = _quantile_fractions(max_bins) * (n_values - 1)
     edges = np.unique(
-        values[np.floor(positions).astype(np.int64)] / 2.0
-        + values[np.ceil(positions).astype(np.int64)] / 2.0
+        value_at(np.floor(positions).astype(np.int64)) / 2.0
+        + value_at(np.ceil(positions).astype(np.int64)) / 2.0
     )
     # A heavy value can make an edge equal the largest value; that edge would leave the
     # last bin empty, so drop it.
     return edges[edges < distinct[-1]], False
+
+
+class SparseCodes(NamedTuple):
+    """The bin codes of a sparse X, in its CSR layout.
+
+    Attributes
+    ----------
+    indptr, indices : ndarray of int64
+        X's (canonical CSR): row i stores the columns ``indices[indptr[i]:indptr[i+1]]``.
+    codes : ndarray of uint8 or uint16
+        The bin code of each stored value, aligned with ``indices``.
+    zero_code : ndarray of int64, shape (n_features,)
+        Each feature's bin of the value 0: the code of every value not stored.
+    n_samples : int
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    codes: np.ndarray
+    zero_code: np.ndarray
+    n_samples: int
+
+    @property
+    def shape(self):
+        """(n_features, n_samples), as a dense X_binned's."""
+        return (self.zero_code.size, self.n_samples)
+
+    def dense(self) -> np.ndarray:
+        """The codes as a dense (n_features, n_samples) matrix (a GPU backend's input)."""
+        out = np.empty(self.shape, dtype=self.codes.dtype)
+        cpu_sparse_kernels.dense_codes(self.indptr, self.indices, self.codes, self.zero_code, out)
+        return out
+
+    def take_rows(self, rows):
+        """The codes of the rows ``rows`` (int64 positions), in that order."""
+        starts, ends = self.indptr[rows], self.indptr[rows + 1]
+        lengths = ends - starts
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        picked = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+        return SparseCodes(
+            indptr, self.indices[picked], self.codes[picked], self.zero_code, rows.size
+        )
 
 
 class BinMapper:
@@ -146,6 +209,10 @@ class BinMapper:
         start = time.perf_counter()
         n_samples = X.shape[0]
         rows = self.sample_rows(n_samples)
+        if sparse.is_sparse(X):  # canonical CSR (data.sparse.check_sparse_X)
+            sample = X if rows is None else X[rows]
+            missing = sparse.missing_by_feature(X)
+            return self.fit_sample(sample, missing, n_categories, feature_names, start)
         if rows is not None and not isinstance(X, np.ndarray):
             import cupy  # a GPU array: index it with a device array
 
@@ -186,7 +253,13 @@ class BinMapper:
             found[f] = np.arange(n_categories[f] - 1) + 0.5, True
         numeric = np.flatnonzero(n_categories == 0)
         n_values = sample.shape[0] * numeric.size
-        if n_values < PARALLEL_MIN_ELEMENTS:
+        if sparse.is_sparse(sample):  # a column's stored values, and its zeros counted
+            columns = sample.tocsc()
+            numeric_edges = []
+            for f in numeric:
+                present, n_zeros = sparse.column_values(columns, f)
+                numeric_edges.append(_edges_of_sorted(present, value_bins, n_zeros))
+        elif n_values < PARALLEL_MIN_ELEMENTS:
             numeric_edges = _edges_of_columns(sample, numeric, value_bins)
         else:
             # numpy's sort releases the GIL, so threads sort several features at once.
@@ -263,6 +336,53 @@ class BinMapper:
             extra=step("binning", n_features, n_features, unit="feature", done=True),
         )
         return X_binned, bin_lower, bin_upper
+
+    def transform_sparse(self, X):
+        """:meth:`transform` of a sparse X (canonical CSR: data.sparse.check_sparse_X),
+        without densifying it: the codes of its stored values (:class:`SparseCodes`), and
+        each bin's bounds (those of the value 0 included where a feature has rows that
+        store nothing)."""
+        start = time.perf_counter()
+        n_samples, n_features = X.shape
+        edges, offsets, lookup, cells_per_unit = self._search_tables()
+        codes = np.empty(X.data.size, dtype=self.bin_dtype_)
+        bin_lower = np.full((n_features, self.n_bins_), np.inf)
+        bin_upper = np.full((n_features, self.n_bins_), -np.inf)
+        cpu_sparse_kernels.bin_sparse_values(
+            *sparse.csr_arrays(X),
+            edges,
+            offsets,
+            lookup,
+            cells_per_unit,
+            self.one_value_per_bin_,
+            self.missing_bin_,
+            codes,
+            bin_lower,
+            bin_upper,
+        )
+        # The value 0's bin: the number of edges below 0 (edges[b-1] < x <= edges[b]).
+        zero_code = np.array(
+            [np.searchsorted(e, 0.0, side="left") for e in self.edges_], dtype=np.int64
+        )
+        has_zeros = np.bincount(X.indices, minlength=n_features) < n_samples
+        tracked = np.flatnonzero(has_zeros & self.one_value_per_bin_)
+        bin_lower[tracked, zero_code[tracked]] = np.minimum(
+            bin_lower[tracked, zero_code[tracked]], 0.0
+        )
+        bin_upper[tracked, zero_code[tracked]] = np.maximum(
+            bin_upper[tracked, zero_code[tracked]], 0.0
+        )
+        self._bounds_from_edges(bin_lower, bin_upper)
+        logger.info(
+            "binned %d rows x %d features (sparse, %d values stored), at most %d bins (%.2f s)",
+            n_samples,
+            n_features,
+            X.data.size,
+            self.n_bins_,
+            time.perf_counter() - start,
+            extra=step("binning", n_features, n_features, unit="feature", done=True),
+        )
+        return SparseCodes(X.indptr, X.indices, codes, zero_code, n_samples), bin_lower, bin_upper
 
     def transform_on_device(self, X, xp, stream=0):
         """As :meth:`transform`, on the GPU (or the CUDA simulator when ``xp`` is numpy).

@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from gpu_tree.data.validation import is_dataframe
+from gpu_tree.data.validation import is_dataframe, is_sparse
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the bound on a subset's size, l in Zaki and Meira's
@@ -93,7 +93,7 @@ def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
     present values are all strings. A column of numbers stays numeric; one mixing numbers
     and text is refused, naming it and a row of each (which did the user mean?)."""
     mask = np.zeros(n_features, dtype=bool)
-    if n_features == 0:
+    if n_features == 0 or is_sparse(X):  # a sparse matrix holds numbers only
         return mask
     for j, kind in enumerate(column_kinds(X, n_features)):
         if kind == "category" or kind in "US":

@@ -131,7 +131,7 @@ def _dataframe_to_array(X, names):
     return np.hstack(columns) if columns else np.empty((len(X), 0))
 
 
-def _check_n_features(n_features, n_features_expected, estimator_name):
+def check_n_features(n_features, n_features_expected, estimator_name):
     if n_features_expected is not None and n_features != n_features_expected:
         raise ValueError(
             f"X has {n_features} features, but {estimator_name} is expecting "
@@ -211,7 +211,7 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
         # which is refused naming its column and row.
         with np.errstate(over="ignore"):
             array = array.astype(np.float32 if array.dtype.itemsize == 4 else np.float64)
-    _check_n_features(array.shape[1], n_features_expected, estimator_name)
+    check_n_features(array.shape[1], n_features_expected, estimator_name)
     # NaN is a missing value; infinity is an error
     if _has_infinity(array):
         bad_rows, bad_cols = np.nonzero(np.isinf(array))
@@ -222,7 +222,7 @@ def check_X(X, *, n_features_expected=None, estimator_name="the estimator") -> n
     return np.ascontiguousarray(array)
 
 
-def _is_sparse(values) -> bool:
+def is_sparse(values) -> bool:
     """Whether ``values`` is a SciPy sparse matrix or array (SciPy not imported for it)."""
     module = type(values).__module__ or ""
     return module.startswith("scipy.sparse") and hasattr(values, "toarray")
@@ -232,7 +232,7 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
     """Validate targets: 1-D, right length, finite; a column vector is raveled with a warning."""
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None")
-    if _is_sparse(y):
+    if is_sparse(y):
         # As scikit-learn: np.asarray of a sparse matrix is a 0-d object array, whose shape
         # error would mislead.
         raise TypeError(
@@ -416,7 +416,7 @@ def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the es
         X = X.astype(np.float64)
     elif X.dtype.kind != "f":
         raise TypeError(f"X has unsupported dtype {X.dtype}; expected numbers")
-    _check_n_features(X.shape[1], n_features_expected, estimator_name)
+    check_n_features(X.shape[1], n_features_expected, estimator_name)
     bad = xp.isinf(X)  # NaN is a missing value; infinity is an error
     if bool(bad.any()):
         row, column = (int(v) for v in xp.argwhere(bad)[0])

@@ -28,6 +28,7 @@ import numpy as np
 
 from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_forest_on_device
 from gpu_tree.backends.rows import forest_row_scales
+from gpu_tree.data.binning import SparseCodes
 from gpu_tree.data.validation import is_device_array, to_host
 from gpu_tree.estimators.tree import (
     DecisionTreeClassifier,
@@ -329,6 +330,8 @@ class _BaseForest(BaseEstimator):
         """About the memory one tree of a batch needs: its rows (codes, index, statistics)
         and two levels of dense histograms at their widest."""
         codes = data.X_binned if isinstance(data, BinnedData) else data
+        if isinstance(codes, SparseCodes):
+            codes = codes.codes  # (rows' share of the stored values: bounded by a dense row)
         itemsize = np.dtype(codes.dtype).itemsize
         row_bytes = n_drawn * (n_features * itemsize + 64)
         if not isinstance(data, BinnedData):
@@ -383,8 +386,9 @@ class _BaseForest(BaseEstimator):
         with _numba_threads(self.n_jobs):
             if is_device_array(X):
                 return predict_forest_on_device(self._packed_trees(), X, cuda_status()[2])
-            lockstep = self._packed_trees(lockstep=True)
-            if lockstep is not None:  # numeric splits only: the faster walk, same bits
+            # Numeric splits of a dense X only: the faster walk, the same bits.
+            lockstep = self._packed_trees(lockstep=True) if isinstance(X, np.ndarray) else None
+            if lockstep is not None:
                 return predict_forest_lockstep(lockstep, X)
             return predict_forest(self._packed_trees(), X)
 
@@ -435,6 +439,7 @@ class _BaseForest(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
+        tags.input_tags.sparse = True  # SciPy sparse X: binned as it is (data/sparse.py)
         return tags
 
 
@@ -450,6 +455,8 @@ def _rows_of(data, rows, device):
     if not isinstance(data, BinnedData):
         return data[rows]
     codes = data.X_binned
+    if isinstance(codes, SparseCodes):
+        return data._replace(X_binned=codes.take_rows(np.asarray(rows, dtype=np.int64)))
     if device == "cuda":
         return data._replace(X_binned=codes[:, cuda_status()[2].asarray(rows)])
     if codes.T.flags.c_contiguous:

@@ -26,6 +26,7 @@ from gpu_tree.data.categorical import (
     with_codes,
 )
 from gpu_tree.data.frames import as_pandas_frame
+from gpu_tree.data.sparse import canonical_csr, check_sparse_X, densified
 from gpu_tree.data.stats import StatsLayout, words_for
 from gpu_tree.data.validation import (
     check_classification_labels,
@@ -36,6 +37,7 @@ from gpu_tree.data.validation import (
     check_y,
     feature_names_of,
     is_device_array,
+    is_sparse,
     to_host,
 )
 from gpu_tree.growing.backend import (
@@ -361,6 +363,8 @@ class _BaseDecisionTree(BaseEstimator):
             if self.device_ != "cuda":
                 raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
             X = check_X_on_device(X, cuda_status()[2])
+        elif is_sparse(X):  # binned as it is, on the host (data/sparse.py)
+            X = check_sparse_X(X, estimator_name=type(self).__name__)
         else:
             X = check_X(X)  # NaN passes: a missing value, learned per split
         y, sample_weight = to_host(y), to_host(sample_weight)
@@ -414,6 +418,8 @@ class _BaseDecisionTree(BaseEstimator):
                 "no row has a positive weight once class_weight multiplies sample_weight: "
                 "nothing to fit"
             )
+        if is_sparse(X):
+            return canonical_csr(X[np.flatnonzero(keep)]), targets[keep], weight[keep]
         keep_on_device = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
         return X[keep_on_device], targets[keep], weight[keep]
 
@@ -450,6 +456,8 @@ class _BaseDecisionTree(BaseEstimator):
                 seconds["binning"] = time.perf_counter() - start
             self.missing_in_training_ = self._bin_mapper.missing_by_feature_
         else:
+            if is_sparse(X):  # exact search reads raw columns: they are made dense
+                X = densified(X)
             self.missing_in_training_ = missing_by_feature(X)
             if categorical is not None:  # the same limit as in histogram mode
                 has_missing = bool(self.missing_in_training_[categorical.features].any())
@@ -581,6 +589,13 @@ class _BaseDecisionTree(BaseEstimator):
             shape = np.shape(np.asarray(X, dtype=object))
         n_features = shape[1] if len(shape) == 2 else 0
         mask = resolve_categorical_features(self.categorical_features, X, n_features, feature_names)
+        if is_sparse(X) and mask.any():
+            named = np.flatnonzero(mask)[:5].tolist()
+            raise ValueError(
+                f"X is sparse and categorical_features names features {named}: categorical "
+                "features of a sparse X are not supported; pass X dense, or one-hot encode "
+                "the categories"
+            )
         self._category_maps = CategoryMaps(mask, feature_names).fit(X)
         self.is_categorical_ = mask
         self.categories_ = [self._category_maps.categories.get(j) for j in range(n_features)]
@@ -618,7 +633,8 @@ class _BaseDecisionTree(BaseEstimator):
             return check_X_on_device(
                 X, xp, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
             )
-        return check_X(
+        check = check_sparse_X if is_sparse(X) else check_X
+        return check(
             X,
             n_features_expected=self.n_features_in_,
             estimator_name=type(self).__name__,
@@ -689,6 +705,7 @@ class _BaseDecisionTree(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
+        tags.input_tags.sparse = True  # SciPy sparse X: binned as it is (data/sparse.py)
         return tags
 
     @property

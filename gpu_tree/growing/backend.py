@@ -28,6 +28,7 @@ import numpy as np
 
 from gpu_tree.backends import cuda as cuda_backend
 from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
+from gpu_tree.backends.cpu_sparse import CPUSparseHistogramBackend
 from gpu_tree.backends.cuda import (
     CUDAHistogramBackend,
     check_cuda_support,
@@ -42,8 +43,8 @@ from gpu_tree.backends.rows import (
     DenseHistograms,
     RowData,
 )
-from gpu_tree.data.binning import BinMapper
-from gpu_tree.data.validation import host_to_device, is_device_array
+from gpu_tree.data.binning import BinMapper, SparseCodes
+from gpu_tree.data.validation import host_to_device, is_device_array, is_sparse
 from gpu_tree.utils.fit_stats import SETUP, FitCounters, enter_level
 
 __all__ = [
@@ -299,7 +300,9 @@ def bin_features(
     Parameters
     ----------
     X : array of shape (n_samples, n_features)
-        Host numpy, or (``device="cuda"``) a device array.
+        Host numpy, or (``device="cuda"``) a device array, or a sparse matrix in
+        canonical CSR form (``data.sparse.check_sparse_X``): binned into
+        :class:`~gpu_tree.data.binning.SparseCodes` (on a GPU: their dense codes).
     max_bins : int
     device : {"cpu", "cuda"}
         ``"cuda"``: X is moved to the device (once) and binned there; its codes stay
@@ -313,6 +316,13 @@ def bin_features(
     binned : BinnedData
     """
     mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X, n_categories, feature_names)
+    if is_sparse(X):  # canonical CSR (data.sparse.check_sparse_X), binned on the host
+        codes, bin_lower, bin_upper = mapper.transform_sparse(X)
+        if device == "cuda":
+            # The GPU backend reads dense codes: written out on the host (one byte or two
+            # per value), then copied; the float values are never densified.
+            codes = host_to_device(codes.dense(), cuda_status()[2])
+        return mapper, BinnedData(codes, bin_lower, bin_upper, mapper.missing_bin_)
     if device == "cuda":
         xp = cuda_status()[2]
         if layout is not None:
@@ -375,9 +385,10 @@ def make_backend(
             data.missing_bin,
             timer=timer,
         )
-    return CPUHistogramBackend(
-        data.X_binned, data.bin_lower, data.bin_upper, row_data, data.missing_bin
+    backend_class = (
+        CPUSparseHistogramBackend if isinstance(data.X_binned, SparseCodes) else CPUHistogramBackend
     )
+    return backend_class(data.X_binned, data.bin_lower, data.bin_upper, row_data, data.missing_bin)
 
 
 # -- phase timer ------------------------------------------------------------------------

@@ -450,9 +450,15 @@ class Tree:
         Batches of :data:`PARALLEL_MIN_ROWS` rows or more are walked on numba's threads,
         smaller ones in this thread; from :data:`LOCKSTEP_MIN_ROWS` rows, a tree of
         numeric splits only is walked many rows in lock step. Every walk reaches the same
-        leaves."""
+        leaves. A sparse X (canonical CSR: ``data.sparse.check_sparse_X``) is walked as it
+        is, each value a binary search of its row's stored columns."""
         out = np.empty(X.shape[0], dtype=np.int64)
         rows = X.shape[0]
+        if not isinstance(X, np.ndarray):  # CSR: the walk takes (indptr, indices, data)
+            parallel = rows >= PARALLEL_MIN_ROWS
+            walk = cpu_kernels.predict_leaves if parallel else cpu_kernels.predict_leaves_serial
+            walk(_walked(X), *self.walk_arrays(), out)
+            return out
         lockstep = self.lockstep_arrays() if rows >= LOCKSTEP_MIN_ROWS else None
         if lockstep is not None:
             if rows >= PARALLEL_MIN_ROWS:
@@ -610,10 +616,17 @@ def predict_forest_lockstep(packed, X) -> np.ndarray:
 def predict_forest(packed, X) -> np.ndarray:
     """The trees' leaf values averaged for each row of X (host, as ``Tree.apply`` takes
     it): ``packed`` is :func:`forest_walk_arrays`' result. One compiled parallel loop
-    over the rows walks every tree (the serial twin on small batches)."""
+    over the rows walks every tree (the serial twin on small batches). A sparse X
+    (canonical CSR) is walked as it is."""
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    cpu_kernels.predict_forest(X, *packed, out)
+    cpu_kernels.predict_forest(_walked(X), *packed, out)
     return out
+
+
+def _walked(X):
+    """X as the walk kernels take it: a dense array, or a CSR matrix's (indptr, indices,
+    data)."""
+    return X if isinstance(X, np.ndarray) else (X.indptr, X.indices, X.data)
 
 
 def _walk_column(name) -> int:

@@ -1,0 +1,213 @@
+"""Sparse X (SciPy CSR, CSC, COO, ...): binned without densifying, histograms from the
+stored values with each zero bin by subtraction, rows routed and predicted on the sparse
+rows themselves. The yardstick is the dense path: the same data, dense, grows the same
+tree, node for node, on every device and splitter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _shared_data import read_arff
+
+from gpu_tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    RandomForestClassifier,
+    assert_tree_equal,
+)
+from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.data.binning import BinMapper
+from gpu_tree.data.sparse import canonical_csr
+from gpu_tree.kernels import cpu_sparse
+
+sparse = pytest.importorskip("scipy.sparse")
+
+
+def sparse_problem(n=1500, n_features=30, density=0.2, seed=0):
+    """Continuous values (no ties between features' gains), most of them 0, a few
+    negative; a class and a regression target read from several features."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, n_features))
+    X[rng.random((n, n_features)) > density] = 0.0
+    X[rng.random((n, n_features)) < 0.05] *= -1.0
+    y_class = ((X[:, 0] + X[:, 3] - X[:, 5]) > 0.15).astype(np.int64)
+    y_value = 3.0 * X[:, 1] - X[:, 2] + 0.1 * rng.normal(size=n)
+    return X, y_class, y_value
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok"])
+@pytest.mark.parametrize("splitter", ["hist", "exact", "random"])
+def test_every_format_and_splitter_grows_the_dense_tree(fmt, splitter):
+    X, y, _ = sparse_problem()
+    S = sparse.csr_matrix(X).asformat(fmt)
+    dense = DecisionTreeClassifier(max_depth=8, splitter=splitter, random_state=3).fit(X, y)
+    tree = DecisionTreeClassifier(max_depth=8, splitter=splitter, random_state=3).fit(S, y)
+    assert_tree_equal(dense.tree_, tree.tree_, impurity_rtol=0, value_rtol=0)
+    assert tree.tree_.node_count > 15
+    assert np.array_equal(tree.predict_proba(S), dense.predict_proba(X))
+    assert np.array_equal(tree.apply(S), dense.apply(X))
+    assert (tree.decision_path(S) != dense.decision_path(X)).nnz == 0
+
+
+def test_regression_weights_missing_values_and_sparse_arrays():
+    X, _, y = sparse_problem(seed=1)
+    X[::17, 4] = np.nan  # stored NaN: a missing value, as in a dense X
+    weight = np.random.default_rng(2).integers(1, 4, size=y.size).astype(float)
+    S = sparse.csr_array(X)  # the array API as well as the matrix one
+    dense = DecisionTreeRegressor(max_depth=10, min_samples_leaf=3).fit(X, y, sample_weight=weight)
+    tree = DecisionTreeRegressor(max_depth=10, min_samples_leaf=3).fit(S, y, sample_weight=weight)
+    assert_tree_equal(dense.tree_, tree.tree_, impurity_rtol=0, value_rtol=0)
+    assert np.array_equal(tree.predict(S), dense.predict(X))
+    assert np.array_equal(tree.predict(S), tree.predict(X))  # either kind of X predicts
+
+
+def test_stored_zeros_duplicates_and_unsorted_columns_mean_what_scipy_means():
+    # COO with an entry stored twice (summed), an explicit 0 and columns out of order.
+    rows = np.array([0, 0, 1, 2, 2, 3, 0])
+    cols = np.array([2, 0, 1, 0, 0, 2, 2])
+    vals = np.array([1.0, 5.0, 0.0, 2.0, 3.0, -1.0, 0.5])
+    S = sparse.coo_matrix((vals, (rows, cols)), shape=(4, 3))
+    before = (S.row.copy(), S.col.copy(), S.data.copy())
+    csr = canonical_csr(S)
+    assert np.array_equal(csr.toarray(), S.toarray())
+    assert all(
+        np.all(np.diff(csr.indices[a:b]) > 0)
+        for a, b in zip(csr.indptr, csr.indptr[1:], strict=False)
+    )
+    assert all(
+        np.array_equal(a, b) for a, b in zip(before, (S.row, S.col, S.data), strict=True)
+    )  # untouched
+    y = np.array([0, 1, 0, 1])
+    tree = DecisionTreeClassifier(splitter="exact").fit(S, y)
+    assert np.array_equal(
+        tree.predict(S), DecisionTreeClassifier(splitter="exact").fit(S.toarray(), y).predict(S)
+    )
+
+
+def test_binning_sees_the_zeros_it_is_not_given():
+    # Quantile edges (more distinct values than bins) and one-value-per-bin edges: the
+    # same as of the dense column, zeros included, and each zero bin is the bin of 0.
+    X, _, _ = sparse_problem(n=4000, n_features=6, density=0.4, seed=4)
+    X[:, 5] = np.round(X[:, 5] * 4)  # few distinct values: a bin each
+    for max_bins in (8, 255):
+        dense = BinMapper(max_bins=max_bins).fit(X)
+        mapper = BinMapper(max_bins=max_bins).fit(canonical_csr(sparse.csr_matrix(X)))
+        for a, b in zip(dense.edges_, mapper.edges_, strict=True):
+            assert np.array_equal(a, b)
+        codes, lower, upper = mapper.transform_sparse(canonical_csr(sparse.csr_matrix(X)))
+        dense_codes, dense_lower, dense_upper = dense.transform(X)
+        assert np.array_equal(codes.dense(), dense_codes)
+        assert np.array_equal(lower, dense_lower) and np.array_equal(upper, dense_upper)
+
+
+def test_histograms_are_the_dense_ones_by_subtraction():
+    X, y, _ = sparse_problem(n=600, n_features=7, seed=5)
+    csr = canonical_csr(sparse.csr_matrix(X))
+    mapper = BinMapper(max_bins=16).fit(csr)
+    codes, _, _ = mapper.transform_sparse(csr)
+    dense_codes = codes.dense()
+    rng = np.random.default_rng(0)
+    sample_indices = rng.permutation(X.shape[0]).astype(np.int64)
+    start, end = np.array([0, 200, 450]), np.array([200, 450, 600])
+    stats = np.stack([np.ones(X.shape[0]), y], axis=1).astype(np.int64)
+    features = np.array([[0, 3, 6], [6, 1, 2], [5, 5, 4]], dtype=np.int64)  # drawn, per node
+    hist = np.full((3, 3, mapper.n_bins_, 2), 99, dtype=np.int64)  # the kernel zeroes it
+    cpu_sparse.sparse_histograms(
+        codes.indptr, codes.indices, codes.codes, codes.zero_code,
+        sample_indices, start, end, features, stats, 2, hist,
+    )  # fmt: skip
+    for node in range(3):
+        rows = sample_indices[start[node] : end[node]]
+        for j, f in enumerate(features[node]):
+            for channel in range(2):
+                expected = np.bincount(
+                    dense_codes[f, rows], weights=stats[rows, channel], minlength=mapper.n_bins_
+                )
+                assert np.array_equal(hist[node, j, :, channel], expected)
+
+
+def test_forest_on_sparse_input_equals_the_dense_forest():
+    X, y, _ = sparse_problem(n=800, seed=6)
+    S = sparse.csr_matrix(X)
+
+    def make():
+        return RandomForestClassifier(n_estimators=4, max_depth=6, random_state=0, oob_score=True)
+
+    dense, forest = make().fit(X, y), make().fit(S, y)
+    for a, b in zip(dense.estimators_, forest.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+    assert np.array_equal(forest.predict_proba(S), dense.predict_proba(X))
+    assert forest.oob_score_ == dense.oob_score_
+
+
+def test_exact_mode_grows_scikit_learns_tree_on_sparse_input():
+    from sklearn.tree import DecisionTreeRegressor as SklearnRegressor
+
+    X, _, y = sparse_problem(n=700, seed=7)
+    S = sparse.csc_matrix(X.astype(np.float32))  # scikit-learn's trees read float32
+    # Leaves of 10 rows or more: in smaller nodes, two features often split the rows
+    # alike (a tie, broken differently).
+    ours = DecisionTreeRegressor(splitter="best", max_depth=8, min_samples_leaf=10).fit(S, y)
+    theirs = SklearnRegressor(max_depth=8, min_samples_leaf=10, random_state=0).fit(S, y)
+
+    def splits(tree):  # node order differs (breadth-first here, depth-first there)
+        inner = tree.feature >= 0
+        return sorted(zip(tree.feature[inner], np.round(tree.threshold[inner], 12), strict=True))
+
+    assert ours.tree_.node_count == theirs.tree_.node_count
+    assert splits(ours.tree_) == splits(theirs.tree_)
+    assert np.allclose(ours.predict(S), theirs.predict(S))
+
+
+def test_one_hot_encoded_real_data():
+    # A real sparse problem: the mushroom data set one-hot encoded by scikit-learn.
+    from sklearn.preprocessing import OneHotEncoder
+
+    names, rows = read_arff("mushroom.arff")
+    table = np.array(rows, dtype=object)
+    table[table == None] = "?"  # noqa: E711 - missing values: a category of their own
+    X = OneHotEncoder().fit_transform(table[:, :-1].astype(str))
+    y = table[:, -1].astype(str)
+    assert sparse.issparse(X) and X.nnz == X.shape[0] * (len(names) - 1)
+    dense = DecisionTreeClassifier(max_depth=5).fit(X.toarray(), y)
+    tree = DecisionTreeClassifier(max_depth=5).fit(X, y)
+    assert_tree_equal(dense.tree_, tree.tree_, impurity_rtol=0, value_rtol=0)
+    assert tree.score(X, y) > 0.99
+
+
+def test_cuda_tree_of_sparse_input_equals_cpu_tree():
+    usable, reason, _ = cuda_status()
+    if not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    X, y, _ = sparse_problem(n=300, n_features=12, seed=8)
+    S = sparse.csr_matrix(X)
+    cpu = DecisionTreeClassifier(max_depth=5).fit(S, y)
+    cuda = DecisionTreeClassifier(max_depth=5, device="cuda").fit(S, y)
+    assert cuda.device_ == "cuda"
+    assert_tree_equal(cpu.tree_, cuda.tree_)
+    assert np.array_equal(cuda.predict(S), cpu.predict(S))
+    extra = ExtraTreeClassifier(max_depth=5, random_state=0)
+    assert_tree_equal(
+        extra.fit(S, y).tree_,
+        ExtraTreeClassifier(max_depth=5, random_state=0, device="cuda").fit(S, y).tree_,
+    )
+
+
+def test_bad_sparse_input_is_named():
+    X, y, _ = sparse_problem(n=50, n_features=6)
+    S = sparse.csr_matrix(X)
+    S.data[3] = np.inf
+    row = int(np.searchsorted(S.indptr, 3, side="right")) - 1
+    with pytest.raises(ValueError, match=f"column {S.indices[3]} at row {row}"):
+        DecisionTreeClassifier().fit(S, y)
+    good = sparse.csr_matrix(X)
+    with pytest.raises(ValueError, match="categorical features of a sparse X"):
+        DecisionTreeClassifier(categorical_features=[1]).fit(good, y)
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        DecisionTreeClassifier().fit(good.astype(np.complex128), y)
+    fitted = DecisionTreeClassifier().fit(good, y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(sparse.csr_matrix(np.zeros((2, 5))))
+    with pytest.raises(ValueError, match="0 sample"):
+        DecisionTreeClassifier().fit(sparse.csr_matrix((0, 6)), y[:0])
