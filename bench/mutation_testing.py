@@ -401,7 +401,7 @@ MUTANTS: list[Mutant] = [
     M(
         "M14",
         MODEL_FILE,
-        "if labels.ndim != 1 or labels.size != tree.n_classes:",
+        "if labels.ndim != 1 or labels.size != tree.max_n_classes:",
         "if labels.ndim != 1:",
         "class labels not checked against the tree's number of classes",
     ),

@@ -12,29 +12,133 @@ sklearn_tree = pytest.importorskip("sklearn.tree")
 datasets = pytest.importorskip("sklearn.datasets")
 
 
-def test_numeric_tree_prints_as_scikit_learn_prints_it():
-    # Exact mode builds scikit-learn's tree here (no ties in the criterion on this data).
-    X, y = datasets.load_diabetes(return_X_y=True)
-    ours = DecisionTreeRegressor(max_depth=3, splitter="exact", device="cpu").fit(X, y)
-    theirs = sklearn_tree.DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
-    names = [f"x{j}" for j in range(X.shape[1])]
-    assert export_text(ours, show_missing=False) == sklearn_tree.export_text(
-        theirs, feature_names=names
+def _same_tree(ours, theirs):
+    """Assert that two fitted trees (ours numbered breadth first, scikit-learn's depth
+    first) have the same splits: features, thresholds and shape, node by node."""
+    a, b = ours.tree_, theirs.tree_
+    assert a.node_count == b.node_count
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        assert (a.children_left[i] < 0) == (b.children_left[j] < 0), (i, j)
+        if a.children_left[i] >= 0:
+            assert (a.feature[i], a.threshold[i]) == (b.feature[j], b.threshold[j]), (i, j)
+            stack += [(a.children_left[i], b.children_left[j])]
+            stack += [(a.children_right[i], b.children_right[j])]
+
+
+def _pair(kind, y=None, **params):
+    """Our exact-mode tree and scikit-learn's, fitted on the same data, with the same
+    splits (checked). The data are float32 numbers, as scikit-learn fits them: its
+    thresholds are midpoints of float32 values, ours of the values given (a float64
+    midpoint can round the other way at 2 decimals: 2.115 prints 2.12 against 2.11).
+    Depth 3: deeper, the trees part at tied splits."""
+    if kind == "classifier":
+        X, target = datasets.load_wine(return_X_y=True)
+        make = (DecisionTreeClassifier, sklearn_tree.DecisionTreeClassifier)
+    elif kind == "multiclass":  # leaves at several depths
+        X, target = datasets.make_classification(
+            n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=0
+        )
+        make = (DecisionTreeClassifier, sklearn_tree.DecisionTreeClassifier)
+    else:
+        X, target = datasets.load_diabetes(return_X_y=True)
+        make = (DecisionTreeRegressor, sklearn_tree.DecisionTreeRegressor)
+    X = X.astype(np.float32)
+    y = target if y is None else y(target)
+    params = {"max_depth": 3, **params}
+    ours = make[0](splitter="exact", device="cpu", **params).fit(X, y)
+    theirs = make[1](random_state=0, **params).fit(X, y)
+    _same_tree(ours, theirs)
+    return ours, theirs
+
+
+_TEXT_OPTIONS = [
+    {},
+    {"show_weights": True},
+    {"max_depth": 0},
+    {"max_depth": 1},
+    {"max_depth": 2},
+    {"decimals": 0},
+    {"decimals": 4, "spacing": 1},
+    {"spacing": 5, "show_weights": True, "decimals": 1},
+    {"feature_names": "named"},
+    {"feature_names": "array", "class_names": "named", "show_weights": True},
+]
+
+
+@pytest.mark.parametrize("kind", ["classifier", "multiclass", "regressor"])
+@pytest.mark.parametrize("options", _TEXT_OPTIONS, ids=lambda o: "-".join(o) or "defaults")
+def test_export_text_prints_scikit_learns_text_character_for_character(kind, options):
+    # scikit-learn's defaults: unnamed features read "feature_0", "feature_1", ...; only
+    # leaves have a class (value) line; the same rounding, spacing and truncation.
+    ours, theirs = _pair(kind)
+    options = dict(options)
+    n_features = ours.n_features_in_
+    if options.get("feature_names") == "named":
+        options["feature_names"] = [f"f{j} (cm)" for j in range(n_features)]
+    elif options.get("feature_names") == "array":
+        options["feature_names"] = np.array([f"col{j}" for j in range(n_features)])
+    if options.get("class_names") == "named":
+        if kind == "regressor":
+            del options["class_names"]
+        else:
+            options["class_names"] = [f"kind {c}" for c in theirs.classes_]
+    text = export_text(ours, **options)
+    assert text == sklearn_tree.export_text(theirs, **options)
+    if "feature_names" not in options:
+        assert re.match(r"\|-+ feature_\d+ <= ", text) and " x" not in text
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        lambda y: np.array(["red", "green", "blue"])[y],
+        lambda y: y.astype(float) + 1,
+        lambda y: y + 10,
+    ],
+    ids=["strings", "floats", "ints"],
+)
+def test_export_text_prints_class_labels_as_scikit_learn_does(labels):
+    ours, theirs = _pair("classifier", y=labels, max_depth=2)
+    assert list(ours.classes_) == list(theirs.classes_)
+    for show_weights in (False, True):
+        assert export_text(ours, show_weights=show_weights) == sklearn_tree.export_text(
+            theirs, show_weights=show_weights
+        )
+
+
+def test_export_text_prints_weighted_leaves_as_scikit_learn_does():
+    # Fractional sample weights: "weights: [...]" are the leaves' weighted class totals.
+    X, y = datasets.load_wine(return_X_y=True)
+    X = X.astype(np.float32)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=y.size)
+    ours = DecisionTreeClassifier(max_depth=2, splitter="exact", device="cpu")
+    ours.fit(X, y, sample_weight=weight)
+    theirs = sklearn_tree.DecisionTreeClassifier(max_depth=2, random_state=0)
+    theirs.fit(X, y, sample_weight=weight)
+    _same_tree(ours, theirs)
+    assert export_text(ours, show_weights=True, decimals=3) == sklearn_tree.export_text(
+        theirs, show_weights=True, decimals=3
     )
 
 
-@pytest.mark.parametrize("max_depth", [0, 1, 2, 3])
-def test_truncation_is_scikit_learns(max_depth):
-    # A node at max_depth still shows its split; deeper ones read "truncated branch of
-    # depth N", N the levels below, as scikit-learn prints them.
-    X, y = datasets.load_diabetes(return_X_y=True)
-    # Depth 3: deeper, the two trees part at tied splits.
-    ours = DecisionTreeRegressor(max_depth=3, splitter="exact", device="cpu").fit(X, y)
-    theirs = sklearn_tree.DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
-    names = [f"x{j}" for j in range(X.shape[1])]
-    assert export_text(ours, max_depth=max_depth, show_missing=False) == (
-        sklearn_tree.export_text(theirs, feature_names=names, max_depth=max_depth)
-    )
+def test_old_names_and_a_data_frame_s_columns():
+    # feature_names gives any names: [x0, x1, ...] prints what gpu_tree printed before it
+    # took scikit-learn's "feature_j" (and what ``gputree export`` prints).
+    ours, theirs = _pair("regressor")
+    old = [f"x{j}" for j in range(ours.n_features_in_)]
+    text = export_text(ours, feature_names=old)
+    assert text.startswith("|--- x8 <= -0.00\n") and "feature_" not in text
+    assert text == sklearn_tree.export_text(theirs, feature_names=old)
+    # Fitted on a DataFrame, the tree names its features by their columns (where
+    # scikit-learn prints "feature_j" unless told the names).
+    X, y = datasets.load_diabetes(return_X_y=True, as_frame=True)
+    X = X.astype(np.float32)
+    framed = DecisionTreeRegressor(max_depth=3, splitter="exact", device="cpu").fit(X, y)
+    columns = list(X.columns)
+    assert export_text(framed) == sklearn_tree.export_text(theirs, feature_names=columns)
+    assert export_text(framed).startswith("|--- s5 <= -0.00\n")
 
 
 def test_multiway_tree_prints_one_line_per_branch():
@@ -255,3 +359,27 @@ def test_unfitted_estimators_raise_not_fitted_error_as_scikit_learn(export, make
     with pytest.raises(NotFittedError, match=f"{export}: This {type(estimator).__name__} .*"):
         getattr(gpu_tree, export)(estimator, *arguments)
     assert not (tmp_path / "tree.png").exists()
+
+
+def test_the_command_line_keeps_its_names_x0_x1(tmp_path):
+    # ``gputree export`` names unnamed features x0, x1, ... in text, DOT and PNG, and marks
+    # the missing side, as it did before export_text took scikit-learn's defaults.
+    from _cli import run_cli
+
+    from gpu_tree import export_graphviz
+
+    X, y = datasets.load_iris(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y)
+    path = tmp_path / "tree.json"
+    model.save(path)
+    old = [f"x{j}" for j in range(4)]
+    text = run_cli("export", path)
+    assert text.exit_code == 0, text.output
+    assert text.stdout == export_text(model, feature_names=old, show_missing=True)
+    assert text.stdout.startswith("|--- x2 <= 2.45\n")
+    dot = run_cli("export", path, "--format", "dot")
+    assert dot.exit_code == 0, dot.output
+    assert dot.stdout == export_graphviz(
+        model, feature_names=old, class_names=["0", "1", "2"], filled=True, precision=2
+    )
+    assert 'label="x2 <= 2.45\\n' in dot.stdout

@@ -754,7 +754,7 @@ def test_a_file_written_before_missing_in_training_loads_and_marks_every_split(t
     lines = [line for line in lines if not line.endswith(("is present", "is missing"))]
     marked = [line for line in lines if line.endswith(" or missing")]
     assert len(marked) == len(lines) // 2 > 0
-    assert any(" x0 " in line for line in marked)  # x0 had no missing value
+    assert any(" feature_0 " in line for line in marked)  # feature 0 had no missing value
     # null says the same (a model that does not know), and is what saving it writes.
     document["missing_in_training"] = None
     assert not hasattr(gpu_tree.load(_write(tmp_path, document)), "missing_in_training_")

@@ -1636,9 +1636,17 @@ def export(model, fmt, output, max_depth, decimals, filled, tree):
     loaded = _load(model)
     estimator = _chosen_tree(loaded, tree, model)
     feature_names, class_names = _names(estimator)
+    if feature_names is None:  # the command's names of unnamed features (x0, x1, ...)
+        feature_names = [f"x{j}" for j in range(estimator.tree_.n_features)]
     depth_shown = max_depth if max_depth is not None else estimator.get_depth()
     if fmt == "text":
-        text = export_text(estimator, max_depth=depth_shown, decimals=decimals)
+        text = export_text(
+            estimator,
+            feature_names=feature_names,
+            max_depth=depth_shown,
+            decimals=decimals,
+            show_missing=True,
+        )
     elif fmt == "dot":
         text = export_graphviz(
             estimator,

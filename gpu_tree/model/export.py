@@ -54,11 +54,26 @@ class _Branch(NamedTuple):
 
 
 # -- names and wording, shared by every view --------------------------------------------
-def _labels(estimator, feature_names):
+# The names of unnamed features (a tree fitted on an array without column names), as
+# scikit-learn's exporters print them: export_text "feature_0", export_graphviz and
+# plot_tree "x[0]". Oblique trees, which scikit-learn has not, keep "x0" (their linear
+# forms read "0.31·x1 − 0.72·x4").
+TEXT_FEATURE_NAME = "feature_{}"
+GRAPH_FEATURE_NAME = "x[{}]"
+OBLIQUE_FEATURE_NAME = "x{}"
+
+
+def _labels(estimator, feature_names, unnamed):
+    """The feature names to print: ``feature_names``, else the DataFrame's column names
+    (``feature_names_in_``), else ``unnamed.format(j)`` for feature j."""
     n_features = estimator.tree_.n_features
+    if isinstance(estimator.tree_, ObliqueTree):
+        unnamed = OBLIQUE_FEATURE_NAME
     if feature_names is None:
         names = getattr(estimator, "feature_names_in_", None)
-        feature_names = list(names) if names is not None else [f"x{j}" for j in range(n_features)]
+        feature_names = (
+            list(names) if names is not None else [unnamed.format(j) for j in range(n_features)]
+        )
     feature_names = [str(n) for n in feature_names]
     if len(feature_names) != n_features:
         raise ValueError(
@@ -67,15 +82,18 @@ def _labels(estimator, feature_names):
     return feature_names
 
 
-def _check_fitted_and_names(estimator, feature_names, class_names, caller):
-    """The feature names to print; raises NotFittedError for an unfitted estimator (as
-    scikit-learn's exporters do) and ValueError for wrong name counts."""
+def _check_fitted_and_names(
+    estimator, feature_names, class_names, caller, unnamed=GRAPH_FEATURE_NAME
+):
+    """The feature names to print (``unnamed``: the pattern of unnamed features' names, see
+    :func:`_labels`); raises NotFittedError for an unfitted estimator (as scikit-learn's
+    exporters do) and ValueError for wrong name counts."""
     check_fitted(estimator, hasattr(estimator, "tree_"), caller)
-    names = _labels(estimator, feature_names)
-    if class_names is not None and len(class_names) != estimator.tree_.n_classes:
+    names = _labels(estimator, feature_names, unnamed)
+    if class_names is not None and len(class_names) != estimator.tree_.max_n_classes:
         raise ValueError(
             f"class_names has {len(class_names)} names, but the tree has "
-            f"{estimator.tree_.n_classes} classes"
+            f"{estimator.tree_.max_n_classes} classes"
         )
     return names
 
@@ -249,18 +267,30 @@ def export_text(
     show_missing=True,
     tree_index=None,
 ) -> str:
-    """The tree as text, one line per branch, as scikit-learn's ``export_text`` prints it.
+    """The tree as text, one line per branch, as scikit-learn's ``export_text`` prints it:
+    with the defaults, a tree of numeric splits prints character for character as
+    scikit-learn prints the same tree (unnamed features read "feature_0", "feature_1",
+    ...; leaves read "class: c", or "value: [v]" for a regressor).
 
     Numeric splits read "x <= t" / "x >  t", categorical subset splits "x in {...}" /
-    "x not in {...}", multiway nodes have a line per branch; "or missing" marks the side
-    missing values take at prediction, on the splits of features that had missing values
-    in training (``show_missing=False`` leaves it out everywhere). Nodes deeper than
+    "x not in {...}", multiway nodes have a line per branch. Nodes deeper than
     ``max_depth`` are summarised as "truncated branch of depth N" (N levels below), as in
-    scikit-learn. A forest's tree is shown by its index in ``estimators_``: ``tree_index``
-    (required for a forest, left out for a single tree).
+    scikit-learn. Without ``feature_names``, a tree fitted on a DataFrame names its
+    features by their columns (``feature_names_in_``; scikit-learn prints "feature_j"
+    there too).
+
+    Beyond scikit-learn's output, "or missing" marks the side missing values take at
+    prediction, on the splits of features that had missing values in training (every
+    split, for a model saved before that was recorded), and a multiway node's default
+    branch reads "(or missing, or another category)" there; ``show_missing=False`` leaves
+    these out, as scikit-learn prints its trees. A tree fitted without missing values
+    prints no such mark. A forest's tree is shown by its index in ``estimators_``:
+    ``tree_index`` (required for a forest, left out for a single tree).
     """
     estimator = _chosen_tree(estimator, tree_index, "export_text")
-    names = _check_fitted_and_names(estimator, feature_names, class_names, "export_text")
+    names = _check_fitted_and_names(
+        estimator, feature_names, class_names, "export_text", unnamed=TEXT_FEATURE_NAME
+    )
     if isinstance(estimator.tree_, ObliqueTree):  # oblique splits: "0.31·x1 − 0.72·x4 ≤ 1.20"
         return estimator.tree_.export_text(
             feature_names=names,
@@ -355,8 +385,8 @@ def _node_colors(estimator):
     tree = estimator.tree_
     value = tree.value[:, 0, :]
     if hasattr(estimator, "classes_"):
-        palette = _palette(tree.n_classes)
-        if tree.n_classes == 1:
+        palette = _palette(tree.max_n_classes)
+        if tree.max_n_classes == 1:
             return [_tint(palette[0], 1.0)] * tree.node_count
         top_two = -np.sort(-value, axis=1)[:, :2]
         lead = top_two[:, 0] - top_two[:, 1]
@@ -560,7 +590,8 @@ def export_graphviz(
     max_depth : int or None
         Nodes deeper than this are drawn as one "(...)" box per cut subtree.
     feature_names, class_names : sequences of str, optional
-        Default: the DataFrame's column names (else x0, x1, ...) and ``classes_``.
+        Default: the DataFrame's column names (else x[0], x[1], ..., as scikit-learn
+        names them; an oblique tree's x0, x1, ...) and ``classes_``.
     label : {"all", "root", "none"}
         Which boxes name their numbers ("samples = 10" or "10").
     filled : bool

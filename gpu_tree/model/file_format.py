@@ -159,7 +159,7 @@ def _tree_document(tree) -> dict:
     tree_doc = {
         "node_count": tree.node_count,
         "n_features": tree.n_features,
-        "n_classes": tree.n_classes,
+        "n_classes": tree.max_n_classes,
         "n_category_words": tree.n_category_words,
     }
     for name, dtype in NODE_ARRAYS.items():
@@ -459,16 +459,16 @@ def _read_fitted_state(read, document, n_features, regression, trees, tree_read)
         fitted["feature_names_in_"] = names
     if regression:
         for k, tree in enumerate(trees):
-            if tree.n_classes != 1:
+            if tree.max_n_classes != 1:
                 tree_read(k).fail(
-                    f"a regressor's tree must have 1 output column, not {tree.n_classes}"
+                    f"a regressor's tree must have 1 output column, not {tree.max_n_classes}"
                 )
     else:
         labels = _read_labels(read, document)
         for k, tree in enumerate(trees):
-            if labels.ndim != 1 or labels.size != tree.n_classes:
+            if labels.ndim != 1 or labels.size != tree.max_n_classes:
                 tree_read(k).fail(
-                    f"{labels.size} class labels, but the tree has {tree.n_classes} classes"
+                    f"{labels.size} class labels, but the tree has {tree.max_n_classes} classes"
                 )
         fitted["classes_"] = labels
         fitted["n_classes_"] = labels.size

@@ -98,9 +98,14 @@ class ObliqueTree:
         return int(self.coefficients.shape[1])
 
     @property
-    def n_classes(self) -> int:
+    def max_n_classes(self) -> int:
         """Output columns of ``value``: the classes (classifier) or 1 (regressor)."""
         return int(self.value.shape[2])
+
+    @property
+    def n_classes(self) -> np.ndarray:
+        """scikit-learn's ``Tree.n_classes``: ``array([max_n_classes])`` (intp)."""
+        return np.full(self.n_outputs, self.max_n_classes, dtype=np.intp)
 
     @property
     def n_outputs(self) -> int:
@@ -357,7 +362,7 @@ class ObliqueCodec:
         doc = {
             "node_count": tree.node_count,
             "n_features": tree.n_features,
-            "n_outputs": tree.n_classes,
+            "n_outputs": tree.max_n_classes,
         }
         for name in _INT_ARRAYS:
             doc[name] = getattr(tree, name).astype(int).tolist()

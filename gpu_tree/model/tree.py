@@ -132,9 +132,11 @@ LOCKSTEP_MIN_ROWS = 1024
 class Tree:
     """Struct of arrays for one fitted tree (``n_outputs`` is always 1).
 
-    ``value`` has shape (node_count, 1, n_classes) and holds the weighted class fractions
-    for classification (as scikit-learn >= 1.4 does) or, with n_classes == 1, the weighted
-    mean target for regression.
+    ``value`` has shape (node_count, 1, max_n_classes) and holds the weighted class
+    fractions for classification (as scikit-learn >= 1.4 does) or, with max_n_classes ==
+    1, the weighted mean target for regression. As in scikit-learn, ``max_n_classes`` is
+    that int and ``n_classes`` an array of one entry per output: ``array([3])`` for three
+    classes, ``array([1])`` for a regressor.
 
     The walk's node table (:meth:`walk_arrays`) is built once and cached until a building
     method changes the tree. The arrays packed into it (``WALK_NODE_COLUMNS``: the
@@ -148,14 +150,14 @@ class Tree:
         self, n_features: int, n_classes: int, capacity: int = 64, n_category_words: int = 1
     ):
         self.n_features = int(n_features)
-        self.n_classes = int(n_classes)  # 1 for regression
+        self.max_n_classes = int(n_classes)  # value's last axis: 1 for regression
         self.n_outputs = 1
         self.n_category_words = int(n_category_words)
         self.node_count = 0
         self._capacity = 0
         for name, dtype in NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
-        self._value = np.empty((0, 1, self.n_classes), dtype=VALUE_DTYPE)
+        self._value = np.empty((0, 1, self.max_n_classes), dtype=VALUE_DTYPE)
         self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
         self.branch_children = np.empty(0, dtype=np.int64)
         self._changes = 0  # calls of the building methods: part of the walk cache's key
@@ -178,7 +180,7 @@ class Tree:
             new = np.empty(capacity, dtype=old.dtype)
             new[: self.node_count] = old[: self.node_count]
             setattr(self, "_" + name, new)
-        value = np.empty((capacity, 1, self.n_classes), dtype=VALUE_DTYPE)
+        value = np.empty((capacity, 1, self.max_n_classes), dtype=VALUE_DTYPE)
         value[: self.node_count] = self._value[: self.node_count]
         self._value = value
         self._capacity = capacity
@@ -298,7 +300,7 @@ class Tree:
 
         out = Tree(
             self.n_features,
-            self.n_classes,
+            self.max_n_classes,
             capacity=old.size,
             n_category_words=self.n_category_words,
         )
@@ -430,6 +432,13 @@ class Tree:
         raise AttributeError(name)
 
     @property
+    def n_classes(self) -> np.ndarray:
+        """The classes of each output, as scikit-learn's ``Tree.n_classes``: an intp array
+        of shape (n_outputs,), ``array([1])`` for a regressor (a new array on each read;
+        the int is ``max_n_classes``)."""
+        return np.full(self.n_outputs, self.max_n_classes, dtype=np.intp)
+
+    @property
     def max_depth(self) -> int:
         return int(self.depth.max()) if self.node_count else 0
 
@@ -534,6 +543,8 @@ class Tree:
 
     def __setstate__(self, state):
         state = dict(state)
+        if "n_classes" in state:  # pickled before n_classes became scikit-learn's array
+            state["max_n_classes"] = int(state.pop("n_classes"))
         arrays = {name: state.pop(name) for name in list(NODE_ARRAYS) + ["value"]}
         self.__dict__.update(state)
         for name, array in arrays.items():
