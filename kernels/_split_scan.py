@@ -23,6 +23,13 @@ the running prefix is kept per candidate:
   first candidate within the tolerance of the best (:func:`make_split_scan`'s
   ``tolerance``) wins a feature, and the first feature within it wins the node.
 
+``scale`` (float64) holds each channel's power-of-two scale, then one more entry: the
+regression centre in the fit's units (``StatsLayout.fit_centre``), which the Poisson
+criterion adds back to the centred sums (``criteria.poisson_sums``); only it reads that
+entry. For Poisson, the ``divisor`` the helpers pass around (gain_ratio's split
+information) is the candidate's term scale instead (``criteria.poisson_term_scale``),
+which its tolerance scales with.
+
 :mod:`gpu_tree.kernels.cpu` compiles these helpers with ``numba.njit`` and
 :mod:`gpu_tree.kernels.cuda` with ``numba.cuda.jit(device=True)``.
 """
@@ -30,7 +37,7 @@ the running prefix is kept per candidate:
 import math
 
 # The criteria, as these helpers number them (CRITERION_CODES maps the names).
-GINI, ENTROPY, GAIN_RATIO, CART, MISCLASSIFICATION, SQUARED_ERROR = range(6)
+GINI, ENTROPY, GAIN_RATIO, CART, MISCLASSIFICATION, SQUARED_ERROR, POISSON = range(7)
 CRITERION_CODES = {
     "gini": GINI,
     "entropy": ENTROPY,
@@ -39,6 +46,7 @@ CRITERION_CODES = {
     "cart": CART,
     "misclassification": MISCLASSIFICATION,
     "squared_error": SQUARED_ERROR,
+    "poisson": POISSON,
 }
 
 # Which statistics a side's value reads.
@@ -114,10 +122,58 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
 
     @device_function
+    def poisson_sums(prefix, total, missing, side, with_missing, scale):
+        """(W, S, size) of a side (criteria.poisson_sums): its weight, its sum of w y (y
+        not centred: the centre is ``scale``'s last entry) and |sum w (y - centre)| +
+        |centre| W."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(side)
+        w = channel(zero, prefix, total, missing, side, with_missing, scale)
+        centred = channel(one, prefix, total, missing, side, with_missing, scale)
+        centre = scale[scale.shape[0] - 1]
+        return w, centred + centre * w, abs(centred) + abs(centre) * abs(w)
+
+    @device_function
+    def poisson_positive(prefix, total, missing, side, with_missing, scale, rtol):
+        """criteria.poisson_positive: the side's sum of w y is positive."""
+        w, s, size = poisson_sums(prefix, total, missing, side, with_missing, scale)
+        return s > rtol * size
+
+    @device_function
+    def poisson_term(prefix, total, missing, side, with_missing, parent_missing, scale):
+        """criteria.poisson_split_terms: S log(m_side / m) of a side, m the parent's mean
+        (the parent: total, plus the missing rows if ``parent_missing``)."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(side)
+        w, s, size = poisson_sums(prefix, total, missing, side, with_missing, scale)
+        parent_w, parent_s, parent_size = poisson_sums(
+            prefix, total, missing, parent_side, parent_missing, scale
+        )
+        if not (s > 0.0 and w > 0.0 and parent_s > 0.0 and parent_w > 0.0):
+            return 0.0
+        centred = channel(one, prefix, total, missing, side, with_missing, scale)
+        parent_centred = channel(one, prefix, total, missing, parent_side, parent_missing, scale)
+        difference = centred / w - parent_centred / parent_w
+        return s * math.log1p(difference / (parent_s / parent_w))
+
+    @device_function
+    def poisson_scale(prefix, total, missing, to_left, to_right, use_missing, scale):
+        """criteria.poisson_term_scale of a candidate: its terms' sizes times the parent's
+        size / S."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(scale.shape[0])
+        left = poisson_term(prefix, total, missing, left_side, to_left, use_missing, scale)
+        right = poisson_term(prefix, total, missing, right_side, to_right, use_missing, scale)
+        parent_w, parent_s, parent_size = poisson_sums(
+            prefix, total, missing, parent_side, use_missing, scale
+        )
+        ratio = parent_size / parent_s if parent_s > 0.0 else 0.0
+        return (abs(left) + abs(right)) * ratio
+
+    @device_function
     def weighted_impurity(criterion, n_classes, prefix, total, missing, side, with_missing, scale):
         """w * I(side) (criteria.weighted_gini, weighted_entropy, ...), or for regression
         -(sum w y)^2 / w (criteria.weighted_squared_error_term)."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
+        if criterion == POISSON:
+            return 0.0  # its score is written per split (weighted_score)
         if criterion == SQUARED_ERROR:
             w = channel(zero, prefix, total, missing, side, with_missing, scale)
             s = channel(one, prefix, total, missing, side, with_missing, scale)
@@ -145,15 +201,25 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
 
     @device_function
     def weighted_score(
-        criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale, parent
+        criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale, parent, rtol
     ):
         """The candidate's score times its node's weight (criteria.weighted_split_score):
         left = prefix, right = total - prefix, the missing rows (if ``use_missing``) on
         the left or right; ``parent``: the W of the parent (impurity criteria) or its
-        weight (cart, gain_ratio's fraction)."""
+        weight (cart, gain_ratio's fraction). Poisson: -inf where a side's sum of w y is
+        not positive (``rtol``: criteria.poisson_positive)."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         to_left = use_missing and missing_left
         to_right = use_missing and not missing_left
+        if criterion == POISSON:  # criteria.poisson_split
+            if not (
+                poisson_positive(prefix, total, missing, left_side, to_left, scale, rtol)
+                and poisson_positive(prefix, total, missing, right_side, to_right, scale, rtol)
+            ):
+                return -math.inf
+            return poisson_term(
+                prefix, total, missing, left_side, to_left, use_missing, scale
+            ) + poisson_term(prefix, total, missing, right_side, to_right, use_missing, scale)
         if criterion == CART:
             w_left = weight_of(n_classes, prefix, total, missing, left_side, to_left, scale)
             w_right = weight_of(n_classes, prefix, total, missing, right_side, to_right, scale)
@@ -186,10 +252,15 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
 
     @device_function
     def divisor_of(criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale):
-        """gain_ratio: the candidate's split information (splitting._divisor); else 1."""
+        """gain_ratio: the candidate's split information (splitting._divisor); Poisson: its
+        term scale (criteria.poisson_term_scale, what tolerance scales with); else 1."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
+        to_left = use_missing and missing_left
+        to_right = use_missing and not missing_left
+        if criterion == POISSON:
+            return poisson_scale(prefix, total, missing, to_left, to_right, use_missing, scale)
         if criterion != GAIN_RATIO:
             return 1.0
-        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         to_left = use_missing and missing_left
         to_right = use_missing and not missing_left
         w_left = weight_of(n_classes, prefix, total, missing, left_side, to_left, scale)
@@ -199,9 +270,12 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
     @device_function
     def tolerance(criterion, weight, weighted_sum, best, divisor, rtol):
         """criteria.score_tolerance for a node of this (real) weight and, for regression,
-        weighted target sum; ``divisor``: gain_ratio's split information of ``best``."""
+        weighted target sum; ``divisor``: gain_ratio's split information of ``best``, or
+        Poisson's term scale of ``best`` (:func:`divisor_of`)."""
         w = abs(weight)
-        if criterion == ENTROPY or criterion == GAIN_RATIO:
+        if criterion == POISSON:
+            scale = divisor
+        elif criterion == ENTROPY or criterion == GAIN_RATIO:
             scale = w * (1.0 + abs(math.log2(w if w > 0.0 else 1.0)))
             if criterion == GAIN_RATIO and divisor > 0.0:
                 scale = scale / divisor
@@ -270,7 +344,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                 n_classes, count_channel, prefix, total, missing, no, no, scale, msl, mwl
             ):
                 score = weighted_score(
-                    criterion, n_classes, prefix, total, missing, no, no, scale, parent
+                    criterion, n_classes, prefix, total, missing, no, no, scale, parent, rtol
                 )
             out[0] = score
             out[1] = divisor_of(criterion, n_classes, prefix, total, missing, no, no, scale)
@@ -281,14 +355,14 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             n_classes, count_channel, prefix, total, missing, yes, no, scale, msl, mwl
         ):
             score_left = weighted_score(
-                criterion, n_classes, prefix, total, missing, yes, yes, scale, parent
+                criterion, n_classes, prefix, total, missing, yes, yes, scale, parent, rtol
             )
         score_right = -math.inf
         if (values_right or has_missing) and allowed(
             n_classes, count_channel, prefix, total, missing, no, yes, scale, msl, mwl
         ):
             score_right = weighted_score(
-                criterion, n_classes, prefix, total, missing, no, yes, scale, parent
+                criterion, n_classes, prefix, total, missing, no, yes, scale, parent, rtol
             )
         divisor_left = divisor_of(criterion, n_classes, prefix, total, missing, yes, yes, scale)
         divisor_right = divisor_of(criterion, n_classes, prefix, total, missing, no, yes, scale)

@@ -481,9 +481,50 @@ def test_squared_error_scores_the_weighted_variance_decrease(with_count):
         )
 
 
+@pytest.mark.parametrize("with_count", [False, True])
+@pytest.mark.parametrize("centre", [0.0, 2.0, 1e6])
+def test_poisson_scores_the_weighted_half_deviance_decrease(with_count, centre):
+    """S_L log(S_L / W_L) + S_R log(S_R / W_R) - S log(S / W), from centred sums (any
+    centre), is w times the decrease of the half Poisson deviance."""
+    rng = np.random.default_rng(5)
+    layout = StatsLayout(False, 0, has_count_channel=with_count, centre=centre)
+
+    def weighted_deviance(y, w):  # in long double: y log(y / m) at y = 1e6 loses digits
+        y, w = y.astype(np.longdouble), w.astype(np.longdouble)
+        m = np.sum(w * y) / np.sum(w)
+        logs = np.log(np.where(y > 0, y, 1.0) / m)
+        return np.sum(w * (np.where(y > 0, y * logs, 0.0) - (y - m)))
+
+    for _ in range(30):
+        n = int(rng.integers(2, 30))
+        y = rng.poisson(3.0, size=n) + (1e6 if centre == 1e6 else 0.0)
+        y[0] += 1.0  # a positive sum on either side of any cut
+        y[-1] += 1.0
+        w = rng.uniform(0.1, 3.0, size=n) if with_count else np.ones(n)
+        cut = int(rng.integers(1, n))
+        left = _regression_stats(y[:cut] - centre, w[:cut], with_count)
+        right = _regression_stats(y[cut:] - centre, w[cut:], with_count)
+        decrease = (
+            weighted_deviance(y, w)
+            - weighted_deviance(y[:cut], w[:cut])
+            - weighted_deviance(y[cut:], w[cut:])
+        ) / np.sum(w.astype(np.longdouble))
+        score = float(split_score("poisson", layout, left, right))
+        assert score == pytest.approx(float(decrease), rel=1e-6, abs=1e-12)
+
+
+def test_poisson_refuses_children_whose_targets_sum_to_zero():
+    layout = StatsLayout(False, 0, has_count_channel=False, centre=2.0)
+    zeros = _regression_stats(np.zeros(3) - 2.0, np.ones(3), False)
+    counts = _regression_stats(np.array([1.0, 4.0]) - 2.0, np.ones(2), False)
+    assert split_score("poisson", layout, zeros, counts) == -np.inf
+    assert np.isfinite(split_score("poisson", layout, counts, counts))
+
+
 def test_a_regression_node_impurity_is_not_computed_from_sums():
-    with pytest.raises(ValueError, match="measured on its rows"):
-        node_impurity("squared_error", StatsLayout(False, 0, False), np.array([2.0, 1.0]))
+    for criterion in ("squared_error", "poisson"):
+        with pytest.raises(ValueError, match="measured on its rows"):
+            node_impurity(criterion, StatsLayout(False, 0, False), np.array([2.0, 1.0]))
 
 
 def test_node_impurity_kinds():
@@ -652,9 +693,16 @@ def test_check_criterion_accepts_classification_names(name):
     assert check_criterion(name, True) == name
 
 
-def test_check_criterion_accepts_squared_error():
-    assert REGRESSION_CRITERIA == ("squared_error",)
+def test_check_criterion_accepts_squared_error_and_poisson():
+    assert REGRESSION_CRITERIA == ("squared_error", "poisson")
     assert check_criterion("squared_error", False) == "squared_error"
+    assert check_criterion("poisson", False) == "poisson"
+
+
+def test_check_criterion_poisson_for_a_classifier():
+    with pytest.raises(ValueError, match="criterion='poisson'") as info:
+        check_criterion("poisson", True)
+    assert "regression criterion" in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["ginni", "Gini", "friedman_mse", "absolute_error", ""])
@@ -663,7 +711,7 @@ def test_check_criterion_unknown_classification_name(name):
         check_criterion(name, True)
 
 
-@pytest.mark.parametrize("name", ["variance", "mse", "poisson"])
+@pytest.mark.parametrize("name", ["variance", "mse", "absolute_error"])
 def test_check_criterion_unknown_regression_name(name):
     with pytest.raises(ValueError, match=f"criterion={name!r}") as info:
         check_criterion(name, False)
@@ -763,7 +811,7 @@ def test_squared_error_tolerance_reads_only_the_weight_and_the_weighted_sum(with
 def test_tie_tolerance_without_an_allowed_candidate_is_finite(criterion):
     """best = -inf (no candidate allowed): the tolerance is that of the node alone, finite,
     also for an empty node; per node for a batch of nodes, through the namespace."""
-    is_classification = criterion != "squared_error"
+    is_classification = criterion not in REGRESSION_CRITERIA
     layout = StatsLayout(is_classification, 3 if is_classification else 0, False)
     parent = np.array([[4.0, 2.0, 2.0], [0.0, 0.0, 0.0]])
     xp = RecordingNamespace()

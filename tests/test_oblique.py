@@ -296,6 +296,12 @@ def test_bad_parameters(params, message):
         ObliqueDecisionTreeClassifier(**params).fit(X, y)
 
 
+def test_poisson_is_refused_not_ignored():
+    X, y = _rotated(50)
+    with pytest.raises(ValueError, match="not available for oblique trees"):
+        ObliqueDecisionTreeRegressor(criterion="poisson").fit(X, np.abs(X[:, 0]) + 1.0)
+
+
 def test_bad_input():
     X, y = _rotated(50)
     X_nan = X.copy()

@@ -140,6 +140,17 @@ class StatsLayout:
         weight = stats[..., 0]
         return stats[..., 1] / xp.where(weight > 0, weight, 1.0)
 
+    @property
+    def fit_centre(self) -> float:
+        """Regression: the centre in the fit's units, ``centre * 2**-target_exponent``: a
+        row's target in those units is its centred target plus this."""
+        return float(np.ldexp(self.centre, -self.target_exponent))
+
+    def weighted_target_sum(self, stats, xp=np):
+        """Regression: ``sum w*y`` (y in the fit's units, not centred) of real statistics,
+        ``sum w*(y - centre) + centre * sum w`` (the Poisson criterion reads it)."""
+        return stats[..., 1] + self.fit_centre * stats[..., 0]
+
     def target(self, centred):
         """Regression: real targets from centred ones (the fit's units). Added in those
         units, then scaled: ``centre + centred * 2**t`` could overflow where the target

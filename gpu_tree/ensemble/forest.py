@@ -137,7 +137,10 @@ class _BaseForest(BaseEstimator):
             class_weight = self.class_weight
             params["class_weight"] = None if class_weight == "balanced_subsample" else class_weight
             params["min_purity"] = self.min_purity
-        return self._tree_class(**params, random_state=0)
+        template = self._tree_class(**params, random_state=0)
+        if not self._is_classification:  # criterion="poisson": a forest's message
+            template._poisson_estimator_kind = "forest"
+        return template
 
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -642,7 +645,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
 class RandomForestRegressor(RegressorMixin, _BaseForest):
     """A random forest of gpu_tree decision-tree regressors (Breiman, 2001); parameters
     as :class:`RandomForestClassifier`'s, but ``max_features`` defaults to 1.0 (every
-    feature, as in scikit-learn), ``criterion`` to "squared_error", and there is no
+    feature, as in scikit-learn), ``criterion`` to "squared_error" (or "poisson", as
+    :class:`gpu_tree.DecisionTreeRegressor` takes it), and there is no
     ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
     ``oob_prediction_``."""
 

@@ -38,6 +38,7 @@ from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.oblique import (
     CLASSIFIER_DIRECTIONS,
     DEFAULT_ALPHA,
+    OBLIQUE_CRITERIA,
     REGRESSOR_DIRECTIONS,
     ObliqueParams,
     grow_oblique_tree,
@@ -81,9 +82,15 @@ class _BaseObliqueTree(BaseEstimator):
             raise ValueError(f"alpha must be a positive number, got {alpha!r}")
         if not np.isfinite(alpha):
             raise ValueError(f"alpha must be finite, got {alpha!r}")
+        criterion = check_criterion(self.criterion, self._is_classification)
+        if criterion not in OBLIQUE_CRITERIA:
+            raise ValueError(
+                f"criterion={criterion!r} is not available for oblique trees; choose one of "
+                f"{sorted(OBLIQUE_CRITERIA)}"
+            )
         return ObliqueParams(
             direction=self.direction,
-            criterion=check_criterion(self.criterion, self._is_classification),
+            criterion=criterion,
             is_classification=self._is_classification,
             n_classes=n_classes,
             max_depth=_check_count("max_depth", self.max_depth, 0, allow_none=True),

@@ -46,7 +46,11 @@ from gpu_tree.growing.backend import (
     bin_features,
     make_backend,
 )
-from gpu_tree.growing.criteria import check_cost_criterion, check_criterion
+from gpu_tree.growing.criteria import (
+    check_cost_criterion,
+    check_criterion,
+    check_poisson_targets,
+)
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
 from gpu_tree.model.pruning import (
@@ -959,9 +963,23 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
 
 class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
     """Decision-tree regressor (variance reduction, as in Breiman et al.'s CART, 1984);
-    parameters as the classifier's."""
+    parameters as the classifier's but for ``criterion``.
+
+    Parameters
+    ----------
+    criterion : {"squared_error", "poisson"}, default="squared_error"
+        "squared_error": variance reduction, nodes' ``impurity`` their weighted variance;
+        "poisson": reduction of the half Poisson deviance, as scikit-learn's, for
+        non-negative targets (counts, rates) of a positive sum, nodes' ``impurity`` their
+        mean half Poisson deviance; a split leaving a child whose targets sum to 0 is
+        never made. Leaves predict their weighted mean target with either.
+        "friedman_mse" is deprecated and maps to "squared_error", as in scikit-learn 1.9.
+    """
 
     _is_classification = False
+    # Which of scikit-learn's messages refuses targets summing to 0 for criterion="poisson"
+    # (a forest's template says "forest": criteria.check_poisson_targets).
+    _poisson_estimator_kind = "tree"
 
     def __init__(
         self,
@@ -1013,6 +1031,8 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         return self._fit(X, y, sample_weight)
 
     def _encode_targets(self, y, weight):
+        if self.criterion == "poisson":
+            check_poisson_targets(y, self._poisson_estimator_kind)
         return y, weight
 
     def _row_data(self, y, weight, **options):

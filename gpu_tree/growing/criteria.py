@@ -18,6 +18,10 @@ Formulas, with their published sources:
 - gini     G(D) = 1 - sum_i P(c_i|D)^2                            (Zaki and Meira, ch. 19)
 - misclassification  1 - max_i P(c_i|D)                          (ESL, section 9.2.3)
 - squared_error: the weighted variance of y, scored in the S1^2/W form (Breiman et al. 1984)
+- poisson: the half Poisson deviance  sum_i w_i (y_i log(y_i / m) - y_i + m) / w  (m the
+  node's weighted mean; y >= 0), scored as scikit-learn's Poisson proxy
+  sum_k S_k log(S_k / W_k) (S = sum w y, W = sum w) in a better conditioned form
+  (:func:`poisson_split_terms`); a child whose S is not positive is no split
 - information gain  H(D) - n_Y/n H(D_Y) - n_N/n H(D_N)           (Zaki and Meira, eq. 19.5)
 - multiway gain  H(D) - sum_v n_v/n H(D_v)                       (Quinlan 1986, ID3)
 - gain_ratio  gain / (-sum_k f_k log2 f_k)                       (Quinlan 1993, C4.5)
@@ -53,7 +57,7 @@ from gpu_tree.data.stats import StatsLayout, channel_sum
 from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
-REGRESSION_CRITERIA = ("squared_error",)
+REGRESSION_CRITERIA = ("squared_error", "poisson")
 COST_CRITERIA = ("tan_schlimmer", "nunez")
 
 
@@ -124,6 +128,64 @@ def weighted_squared_error_term(regression_stats, xp=np):
     return -_safe_divide(sum_y * sum_y, w, xp)
 
 
+def poisson_sums(layout: StatsLayout, regression_stats, xp=np):
+    """(W, S, size): a side's weight W = sum w, its S = sum w y (y in the fit's units, not
+    centred: :meth:`StatsLayout.weighted_target_sum`) and the size of the terms S was
+    computed from, |sum w (y - centre)| + |centre| W >= S, which bounds its rounding."""
+    w = regression_stats[..., 0]
+    centred_sum = regression_stats[..., 1]
+    size = xp.abs(centred_sum) + abs(layout.fit_centre) * xp.abs(w)
+    return w, layout.weighted_target_sum(regression_stats, xp), size
+
+
+def poisson_positive(layout: StatsLayout, regression_stats, xp=np):
+    """Whether a side's S = sum w y is positive beyond the rounding of its reconstruction
+    from the centred sums (:data:`SCORE_RTOL` of their size): a Poisson child whose S is
+    not predicts 0, of infinite deviance, and is no split (scikit-learn: S <= EPSILON)."""
+    _, s, size = poisson_sums(layout, regression_stats, xp)
+    return s > SCORE_RTOL * size
+
+
+def poisson_split_terms(layout: StatsLayout, children, parent, xp=np):
+    """S_k log(m_k / m) of each child k (m_k its mean target, m the parent's; 0 where a
+    side's S or W is not positive): a Poisson split's weighted score is their sum.
+
+    w * D = sum w (y log(y / m) - y + m) = sum w y log y - S log(S / W) (S = sum w y,
+    W = sum w, m = S / W), and sum w y log y is the same for a node and its children
+    together, so a split's weighted score is sum_k S_k log(S_k / W_k) - S log(S / W),
+    scikit-learn's Poisson proxy up to the node's term, and as sum_k S_k = S, that is
+    sum_k S_k log(m_k / m). Written so, with m_k / m = 1 + (c_k - c) / m (c_k, c the
+    centred means, whose difference the centre does not enter), each term is of the size
+    of the children's differences, not of S log m: targets far from 0 (1e6 + Poisson
+    noise) keep their splits apart. ``parent`` broadcasts against ``children``.
+    """
+    w, s, _ = poisson_sums(layout, children, xp)
+    parent_w, parent_s, _ = poisson_sums(layout, parent, xp)
+    ok = (s > 0) & (w > 0) & (parent_s > 0) & (parent_w > 0)
+    mean = xp.where(ok, parent_s, 1.0) / xp.where(ok, parent_w, 1.0)
+    difference = layout.centred_mean(children, xp) - layout.centred_mean(parent, xp)
+    return xp.where(ok, s * xp.log1p(xp.where(ok, difference, 0.0) / mean), 0.0)
+
+
+def poisson_term_scale(layout: StatsLayout, terms, parent, xp=np):
+    """The size a Poisson split score's rounding scales with (score_tolerance), from its
+    children's :func:`poisson_split_terms` (last axis): sum_k |term_k| times the parent's
+    size / S (the relative rounding of its mean, which every term reads)."""
+    _, parent_s, size = poisson_sums(layout, parent, xp)
+    return xp.sum(xp.abs(terms), axis=-1) * _safe_divide(size, parent_s, xp)
+
+
+def poisson_split(layout: StatsLayout, children, parent, xp=np):
+    """(weighted score, term scale) of Poisson splits of ``parent`` (..., n_channels) into
+    ``children`` (..., n_children, n_channels): the sum of :func:`poisson_split_terms`
+    (-inf where a child holding rows has no positive S) and :func:`poisson_term_scale`."""
+    terms = poisson_split_terms(layout, children, parent[..., None, :], xp)
+    holds_rows = layout.weight(children, xp) > 0
+    invalid = xp.any(holds_rows & ~poisson_positive(layout, children, xp), axis=-1)
+    score = xp.where(invalid, -xp.inf, xp.sum(terms, axis=-1))
+    return score, poisson_term_scale(layout, terms, parent, xp)
+
+
 def _per_weight(weighted_impurity):
     def impurity(class_weights, xp=np):
         w = channel_sum(class_weights, xp)
@@ -146,8 +208,13 @@ _WEIGHTED_IMPURITY = {
 }
 
 
+def impurity_kind(criterion: str) -> str:
+    """The impurity a criterion's nodes report (model.tree.NODE_IMPURITY; poisson's own)."""
+    return NODE_IMPURITY.get(criterion, criterion)
+
+
 def _weighted_node_impurity(criterion, layout, stats, xp):
-    kind = NODE_IMPURITY[criterion]
+    kind = impurity_kind(criterion)
     if kind == "squared_error":
         return weighted_squared_error_term(stats, xp)
     return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)
@@ -155,8 +222,8 @@ def _weighted_node_impurity(criterion, layout, stats, xp):
 
 def node_impurity(criterion: str, layout: StatsLayout, stats, xp=np):
     """The impurity ``tree_.impurity`` holds for classification nodes with these (real)
-    statistics. Regression nodes' variances need their rows: the backend measures them."""
-    if NODE_IMPURITY[criterion] == "squared_error":
+    statistics. Regression nodes' impurities need their rows: they are measured there."""
+    if impurity_kind(criterion) in REGRESSION_CRITERIA:
         raise ValueError("a regression node's impurity is measured on its rows, not its sums")
     return _safe_divide(
         _weighted_node_impurity(criterion, layout, stats, xp), layout.weight(stats, xp), xp
@@ -197,6 +264,9 @@ def weighted_split_score(criterion: str, layout: StatsLayout, left, right, paren
     """
     if parent is None:
         parent = left + right
+    if criterion == "poisson":
+        children = xp.stack(xp.broadcast_arrays(left, right), axis=-2)
+        return poisson_split(layout, children, parent, xp)[0]
     if criterion == "cart":
         cart = cart_measure(layout.class_weights(left), layout.class_weights(right), xp)
         return layout.weight(parent, xp) * cart
@@ -239,12 +309,16 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     - gini, misclassification, cart: w, the size of their terms (c^2 / w, max c, w);
     - squared_error: (sum w y)^2 / w of the node, the size of its term; the children's
       terms add up to the node's plus the score. Only channels 0 and 1 (sum w, sum w y)
-      are read.
+      are read;
+    - poisson: ``divisor``, the best candidate's :func:`poisson_term_scale` (its terms
+      are of the size of its children's differences, which no statistic of the node
+      bounds); without one, the node's |sum w (y - centre)| + |centre| w
+      (:func:`poisson_sums`).
 
     w is the node's weight.
     """
     weight = xp.abs(layout.weight(parent, xp))
-    kind = NODE_IMPURITY[criterion]
+    kind = impurity_kind(criterion)
     if kind == "entropy":
         scale = weight * (1.0 + xp.abs(xp.log2(xp.where(weight > 0, weight, 1.0))))
         if criterion == "gain_ratio" and divisor is not None:
@@ -252,6 +326,8 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     elif kind == "squared_error":
         weighted_sum = parent[..., 1]
         scale = _safe_divide(weighted_sum * weighted_sum, parent[..., 0], xp)
+    elif kind == "poisson":
+        scale = poisson_sums(layout, parent, xp)[2] if divisor is None else divisor
     else:
         scale = weight
     magnitude = xp.where(xp.isfinite(best), xp.abs(best), 0.0)
@@ -292,6 +368,8 @@ def weighted_multiway_split_score(criterion: str, layout: StatsLayout, branches,
     """
     if criterion == "cart":
         raise ValueError("the CART measure scores binary splits only; it has no multiway form")
+    if criterion == "poisson":
+        return poisson_split(layout, branches, parent, xp)[0]
     children = xp.sum(_weighted_node_impurity(criterion, layout, branches, xp), axis=-1)
     decrease = _weighted_node_impurity(criterion, layout, parent, xp) - children
     if criterion == "gain_ratio":
@@ -380,3 +458,24 @@ def check_cost_criterion(cost_criterion) -> str:
             f"Unknown cost_criterion={cost_criterion!r}; choose one of {list(COST_CRITERIA)}"
         )
     return cost_criterion
+
+
+# scikit-learn's messages: its trees and forests word the second one differently.
+POISSON_NEGATIVE_MESSAGE = (
+    "Some value(s) of y are negative which is not allowed for Poisson regression."
+)
+POISSON_SUM_MESSAGES = {
+    "tree": "Sum of y is not positive which is necessary for Poisson regression.",
+    "forest": "Sum of y is not strictly positive which is necessary for Poisson regression.",
+}
+
+
+def check_poisson_targets(y, estimator_kind: str = "tree") -> None:
+    """Refuse targets the Poisson criterion cannot fit, with scikit-learn's messages: a
+    negative target, or targets that sum to 0 (every prediction would be 0).
+    ``estimator_kind``: "tree" or "forest" (whose message scikit-learn words apart)."""
+    y = np.asarray(y, dtype=np.float64)
+    if np.any(y < 0):
+        raise ValueError(POISSON_NEGATIVE_MESSAGE)
+    if np.sum(y) <= 0:
+        raise ValueError(POISSON_SUM_MESSAGES[estimator_kind])

@@ -36,6 +36,7 @@ from gpu_tree.growing.criteria import (
     branch_split_info,
     log2_cost_measure,
     node_impurity,
+    poisson_split,
     score_tolerance,
     split_info,
 )
@@ -58,7 +59,14 @@ from gpu_tree.growing.splitting import (
 )
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels import cpu_subtrees
-from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC, TREE_UNDEFINED, Tree
+from gpu_tree.model.tree import (
+    CATEGORICAL_SUBSET,
+    MULTIWAY,
+    NUMERIC,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    Tree,
+)
 from gpu_tree.utils.fit_stats import SETUP, count_per_level, enter_level
 from gpu_tree.utils.progress import grower_logger as logger
 from gpu_tree.utils.progress import step
@@ -517,7 +525,7 @@ class Grower:
         root_weight = self.tree.weighted_n_node_samples[self._node_root[nodes]]
         priority = self.tree.weighted_n_node_samples[nodes] / root_weight * chosen.score
         # Scores are in the fit's units (regression targets may be scaled: StatsLayout).
-        min_decrease = self.layout.fit_variance(p.min_impurity_decrease)
+        min_decrease = self._fit_score(p.min_impurity_decrease)
         self._receive_impurities()  # the copy back that brought the winners brought them
         accept = (
             chosen.has_split
@@ -627,9 +635,9 @@ class Grower:
         score = np.stack([chosen.score for chosen in per_column], axis=1)
         tolerance = np.stack([self._score_rounding(chosen) for chosen in per_column], axis=1)
         score = np.where(has_split, score, 0.0)
-        if not layout.is_classification:  # the real variance decreases
-            score = layout.target_variance(score)
-            tolerance = layout.target_variance(tolerance)
+        if not layout.is_classification:  # the real variance (or deviance) decreases
+            score = self._real_score(score)
+            tolerance = self._real_score(tolerance)
         measure = log2_cost_measure(p.cost_criterion, score, column_costs, p.cost_weight)
         highest = log2_cost_measure(
             p.cost_criterion, score + tolerance, column_costs, p.cost_weight
@@ -646,6 +654,21 @@ class Grower:
         fields["score"] = np.where(found, fields["score"], -np.inf)
         return ChosenSplits(**fields)
 
+    def _real_score(self, score):
+        """Regression split scores (impurity decreases) in real units from the fit's (its
+        targets scaled by 2**-t: a variance scales by 2**-2t, a Poisson deviance by 2**-t)."""
+        layout = self.layout
+        if self.params.criterion == "poisson":
+            return np.ldexp(score, layout.target_exponent)
+        return layout.target_variance(score)
+
+    def _fit_score(self, score: float) -> float:
+        """A real impurity decrease in the fit's units (:meth:`_real_score`'s inverse)."""
+        layout = self.layout
+        if self.params.criterion == "poisson":
+            return float(np.ldexp(score, -layout.target_exponent))
+        return layout.fit_variance(score)
+
     def _score_rounding(self, chosen: ChosenSplits) -> np.ndarray:
         """How far each node's chosen score (per unit weight, the fit's units) may be from
         its exact value by rounding: criteria.score_tolerance of its weighted score, per
@@ -658,6 +681,11 @@ class Grower:
         divisor = None
         if self.params.criterion == "gain_ratio":
             divisor = self._split_information(chosen, parent)
+        elif self.params.criterion == "poisson":  # the chosen split's term scale
+            children = np.stack(
+                [layout.real(chosen.left_stats), layout.real(chosen.right_stats)], 1
+            )
+            divisor = poisson_split(layout, children, parent)[1]
         tolerance = score_tolerance(self.params.criterion, layout, parent, weighted, np, divisor)
         return np.where(chosen.has_split, tolerance / positive, 0.0)
 
@@ -1039,6 +1067,9 @@ class Grower:
             or p.max_leaf_nodes is not None
             or self.multiway
             or p.feature_costs is not None  # the finisher chooses splits by gain alone
+            # Poisson node impurities are measured on the rows after growth (see
+            # _poisson_deviances), from the row partition the finisher does not keep.
+            or p.criterion == "poisson"
         ):
             return None
         return finisher
@@ -1205,11 +1236,75 @@ class Grower:
         tree = self._grow(one_root)
         self._receive_remaining_impurities()
         layout = self.layout
-        if not layout.is_classification:  # impurities in real units
+        if self.params.criterion == "poisson":  # in real units already
+            tree.impurity[:] = self._poisson_deviances(tree)
+        elif not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
         if layout.weight_exponent:  # weighted sizes too
             tree.weighted_n_node_samples[:] = layout.real_weight(tree.weighted_n_node_samples)
         return tree
+
+    def _poisson_deviances(self, tree: Tree) -> np.ndarray:
+        """Poisson: every node's half Poisson deviance in real units, measured on its rows
+        as scikit-learn's ``tree_.impurity`` holds it: sum w (y log(y / m) - y + m) / sum w,
+        m the node's mean target (its value).
+
+        Each row's term is written y log1p(d / m) - d (d = y - m), non-negative and of the
+        size of the deviance: y log(y / m) - y + m in floats would lose it to the size of
+        y where y is far from 0 (1e6 + Poisson noise). Until now a regression node's
+        impurity was its variance, measured by the backend (zero exactly where its targets
+        are all equal: the only use growth has for it, the purity test); such nodes keep
+        0. Each row's term adds to its leaf and to every ancestor: the backend's rows end
+        in the leaves (:meth:`_node_of_row`).
+        """
+        layout = self.layout
+        row_data = self.backend.row_data
+        n_nodes = tree.node_count
+        parent = tree.parents()
+        centre = layout.fit_centre
+        # The fit's units (targets scaled by 2**-t; weights too, which cancel).
+        mean = np.ldexp(tree.value[:, 0, 0], -layout.target_exponent)
+        y = row_data.centred + centre
+        weight = row_data.weight
+        node = self._node_of_row(tree, parent)
+        weights = np.zeros(n_nodes)
+        deviances = np.zeros(n_nodes)
+        while node.size:
+            m = mean[node]
+            d = y - m
+            ratio = np.where((y > 0) & (m > 0), d / np.where(m > 0, m, 1.0), 0.0)
+            term = weight * np.where(y > 0, y * np.log1p(ratio) - d, m)
+            deviances += np.bincount(node, weights=term, minlength=n_nodes)
+            weights += np.bincount(node, weights=weight, minlength=n_nodes)
+            up = parent[node]
+            keep = up >= 0
+            node, y, weight = up[keep], y[keep], weight[keep]
+        deviance = np.maximum(deviances, 0.0) / np.where(weights > 0, weights, 1.0)
+        deviance = np.ldexp(deviance, layout.target_exponent)
+        return np.where(tree.impurity[:n_nodes] == 0.0, 0.0, deviance)
+
+    def _node_of_row(self, tree: Tree, parent) -> np.ndarray:
+        """The leaf of every row of the backend (int64): the CPU backends' row partition
+        holds each node's rows (a leaf's are a slice of its ``sample_indices``), the CUDA
+        backend's ``node_of_row`` each row's node."""
+        backend = self.backend
+        partition = getattr(backend, "row_partition", None)
+        if partition is None:
+            node_of_row = getattr(backend, "node_of_row", None)
+            if node_of_row is None:
+                raise ValueError(
+                    f"criterion='poisson' is not supported by {type(backend).__name__}"
+                )
+            return device_to_host(node_of_row).astype(np.int64)
+        is_leaf = tree.children_left == TREE_LEAF
+        is_leaf[parent[parent >= 0]] = False
+        leaves = np.flatnonzero(is_leaf)
+        start, sizes = partition.start[leaves], partition.node_sizes(leaves)
+        offsets = np.repeat(start - (np.cumsum(sizes) - sizes), sizes)
+        positions = offsets + np.arange(int(sizes.sum()))
+        node_of_row = np.full(partition.sample_indices.size, -1, dtype=np.int64)
+        node_of_row[partition.sample_indices[positions]] = np.repeat(leaves, sizes)
+        return node_of_row
 
     def _grow(self, one_root: bool) -> Tree:
         self._start = time.perf_counter()

@@ -69,6 +69,7 @@ import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.growing.criteria import (
+    CLASSIFICATION_CRITERIA,
     node_impurity,
     score_tolerance,
     weighted_split_score,
@@ -77,6 +78,8 @@ from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTr
 
 CLASSIFIER_DIRECTIONS = ("logistic", "perceptron", "svm", "lda")
 REGRESSOR_DIRECTIONS = ("least_squares", "logistic", "perceptron", "svm", "lda")
+# Poisson's scores need the targets' centre, which the oblique search does not carry.
+OBLIQUE_CRITERIA = (*CLASSIFICATION_CRITERIA, "squared_error")
 
 # Ridge penalty of every direction fit, on standardised features with weights summing to 1.
 DEFAULT_ALPHA = 1e-3

@@ -32,6 +32,7 @@ from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.criteria import (
     SCORE_RTOL,
     branch_split_info,
+    poisson_split,
     score_tolerance,
     split_info,
     weighted_multiway_split_score,
@@ -247,7 +248,10 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     bins of one of their (node, feature) rows."""
     hist, nonempty, layout, xp = search.hist, search.nonempty, search.layout, search.xp
     categorical = search.categorical
-    if xp is np and categorical is not None and COMPILED_CATEGORICAL_SEARCH:
+    # The compiled categorical search (kernels/cpu_categorical.py) knows no Poisson: its
+    # fits take the vectorised search, the reference, which scores every criterion.
+    compiled_categorical = COMPILED_CATEGORICAL_SEARCH and search.criterion != "poisson"
+    if xp is np and categorical is not None and compiled_categorical:
         _select_compiled(search, chosen, chunk, slots, width)
         return
     n = slots.size
@@ -288,8 +292,9 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
         numeric_host = np.setdiff1d(np.arange(n_features), cat_features)
         numeric = host_to_device(numeric_host, xp)
     feature_best = xp.full((n, n_features), -xp.inf, dtype=SCORE_DTYPE)
-    # gain_ratio: the split information of each feature's best candidate, else None.
-    feature_divisor = None if search.criterion != "gain_ratio" else xp.ones_like(feature_best)
+    # gain_ratio: the split information of each feature's best candidate (poisson: its
+    # term scale), else None.
+    feature_divisor = None if not _has_divisor(search) else xp.ones_like(feature_best)
     best_position = xp.zeros((n, 1), dtype=xp.int64)
     missing_left = None
     if n_features > cat_features.size:
@@ -559,7 +564,9 @@ class CompiledSearch(NamedTuple):
     use_missing: bool
     feature_mask: Any  # (n_nodes, n_features) bool, or a 1-row stand-in
     use_mask: bool
-    scale: Any  # (n_channels,) float64: 2**-exponent, each channel's integers to real units
+    # (n_channels + 1,) float64: 2**-exponent, each channel's integers to real units, then
+    # the regression centre in the fit's units (StatsLayout.fit_centre; 0: classification)
+    scale: Any
     criterion: int  # kernels/_split_scan.py's CRITERION_CODES
     n_classes: int  # 0: regression
     count_channel: int  # -1: none
@@ -585,7 +592,8 @@ def compiled_search(hist, slots, missing, feature_mask, criterion, layout, const
     if use_mask:
         mask = np.asarray(feature_mask, dtype=np.int64)
     exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
-    scale_bits = np.ldexp(1.0, -exponents).view(np.int64)
+    centre = layout.fit_centre if not layout.is_classification else 0.0
+    scale_bits = np.append(np.ldexp(1.0, -exponents), centre).view(np.int64)
     tables = host_to_device(np.concatenate([slots.astype(np.int64), mask.ravel(), scale_bits]), xp)
     n_nodes, n_mask = slots.size, mask.size
     return CompiledSearch(
@@ -785,12 +793,21 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
     return score, missing_left, divisor
 
 
+def _has_divisor(search) -> bool:
+    """Whether candidates carry a divisor (:func:`_divisor`) their ties are judged with."""
+    return search.criterion in ("gain_ratio", "poisson")
+
+
 def _divisor(search, left, right):
     """gain_ratio: the split information of splits into ``left`` and ``right`` (what their
-    scores are divided by); None for the other criteria."""
+    scores are divided by); poisson: their term scale (criteria.poisson_term_scale, which
+    their rounding scales with); None for the other criteria."""
+    layout, xp = search.layout, search.xp
+    if search.criterion == "poisson":
+        children = xp.stack(xp.broadcast_arrays(left, right), axis=-2)
+        return poisson_split(layout, children, left + right, xp)[1]
     if search.criterion != "gain_ratio":
         return None
-    layout, xp = search.layout, search.xp
     left_weight = layout.weight(left, xp)
     weight = left_weight + layout.weight(right, xp)
     return split_info(left_weight / xp.where(weight > 0, weight, 1.0), xp)
@@ -838,8 +855,9 @@ class _CategoricalScores:
         xp = self.xp
         n, n_cat = compact.shape[:2]
         self.best = xp.full((n, n_cat), -xp.inf, dtype=SCORE_DTYPE)
-        # gain_ratio: the split information of the best candidate (else None).
-        self.divisor = xp.ones((n, n_cat)) if search.criterion == "gain_ratio" else None
+        # gain_ratio: the split information of the best candidate (poisson: its term
+        # scale; else None).
+        self.divisor = xp.ones((n, n_cat)) if _has_divisor(search) else None
         self.index = xp.zeros((n, n_cat), dtype=xp.int64)
         self.family = xp.zeros((n, n_cat), dtype=xp.int64)
         self.missing_left = xp.zeros((n, n_cat), dtype=bool)
@@ -1020,6 +1038,8 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
         divisor = None
         if criterion == "gain_ratio":
             divisor = branch_split_info(layout.weight(branches, xp), xp)[..., None]
+        elif criterion == "poisson":
+            divisor = poisson_split(layout, branches, parent, xp)[1][..., None]
         scores.offer(xp.where(allowed, score, -xp.inf)[..., None], None, None, divisor)
         return scores
 
