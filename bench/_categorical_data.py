@@ -198,15 +198,15 @@ def one_hot(dataset: CategoricalDataset, X_train, X_test):
     """Dense float arrays of X_train and X_test, the encoder fitted on X_train."""
     encoder = one_hot_encoder(dataset)
     # None and NaN both mean missing; OneHotEncoder wants one of them per column.
-    X_train = _nan_for_none(X_train, dataset.categorical)
-    X_test = _nan_for_none(X_test, dataset.categorical)
+    X_train = nan_for_none(X_train, dataset.categorical)
+    X_test = nan_for_none(X_test, dataset.categorical)
     return (
         encoder.fit_transform(X_train).astype(np.float64),
         encoder.transform(X_test).astype(np.float64),
     )
 
 
-def _nan_for_none(X, columns):
+def nan_for_none(X, columns):
     X = X.copy()
     for column in columns:
         X[column] = X[column].where(X[column].notna(), np.nan).astype(object)

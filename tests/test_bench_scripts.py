@@ -648,3 +648,30 @@ def test_forest_benchmark_prints_its_table_ratios_and_batches(tmp_path):
     report = json.loads(out.read_text())
     by_tool = {r["tool"]: r for r in report["synthetic"]["results"]}
     assert by_tool["gpu_tree"]["n_batches"] == 1 and by_tool["sklearn"]["fit_ratio"] > 0
+
+
+def test_sparse_benchmark_compares_the_csr_and_dense_paths(tmp_path):
+    """bench/bench_sparse.py at a tiny size: a row per tool, ratios against the CSR path,
+    the same training accuracy from the CSR and the dense path (the same tree), and the
+    CSR codes smaller than the dense ones on 1 % stored values."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "sparse.json"
+    stdout = _run(
+        "bench_sparse.py",
+        *("--rows", "3000", "--features", "200", "--depth", "4", "--repeats", "1"),
+        *("--tools", "gpu_tree_sparse,gpu_tree_dense,sklearn", "--json", str(out)),
+    )
+    (table,) = _markdown_tables(stdout)
+    header, _, *rows = table
+    assert [row[0] for row in rows] == [
+        "gpu_tree, CSR input",
+        "gpu_tree, the same X dense",
+        "scikit-learn DecisionTreeClassifier (exact)",
+    ]
+    assert rows[0][header.index("tool / gpu_tree CSR")] == "1.00x"
+    report = json.loads(out.read_text())
+    by_tool = {r["tool"]: r for r in report["results"]}
+    csr, dense = by_tool["gpu_tree_sparse"], by_tool["gpu_tree_dense"]
+    assert csr["train_accuracy"] == dense["train_accuracy"] > 0.5
+    assert csr["nodes"] == dense["nodes"] > 3
+    assert csr["csr_codes_bytes"] < dense["dense_codes_bytes"] / 5
