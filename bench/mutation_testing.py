@@ -70,9 +70,10 @@ STATS = "gpu_tree/data/stats.py"
 ROWS = "gpu_tree/backends/rows.py"
 TREE = "gpu_tree/model/tree.py"
 SPLIT_SCAN = "kernels/_split_scan.py"
+SPARSE_KERNELS = "kernels/cpu_sparse.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
-NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py", SPLIT_SCAN)
+NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py", SPLIT_SCAN, SPARSE_KERNELS)
 
 # The test files that exercise each source file, fastest and most direct first (pytest
 # -x stops at the first failure, so a killed mutant usually costs a few seconds). Chosen
@@ -129,6 +130,7 @@ CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
 FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
 FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
+FILE_TESTS[SPARSE_KERNELS] = ("tests/test_sparse.py",)
 
 
 @dataclass(frozen=True)
@@ -894,6 +896,38 @@ MUTANTS: list[Mutant] = [
         equivalent="FOREST_ROWS (256) is a multiple of LOCKSTEP_ROWS (16): a block's groups "
         "end at its end, so the slice never shortens one",
         tests=("tests/test_forest.py",),
+    ),
+    # -- sparse input ---------------------------------------------------------------------
+    M(
+        "SP1",
+        SPARSE_KERNELS,
+        "                    if b != zero:\n",
+        "                    if True:\n",
+        "sparse histograms: the zero bin subtracts its own stored values (explicit zeros, "
+        "NaN-free values binned with 0) from the node's totals",
+    ),
+    M(
+        "SP2",
+        SPARSE_KERNELS,
+        "    if lo < indptr[i + 1] and indices[lo] == f:\n        return codes[lo]\n",
+        "    if lo < indptr[i + 1] and indices[lo] == f + 1:\n        return codes[lo]\n",
+        "sparse routing: a row's stored value of the split feature is missed (read as 0)",
+    ),
+    M(
+        "SP3",
+        BINNING,
+        "stored = np.where(after_zeros, positions - n_zeros, np.minimum(positions, split))",
+        "stored = np.where(after_zeros, positions, np.minimum(positions, split))",
+        "sparse binning: quantiles past a column's zeros read the wrong stored values",
+        tests=("tests/test_sparse.py",),
+    ),
+    M(
+        "SP4",
+        BINNING,
+        "has_zeros = np.bincount(X.indices, minlength=n_features) < n_samples",
+        "has_zeros = np.bincount(X.indices, minlength=n_features) < 0",
+        "sparse binning: a bin's bounds leave out the zeros not stored (thresholds unlike dense)",
+        tests=("tests/test_sparse.py",),
     ),
     M(
         "P01",
