@@ -44,6 +44,8 @@ def _fitted(kind="classifier", **params):
         ("classifier", {"categorical_features": [0], "categorical_split": "multiway"}),
         ("regressor", {"max_bins": 16}),
         ("regressor", {"categorical_features": [0]}),
+        ("regressor", {"monotonic_cst": [0, 1, 1]}),
+        ("classifier", {"monotonic_cst": [0, -1, 1], "splitter": "exact"}),
     ],
 )
 def test_round_trip_is_exact(tmp_path, kind, params):

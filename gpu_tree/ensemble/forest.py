@@ -99,6 +99,7 @@ class _BaseForest(BaseEstimator):
         "categorical_split",
         "max_category_subset",
         "ccp_alpha",
+        "monotonic_cst",
     )
 
     # -- checks ---------------------------------------------------------------------------
@@ -511,7 +512,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         Trees in the forest.
     criterion, splitter, max_depth, min_samples_split, min_samples_leaf,
     min_weight_fraction_leaf, max_leaf_nodes, min_impurity_decrease, max_bins, device,
-    categorical_features, categorical_split, max_category_subset, ccp_alpha, min_purity
+    categorical_features, categorical_split, max_category_subset, ccp_alpha, min_purity,
+    monotonic_cst
         As :class:`gpu_tree.DecisionTreeClassifier`'s, for every tree (``ccp_alpha``
         prunes each tree).
     max_features : int, float, "sqrt", "log2" or None
@@ -580,6 +582,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        monotonic_cst=None,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -606,6 +609,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
+        self.monotonic_cst = monotonic_cst
 
     def _n_values(self):
         return self.n_classes_
@@ -679,6 +683,7 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        monotonic_cst=None,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -703,6 +708,7 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.max_category_subset = max_category_subset
+        self.monotonic_cst = monotonic_cst
 
     def _n_values(self):
         return 1
@@ -760,6 +766,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        monotonic_cst=None,
     ):
         super().__init__(
             n_estimators,
@@ -787,6 +794,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
             categorical_features=categorical_features,
             categorical_split=categorical_split,
             max_category_subset=max_category_subset,
+            monotonic_cst=monotonic_cst,
         )
 
 
@@ -822,6 +830,7 @@ class ExtraTreesRegressor(RandomForestRegressor):
         categorical_features=None,
         categorical_split="binary",
         max_category_subset=2,
+        monotonic_cst=None,
     ):
         super().__init__(
             n_estimators,
@@ -847,4 +856,5 @@ class ExtraTreesRegressor(RandomForestRegressor):
             categorical_features=categorical_features,
             categorical_split=categorical_split,
             max_category_subset=max_category_subset,
+            monotonic_cst=monotonic_cst,
         )

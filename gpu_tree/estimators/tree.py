@@ -494,7 +494,40 @@ class _BaseDecisionTree(BaseEstimator):
             cost_criterion=settings.cost_criterion,
             cost_weight=settings.cost_weight,
             random_thresholds=self.splitter == "random",
+            monotonic_cst=self._check_monotonic_cst(categorical),
         )
+
+    def _check_monotonic_cst(self, categorical) -> np.ndarray | None:
+        """``monotonic_cst`` checked against the fitted input (scikit-learn's messages):
+        int8 per feature, or None where no feature is constrained."""
+        monotonic_cst = getattr(self, "monotonic_cst", None)
+        if monotonic_cst is None:
+            return None
+        cst = np.asarray(monotonic_cst)
+        if cst.ndim != 1 or cst.shape[0] != self.n_features_in_:
+            raise ValueError(
+                f"monotonic_cst has shape {cst.shape[0] if cst.ndim else cst.shape} but the "
+                f"input data X has {self.n_features_in_} features."
+            )
+        if not np.all(np.isin(cst, (-1, 0, 1))):
+            raise ValueError(
+                "monotonic_cst must be None or an array-like of -1, 0 or 1, but got "
+                f"{np.unique(cst)}"
+            )
+        cst = cst.astype(np.int8)
+        if self._is_classification and self.n_classes_ > 2:
+            raise ValueError(
+                "Monotonicity constraints are not supported with multiclass classification"
+            )
+        if categorical is not None:
+            constrained = [int(f) for f in categorical.features if cst[f] != 0]
+            if constrained:
+                raise ValueError(
+                    f"monotonic_cst constrains the categorical features {constrained}: "
+                    "categories have no order; constrain numeric features only (or pass "
+                    "categorical_features=[] to treat their codes as numbers)"
+                )
+        return cst if np.any(cst) else None
 
     # -- pruning ------------------------------------------------------------------------
     def cost_complexity_pruning_path(self, X, y, sample_weight=None):
@@ -831,6 +864,16 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     cost_weight : float >= 0
         Núñez's w: how much the cost counts (0: not at all, 1: fully, the default; the
         paper takes it in [0, 1]). Read by ``cost_criterion="nunez"`` only.
+    monotonic_cst : array-like of int of shape (n_features,) or None
+        The monotonicity constraint of each feature, as scikit-learn's: 1 predictions
+        non-decreasing in the feature, -1 non-increasing, 0 no constraint; None (the
+        default) constrains nothing. Binary classification (the constraints hold over the
+        probability of the positive class, ``classes_[1]``) and regression only: multiclass
+        targets and constrained categorical features are refused. A split on a
+        constrained feature is made only if its children's values are ordered and within
+        the node's bounds, and the children's bounds meet at the mean of their values;
+        node values are clipped into their bounds (scikit-learn's algorithm). Searched by
+        the vectorised split search (slower than the compiled one), in every mode.
     verbose : {0, 1, 2}
         What ``fit`` shows on standard error: 0 (default) nothing; 1 progress bars
         (binning, the tree's levels, with rates and, under a ``max_depth``, an ETA); 2 a
@@ -865,6 +908,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         feature_costs=None,
         cost_criterion="tan_schlimmer",
         cost_weight=1.0,
+        monotonic_cst=None,
         verbose=0,
     ):
         self.criterion = criterion
@@ -888,6 +932,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.feature_costs = feature_costs
         self.cost_criterion = cost_criterion
         self.cost_weight = cost_weight
+        self.monotonic_cst = monotonic_cst
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
@@ -1003,6 +1048,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         feature_costs=None,
         cost_criterion="tan_schlimmer",
         cost_weight=1.0,
+        monotonic_cst=None,
         verbose=0,
     ):
         self.criterion = criterion
@@ -1024,6 +1070,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.feature_costs = feature_costs
         self.cost_criterion = cost_criterion
         self.cost_weight = cost_weight
+        self.monotonic_cst = monotonic_cst
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):

@@ -230,6 +230,44 @@ def node_impurity(criterion: str, layout: StatsLayout, stats, xp=np):
     )
 
 
+def monotonic_value(layout: StatsLayout, stats, xp=np):
+    """The value monotonicity constraints hold over, of nodes with these (real)
+    statistics: P(class 1) for binary classification, the mean centred target (the fit's
+    units) for regression; 0 where a node has no weight. As scikit-learn's splitter, a
+    candidate's children must be ordered by it along a constrained feature."""
+    if layout.is_classification:
+        return _safe_divide(layout.class_weights(stats)[..., 1], layout.weight(stats, xp), xp)
+    return _safe_divide(stats[..., 1], stats[..., 0], xp)
+
+
+def monotonic_admissible(cst, lower, upper, left_value, right_value, xp=np):
+    """scikit-learn's check of a split on a constrained feature (``cst`` +1 or -1; 0: no
+    check): the children's values ordered by ``cst`` (equal allowed) and both within the
+    node's bounds [lower, upper]. Arguments broadcast together."""
+    ordered = (left_value - right_value) * cst <= 0
+    within = (
+        (left_value >= lower)
+        & (right_value >= lower)
+        & (left_value <= upper)
+        & (right_value <= upper)
+    )
+    return (cst == 0) | (ordered & within)
+
+
+def monotonic_child_bounds(cst, lower, upper, left_value, right_value):
+    """Bounds of the children of splits on features of constraint ``cst`` (arrays, one
+    per split) of nodes bounded by [lower, upper], as scikit-learn's builders set them:
+    the middle m = (left + right) / 2 is the left child's upper bound and the right
+    child's lower bound for +1 (reversed for -1); unconstrained splits pass the node's
+    bounds on. Returns (left_lower, left_upper, right_lower, right_upper)."""
+    middle = left_value / 2.0 + right_value / 2.0
+    left_lower = np.where(cst < 0, middle, lower)
+    left_upper = np.where(cst > 0, middle, upper)
+    right_lower = np.where(cst > 0, middle, lower)
+    right_upper = np.where(cst < 0, middle, upper)
+    return left_lower, left_upper, right_lower, right_upper
+
+
 def split_info(left_fraction, xp=np):
     """-sum_k f_k log2 f_k over the two children (gain ratio's denominator: Quinlan's C4.5)."""
     return -_plog2p(left_fraction, xp) - _plog2p(1.0 - left_fraction, xp)

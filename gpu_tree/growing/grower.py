@@ -35,6 +35,8 @@ from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import (
     branch_split_info,
     log2_cost_measure,
+    monotonic_child_bounds,
+    monotonic_value,
     node_impurity,
     poisson_split,
     score_tolerance,
@@ -52,6 +54,7 @@ from gpu_tree.growing.splitting import (
     SCORE_RTOL,
     CategoricalSearch,
     ChosenSplits,
+    MonotonicBounds,
     SplitConstraints,
     midpoint,
     select_splits,
@@ -135,6 +138,10 @@ class GrowthParams:
     feature_costs: np.ndarray | None = None
     cost_criterion: str = "tan_schlimmer"
     cost_weight: float = 1.0
+    # Monotonicity constraints (scikit-learn's monotonic_cst): int8, one per feature, +1
+    # non-decreasing, -1 non-increasing, 0 free; None: none. Binary classification (over
+    # P(class 1)) and regression; checked on every candidate by the vectorised search.
+    monotonic_cst: np.ndarray | None = None
 
 
 @dataclass
@@ -227,6 +234,11 @@ class Grower:
         # Regression impurities measured on the device, still on their way back (a CUDA
         # backend copies them back with the next split winners): (nodes, weights, copy).
         self._pending_impurities: list[tuple[np.ndarray, np.ndarray, PendingCopy]] = []
+        # Monotonicity constraints (None: none): per node id, the bounds [lower, upper] of
+        # its value (criteria.monotonic_value), set as scikit-learn's builders set them.
+        cst = params.monotonic_cst
+        self._monotonic = None if cst is None or not np.any(cst) else np.asarray(cst, np.int8)
+        self._node_bounds = np.zeros((0, 2), dtype=np.float64)
         self._finisher = self._subtree_finisher()
         self._finished_subtrees = False  # some subtree was finished: renumber at the end
         # Per node id: the root of its tree (a forest grows a root per tree) and its key
@@ -366,6 +378,8 @@ class Grower:
             and not categorical
             and not self.multiway
             and getattr(self.backend, "score_splits", None) is not None
+            # The constrained search reads features by their index (not drawn columns).
+            and self._monotonic is None
         )
 
     def _drawn_batch(self, nodes) -> _Batch:
@@ -501,6 +515,11 @@ class Grower:
         if searched.dense and missing_bin >= 0:
             hist, missing = searched.hist[:, :, :missing_bin], searched.hist[:, :, missing_bin]
 
+        monotonic = None
+        if self._monotonic is not None:
+            bounds = self._node_bounds[nodes]
+            monotonic = MonotonicBounds(self._monotonic, bounds[:, 0], bounds[:, 1])
+
         def search(feature_mask) -> ChosenSplits:
             return select_splits(
                 hist,
@@ -515,6 +534,7 @@ class Grower:
                 p.categorical,
                 on_device=on_device,
                 compiled=compiled,
+                monotonic=monotonic,
             )
 
         if p.feature_costs is None:
@@ -847,14 +867,58 @@ class Grower:
             grown = max(self.tree.node_count, 2 * size)
             self._node_root = np.resize(self._node_root, grown)
             self._node_key = np.resize(self._node_key, grown)
+            if self._monotonic is not None:
+                bounds = np.empty((grown, 2), dtype=np.float64)
+                bounds[: self._node_bounds.shape[0]] = self._node_bounds
+                self._node_bounds = bounds
         self._node_root[nodes] = root
         self._node_key[nodes] = key
+        if self._monotonic is not None:  # unbounded, until a constrained split bounds them
+            self._node_bounds[nodes] = (-np.inf, np.inf)
 
     def _track_children(self, parents, children, branches):
         """Children inherit their parent's root; their keys follow the branch taken."""
         self._track(
             children, self._node_root[parents], child_keys(self._node_key[parents], branches)
         )
+        if self._monotonic is not None:  # children inherit their parent's bounds
+            self._node_bounds[children] = self._node_bounds[parents]
+
+    def _bound_children(self, features, left, right, left_stats, right_stats):
+        """Monotonicity constraints: the bounds of binary splits' children (``left``,
+        ``right``: their ids; splits on ``features``), then every child's value clipped
+        into its bounds, as scikit-learn clips node values."""
+        if self._monotonic is None:
+            return
+        layout = self.layout
+        left_value = monotonic_value(layout, layout.real(left_stats))
+        right_value = monotonic_value(layout, layout.real(right_stats))
+        bounds = self._node_bounds[left]  # the parents' (inherited)
+        left_lower, left_upper, right_lower, right_upper = monotonic_child_bounds(
+            self._monotonic[features], bounds[:, 0], bounds[:, 1], left_value, right_value
+        )
+        self._node_bounds[left, 0], self._node_bounds[left, 1] = left_lower, left_upper
+        self._node_bounds[right, 0], self._node_bounds[right, 1] = right_lower, right_upper
+        self._clip_values(np.concatenate([left, right]), np.concatenate([left_stats, right_stats]))
+
+    def _clip_values(self, nodes, stats):
+        """Monotonicity constraints: clip the values of ``nodes`` (with these integer
+        statistics) into their bounds: P(class 1) (P(class 0) = 1 - it), or the mean."""
+        if self._monotonic is None or nodes.size == 0:
+            return
+        layout = self.layout
+        value = monotonic_value(layout, layout.real(stats))
+        lower, upper = self._node_bounds[nodes, 0], self._node_bounds[nodes, 1]
+        outside = (value < lower) | (value > upper)
+        if not outside.any():
+            return
+        nodes = nodes[outside]
+        clipped = np.clip(value[outside], lower[outside], upper[outside])
+        if layout.is_classification:
+            self.tree.value[nodes, 0, 1] = clipped
+            self.tree.value[nodes, 0, 0] = 1.0 - clipped
+        else:
+            self.tree.value[nodes, 0, 0] = layout.target(clipped)
 
     def _inherit_used_features(self, parents, children, feature=None):
         """Children's multiway-used features: their parents', plus ``feature``."""
@@ -900,6 +964,7 @@ class Grower:
         left, right = children[0::2], children[1::2]
         self._track_children(np.repeat(nodes, 2), children, np.tile([0, 1], n))
         self._inherit_used_features(np.repeat(nodes, 2), children)
+        self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
         left_count = layout.count(left_stats)
         right_count = layout.count(right_stats)
         subset = ev.kind[which] == CATEGORICAL_SUBSET
@@ -1010,6 +1075,7 @@ class Grower:
             all_children,
             np.concatenate([np.arange(b) for b in n_branches]),
         )
+        self._clip_values(all_children, np.concatenate(branch_stats))
         n_codes = 1 + max(int(ev.present_codes[k].max()) for k in which)
         child_of_code = np.empty((which.size, n_codes), dtype=np.int64)
         default_child = np.empty(which.size, dtype=np.int64)
@@ -1070,6 +1136,8 @@ class Grower:
             # Poisson node impurities are measured on the rows after growth (see
             # _poisson_deviances), from the row partition the finisher does not keep.
             or p.criterion == "poisson"
+            # Monotonicity constraints: only the vectorised split search checks them.
+            or self._monotonic is not None
         ):
             return None
         return finisher

@@ -32,6 +32,8 @@ from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.criteria import (
     SCORE_RTOL,
     branch_split_info,
+    monotonic_admissible,
+    monotonic_value,
     poisson_split,
     score_tolerance,
     split_info,
@@ -71,6 +73,18 @@ SCORE_DTYPE = np.float64
 class SplitConstraints:
     min_samples_leaf: int = 1
     min_weight_leaf: float = 0.0
+
+
+@dataclass
+class MonotonicBounds:
+    """Monotonicity constraints (scikit-learn's ``monotonic_cst``) for one search: a
+    split on a constrained feature is a candidate only if its children's values
+    (criteria.monotonic_value) are ordered by the constraint and lie within the node's
+    bounds (criteria.monotonic_admissible); every other candidate is unchanged."""
+
+    cst: np.ndarray  # (n_features,) int8: +1 non-decreasing, -1 non-increasing, 0 free
+    lower: np.ndarray  # (n_nodes,) float64: each searched node's bounds, in result order
+    upper: np.ndarray
 
 
 @dataclass
@@ -124,6 +138,7 @@ class _SearchContext:
     constraints: SplitConstraints
     categorical: CategoricalSearch | None  # None: no categorical feature
     xp: Any  # the array namespace of ``hist``: numpy or cupy
+    monotonic: MonotonicBounds | None = None  # None: no monotonicity constraint
 
 
 def select_splits(
@@ -139,6 +154,7 @@ def select_splits(
     categorical: CategoricalSearch | None = None,
     on_device: bool = False,
     compiled=None,
+    monotonic: MonotonicBounds | None = None,
 ) -> ChosenSplits:
     """Best split of the nodes whose histograms are ``hist[slots]`` (hist: (n, n_features,
     n_bins, n_channels)).
@@ -167,8 +183,16 @@ def select_splits(
     the whole search runs in one compiled call instead (``kernels/_split_scan.py``, the
     same winners). It takes a :class:`CompiledSearch` and returns the winner rows on the
     host (the backend copies them back, in one copy).
+
+    ``monotonic`` (:class:`MonotonicBounds`, or None): monotonicity constraints, checked
+    on every candidate (the best admissible one wins). Such searches take the vectorised
+    path: the compiled ones know no constraints.
     """
     _, n_features, n_bins, n_channels = hist.shape
+    if monotonic is not None and not np.any(monotonic.cst):
+        monotonic = None
+    if monotonic is not None:
+        compiled = None
     if slots is None:
         slots = np.arange(hist.shape[0])
     slots = np.asarray(slots, dtype=np.int64)
@@ -228,6 +252,7 @@ def select_splits(
         constraints=constraints,
         categorical=categorical,
         xp=xp,
+        monotonic=monotonic,
     )
 
     def score_chunk(chunk):
@@ -251,6 +276,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     # The compiled categorical search (kernels/cpu_categorical.py) knows no Poisson: its
     # fits take the vectorised search, the reference, which scores every criterion.
     compiled_categorical = COMPILED_CATEGORICAL_SEARCH and search.criterion != "poisson"
+    compiled_categorical = compiled_categorical and search.monotonic is None
     if xp is np and categorical is not None and compiled_categorical:
         _select_compiled(search, chosen, chunk, slots, width)
         return
@@ -298,12 +324,27 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     best_position = xp.zeros((n, 1), dtype=xp.int64)
     missing_left = None
     if n_features > cat_features.size:
+        monotonic = None
+        if search.monotonic is not None:
+            bounds = search.monotonic
+            monotonic = (
+                host_to_device(np.asarray(bounds.cst, dtype=np.float64)[numeric_host], xp)[
+                    None, :, None
+                ],
+                host_to_device(np.asarray(bounds.lower[chunk], dtype=np.float64), xp)[
+                    :, None, None
+                ],
+                host_to_device(np.asarray(bounds.upper[chunk], dtype=np.float64), xp)[
+                    :, None, None
+                ],
+            )
         score, missing_left, divisor = _score_candidates(
             search,
             compact[:, numeric],
             n_nonempty[:, numeric],
             _take(node_missing, numeric),
             _take(mask, numeric_host),
+            monotonic,
         )
         best_position = _first_near_max(search, score, parent[:, None], divisor)
         feature_best[:, numeric] = _take_last(score, best_position, xp)
@@ -710,7 +751,7 @@ def _compact(hist, nonempty, width, xp):
     return compact, bin_index
 
 
-def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
+def _score_candidates(search, compact, n_nonempty, missing, feature_mask, monotonic=None):
     """Scores of every (node, feature, position) candidate; -inf where a split is not
     allowed.
 
@@ -723,7 +764,7 @@ def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
     missing rows on the left and on the right; the better side wins (tied scores: the
     side holding more present rows), and one more candidate per feature, every present
     value left and the missing ones right, is allowed. Returns what
-    :func:`_score_sides` returns.
+    :func:`_score_sides` returns. ``monotonic``: see :func:`_allowed`.
     """
     xp = search.xp
     cumulative = xp.cumsum(compact, axis=2)
@@ -734,11 +775,13 @@ def _score_candidates(search, compact, n_nonempty, missing, feature_mask):
     present_left = position[None, None, :] < n_nonempty[:, :, None]
     values_right = position[None, None, :] < (n_nonempty - 1)[:, :, None]
     return _score_sides(
-        search, cumulative, total, missing, present_left, values_right, feature_mask
+        search, cumulative, total, missing, present_left, values_right, feature_mask, monotonic
     )
 
 
-def _score_sides(search, left, total, missing, present_left, values_right, feature_mask):
+def _score_sides(
+    search, left, total, missing, present_left, values_right, feature_mask, monotonic=None
+):
     """Score candidate splits given by the present rows they send left.
 
     ``left`` (n, F, P, C): statistics of the present rows each candidate sends left;
@@ -760,7 +803,9 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
         # Ranked by w * score: w is constant within a node, and dropping the division
         # saves passes over every candidate; the winner's score is divided by w afterwards.
         score = weighted_split_score(criterion, layout, left, right, parent=total, xp=xp)
-        allowed = _allowed(search, present_left & values_right, left, right, feature_mask)
+        allowed = _allowed(
+            search, present_left & values_right, left, right, feature_mask, monotonic
+        )
         divisor = _divisor(search, left, right)
         return xp.where(allowed, score, -xp.inf), None, divisor
 
@@ -769,9 +814,16 @@ def _score_sides(search, left, total, missing, present_left, values_right, featu
     parent = total + m
     score_left = weighted_split_score(criterion, layout, left + m, right, parent=parent, xp=xp)
     score_right = weighted_split_score(criterion, layout, left, right + m, parent=parent, xp=xp)
-    allowed_left = _allowed(search, present_left & values_right, left + m, right, feature_mask)
+    allowed_left = _allowed(
+        search, present_left & values_right, left + m, right, feature_mask, monotonic
+    )
     allowed_right = _allowed(
-        search, present_left & (values_right | has_missing), left, right + m, feature_mask
+        search,
+        present_left & (values_right | has_missing),
+        left,
+        right + m,
+        feature_mask,
+        monotonic,
     )
     score_left = xp.where(allowed_left, score_left, -xp.inf)
     score_right = xp.where(allowed_right, score_right, -xp.inf)
@@ -1115,10 +1167,17 @@ def _score_categorical(search, compact, n_nonempty, missing, feature_mask):
     return scores
 
 
-def _allowed(search, base, left, right, feature_mask):
-    """``base`` and the leaf-size constraints on both sides and the feature mask."""
+def _allowed(search, base, left, right, feature_mask, monotonic=None):
+    """``base`` and the leaf-size constraints on both sides and the feature mask, and
+    ``monotonic`` (None, or (cst, lower, upper) broadcastable to the candidates: see
+    :class:`MonotonicBounds`) on the sides' values."""
     layout, constraints, xp = search.layout, search.constraints, search.xp
     allowed = base
+    if monotonic is not None:
+        cst, lower, upper = monotonic
+        left_value = monotonic_value(layout, left, xp)
+        right_value = monotonic_value(layout, right, xp)
+        allowed = allowed & monotonic_admissible(cst, lower, upper, left_value, right_value, xp)
     if constraints.min_samples_leaf > 1:
         allowed = allowed & (layout.count(left, xp) >= constraints.min_samples_leaf)
         allowed &= layout.count(right, xp) >= constraints.min_samples_leaf

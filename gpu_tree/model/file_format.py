@@ -137,12 +137,15 @@ def _json_value(value, what):
 # Parameters that say how a fit is shown, not what it learned: not kept in a model file
 # (a loaded model has their defaults), so files of one model are equal however it was fit.
 _DISPLAY_PARAMS = frozenset({"verbose"})
+# Parameters added after the format was fixed, kept only where set (not None): files of
+# models that do not use them stay as they were (a loaded model gets the default).
+_PARAMS_KEPT_WHERE_SET = frozenset({"monotonic_cst"})
 
 
 def _params(estimator) -> dict:
     params = {}
     for name, value in estimator.get_params().items():
-        if name in _DISPLAY_PARAMS:
+        if name in _DISPLAY_PARAMS or (name in _PARAMS_KEPT_WHERE_SET and value is None):
             continue
         if name == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
             value = None  # a Generator's state is not kept: only a fitted tree is saved
