@@ -14,6 +14,8 @@ values on either side.
 (inlined); it reads only its arguments.
 """
 
+import math
+
 
 def random_split_of_feature(
     hist, slot, f, n_bins, missing_bin, codes, lower, upper, uniform, out_hist, out_code, out_bounds
@@ -23,13 +25,15 @@ def random_split_of_feature(
     to the random split drawn by ``uniform`` in [0, 1).
 
     ``codes``, ``lower``, ``upper``: each bin's code, lowest and highest value (1-D, by
-    bin). Writes ``out_hist`` (2, channels): the present bins up to the split, then the
-    rest (zeroed here); ``out_code`` (3,): the split bin's code, the last present bin's
-    (a split after bin 1 sends every present value left) and the code of the present bin
-    after the split (-1: none); ``out_bounds`` (4,): the lowest value of the first
-    present bin, the highest of the split bin, the lowest of the bin after it and the
-    highest of the last. A feature with fewer than two present bins gets every row in
-    bin 0 (no candidate but, with missing values, every present value against them).
+    bin; a quantile-binned feature's edges, -inf below its first bin and +inf above its
+    last, where the inner edge bounds the draw). Writes ``out_hist`` (2, channels): the
+    present bins up to the split, then the rest (zeroed here); ``out_code`` (3,): the
+    split bin's code, the last present bin's (a split after bin 1 sends every present
+    value left) and the code of the present bin after the split (-1: none);
+    ``out_bounds`` (4,): the lowest value of the first present bin, the highest of the
+    split bin, the lowest of the bin after it and the highest of the last. A feature
+    with fewer than two present bins gets every row in bin 0 (no candidate but, with
+    missing values, every present value against them).
     Returns whether the feature has a present bin (else only ``out_hist`` is written).
     """
     n_channels = hist.shape[3]
@@ -50,8 +54,17 @@ def random_split_of_feature(
     out_code[2] = -1
     if first < 0:  # no present value: no candidate
         return False
+    # The node's lowest and highest value, as far as its bins tell. A quantile-binned
+    # feature's outer bins are open (lowest bound -inf, highest +inf: bin edges, not
+    # values): there the bin's inner edge stands for the node's extreme value. Drawing
+    # between infinite bounds gave a NaN or infinite threshold, hence a split after the
+    # first present bin (or before the last) at every node holding an outer bin.
     low = lower[first]
+    if low == -math.inf:
+        low = upper[first]
     high = upper[last]
+    if high == math.inf:
+        high = lower[last]
     threshold = low + uniform * (high - low)
     split = first  # the last present bin at or below the threshold
     following = -1  # the present bin after it
