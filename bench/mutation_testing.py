@@ -908,10 +908,11 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "SP2",
-        SPARSE_KERNELS,
-        "    if lo < indptr[i + 1] and indices[lo] == f:\n        return codes[lo]\n",
-        "    if lo < indptr[i + 1] and indices[lo] == f + 1:\n        return codes[lo]\n",
-        "sparse routing: a row's stored value of the split feature is missed (read as 0)",
+        "kernels/_tree_walk.py",
+        "    if lo < indptr[i + 1] and indices[lo] == f:\n        return lo\n",
+        "    if lo < indptr[i + 1] and indices[lo] == f + 1:\n        return lo\n",
+        "sparse rows: a stored value is missed (read as 0) when routing and predicting",
+        tests=("tests/test_sparse.py",),
     ),
     M(
         "SP3",

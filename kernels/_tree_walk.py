@@ -47,11 +47,10 @@ def dense_value(X, i, f):
     return X[i, f]
 
 
-def sparse_value(X, i, f):
-    """Value of feature f in row i of a CSR matrix given as the tuple ``X = (indptr,
-    indices, data)`` (each row's indices increasing): a binary search of the row's stored
-    columns; a column not stored is 0."""
-    indptr, indices, data = X
+def stored_position(indptr, indices, i, f):
+    """Where row i of a CSR matrix (each row's indices increasing) stores column f: its
+    position in ``indices``, or -1 where it stores none (the value is 0). A binary search
+    of the row's stored columns."""
     lo = indptr[i]
     hi = indptr[i + 1]
     while lo < hi:
@@ -61,13 +60,29 @@ def sparse_value(X, i, f):
         else:
             hi = mid
     if lo < indptr[i + 1] and indices[lo] == f:
-        return data[lo]
-    return 0.0
+        return lo
+    return -1
+
+
+def make_sparse_value(position_of):
+    """The walk's value reader of a CSR X, calling ``position_of`` (:func:`stored_position`
+    compiled for the device)."""
+
+    def sparse_value(X, i, f):
+        """Value of feature f in row i of a CSR matrix given as the tuple ``X = (indptr,
+        indices, data)``; a column not stored is 0."""
+        indptr, indices, data = X
+        k = position_of(indptr, indices, i, f)
+        if k >= 0:
+            return data[k]
+        return 0.0
+
+    return sparse_value
 
 
 def make_leaf_of_row(in_set, value_of):
     """The tree walk, calling ``in_set`` (:func:`in_category_set`) and ``value_of``
-    (:func:`dense_value` or :func:`sparse_value`), compiled for the device."""
+    (:func:`dense_value`, or :func:`make_sparse_value`'s reader), compiled for the device."""
 
     def leaf_of_row(
         X, i, nodes, threshold, category_bitsets, n_category_words, branch_children, root

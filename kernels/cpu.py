@@ -78,11 +78,12 @@ def borrowing_njit(**options):
 LOOKUP_CELLS_PER_EDGE = _search.LOOKUP_CELLS_PER_EDGE
 _lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
 _grid_scale = njit(cache=True, inline="always")(_search.grid_scale)
-_bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
+bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 # The tree walk is shared with the CUDA prediction kernel (one source, the same leaves).
 _in_category_set = njit(cache=True, inline="always")(_walk.in_category_set)
 _dense_value = njit(cache=True, inline="always")(_walk.dense_value)
-_sparse_value = njit(cache=True, inline="always")(_walk.sparse_value)
+stored_position = njit(cache=True, inline="always")(_walk.stored_position)
+_sparse_value = njit(inline="always")(_walk.make_sparse_value(stored_position))
 
 
 def _value_of(X, i, f):
@@ -165,15 +166,29 @@ def bin_columns(
         for i in range(first_row, last_row):
             for f in range(n_features):
                 x = X[i, f]
-                b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
+                b = bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
                 X_binned[f, i] = b
                 if b == missing_bin:
                     continue
                 if track_bounds[f]:
-                    if x < lower[f, b]:
-                        lower[f, b] = x
-                    if x > upper[f, b]:
-                        upper[f, b] = x
+                    widen_bounds(lower, upper, f, b, x)
+    merge_block_bounds(block_lower, block_upper, bin_lower, bin_upper)
+
+
+@njit(cache=True, inline="always")
+def widen_bounds(lower, upper, f, b, x):
+    """Feature f's bin b: its smallest and largest value so far, widened to hold x."""
+    if x < lower[f, b]:
+        lower[f, b] = x
+    if x > upper[f, b]:
+        upper[f, b] = x
+
+
+@njit(cache=True)
+def merge_block_bounds(block_lower, block_upper, bin_lower, bin_upper):
+    """The bounds each block of rows kept privately, merged into ``bin_lower`` /
+    ``bin_upper`` (n_features, n_bins)."""
+    n_blocks, n_features, n_bins = block_lower.shape
     for block in range(n_blocks):
         for f in range(n_features):
             for b in range(n_bins):

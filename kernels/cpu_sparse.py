@@ -15,15 +15,18 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
-from . import _binning_search as _search
 from . import compilation
-from .cpu import feature_group_size, group_task
+from .cpu import (
+    WALK_SOURCE_HASH,
+    bin_code,
+    feature_group_size,
+    group_task,
+    merge_block_bounds,
+    stored_position,
+    widen_bounds,
+)
 
 compilation.choose_cache_folder(Path(__file__).parent)
-
-# The dense binning's search, compiled here too (one source: the same codes as bin_columns).
-_lookup_cell = njit(cache=True, inline="always")(_search.lookup_cell)
-_bin_code = njit(inline="always")(_search.make_bin_code(_lookup_cell))
 
 
 @njit(parallel=True, cache=True)
@@ -61,19 +64,11 @@ def bin_sparse_values(
         for k in range(first, last):
             f = indices[k]
             x = data[k]
-            b = _bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
+            b = bin_code(x, f, edges, edge_offsets, lookup, cells_per_unit, missing_bin)
             codes[k] = b
-            if b == missing_bin or not track_bounds[f]:
-                continue
-            if x < lower[f, b]:
-                lower[f, b] = x
-            if x > upper[f, b]:
-                upper[f, b] = x
-    for block in range(n_blocks):
-        for f in range(n_features):
-            for b in range(n_bins):
-                bin_lower[f, b] = min(bin_lower[f, b], block_lower[block, f, b])
-                bin_upper[f, b] = max(bin_upper[f, b], block_upper[block, f, b])
+            if b != missing_bin and track_bounds[f]:
+                widen_bounds(lower, upper, f, b, x)
+    merge_block_bounds(block_lower, block_upper, bin_lower, bin_upper)
 
 
 @njit(parallel=True, cache=True)
@@ -137,34 +132,27 @@ def sparse_histograms(
                 node_hist[j, zero, c] = totals[c] - rest
 
 
-@njit(cache=True, inline="always")
-def _code_of(indptr, indices, codes, zero_code, i, f):
-    """Row i's bin code of feature f: its stored value's, else the zero bin."""
-    lo = indptr[i]
-    hi = indptr[i + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if indices[mid] < f:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < indptr[i + 1] and indices[lo] == f:
-        return codes[lo]
-    return zero_code[f]
+def _compile_split_feature_codes(walk_source_hash):
+    @njit(parallel=True, cache=True)
+    def split_feature_codes(
+        indptr, indices, codes, zero_code, sample_indices, node_start, node_end, feature, out
+    ):
+        """``out[i]``: the bin code of row i for the split feature of its node (its stored
+        value's, else the zero bin), for every row of the nodes given (a row belongs to one
+        node, so one array serves them all); the dense partition then routes the rows on
+        ``out`` as on a one-feature matrix."""
+        walk_source_hash  # noqa: B018 - in the cache key only (stored_position's source)
+        for node in prange(node_start.shape[0]):
+            f = feature[node]
+            for position in range(node_start[node], node_end[node]):
+                i = sample_indices[position]
+                k = stored_position(indptr, indices, i, f)
+                out[i] = codes[k] if k >= 0 else zero_code[f]
+
+    return split_feature_codes
 
 
-@njit(parallel=True, cache=True)
-def split_feature_codes(
-    indptr, indices, codes, zero_code, sample_indices, node_start, node_end, feature, out
-):
-    """``out[i]``: the bin code of row i for the split feature of its node, for every row
-    of the nodes given (a row belongs to one node, so one array serves them all); the
-    dense partition then routes the rows on ``out`` as on a one-feature matrix."""
-    for node in prange(node_start.shape[0]):
-        f = feature[node]
-        for position in range(node_start[node], node_end[node]):
-            i = sample_indices[position]
-            out[i] = _code_of(indptr, indices, codes, zero_code, i, f)
+split_feature_codes = _compile_split_feature_codes(WALK_SOURCE_HASH)
 
 
 @njit(parallel=True, cache=True)

@@ -195,10 +195,7 @@ class CPUHistogramBackend(_CPUBackend):
         features)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
-        if features is None:
-            features = self._every_feature
-        else:
-            features = np.ascontiguousarray(features, dtype=np.int64)
+        features = self._listed_features(features)
         if out is None:  # the kernels zero it
             out = self.empty_histograms(nodes.size, features.shape[1])
         hist = out
@@ -233,6 +230,13 @@ class CPUHistogramBackend(_CPUBackend):
                 hist,
             )
         return DenseHistograms(hist, self.bin_lower[None], self.bin_upper[None])
+
+    def _listed_features(self, features):
+        """``histograms``' features as the kernels take them: (1, n_features) every feature
+        for None, else the (n_nodes, k) drawn ones as int64."""
+        if features is None:
+            return self._every_feature
+        return np.ascontiguousarray(features, dtype=np.int64)
 
     def empty_histograms(self, n_nodes, n_features=None):
         layout = self.row_data.layout

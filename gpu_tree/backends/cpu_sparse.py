@@ -38,18 +38,10 @@ class CPUSparseHistogramBackend(CPUHistogramBackend):
         # The split feature's code of each row being routed (one array: a row is in one node).
         self._split_codes = np.empty(codes.n_samples, dtype=codes.codes.dtype)
 
-    def histograms(self, nodes, out=None, features=None) -> DenseHistograms:
-        nodes = np.asarray(nodes, dtype=np.int64)
-        if features is None:
-            features = self._every_feature
-        else:
-            features = np.ascontiguousarray(features, dtype=np.int64)
-        if out is None:  # the kernel zeroes it
-            out = self.empty_histograms(nodes.size, features.shape[1])
-        self._count_built(nodes)
-        partition = self.row_partition
-        codes = self.X_binned
-        sparse_kernels.sparse_histograms(
+    def _rows_of(self, nodes):
+        """The CSR codes and the rows of ``nodes``, as the sparse kernels take them."""
+        partition, codes = self.row_partition, self.X_binned
+        return (
             codes.indptr,
             codes.indices,
             codes.codes,
@@ -57,6 +49,16 @@ class CPUSparseHistogramBackend(CPUHistogramBackend):
             partition.sample_indices,
             partition.start[nodes],
             partition.end[nodes],
+        )
+
+    def histograms(self, nodes, out=None, features=None) -> DenseHistograms:
+        nodes = np.asarray(nodes, dtype=np.int64)
+        features = self._listed_features(features)
+        if out is None:  # the kernel zeroes it
+            out = self.empty_histograms(nodes.size, features.shape[1])
+        self._count_built(nodes)
+        sparse_kernels.sparse_histograms(
+            *self._rows_of(nodes),
             features,
             self.row_data.row_stats,
             numba.get_num_threads(),
@@ -71,17 +73,7 @@ class CPUSparseHistogramBackend(CPUHistogramBackend):
         """A one-row code matrix holding, for each row of ``nodes``, its code of its node's
         split feature (a row is in one node), and the row (0) every node reads."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        partition = self.row_partition
-        codes = self.X_binned
         sparse_kernels.split_feature_codes(
-            codes.indptr,
-            codes.indices,
-            codes.codes,
-            codes.zero_code,
-            partition.sample_indices,
-            partition.start[nodes],
-            partition.end[nodes],
-            np.asarray(feature, dtype=np.int64),
-            self._split_codes,
+            *self._rows_of(nodes), np.asarray(feature, dtype=np.int64), self._split_codes
         )
         return self._split_codes[None], np.zeros(nodes.size, dtype=np.int64)
