@@ -131,6 +131,7 @@ FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
 FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
 FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
 FILE_TESTS[SPARSE_KERNELS] = ("tests/test_sparse.py",)
+FILE_TESTS["kernels/_tree_walk.py"] = ("tests/test_prediction_paths.py", "tests/test_sparse.py")
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,8 @@ MUTANTS: list[Mutant] = [
     M(
         "S06",
         SPLITTING,
-        "search, present_left & (values_right | has_missing), left, right + m, feature_mask",
-        "search, present_left & values_right, left, right + m, feature_mask",
+        "        present_left & (values_right | has_missing),\n        left,\n        right + m,",
+        "        present_left & values_right,\n        left,\n        right + m,",
         "the 'every present value left, missing right' candidate is never allowed",
     ),
     M(
