@@ -16,7 +16,7 @@ targets before it is exactly half, the mid-point of that target and the one befo
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import compilation
 
@@ -57,16 +57,17 @@ def _fenwick_search(tree_w, tree_wy, target, strict, top_bit):
 
 @njit(cache=True)
 def _pass(order, rank_of, sorted_y, weight, out_error, out_median):
-    """For each p, the absolute error and weighted median of rows order[:p + 1]."""
-    n = order.size
-    tree_w = np.zeros(n + 1)
-    tree_wy = np.zeros(n + 1)
+    """For each p, the absolute error and weighted median of rows order[:p + 1] (any
+    subset of the rows ``rank_of`` ranks: the tree spans all their ranks)."""
+    n_ranks = sorted_y.size
+    tree_w = np.zeros(n_ranks + 1)
+    tree_wy = np.zeros(n_ranks + 1)
     top_bit = 1
-    while top_bit * 2 <= n:
+    while top_bit * 2 <= n_ranks:
         top_bit *= 2
     total_w = 0.0
     total_wy = 0.0
-    for p in range(n):
+    for p in range(order.size):
         i = order[p]
         r = rank_of[i]
         w = weight[i]
@@ -103,71 +104,186 @@ def _prefix(tree_w, count):
 
 
 @njit(cache=True)
-def node_median_and_error(y, weight):
-    """(weighted median, sum w |y - median|) of a node's rows."""
+def _target_ranks(y):
+    """The node's targets sorted, and each row's rank among them (ties by row order)."""
     n = y.size
     order_y = np.argsort(y, kind="mergesort")
-    sorted_y = y[order_y]
     rank_of = np.empty(n, dtype=np.int64)
     for k in range(n):
         rank_of[order_y[k]] = k
+    return y[order_y], rank_of
+
+
+@njit(cache=True)
+def _errors(order, rank_of, sorted_y, weight):
+    """The absolute error of rows order[:p + 1], for each p."""
+    error = np.empty(order.size)
+    median = np.empty(order.size)
+    _pass(order, rank_of, sorted_y, weight, error, median)
+    return error
+
+
+@njit(cache=True)
+def node_median_and_error(y, weight):
+    """(weighted median, sum w |y - median|) of a node's rows."""
+    n = y.size
+    sorted_y, rank_of = _target_ranks(y)
     error = np.empty(n)
     median = np.empty(n)
-    _pass(order_y, rank_of, sorted_y, weight, error, median)
+    _pass(np.arange(n), rank_of, sorted_y, weight, error, median)
     return median[n - 1], error[n - 1]
 
 
 @njit(cache=True)
-def best_absolute_error_split(x, y, weight, min_samples_leaf, min_weight_leaf, rtol=1e-12):
-    """The best threshold of one feature for a node's rows (no NaN in ``x``).
+def best_absolute_error_split(
+    x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
+):
+    """The best split of a node's rows on one feature.
 
-    Returns (improvement, threshold, parent error): improvement the parent's sum of
-    w |y - median| less its children's (-inf: no valid split); the threshold the
-    mid-point between the two values the split falls between (rows x <= threshold go
-    left); ties go to the lowest threshold: a later candidate wins only by more than
-    ``rtol`` times sum w |y| (the size of the sums each error is computed from, which
-    bounds their rounding).
+    ``x``: the rows' values (raw values or bin codes), ``missing``: the rows whose value
+    is missing; ``rank_of``/``sorted_y`` from the node's targets (:func:`_target_ranks`).
+    Rows with a present value at most the split's go left; missing ones go to the side
+    that scores better (both are tried, as in the histogram search; on a tie, and where
+    the node has none, to the side of more present rows), and one more candidate sends
+    every present row left and every missing one right.
+
+    Returns (improvement, left_value, next_value, missing_left, parent error):
+    improvement the parent's sum of w |y - median| less its children's (-inf: no valid
+    split); left_value the largest present value going left, next_value the smallest
+    going right (NaN: none, the present-left, missing-right split). Ties go to the
+    lowest split: a later candidate wins only by more than ``tolerance``.
     """
-    n = y.size
-    order_y = np.argsort(y, kind="mergesort")
-    sorted_y = y[order_y]
-    rank_of = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        rank_of[order_y[k]] = k
-    order_x = np.argsort(x, kind="mergesort")
-    left_error = np.empty(n)
-    left_median = np.empty(n)
-    _pass(order_x, rank_of, sorted_y, weight, left_error, left_median)
-    reverse = order_x[::-1].copy()
-    right_error_rev = np.empty(n)
-    right_median = np.empty(n)
-    _pass(reverse, rank_of, sorted_y, weight, right_error_rev, right_median)
-    parent = left_error[n - 1]
-    best = -np.inf
-    threshold = np.nan
-    w_left = 0.0
-    total_w = 0.0
-    size = 0.0
+    n = x.size
+    n_missing = 0
     for i in range(n):
-        total_w += weight[i]
-        size += weight[i] * abs(y[i])
-    tolerance = rtol * size
-    for p in range(n - 1):
-        w_left += weight[order_x[p]]
-        x_here = x[order_x[p]]
-        x_next = x[order_x[p + 1]]
-        if not x_here < x_next:
+        n_missing += missing[i]
+    n_present = n - n_missing
+    present = np.empty(n_present, dtype=np.int64)
+    absent = np.empty(n_missing, dtype=np.int64)
+    a = 0
+    b = 0
+    for i in range(n):
+        if missing[i]:
+            absent[b] = i
+            b += 1
+        else:
+            present[a] = i
+            a += 1
+    order = present[np.argsort(x[present], kind="mergesort")]
+    reverse = order[::-1].copy()
+    # Errors of the first k present rows (forward[k - 1]) and of the last j (backward[j - 1]),
+    # then of the missing rows followed by them (index n_missing + k - 1).
+    forward = _errors(order, rank_of, sorted_y, weight)
+    backward = _errors(reverse, rank_of, sorted_y, weight)
+    forward_missing = _errors(np.concatenate((absent, order)), rank_of, sorted_y, weight)
+    backward_missing = _errors(np.concatenate((absent, reverse)), rank_of, sorted_y, weight)
+    parent = forward_missing[n - 1] if n > 0 else 0.0
+    prefix_w = np.zeros(n_present + 1)
+    for k in range(n_present):
+        prefix_w[k + 1] = prefix_w[k] + weight[order[k]]
+    missing_w = 0.0
+    for i in range(n_missing):
+        missing_w += weight[absent[i]]
+    total_w = prefix_w[n_present] + missing_w
+
+    best = -np.inf
+    best_k = 0
+    best_missing_left = False
+    for k in range(1, n_present + 1):
+        if k < n_present and not x[order[k - 1]] < x[order[k]]:
             continue
-        n_left = p + 1
-        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-            continue
-        if w_left < min_weight_leaf or total_w - w_left < min_weight_leaf:
-            continue
-        children = left_error[p] + right_error_rev[n - 2 - p]
-        improvement = parent - children
+        j = n_present - k  # present rows right
+        if j == 0 and n_missing == 0:
+            break  # every row left
+        score_right = -np.inf  # missing rows right
+        score_left = -np.inf  # missing rows left
+        for side in range(2):
+            if side == 1 and (n_missing == 0 or j == 0):
+                continue
+            n_left = k + side * n_missing
+            w_left = prefix_w[k] + side * missing_w
+            if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+                continue
+            if w_left < min_weight_leaf or total_w - w_left < min_weight_leaf:
+                continue
+            if side == 0:
+                right = backward_missing[n_missing + j - 1] if n_missing else backward[j - 1]
+                score_right = parent - forward[k - 1] - right
+            else:
+                score_left = parent - forward_missing[n_missing + k - 1] - backward[j - 1]
+        # Where missing rows go, as the histogram search decides: the better side; sides
+        # within rounding, or a node with no missing row (then missing values met later
+        # follow this rule): the side holding more present rows.
+        go_left = score_left > score_right
+        both = score_left > -np.inf and score_right > -np.inf
+        if n_missing == 0 or (both and abs(score_left - score_right) <= tolerance):
+            go_left = k >= j
+        improvement = max(score_left, score_right)
         if improvement > best + tolerance:
             best = improvement
-            threshold = 0.5 * (x_here + x_next)
-            if threshold == x_next:  # no float between them
-                threshold = x_here
-    return best, threshold, parent
+            best_k = k
+            best_missing_left = go_left
+    left_value = np.nan
+    next_value = np.nan
+    if best_k > 0:
+        left_value = x[order[best_k - 1]]
+        if best_k < n_present:
+            next_value = x[order[best_k]]
+    return best, left_value, next_value, best_missing_left, parent
+
+
+@njit(cache=True, parallel=True)
+def best_absolute_error_splits(
+    columns,
+    rows,
+    features,
+    missing_code,
+    y_all,
+    weight_all,
+    min_samples_leaf,
+    min_weight_leaf,
+    rtol,
+):
+    """The best split of one node on each of ``features`` (rows of the feature-major
+    ``columns``: raw values, missing as NaN, or bin codes, missing as ``missing_code``),
+    the node being the rows ``rows`` of ``y_all`` and ``weight_all``.
+
+    Returns per feature (improvement, left_value, next_value, missing_left) of
+    :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance of
+    the improvements: ``rtol`` times sum w |y|, the size of the sums every error is
+    computed from.
+    """
+    n = rows.size
+    y = np.empty(n)
+    weight = np.empty(n)
+    size = 0.0
+    total_w = 0.0
+    for i in range(n):
+        y[i] = y_all[rows[i]]
+        weight[i] = weight_all[rows[i]]
+        size += weight[i] * abs(y[i])
+        total_w += weight[i]
+    sorted_y, rank_of = _target_ranks(y)
+    tolerance = rtol * size
+    n_features = features.size
+    improvement = np.empty(n_features)
+    left_value = np.empty(n_features)
+    next_value = np.empty(n_features)
+    missing_left = np.zeros(n_features, dtype=np.bool_)
+    missing_is_nan = missing_code != missing_code
+    for j in prange(n_features):
+        f = features[j]
+        x = np.empty(n)
+        missing = np.empty(n, dtype=np.bool_)
+        for i in range(n):
+            value = np.float64(columns[f, rows[i]])
+            x[i] = value
+            missing[i] = (value != value) if missing_is_nan else (value == missing_code)
+        gain, low, high, go_left, _ = best_absolute_error_split(
+            x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
+        )
+        improvement[j] = gain
+        left_value[j] = low
+        next_value[j] = high
+        missing_left[j] = go_left
+    return improvement, left_value, next_value, missing_left, total_w, tolerance

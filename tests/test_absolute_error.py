@@ -3,24 +3,55 @@
 Node error: sum w |y - m| about the node's weighted median m (scikit-learn's convention:
 the smallest sorted target whose cumulative weight exceeds half the total, the mid-point
 with the one before where that one's cumulative weight is exactly half). Checked here
-against a brute-force search written with np.sort and against scikit-learn's trees.
-
-The estimators do not offer criterion="absolute_error" yet: only the compiled search
-(gpu_tree.kernels.cpu_absolute_error) exists; they still refuse it.
+against a brute-force search written with np.sort and against scikit-learn's trees,
+from the compiled search of one feature (gpu_tree.kernels.cpu_absolute_error) to the
+estimators' trees and forests (criterion="absolute_error").
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.datasets import load_diabetes
 from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 
-from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
+import gpu_tree
+from gpu_tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeRegressor,
+    RandomForestRegressor,
+    assert_tree_equal,
+)
+from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.growing import grower as grower_module
 from gpu_tree.kernels.cpu_absolute_error import (
+    _target_ranks,
     best_absolute_error_split,
     node_median_and_error,
 )
+from gpu_tree.model.export import export_text
+
+CUDA_USABLE, CUDA_REASON, _ = cuda_status()
+
+
+def split_of(x, y, w, min_samples_leaf=1, min_weight_leaf=0.0, missing=None):
+    """The compiled search of one feature: (improvement, threshold, parent error,
+    missing_left); the threshold the mid-point of the values the split falls between
+    (+inf: every present row left, the missing ones right). Ties within the estimators'
+    rounding tolerance (1e-12 of sum w |y|) go to the lowest threshold."""
+    sorted_y, rank_of = _target_ranks(y)
+    tolerance = 1e-12 * np.sum(w * np.abs(y))
+    if missing is None:
+        missing = np.zeros(y.size, dtype=bool)
+    gain, low, high, missing_left, parent = best_absolute_error_split(
+        x, missing, rank_of, sorted_y, w, min_samples_leaf, min_weight_leaf, tolerance
+    )
+    threshold = np.inf if np.isnan(high) else 0.5 * (low + high)
+    return gain, threshold, parent, missing_left
 
 
 def weighted_median(y, w):
@@ -56,7 +87,7 @@ def best_root_split(X, y, w, min_samples_leaf=1):
     """(feature, threshold) of the best split over every feature: lowest feature on ties."""
     best, feature, threshold = -np.inf, -1, np.nan
     for j in range(X.shape[1]):
-        gain, thr, _ = best_absolute_error_split(X[:, j], y, w, min_samples_leaf, 0.0)
+        gain, thr, _, _ = split_of(X[:, j], y, w, min_samples_leaf)
         if gain > best + 1e-9 * max(1.0, abs(gain)):
             best, feature, threshold = gain, j, thr
     return feature, threshold
@@ -83,7 +114,7 @@ def test_split_matches_brute_force(weighted, min_samples_leaf):
         x = rng.integers(0, 6, n).astype(float)
         y = rng.normal(size=n).round(1)
         w = rng.uniform(0.5, 3.0, n) if weighted else np.ones(n)
-        gain, threshold, parent = best_absolute_error_split(x, y, w, min_samples_leaf, 0.0)
+        gain, threshold, parent, _ = split_of(x, y, w, min_samples_leaf)
         assert parent == pytest.approx(absolute_error(y, w), abs=1e-9)
         expected, value = brute_force_split(x, y, w, min_samples_leaf)
         if value is None:
@@ -99,9 +130,9 @@ def test_min_weight_leaf_refuses_light_children():
     x = np.arange(6.0)
     y = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])
     w = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 10.0])
-    gain, threshold, _ = best_absolute_error_split(x, y, w, 1, 0.0)
+    gain, threshold, _, _ = split_of(x, y, w, 1, 0.0)
     assert threshold == 2.5 and gain > 0
-    gain, threshold, _ = best_absolute_error_split(x, y, w, 1, 4.0)
+    gain, threshold, _, _ = split_of(x, y, w, 1, 4.0)
     assert threshold == 3.5  # a left side of rows 0-2 weighs 3 only; 0-3 weighs 4
 
 
@@ -157,9 +188,291 @@ def test_root_split_matches_scikit_learn(data):
         assert error / rows.sum() == pytest.approx(sk.tree_.impurity[child])
 
 
-@pytest.mark.parametrize("Estimator", [DecisionTreeRegressor, DecisionTreeClassifier])
-def test_estimators_refuse_it_for_now(Estimator):
-    X = np.arange(20.0).reshape(10, 2)
-    y = np.arange(10) % 2
-    with pytest.raises(ValueError, match="criterion='absolute_error'"):
-        Estimator(criterion="absolute_error").fit(X, y)
+# -- missing values in the search of one feature ------------------------------------------
+def _gain_of(x, y, w, missing, threshold, missing_left):
+    """Brute force: the improvement of one split (present x <= threshold left)."""
+    left = np.where(missing, missing_left, x <= threshold)
+    if left.all() or not left.any():
+        return -np.inf
+    return (
+        absolute_error(y, w) - absolute_error(y[left], w[left]) - absolute_error(y[~left], w[~left])
+    )
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_split_with_missing_values_matches_brute_force(weighted):
+    """Missing rows on either side of every split, and the split of every present row
+    left, every missing one right: the best improvement is brute force's, and the
+    chosen split (threshold, side of the missing rows) really has it."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(2, 25))
+        x = rng.integers(0, 5, n).astype(float)
+        missing = rng.random(n) < 0.3
+        y = rng.normal(size=n).round(1)
+        w = rng.uniform(0.5, 3.0, n) if weighted else np.ones(n)
+        gain, threshold, _, missing_left = split_of(x, y, w, missing=missing)
+        present = np.unique(x[~missing])
+        candidates = [(v, side) for v in present[:-1] for side in (False, True)]
+        if missing.any() and present.size:
+            candidates.append((np.inf, False))
+        gains = [_gain_of(x, y, w, missing, v, side) for v, side in candidates]
+        best = max(gains, default=-np.inf)
+        if best == -np.inf:
+            assert gain == -np.inf
+            continue
+        assert gain == pytest.approx(best, abs=1e-9)
+        assert _gain_of(x, y, w, missing, threshold, missing_left) == pytest.approx(best, abs=1e-9)
+
+
+def test_missing_values_follow_the_bigger_side_where_a_node_has_none():
+    # No missing row in training: missing values go to the side of more present rows.
+    x = np.arange(6.0)
+    y = np.array([0.0, 0.0, 5.0, 5.0, 5.0, 5.0])
+    assert split_of(x, y, np.ones(6))[3] is False or not split_of(x, y, np.ones(6))[3]
+    y = np.array([0.0, 0.0, 0.0, 0.0, 5.0, 5.0])
+    assert split_of(x, y, np.ones(6))[3]
+
+
+# -- the estimators ------------------------------------------------------------------------
+def _node_rows(estimator, X):
+    """Each node's rows (bool, (n_nodes, n_samples)) from the decision path."""
+    return estimator.decision_path(X).toarray().T.astype(bool)
+
+
+def _best_gain_by_brute_force(X, y, w, min_samples_leaf):
+    """The best improvement of any split of these rows (every feature, both sides of the
+    missing rows, lowest threshold on ties is not needed: gains only)."""
+    best = -np.inf
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        missing = np.isnan(x)
+        present = np.unique(x[~missing])
+        candidates = [(v, side) for v in present[:-1] for side in (False, True)]
+        if missing.any() and present.size:
+            candidates.append((np.inf, False))
+        for v, side in candidates:
+            left = np.where(missing, side, x <= v)
+            if min(left.sum(), (~left).sum()) < min_samples_leaf:
+                continue
+            best = max(best, _gain_of(x, y, w, missing, v, side))
+    return best
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_node_is_the_best_split_of_its_rows(splitter, weighted):
+    """Tie-proof check of whole trees: every split's improvement is the best any split of
+    its node's rows has (brute force), every node's value is its rows' weighted median
+    and its impurity their mean absolute deviation about it. Features of few distinct
+    values: histogram mode's candidates are exact mode's."""
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 8, (150, 3)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.standard_t(2, 150).round(2)
+    w = rng.uniform(0.5, 2.0, 150) if weighted else np.ones(150)
+    model = DecisionTreeRegressor(
+        criterion="absolute_error", splitter=splitter, min_samples_leaf=4, max_depth=5
+    ).fit(X, y, sample_weight=w)
+    tree = model.tree_
+    rows = _node_rows(model, X)
+    assert tree.node_count > 7
+    for node in range(tree.node_count):
+        r = rows[node]
+        median = weighted_median(y[r], w[r])
+        assert tree.value[node, 0, 0] == pytest.approx(median, rel=1e-12)
+        mad = absolute_error(y[r], w[r]) / w[r].sum()
+        assert tree.impurity[node] == pytest.approx(mad, rel=1e-9, abs=1e-12)
+        assert tree.weighted_n_node_samples[node] == pytest.approx(w[r].sum())
+        left = tree.children_left[node]
+        if left < 0:
+            continue
+        right = tree.children_right[node]
+        gain = (
+            absolute_error(y[r], w[r])
+            - absolute_error(y[rows[left]], w[rows[left]])
+            - absolute_error(y[rows[right]], w[rows[right]])
+        )
+        assert gain == pytest.approx(_best_gain_by_brute_force(X[r], y[r], w[r], 4), abs=1e-9)
+
+
+def test_histogram_mode_grows_exact_modes_tree_where_every_value_has_a_bin():
+    """Where every distinct value has its own bin the candidates are the same: the same
+    tree. With fewer bins than values, histogram mode tries the bin boundaries only (its
+    medians and errors are still exact), as for every other criterion."""
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 30, (400, 4)).astype(float)
+    y = X[:, 1] * 0.5 + rng.standard_t(3, 400)
+    params = dict(criterion="absolute_error", min_samples_leaf=10)
+    exact = DecisionTreeRegressor(splitter="best", **params).fit(X, y)
+    hist = DecisionTreeRegressor(splitter="hist", **params).fit(X, y)
+    assert_tree_equal(exact.tree_, hist.tree_)
+    coarse = DecisionTreeRegressor(splitter="hist", max_bins=4, **params).fit(X, y).tree_
+    split = coarse.children_left >= 0
+    assert split.sum() > 3
+    for feature in np.unique(coarse.feature[split]):  # 4 bins: 3 boundaries a feature
+        assert np.unique(coarse.threshold[split & (coarse.feature == feature)]).size <= 3
+
+
+def _scikit_learn_cases():
+    X, y = load_diabetes(return_X_y=True)
+    yield "diabetes", X.astype(np.float32), y, None
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(500, 5)).astype(np.float32)
+    y = 3 * X[:, 0] + np.abs(X[:, 2]) + rng.standard_t(2, 500)
+    yield "weighted", X, y, rng.uniform(0.5, 3.0, 500)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.15] = np.nan
+    # Weighted: unweighted absolute errors tie often (moving a split past rows on the
+    # median's far side changes no error), and scikit-learn's order of trying the
+    # missing rows' sides breaks such ties apart from ours (its second side's candidates
+    # after all of its first's). The tie-proof test above covers unweighted ones.
+    yield "missing", X, y, rng.uniform(0.5, 3.0, 500)
+
+
+@pytest.mark.parametrize("case", list(_scikit_learn_cases()), ids=lambda case: case[0])
+def test_grows_scikit_learns_tree(case):
+    """Exact mode grows scikit-learn's tree: the same splits (ours numbered breadth
+    first), node sizes, medians and impurities, and predictions. min_samples_leaf=10
+    keeps apart the splits that would tie (two features sending the same rows left),
+    which scikit-learn breaks by its random feature order and we by the lowest feature."""
+    _, X, y, w = case
+    params = dict(criterion="absolute_error", min_samples_leaf=10, max_depth=8)
+    ours = DecisionTreeRegressor(splitter="best", **params).fit(X, y, sample_weight=w)
+    theirs = SkDecisionTreeRegressor(random_state=0, **params).fit(X, y, sample_weight=w)
+
+    def nodes(tree):
+        return sorted(
+            (int(f), float(t), int(n), round(float(i), 9), round(float(v), 9))
+            for f, t, n, i, v in zip(
+                tree.feature,
+                tree.threshold,
+                tree.n_node_samples,
+                tree.impurity,
+                tree.value[:, 0, 0],
+                strict=True,
+            )
+        )
+
+    assert nodes(ours.tree_) == nodes(theirs.tree_)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "growth",
+    [dict(max_leaf_nodes=12), dict(min_impurity_decrease=0.4), dict(ccp_alpha=0.3)],
+    ids=["max_leaf_nodes", "min_impurity_decrease", "ccp_alpha"],
+)
+def test_growth_controls_as_in_scikit_learn(growth):
+    """Best-first growth, the minimal impurity decrease (per unit weight of the whole
+    data, scikit-learn's definition) and cost-complexity pruning read the absolute
+    error as they read every other impurity."""
+    X, y = load_diabetes(return_X_y=True)
+    X = X.astype(np.float32)
+    params = dict(criterion="absolute_error", min_samples_leaf=10, **growth)
+    ours = DecisionTreeRegressor(splitter="best", **params).fit(X, y)
+    theirs = SkDecisionTreeRegressor(random_state=0, **params).fit(X, y)
+    assert ours.get_n_leaves() == theirs.get_n_leaves()
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)
+
+
+def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
+    # Absolute-error fits grow level-wise only (Grower._subtree_finisher).
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + rng.standard_t(2, 600)
+    trees = []
+    for below in (0, 1 << 30):
+        monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", below)
+        monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", below)
+        model = DecisionTreeRegressor(criterion="absolute_error", max_depth=7)
+        trees.append(model.fit(X, y).tree_)
+    assert_tree_equal(*trees, impurity_rtol=0, value_rtol=0)
+
+
+def test_forests():
+    """A forest of one tree on every row and feature is that tree; a bootstrap forest's
+    trees hold medians of their own rows and predict about as scikit-learn's forest."""
+    X, y = load_diabetes(return_X_y=True)
+    single = RandomForestRegressor(
+        n_estimators=1,
+        bootstrap=False,
+        max_features=None,
+        criterion="absolute_error",
+        min_samples_leaf=5,
+    ).fit(X, y)
+    tree = DecisionTreeRegressor(criterion="absolute_error", min_samples_leaf=5).fit(X, y)
+    np.testing.assert_array_equal(single.predict(X), tree.predict(X))
+    forest = RandomForestRegressor(
+        n_estimators=20, criterion="absolute_error", min_samples_leaf=5, random_state=0
+    ).fit(X[:300], y[:300])
+    again = RandomForestRegressor(
+        n_estimators=20, criterion="absolute_error", min_samples_leaf=5, random_state=0
+    ).fit(X[:300], y[:300])
+    np.testing.assert_array_equal(forest.predict(X[300:]), again.predict(X[300:]))
+    from sklearn.ensemble import RandomForestRegressor as SkForest
+
+    theirs = SkForest(
+        n_estimators=20, criterion="absolute_error", min_samples_leaf=5, random_state=0
+    )
+    theirs.fit(X[:300], y[:300])
+    assert forest.score(X[300:], y[300:]) > theirs.score(X[300:], y[300:]) - 0.05
+
+
+def test_model_file_and_exports(tmp_path):
+    X, y = load_diabetes(return_X_y=True)
+    model = DecisionTreeRegressor(criterion="absolute_error", max_depth=3).fit(X, y)
+    path = tmp_path / "model.json"
+    model.save(path)
+    assert json.loads(path.read_text())  # versioned JSON
+    loaded = gpu_tree.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.tree_.impurity, model.tree_.impurity)
+    assert "absolute_error = " in gpu_tree.export_graphviz(model)
+    assert "value: [" in export_text(model)
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: DecisionTreeClassifier(criterion="absolute_error"), "regression criterion"),
+        (lambda: ExtraTreeRegressor(criterion="absolute_error"), "not 'random'"),
+        (
+            lambda: DecisionTreeRegressor(criterion="absolute_error", categorical_features=[0]),
+            r"categorical features \[0\]",
+        ),
+        (
+            lambda: DecisionTreeRegressor(criterion="absolute_error", monotonic_cst=[1, 0]),
+            "monotonic_cst is not supported",
+        ),
+    ],
+    ids=["classifier", "random", "categorical", "monotonic"],
+)
+def test_what_it_refuses(make, match):
+    X = np.arange(40.0).reshape(20, 2) % 7
+    y = np.arange(20) % 3
+    with pytest.raises(ValueError, match=match):
+        make().fit(X, y)
+
+
+def test_sparse_input():
+    """A sparse X grows the dense X's tree with splitter='best' (read dense); histogram
+    mode refuses it, naming the way out."""
+    rng = np.random.default_rng(10)
+    dense = rng.poisson(0.3, (300, 6)).astype(float)
+    y = dense[:, 0] * 2 + rng.standard_t(2, 300)
+    X = scipy.sparse.csr_matrix(dense)
+    params = dict(criterion="absolute_error", splitter="best", min_samples_leaf=5)
+    assert_tree_equal(
+        DecisionTreeRegressor(**params).fit(X, y).tree_,
+        DecisionTreeRegressor(**params).fit(dense, y).tree_,
+    )
+    with pytest.raises(ValueError, match="needs splitter='best'"):
+        DecisionTreeRegressor(criterion="absolute_error").fit(X, y)
+
+
+@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+def test_cuda_refuses_it_naming_the_cpu():
+    X = np.arange(40.0).reshape(20, 2)
+    with pytest.raises(ValueError, match="device='cpu'"):
+        DecisionTreeRegressor(criterion="absolute_error", device="cuda").fit(X, X[:, 0])

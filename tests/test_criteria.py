@@ -693,10 +693,10 @@ def test_check_criterion_accepts_classification_names(name):
     assert check_criterion(name, True) == name
 
 
-def test_check_criterion_accepts_squared_error_and_poisson():
-    assert REGRESSION_CRITERIA == ("squared_error", "poisson")
-    assert check_criterion("squared_error", False) == "squared_error"
-    assert check_criterion("poisson", False) == "poisson"
+def test_check_criterion_accepts_the_regression_criteria():
+    assert REGRESSION_CRITERIA == ("squared_error", "poisson", "absolute_error")
+    for name in REGRESSION_CRITERIA:
+        assert check_criterion(name, False) == name
 
 
 def test_check_criterion_poisson_for_a_classifier():
@@ -711,7 +711,7 @@ def test_check_criterion_unknown_classification_name(name):
         check_criterion(name, True)
 
 
-@pytest.mark.parametrize("name", ["variance", "mse", "absolute_error"])
+@pytest.mark.parametrize("name", ["variance", "mse", "mae"])
 def test_check_criterion_unknown_regression_name(name):
     with pytest.raises(ValueError, match=f"criterion={name!r}") as info:
         check_criterion(name, False)

@@ -764,7 +764,7 @@ def _forest_params(forest, *, max_features, bootstrap, oob_score, scheduler, wor
     "--criterion",
     default=None,
     help="gini, entropy, gain_ratio, cart, misclassification (classification; "
-    "default gini) or squared_error (regression).",
+    "default gini) or squared_error, poisson, absolute_error (regression).",
 )
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Default: no limit.")
 @click.option("--max-bins", type=click.IntRange(2, 65535), default=256, show_default=True)

@@ -71,6 +71,11 @@ class _DaskMixin:
             raise ValueError(f"Unknown device={self.device!r}; choose one of {list(local.DEVICES)}")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
+        if settings.criterion == "absolute_error":  # its splits need each node's rows
+            raise NotImplementedError(
+                "distributed fits search histogram sums: criterion='absolute_error' (medians "
+                "of each node's rows) fits on one machine only"
+            )
         group = ShardGroup(client, [], timeout)
         try:
             return self._fit_distributed(settings, X, y, sample_weight, group)

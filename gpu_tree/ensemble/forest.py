@@ -649,9 +649,9 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
 class RandomForestRegressor(RegressorMixin, _BaseForest):
     """A random forest of gpu_tree decision-tree regressors (Breiman, 2001); parameters
     as :class:`RandomForestClassifier`'s, but ``max_features`` defaults to 1.0 (every
-    feature, as in scikit-learn), ``criterion`` to "squared_error" (or "poisson", as
-    :class:`gpu_tree.DecisionTreeRegressor` takes it), and there is no
-    ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
+    feature, as in scikit-learn), ``criterion`` to "squared_error" (or "poisson" or
+    "absolute_error", as :class:`gpu_tree.DecisionTreeRegressor` takes them), and there
+    is no ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
     ``oob_prediction_``."""
 
     _tree_class = DecisionTreeRegressor

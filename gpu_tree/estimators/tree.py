@@ -40,6 +40,7 @@ from gpu_tree.data.validation import (
     is_sparse,
     to_host,
 )
+from gpu_tree.growing.absolute_error import check_absolute_error_fit
 from gpu_tree.growing.backend import (
     HISTOGRAM_SPLITTERS,
     PhaseTimer,
@@ -280,6 +281,14 @@ class _BaseDecisionTree(BaseEstimator):
                 "splitter='random' draws thresholds of numeric features only; the "
                 f"categorical features {categorical.features.tolist()} need splitter='hist' "
                 "or 'exact' (or categorical_features=[] to treat their codes as numbers)"
+            )
+        if settings.criterion == "absolute_error":
+            check_absolute_error_fit(
+                device=self.device_,
+                splitter=self.splitter,
+                categorical=categorical,
+                sparse=is_sparse(X),
+                monotonic_cst=getattr(self, "monotonic_cst", None),
             )
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
@@ -1012,12 +1021,16 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : {"squared_error", "poisson"}, default="squared_error"
+    criterion : {"squared_error", "poisson", "absolute_error"}, default="squared_error"
         "squared_error": variance reduction, nodes' ``impurity`` their weighted variance;
         "poisson": reduction of the half Poisson deviance, as scikit-learn's, for
         non-negative targets (counts, rates) of a positive sum, nodes' ``impurity`` their
         mean half Poisson deviance; a split leaving a child whose targets sum to 0 is
         never made. Leaves predict their weighted mean target with either.
+        "absolute_error": reduction of sum w |y - median|, as scikit-learn's; leaves
+        predict their weighted median, nodes' ``impurity`` is their mean absolute
+        deviation. Splits are searched on each node's rows (CPU only; not with
+        splitter="random", categorical features or monotonic_cst).
         "friedman_mse" is deprecated and maps to "squared_error", as in scikit-learn 1.9.
     """
 

@@ -57,7 +57,12 @@ from gpu_tree.data.stats import StatsLayout, channel_sum
 from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
-REGRESSION_CRITERIA = ("squared_error", "poisson")
+REGRESSION_CRITERIA = ("squared_error", "poisson", "absolute_error")
+# Criteria whose node impurities (and for absolute_error values) are measured on the rows
+# once the tree is grown, and whose split scores scale as the targets do (a variance
+# decrease scales as their square).
+ROW_MEASURED_CRITERIA = ("poisson", "absolute_error")
+LINEAR_SCORE_CRITERIA = ("poisson", "absolute_error")
 COST_CRITERIA = ("tan_schlimmer", "nunez")
 
 

@@ -31,8 +31,11 @@ from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.data.validation import device_to_host
+from gpu_tree.growing.absolute_error import absolute_error_search, medians_and_deviations
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import (
+    LINEAR_SCORE_CRITERIA,
+    ROW_MEASURED_CRITERIA,
     branch_split_info,
     log2_cost_measure,
     monotonic_child_bounds,
@@ -521,6 +524,17 @@ class Grower:
             monotonic = MonotonicBounds(self._monotonic, bounds[:, 0], bounds[:, 1])
 
         def search(feature_mask) -> ChosenSplits:
+            if p.criterion == "absolute_error":  # medians: searched on the rows
+                return absolute_error_search(
+                    self.backend,
+                    self.layout,
+                    self.constraints,
+                    batch,
+                    slots,
+                    hist,
+                    missing,
+                    feature_mask,
+                )
             return select_splits(
                 hist,
                 p.criterion,
@@ -676,16 +690,17 @@ class Grower:
 
     def _real_score(self, score):
         """Regression split scores (impurity decreases) in real units from the fit's (its
-        targets scaled by 2**-t: a variance scales by 2**-2t, a Poisson deviance by 2**-t)."""
+        targets scaled by 2**-t: a variance scales by 2**-2t, a Poisson deviance and an
+        absolute error by 2**-t)."""
         layout = self.layout
-        if self.params.criterion == "poisson":
+        if self.params.criterion in LINEAR_SCORE_CRITERIA:
             return np.ldexp(score, layout.target_exponent)
         return layout.target_variance(score)
 
     def _fit_score(self, score: float) -> float:
         """A real impurity decrease in the fit's units (:meth:`_real_score`'s inverse)."""
         layout = self.layout
-        if self.params.criterion == "poisson":
+        if self.params.criterion in LINEAR_SCORE_CRITERIA:
             return float(np.ldexp(score, -layout.target_exponent))
         return layout.fit_variance(score)
 
@@ -1133,9 +1148,10 @@ class Grower:
             or p.max_leaf_nodes is not None
             or self.multiway
             or p.feature_costs is not None  # the finisher chooses splits by gain alone
-            # Poisson node impurities are measured on the rows after growth (see
-            # _poisson_deviances), from the row partition the finisher does not keep.
-            or p.criterion == "poisson"
+            # Poisson and absolute-error node impurities (and the latter's values) are
+            # measured on the rows after growth (see _grow_all), from the row partition
+            # the finisher does not keep; absolute-error splits are searched on the rows.
+            or p.criterion in ROW_MEASURED_CRITERIA
             # Monotonicity constraints: only the vectorised split search checks them.
             or self._monotonic is not None
         ):
@@ -1306,6 +1322,10 @@ class Grower:
         layout = self.layout
         if self.params.criterion == "poisson":  # in real units already
             tree.impurity[:] = self._poisson_deviances(tree)
+        elif self.params.criterion == "absolute_error":  # medians: in real units already
+            tree.value[:, 0, 0], tree.impurity[:] = medians_and_deviations(
+                self.backend, layout, tree
+            )
         elif not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
         if layout.weight_exponent:  # weighted sizes too

@@ -61,6 +61,7 @@ NODE_IMPURITY = {
     "cart": "gini",
     "misclassification": "misclassification",
     "squared_error": "squared_error",
+    "absolute_error": "absolute_error",
 }
 
 # The per-node arrays (scikit-learn's names and ours) and their dtypes; ``value`` aside.

@@ -1,0 +1,165 @@
+"""The absolute-error criterion (scikit-learn's ``criterion="absolute_error"``).
+
+A node's impurity is its mean absolute deviation about its weighted median,
+sum w |y - m| / sum w, and its value is that median. Medians are not additive, so no
+split is scored from histogram sums: each open node's rows are read in the order of each
+feature (:mod:`gpu_tree.kernels.cpu_absolute_error`, O(n log n) per node and feature).
+The chosen split is then handed to the grower as a histogram search's winner would be
+(its bins and both sides' statistics), so that partition, children and growth are the
+same code as every other criterion's.
+
+In histogram mode the rows' values are their bin codes: the candidates are the bin
+boundaries, as for the other criteria, and the medians and errors are still exact.
+Node values and impurities are measured on the rows once the tree is grown
+(:func:`medians_and_deviations`); until then a node's value is its mean (unused).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
+from gpu_tree.kernels.cpu_absolute_error import best_absolute_error_splits, node_median_and_error
+from gpu_tree.model.tree import NUMERIC
+
+
+def absolute_error_search(
+    backend, layout, constraints: SplitConstraints, batch, slots, hist, missing, feature_mask
+) -> ChosenSplits:
+    """The best absolute-error split of the nodes of ``batch`` at ``slots``, as
+    :func:`gpu_tree.growing.splitting.select_splits` returns it.
+
+    ``hist`` (n_slots, n_columns, n_bins, n_channels) and ``missing`` (n_slots, n_columns,
+    n_channels, or None) are the batch's histograms as the search reads them (a dense
+    batch's missing bin apart); they give the chosen split's bins and the statistics of
+    its sides. ``feature_mask`` (len(slots), n_columns) bool, or None: the columns each
+    node may use; a column is a feature, or the node's drawn feature at that position.
+    """
+    partition, row_data = backend.row_partition, backend.row_data
+    n_nodes, n_channels = slots.size, hist.shape[-1]
+    n_columns = hist.shape[1]
+    chosen = ChosenSplits(
+        has_split=np.zeros(n_nodes, dtype=bool),
+        feature=np.zeros(n_nodes, dtype=np.int64),
+        bin=np.zeros(n_nodes, dtype=np.int64),
+        next_bin=np.full(n_nodes, -1, dtype=np.int64),
+        score=np.full(n_nodes, -np.inf),
+        left_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
+        right_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
+        missing_left=np.zeros(n_nodes, dtype=bool),
+        kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
+        left_bins=np.full(n_nodes, None, dtype=object),
+        present_bins=np.full(n_nodes, None, dtype=object),
+        branch_stats=np.full(n_nodes, None, dtype=object),
+        default_branch=np.zeros(n_nodes, dtype=np.int64),
+    )
+    missing_code = np.float64(backend.missing_code)
+    for j, slot in enumerate(slots):
+        node = batch.nodes[slot]
+        columns = np.arange(n_columns)
+        if feature_mask is not None:
+            columns = np.flatnonzero(feature_mask[j])
+        if columns.size == 0:
+            continue
+        features = columns
+        if batch.drawn_features is not None:
+            features = batch.drawn_features[slot, columns]
+        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        gain, left_value, next_value, missing_left, weight, tolerance = best_absolute_error_splits(
+            backend.columns,
+            rows,
+            np.ascontiguousarray(features, dtype=np.int64),
+            missing_code,
+            row_data.centred,
+            row_data.weight,
+            constraints.min_samples_leaf,
+            constraints.min_weight_leaf,
+            SCORE_RTOL,
+        )
+        if not np.any(np.isfinite(gain)):
+            continue
+        # The lowest column whose improvement is within rounding of the best (as the
+        # histogram search breaks ties).
+        k = int(np.argmax(gain >= np.max(gain) - tolerance))
+        column = int(columns[k])
+        keys = _bin_keys(batch, slot, column, hist.shape[2])
+        nonempty = layout.count(hist[slot, column]) > 0
+        low = _bin_of(keys, nonempty, left_value[k])
+        high = -1 if np.isnan(next_value[k]) else _bin_of(keys, nonempty, next_value[k])
+        left = hist[slot, column, : low + 1].sum(axis=0)
+        parent = hist[slot, column].sum(axis=0)
+        if missing is not None:
+            parent = parent + missing[slot, column]
+            if missing_left[k]:
+                left = left + missing[slot, column]
+        chosen.has_split[j] = True
+        chosen.feature[j] = column
+        chosen.bin[j] = low
+        chosen.next_bin[j] = high
+        chosen.score[j] = gain[k] / weight  # per unit weight, as the other criteria's
+        chosen.left_stats[j] = left
+        chosen.right_stats[j] = parent - left
+        chosen.missing_left[j] = missing_left[k]
+    return chosen
+
+
+def _bin_keys(batch, slot, column, n_bins) -> np.ndarray:
+    """What each bin of a node's histogram row stands for, in the rows' own terms: a
+    dense histogram's bins are the bin codes; a compact one's, its ``bin_code`` (histogram
+    mode) or the distinct raw values (exact mode, ``bin_lower``)."""
+    if batch.dense:
+        return np.arange(n_bins)
+    if batch.bin_code is not None:
+        return batch.bin_code[slot, column, :n_bins]
+    return batch.bin_lower[slot, column, :n_bins]
+
+
+def _bin_of(keys, nonempty, value) -> int:
+    """The non-empty bin that holds rows of ``value``."""
+    return int(np.flatnonzero(nonempty & (keys == value))[0])
+
+
+def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's weighted median (its value) and mean absolute deviation about it
+    (its impurity), in real units, measured on its rows: the CPU backends' row partition
+    keeps each node's rows as a slice, internal nodes' too (their children split it)."""
+    partition, row_data = backend.row_partition, backend.row_data
+    n_nodes = tree.node_count
+    medians = np.empty(n_nodes)
+    deviations = np.empty(n_nodes)
+    for node in range(n_nodes):
+        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        weight = row_data.weight[rows]
+        median, error = node_median_and_error(row_data.centred[rows], weight)
+        medians[node] = median
+        deviations[node] = error / np.sum(weight)
+    return layout.target(medians), np.ldexp(deviations, layout.target_exponent)
+
+
+def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic_cst) -> None:
+    """Refuse, with a message naming the way out, the fits the absolute-error search does
+    not serve: it reads each node's rows on the host (no GPU), tries every split of them
+    (not extremely randomised trees' drawn ones), of numeric features only, without
+    monotonicity constraints, and reads a sparse X's columns dense (exact mode)."""
+    what = "criterion='absolute_error'"
+    if device == "cuda":
+        raise ValueError(
+            f"{what} searches splits on each node's rows on the CPU: fit with device='cpu'"
+        )
+    if splitter == "random":
+        raise ValueError(
+            f"{what} tries every split of a node's rows: use splitter='best', 'exact' or "
+            "'hist', not 'random'"
+        )
+    if categorical is not None and categorical.features.size:
+        raise ValueError(
+            f"{what} splits numeric features only; the categorical features "
+            f"{categorical.features.tolist()} need another criterion (or pass "
+            "categorical_features=[] to treat their codes as numbers)"
+        )
+    if monotonic_cst is not None and np.any(np.asarray(monotonic_cst) != 0):
+        raise ValueError(f"monotonic_cst is not supported with {what}")
+    if sparse and splitter == "hist":
+        raise ValueError(
+            f"a sparse X with {what} needs splitter='best' (or 'exact'), which reads it dense"
+        )
