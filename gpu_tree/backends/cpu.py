@@ -58,14 +58,14 @@ class _CPUBackend:
         count("nodes_built", nodes.size)
         count("rows_read", int(np.sum(self.node_sizes(nodes))))
 
-    def squared_deviation_sums(self, nodes, means):
+    def squared_deviation_sums(self, nodes, means, output=None):
         nodes = np.asarray(nodes, dtype=np.int64)
         partition, row_data = self.row_partition, self.row_data
         rows = (
             partition.sample_indices,
             partition.start[nodes],
             partition.end[nodes],
-            row_data.centred,
+            row_data.centred_output(output),
             row_data.weight,
             not row_data.layout.has_count_channel,  # unweighted: every weight is 1
             np.ascontiguousarray(means, dtype=np.float64),

@@ -646,5 +646,7 @@ def predict_forest_on_device(packed, X, xp):
 
 
 def predict_on_device(tree, X, xp):
-    """``tree.value`` of each row's leaf, (n_samples, n_outputs), on the GPU."""
-    return xp.asarray(tree.value[:, 0, :])[apply_on_device(tree, X, xp)]
+    """``tree.value`` of each row's leaf, on the GPU: (n_samples, n_classes), or
+    (n_samples, n_outputs, n_classes) for several outputs (as ``Tree.values_of``)."""
+    value = tree.value[:, 0, :] if tree.n_outputs == 1 else tree.value
+    return xp.asarray(value)[apply_on_device(tree, X, xp)]

@@ -316,6 +316,9 @@ class RowData:
             self.centred = None
             return
         y = np.asarray(self.y, dtype=np.float64)
+        if y.ndim == 2:
+            self._set_multi_output_stats(y, layout, weight_exponent, count)
+            return
         if scales is None:
             centre = regression_centre(y)
             scale = target_exponent(y, centre, binade_sum(self.weight))
@@ -337,6 +340,48 @@ class RowData:
         if layout.has_count_channel:
             stats[:, 2] = 1
         self._row_stats = stats
+
+    def _set_multi_output_stats(self, y, layout, weight_exponent, count):
+        """Regression with several outputs (y of shape (n_samples, n_outputs)): each
+        output centred on its own median target, all scaled by one power of two (the
+        largest any output needs), each weighted sum a channel of its own fixed point.
+        ``centred`` is then (n_samples, n_outputs)."""
+        if self.scales is not None:
+            raise ValueError(
+                "multi-output y is fitted on one machine, one tree at a time: not in a "
+                "distributed fit or a forest's batch yet"
+            )
+        n_outputs = y.shape[1]
+        total = binade_sum(self.weight)
+        centres = tuple(regression_centre(y[:, k]) for k in range(n_outputs))
+        scale = max(target_exponent(y[:, k], centres[k], total) for k in range(n_outputs))
+        self.centred = np.column_stack(
+            [centred_targets(y[:, k], centres[k], scale) for k in range(n_outputs)]
+        )
+        weighted_sums = self.weight[:, None] * self.centred
+        sum_exponents = tuple(fixed_point_exponent(weighted_sums[:, k]) for k in range(n_outputs))
+        self.layout = replace(
+            layout,
+            n_outputs=n_outputs,
+            exponents=(weight_exponent, *sum_exponents) + count,
+            dtype=STATS_DTYPE,
+            centre=centres,
+            target_exponent=scale,
+        )
+        stats = np.empty((y.shape[0], self.layout.n_channels), dtype=STATS_DTYPE)
+        stats[:, 0] = self.weight_fixed
+        for k in range(n_outputs):
+            stats[:, 1 + k] = to_fixed_point(weighted_sums[:, k], sum_exponents[k])
+        if layout.has_count_channel:
+            stats[:, -1] = 1
+        self._row_stats = stats
+
+    def centred_output(self, output=None) -> np.ndarray:
+        """The centred targets of one output (contiguous, (n_samples,)): ``centred`` itself
+        for a single output (``output`` None), its column ``output`` for several."""
+        if output is None:
+            return self.centred
+        return np.ascontiguousarray(self.centred[:, output])
 
     @property
     def n_roots(self) -> int:

@@ -71,6 +71,10 @@ class _DaskMixin:
             raise ValueError(f"Unknown device={self.device!r}; choose one of {list(local.DEVICES)}")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
+        if getattr(y, "ndim", 1) > 1:
+            raise NotImplementedError(
+                "distributed fits take one output: a multi-output y fits on one machine"
+            )
         if settings.criterion == "absolute_error":  # its splits need each node's rows
             raise NotImplementedError(
                 "distributed fits search histogram sums: criterion='absolute_error' (medians "

@@ -8,8 +8,10 @@ Channels of a statistics vector (the last axis of every statistics array):
 
 - classification: ``n_classes`` class totals (weights), then an unweighted row count
   when the fit is weighted (otherwise the class totals already are counts);
-- regression: ``[sum w, sum w*(y - centre)]``, then the row count when weighted. The
-  centre is a training target (see :func:`regression_centre`); the sum of squares is no
+- regression: ``[sum w, sum w*(y - centre)]``, then the row count when weighted; with
+  several outputs (multi-output y), one ``sum w*(y_k - centre_k)`` channel per output
+  after the weight. The centre is a training target (see :func:`regression_centre`),
+  one per output; the sum of squares is no
   statistic: split scores do without it (criteria) and node impurities are measured on
   the rows (backends). Targets spread so widely that their squares could overflow are
   first scaled by a power of two (:func:`target_exponent`): the statistics, scores and
@@ -95,15 +97,19 @@ class StatsLayout:
     exponents: tuple = ()
     # Every statistics array (per-row statistics, histograms, node totals) holds this type.
     dtype: type = STATS_DTYPE
-    centre: float = 0.0  # regression: the target the sums of w*(y - centre) are taken about
+    # Regression: the target the sums of w*(y - centre) are taken about; a tuple of one
+    # per output where there are several.
+    centre: float | tuple = 0.0
     # Regression: the fit's targets are (y - centre) * 2**-target_exponent (0: unscaled).
     target_exponent: int = 0
     # The fit's weights are the real ones times 2**-weight_exponent (0: unscaled).
     weight_exponent: int = 0
+    # Regression: targets per row (multi-output y), each its own weighted-sum channel.
+    n_outputs: int = 1
 
     @property
     def n_channels(self) -> int:
-        base = self.n_classes if self.is_classification else len(REGRESSION_CHANNELS)
+        base = self.n_classes if self.is_classification else 1 + self.n_outputs
         return base + (1 if self.has_count_channel else 0)
 
     def zeros(self, leading_shape=(), xp=np):
@@ -136,9 +142,16 @@ class StatsLayout:
         return stats[..., : self.n_classes]
 
     def centred_mean(self, stats, xp=np):
-        """Regression: the weighted mean of ``y - centre`` (0 where there is no weight)."""
+        """Regression: the weighted mean of ``y - centre`` (0 where there is no weight);
+        of the first output (:meth:`centred_means` gives every output's)."""
         weight = stats[..., 0]
         return stats[..., 1] / xp.where(weight > 0, weight, 1.0)
+
+    def centred_means(self, stats, xp=np):
+        """Regression: the weighted mean of ``y_k - centre_k`` of every output k, shape
+        ``stats.shape[:-1] + (n_outputs,)`` (0 where there is no weight)."""
+        weight = stats[..., :1]
+        return stats[..., 1 : 1 + self.n_outputs] / xp.where(weight > 0, weight, 1.0)
 
     @property
     def fit_centre(self) -> float:
@@ -156,7 +169,7 @@ class StatsLayout:
         units, then scaled: ``centre + centred * 2**t`` could overflow where the target
         itself does not (centre -1e308, target 1e308)."""
         t = self.target_exponent
-        return np.ldexp(np.ldexp(self.centre, -t) + centred, t)
+        return np.ldexp(np.ldexp(np.asarray(self.centre, dtype=np.float64), -t) + centred, t)
 
     def target_variance(self, variance):
         """Regression: a variance in the fit's units, in real ones (+inf beyond float64's

@@ -228,8 +228,10 @@ def is_sparse(values) -> bool:
     return module.startswith("scipy.sparse") and hasattr(values, "toarray")
 
 
-def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
-    """Validate targets: 1-D, right length, finite; a column vector is raveled with a warning."""
+def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool, multi_output=False):
+    """Validate targets: 1-D, right length, finite; a column vector is raveled with a
+    warning. ``multi_output``: a 2-D y of several columns (one per output) is accepted
+    too, and returned 2-D."""
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None")
     if is_sparse(y):
@@ -250,10 +252,16 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
             stacklevel=3,
         )
         y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(
-            f"y should be a 1d array, got an array of shape {y.shape} (multi-output is not supported)"
-        )
+    if y.ndim != 1 and not (multi_output and y.ndim == 2):
+        if y.ndim == 2 and not multi_output:
+            raise ValueError(
+                f"y should be a 1d array, got an array of shape {y.shape}: multi-output y "
+                f"is not supported by {estimator_name} yet (DecisionTreeRegressor and "
+                "ExtraTreeRegressor fit it)"
+            )
+        raise ValueError(f"y should be a 1d array (or 2d for multi-output), got shape {y.shape}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"y has {y.shape[0]} rows but no column: give at least one output")
     if y.shape[0] != n_samples:
         raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}: their lengths must match")
     if y.dtype.kind == "c":
@@ -267,9 +275,10 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool):
             ) from None
         bad = ~np.isfinite(numeric)
         if bad.any():
-            i = int(np.argmax(bad))
-            what = "NaN" if np.isnan(numeric[i]) else "infinity"
-            raise ValueError(f"Input y contains {what} at row {i}")
+            i, *column = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            where = f"row {i}" + (f", output {column[0]}" if column else "")
+            what = "NaN" if np.isnan(numeric[(i, *column)]) else "infinity"
+            raise ValueError(f"Input y contains {what} at {where}")
         if not is_classification:
             return numeric
     elif y.dtype.kind == "O":

@@ -154,6 +154,11 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
+            if prepared.targets.ndim > 1:
+                raise ValueError(
+                    f"{type(self).__name__} fits one output: multi-output y is fitted by "
+                    "DecisionTreeRegressor and ExtraTreeRegressor (not yet by forests)"
+                )
             random_thresholds = self._random_thresholds or template.splitter == "random"
             if random_thresholds and prepared.categorical is not None:
                 raise ValueError(

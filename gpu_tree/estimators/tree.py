@@ -265,6 +265,8 @@ class _BaseDecisionTree(BaseEstimator):
     """Shared fitting and prediction; subclasses say how targets become statistics."""
 
     _is_classification = False
+    # Whether fit takes a 2-D y of several outputs (multi-output regression).
+    _fits_multi_output = False
 
     # -- fitting: the training pipeline, step by step ------------------------------------
     def _fit(self, X, y, sample_weight=None):
@@ -282,6 +284,8 @@ class _BaseDecisionTree(BaseEstimator):
                 f"categorical features {categorical.features.tolist()} need splitter='hist' "
                 "or 'exact' (or categorical_features=[] to treat their codes as numbers)"
             )
+        if self.n_outputs_ > 1:
+            self._check_multi_output_fit(settings, categorical)
         if settings.criterion == "absolute_error":
             check_absolute_error_fit(
                 device=self.device_,
@@ -321,6 +325,21 @@ class _BaseDecisionTree(BaseEstimator):
             )
         return self
 
+    def _check_multi_output_fit(self, settings, categorical):
+        """Refuse, naming the way out, what multi-output fits do not serve yet: they run
+        the vectorised split search on the CPU (one tree at a time), with squared_error."""
+        if settings.criterion != "squared_error":
+            raise ValueError(
+                f"multi-output y is fitted with criterion='squared_error' only, not "
+                f"{settings.criterion!r}"
+            )
+        if self.device_ == "cuda":
+            raise ValueError("multi-output y is fitted on the CPU: use device='cpu'")
+        if getattr(self, "monotonic_cst", None) is not None:
+            raise ValueError("Monotonicity constraints are not supported with multiple outputs")
+        if categorical is not None and categorical.features.size and categorical.multiway:
+            raise ValueError("multi-output y: multiway categorical splits are not supported")
+
     def _prepare_fit(self, settings, X, y, sample_weight) -> _PreparedFit:
         """Learn the categories, check X, y and the weights, resolve the size parameters,
         record the input's shape and encode the targets (weights times class weights)."""
@@ -330,6 +349,7 @@ class _BaseDecisionTree(BaseEstimator):
         X, y, weight = self._validate_data(X, y, sample_weight)
         sizes = self._check_size_params(*X.shape)
         self._record_input_shape(X, feature_names, sizes.max_features)
+        self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         targets, weight = self._encode_targets(y, weight)
         return _PreparedFit(X, targets, weight, sizes, categorical, feature_names)
 
@@ -387,6 +407,7 @@ class _BaseDecisionTree(BaseEstimator):
             n_samples,
             estimator_name=type(self).__name__,
             is_classification=self._is_classification,
+            multi_output=self._fits_multi_output,
         )
         weight = check_sample_weight(sample_weight, n_samples)
         return X, y, weight
@@ -416,7 +437,6 @@ class _BaseDecisionTree(BaseEstimator):
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.n_outputs_ = 1
         self.max_features_ = n_features if max_features is None else max_features
 
     @staticmethod
@@ -593,7 +613,13 @@ class _BaseDecisionTree(BaseEstimator):
             X_val.shape[0],
             estimator_name=name,
             is_classification=self._is_classification,
+            multi_output=self._fits_multi_output,
         )
+        if (1 if y_val.ndim == 1 else y_val.shape[1]) != self.n_outputs_:
+            raise ValueError(
+                f"y_val has {1 if y_val.ndim == 1 else y_val.shape[1]} outputs but the tree "
+                f"was fitted on {self.n_outputs_}"
+            )
         if X_val.shape[0] == 0:
             raise ValueError("reduced_error_prune needs at least one validation row")
         weight = check_sample_weight(to_host(sample_weight), X_val.shape[0])
@@ -752,6 +778,7 @@ class _BaseDecisionTree(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value, learned per split
         tags.input_tags.sparse = True  # SciPy sparse X: binned as it is (data/sparse.py)
+        tags.target_tags.multi_output = self._fits_multi_output
         return tags
 
     @property
@@ -1035,6 +1062,7 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
     """
 
     _is_classification = False
+    _fits_multi_output = True
     # Which of scikit-learn's messages refuses targets summing to 0 for criterion="poisson"
     # (a forest's template says "forest": criteria.check_poisson_targets).
     _poisson_estimator_kind = "tree"
@@ -1101,8 +1129,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         return RowData(layout=layout, weight=weight, y=y, **options)
 
     def predict(self, X):
-        """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,)."""
-        return self._leaf_values(X)[:, 0]
+        """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,), or
+        (n_samples, n_outputs) for a multi-output y."""
+        return self._leaf_values(X)[..., 0]
 
 
 def _init_with_defaults(base, **defaults):

@@ -116,7 +116,7 @@ class HistogramBackend(Protocol):
         ndarray of shape (n_nodes,), int64
         """
 
-    def squared_deviation_sums(self, nodes, means) -> np.ndarray:
+    def squared_deviation_sums(self, nodes, means, output=None) -> np.ndarray:
         """Regression: sum of w * (d - mean)**2 over each node's rows, d the centred target
         in the fit's units (``RowData.centred``), exact in any order
         (``kernels/_squared_deviations.py``): the weighted variance of a node is this over
@@ -127,6 +127,9 @@ class HistogramBackend(Protocol):
         nodes : ndarray of shape (n_nodes,), int
         means : ndarray of shape (n_nodes,), float64
             Each node's weighted mean of d (see ``StatsLayout.centred_mean``).
+        output : int, optional
+            Multi-output y: the output whose targets d are (``RowData.centred_output``);
+            backends that fit one output only may leave it out.
 
         Returns
         -------

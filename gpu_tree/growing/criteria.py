@@ -118,9 +118,11 @@ def weighted_misclassification(class_weights, xp=np):
     return channel_sum(class_weights, xp) - xp.max(class_weights, axis=-1)
 
 
-def weighted_squared_error_term(regression_stats, xp=np):
+def weighted_squared_error_term(regression_stats, xp=np, n_outputs: int = 1):
     """-(sum w y)^2 / w: w * Var(y) less sum w y^2, the part of the regression impurity
-    (Breiman et al. 1984) that split scores need.
+    (Breiman et al. 1984) that split scores need. With several outputs (channels
+    1..n_outputs), the mean of their terms: a multi-output node's impurity is the mean
+    of its outputs' variances, as in scikit-learn.
 
     w * Var(y) = sum w y^2 - (sum w y)^2 / w, and sum w y^2 is the same for a node and its
     children together, so it cancels from every impurity decrease: a split's weighted
@@ -129,8 +131,11 @@ def weighted_squared_error_term(regression_stats, xp=np):
     backend (two-pass: about the node's mean).
     """
     w = regression_stats[..., 0]
-    sum_y = regression_stats[..., 1]
-    return -_safe_divide(sum_y * sum_y, w, xp)
+    squares = 0.0
+    for k in range(1, 1 + n_outputs):
+        sum_y = regression_stats[..., k]
+        squares = squares + sum_y * sum_y
+    return -_safe_divide(squares, w, xp) / n_outputs
 
 
 def poisson_sums(layout: StatsLayout, regression_stats, xp=np):
@@ -221,7 +226,7 @@ def impurity_kind(criterion: str) -> str:
 def _weighted_node_impurity(criterion, layout, stats, xp):
     kind = impurity_kind(criterion)
     if kind == "squared_error":
-        return weighted_squared_error_term(stats, xp)
+        return weighted_squared_error_term(stats, xp, layout.n_outputs)
     return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)
 
 
@@ -350,9 +355,8 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     - gain_ratio: the same divided by the split information, as the score is (a split
       sending a few rows aside has a small one, and a score of larger error);
     - gini, misclassification, cart: w, the size of their terms (c^2 / w, max c, w);
-    - squared_error: (sum w y)^2 / w of the node, the size of its term; the children's
-      terms add up to the node's plus the score. Only channels 0 and 1 (sum w, sum w y)
-      are read;
+    - squared_error: (sum w y)^2 / w of the node, the size of its term (the mean over
+      the outputs of several); the children's terms add up to the node's plus the score;
     - poisson: ``divisor``, the best candidate's :func:`poisson_term_scale` (its terms
       are of the size of its children's differences, which no statistic of the node
       bounds); without one, the node's |sum w (y - centre)| + |centre| w
@@ -367,8 +371,7 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
         if criterion == "gain_ratio" and divisor is not None:
             scale = xp.where(divisor > 0, scale / xp.where(divisor > 0, divisor, 1.0), scale)
     elif kind == "squared_error":
-        weighted_sum = parent[..., 1]
-        scale = _safe_divide(weighted_sum * weighted_sum, parent[..., 0], xp)
+        scale = -weighted_squared_error_term(parent, xp, layout.n_outputs)
     elif kind == "poisson":
         scale = poisson_sums(layout, parent, xp)[2] if divisor is None else divisor
     else:

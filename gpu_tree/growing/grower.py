@@ -228,8 +228,13 @@ class Grower:
         self.params = params
         self.n_features = n_features
         self.constraints = SplitConstraints(params.min_samples_leaf, params.min_weight_leaf)
-        n_outputs = layout.n_classes if layout.is_classification else 1
-        self.tree = Tree(n_features, n_outputs, n_category_words=params.n_category_words)
+        n_values = layout.n_classes if layout.is_classification else 1
+        self.tree = Tree(
+            n_features,
+            n_values,
+            n_category_words=params.n_category_words,
+            n_outputs=layout.n_outputs,
+        )
         # ID3: a feature split multiway is not tested again below (per node, the features
         # its multiway ancestors used).
         self.multiway = params.categorical is not None and params.categorical.multiway
@@ -269,7 +274,7 @@ class Grower:
         if layout.is_classification:
             weight = layout.weight(real_stats)
             return layout.class_weights(real_stats) / np.where(weight > 0, weight, 1.0)[:, None]
-        return layout.target(layout.centred_mean(real_stats))[:, None]
+        return layout.target(layout.centred_means(real_stats))[:, :, None]
 
     def _add_nodes(self, depth, stats):
         """Add nodes with these (integer) statistics. A regression node's impurity needs its
@@ -293,6 +298,8 @@ class Grower:
         (None for classification)."""
         if self.layout.is_classification:
             return None
+        if self.layout.n_outputs > 1:  # (n_nodes, n_outputs)
+            return self.layout.centred_means(self.layout.real(stats))
         return self.layout.centred_mean(self.layout.real(stats))
 
     def _measure_impurity(self, nodes, stats, means=None):
@@ -305,6 +312,14 @@ class Grower:
         weight = self.layout.real(stats)[:, 0]
         if means is None:
             means = self._centred_means(stats)
+        n_outputs = self.layout.n_outputs
+        if n_outputs > 1:  # the mean of the outputs' variances, as in scikit-learn
+            squared_deviations = sum(
+                self.backend.squared_deviation_sums(nodes, means[:, k], output=k)
+                for k in range(n_outputs)
+            )
+            self._set_impurity(nodes, weight, squared_deviations / n_outputs)
+            return
         squared_deviations = self.backend.squared_deviation_sums(nodes, means)
         if isinstance(squared_deviations, PendingCopy):
             # NaN until it comes back: _splittable leaves the purity test to _evaluate_batch.
@@ -506,12 +521,15 @@ class Grower:
         drawn = self._feature_mask(batch, slots, usable)
         mask = usable if drawn is None else drawn
         on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
-        # The backend's compiled split search (the fused kernel on a GPU), where it has one.
+        # The backend's compiled split search (the fused kernel on a GPU), where it has one
+        # (it scores one output).
         compiled = getattr(self.backend, "score_splits", None)
         searched = batch  # what the split search reads
         if p.random_thresholds:
             searched = self._random_split_batch(batch, slots)
             xp, on_device, compiled = np, False, score_splits_on_cpu
+        if self.layout.n_outputs > 1:
+            compiled = None
         compact = not searched.dense
         hist, missing = searched.hist, searched.missing
         missing_bin = self.backend.missing_bin
@@ -1007,7 +1025,9 @@ class Grower:
             )
             category_sets = (subset, words)
         means = self._centred_means(child_stats)
-        child_means = None if means is None else (means[0::2], means[1::2])
+        # A CUDA partition measures the children's variances as it goes (one output).
+        single = means is not None and means.ndim == 1
+        child_means = (means[0::2], means[1::2]) if single else None
         with self._phase("partition", nodes, ev.feature[which]):
             self.backend.partition(
                 nodes,
@@ -1154,6 +1174,8 @@ class Grower:
             or p.criterion in ROW_MEASURED_CRITERIA
             # Monotonicity constraints: only the vectorised split search checks them.
             or self._monotonic is not None
+            # So does it score several outputs (the compiled scans read one).
+            or self.layout.n_outputs > 1
         ):
             return None
         return finisher

@@ -240,7 +240,8 @@ def _leaf_text(estimator, node, class_names, decimals, show_weights):
             weights = value * tree.weighted_n_node_samples[node]
             text = "weights: [" + ", ".join(f"{w:.{decimals}f}" for w in weights) + "] " + text
         return text
-    return f"value: [{value[0]:.{decimals}f}]"
+    outputs = tree.value[node, :, 0]  # one value per output (multi-output regression)
+    return "value: [" + ", ".join(f"{v:.{decimals}f}" for v in outputs) + "]"
 
 
 def _subtree_levels(tree) -> np.ndarray:
@@ -456,6 +457,12 @@ def _node_lines(
             value = value * tree.weighted_n_node_samples[node]
         lines.append(named("value", _numbers(value, precision)))
         lines.append(named("class", _class_label(estimator, node, class_names)))
+    elif tree.n_outputs > 1:  # one line per output, as scikit-learn's [[v0]\n[v1]]
+        outputs = [_number(v, precision) for v in tree.value[node, :, 0]]
+        rows = [f"[{text}]" for text in outputs]
+        rows[0], rows[-1] = "[" + rows[0], rows[-1] + "]"
+        lines.append(named("value", rows[0]))
+        lines.extend(rows[1:])
     else:
         lines.append(named("value", _number(value[0], precision)))
     return lines

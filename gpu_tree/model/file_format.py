@@ -165,6 +165,8 @@ def _tree_document(tree) -> dict:
         "n_classes": tree.max_n_classes,
         "n_category_words": tree.n_category_words,
     }
+    if tree.n_outputs > 1:  # multi-output regression (one-output files leave it out)
+        tree_doc["n_outputs"] = tree.n_outputs
     for name, dtype in NODE_ARRAYS.items():
         array = getattr(tree, name)
         tree_doc[name] = _floats(array) if dtype == np.float64 else array.astype(int).tolist()
@@ -430,7 +432,7 @@ def model_from_document(document, source="model"):
     estimator = _construct(read, document, kind)
     estimator.tree_ = tree
     estimator.n_features_in_ = n_features
-    estimator.n_outputs_ = 1
+    estimator.n_outputs_ = tree.n_outputs
     estimator.max_features_ = n_features
     estimator.device_ = read.field(document, "device", str)
     fitted = _read_fitted_state(read, document, n_features, regression, [tree], lambda k: read)
@@ -706,16 +708,22 @@ def _read_tree(read, doc, regression: bool) -> Tree:
     for name, dtype in NODE_ARRAYS.items():
         reader = read.floats if dtype == np.float64 else read.ints
         arrays[name] = reader(doc, name, n)
-    value = read.floats(doc, "value", n * n_classes)
+    n_outputs = read.field(doc, "n_outputs", int, "the tree") if "n_outputs" in doc else 1
+    if not 1 <= n_outputs <= _INT64_MAX or (n_outputs > 1 and not regression):
+        read.fail(
+            f"n_outputs is {n_outputs}: a regressor's tree has at least 1 output, a "
+            "classifier's exactly 1"
+        )
+    value = read.floats(doc, "value", n * n_outputs * n_classes)
     bitsets = read.ints(doc, "category_bitsets", None)
     branch_children = read.ints(doc, "branch_children", None)
     _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children, regression)
 
-    tree = Tree(n_features, n_classes, capacity=n, n_category_words=n_words)
+    tree = Tree(n_features, n_classes, capacity=n, n_category_words=n_words, n_outputs=n_outputs)
     tree.node_count = n
     for name, dtype in NODE_ARRAYS.items():
         getattr(tree, "_" + name)[:n] = arrays[name].astype(dtype)
-    tree._value[:n] = value.reshape(n, 1, n_classes)
+    tree._value[:n] = value.reshape(n, n_outputs, n_classes)
     tree.category_bitsets = bitsets
     tree.branch_children = branch_children
     return tree

@@ -205,7 +205,7 @@ def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
       centred on the node's own value v_t. A leaf's E is summed row by row; a child c
       passes its sums to its parent p shifted by d = v_c - v_p (S + d W and
       E + 2 d S + d^2 W), which stays accurate where sum w y^2 - 2 v sum w y + v^2 W
-      would cancel. Targets and values are first scaled by one power of two
+      would cancel. Several outputs: the sum of their errors. Targets and values are first scaled by one power of two
       (:func:`gpu_tree.data.stats.target_exponent`, 0 but for targets beyond about 1e150)
       so that no square overflows: the errors are then in units of that power squared,
       which reduced-error pruning, comparing them only, does not mind.
@@ -230,8 +230,19 @@ def validation_errors(tree, X, target, weight, is_classification) -> np.ndarray:
         predicted = np.argmax(tree.value[:, 0, :], axis=1)  # lowest class on ties, as predict
         counts[np.arange(n), predicted] = 0.0  # what remains is predicted wrongly
         return counts.sum(axis=1) + unseen
-    value = tree.value[:, 0, 0]
     target = np.asarray(target, dtype=np.float64)
+    if tree.n_outputs > 1:  # multi-output: the outputs' errors added up
+        return sum(
+            _squared_errors(tree.value[:, k, 0], target[:, k], weight, leaves, levels, parent)
+            for k in range(tree.n_outputs)
+        )
+    return _squared_errors(tree.value[:, 0, 0], target, weight, leaves, levels, parent)
+
+
+def _squared_errors(value, target, weight, leaves, levels, parent) -> np.ndarray:
+    """Regression's :func:`validation_errors` of one output: each node's E, its values
+    ``value`` (one per node), the rows' ``target`` reaching ``leaves``."""
+    n = value.size
     scale = target_exponent(np.concatenate([target, value]), 0.0, float(np.sum(weight)))
     value, target = np.ldexp(value, -scale), np.ldexp(target, -scale)
     residual = target - value[leaves]

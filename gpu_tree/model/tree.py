@@ -131,11 +131,12 @@ LOCKSTEP_MIN_ROWS = 1024
 
 
 class Tree:
-    """Struct of arrays for one fitted tree (``n_outputs`` is always 1).
+    """Struct of arrays for one fitted tree.
 
-    ``value`` has shape (node_count, 1, max_n_classes) and holds the weighted class
-    fractions for classification (as scikit-learn >= 1.4 does) or, with max_n_classes ==
-    1, the weighted mean target for regression. As in scikit-learn, ``max_n_classes`` is
+    ``value`` has shape (node_count, n_outputs, max_n_classes) and holds the weighted
+    class fractions for classification (as scikit-learn >= 1.4 does) or, with
+    max_n_classes == 1, the weighted mean target of each output for regression
+    (``n_outputs`` > 1: multi-output regression). As in scikit-learn, ``max_n_classes`` is
     that int and ``n_classes`` an array of one entry per output: ``array([3])`` for three
     classes, ``array([1])`` for a regressor.
 
@@ -148,17 +149,22 @@ class Tree:
     """
 
     def __init__(
-        self, n_features: int, n_classes: int, capacity: int = 64, n_category_words: int = 1
+        self,
+        n_features: int,
+        n_classes: int,
+        capacity: int = 64,
+        n_category_words: int = 1,
+        n_outputs: int = 1,
     ):
         self.n_features = int(n_features)
         self.max_n_classes = int(n_classes)  # value's last axis: 1 for regression
-        self.n_outputs = 1
+        self.n_outputs = int(n_outputs)  # value's middle axis: one row per output
         self.n_category_words = int(n_category_words)
         self.node_count = 0
         self._capacity = 0
         for name, dtype in NODE_ARRAYS.items():
             setattr(self, "_" + name, np.empty(0, dtype=dtype))
-        self._value = np.empty((0, 1, self.max_n_classes), dtype=VALUE_DTYPE)
+        self._value = np.empty((0, self.n_outputs, self.max_n_classes), dtype=VALUE_DTYPE)
         self.category_bitsets = np.empty(0, dtype=BITSET_WORD_DTYPE)
         self.branch_children = np.empty(0, dtype=np.int64)
         self._changes = 0  # calls of the building methods: part of the walk cache's key
@@ -181,7 +187,7 @@ class Tree:
             new = np.empty(capacity, dtype=old.dtype)
             new[: self.node_count] = old[: self.node_count]
             setattr(self, "_" + name, new)
-        value = np.empty((capacity, 1, self.max_n_classes), dtype=VALUE_DTYPE)
+        value = np.empty((capacity, self.n_outputs, self.max_n_classes), dtype=VALUE_DTYPE)
         value[: self.node_count] = self._value[: self.node_count]
         self._value = value
         self._capacity = capacity
@@ -207,7 +213,7 @@ class Tree:
         self._category_offset[sl] = -1
         self._branch_offset[sl] = -1
         self._n_branches[sl] = 0
-        self._value[sl, 0, :] = value
+        self._value[sl] = np.reshape(value, (n_new, self.n_outputs, self.max_n_classes))
         self.node_count += n_new
         return np.arange(first, first + n_new)
 
@@ -304,6 +310,7 @@ class Tree:
             self.max_n_classes,
             capacity=old.size,
             n_category_words=self.n_category_words,
+            n_outputs=self.n_outputs,
         )
         out.node_count = old.size
         for name in NODE_ARRAYS:
@@ -482,12 +489,15 @@ class Tree:
         return out
 
     def predict(self, X) -> np.ndarray:
-        """``value`` of each row's leaf: shape (n_samples, n_classes)."""
+        """``value`` of each row's leaf: shape (n_samples, n_classes), or (n_samples,
+        n_outputs, n_classes) for several outputs."""
         return self.values_of(self.apply(X))
 
     def values_of(self, nodes) -> np.ndarray:
-        """``value`` of each of ``nodes``: shape (len(nodes), n_classes)."""
-        return np.take(self._value[: self.node_count, 0, :], nodes, axis=0)
+        """``value`` of each of ``nodes``: shape (len(nodes), n_classes), or (len(nodes),
+        n_outputs, n_classes) for several outputs."""
+        value = self._value[: self.node_count]
+        return np.take(value[:, 0, :] if self.n_outputs == 1 else value, nodes, axis=0)
 
     def classes_of(self, nodes) -> np.ndarray:
         """The class index each of ``nodes`` predicts: its value's first largest entry
