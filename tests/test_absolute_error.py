@@ -23,6 +23,7 @@ from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ExtraTreeRegressor,
+    ExtraTreesRegressor,
     RandomForestRegressor,
     assert_tree_equal,
 )
@@ -445,8 +446,38 @@ def test_model_file_and_exports(tmp_path):
             lambda: DecisionTreeRegressor(criterion="absolute_error", monotonic_cst=[1, 0]),
             "monotonic_cst is not supported",
         ),
+        # Forests check as their trees do (found by bench/sklearn_yardstick.py: they
+        # crashed or ignored the limits).
+        (lambda: ExtraTreesRegressor(n_estimators=2, criterion="absolute_error"), "random"),
+        (
+            lambda: RandomForestRegressor(
+                n_estimators=2, criterion="absolute_error", splitter="random"
+            ),
+            "not 'random'",
+        ),
+        (
+            lambda: RandomForestRegressor(
+                n_estimators=2, criterion="absolute_error", monotonic_cst=[1, 0]
+            ),
+            "monotonic_cst is not supported",
+        ),
+        (
+            lambda: RandomForestRegressor(
+                n_estimators=2, criterion="absolute_error", categorical_features=[0]
+            ),
+            r"categorical features \[0\]",
+        ),
     ],
-    ids=["classifier", "random", "categorical", "monotonic"],
+    ids=[
+        "classifier",
+        "random",
+        "categorical",
+        "monotonic",
+        "extra-trees",
+        "forest-random",
+        "forest-monotonic",
+        "forest-categorical",
+    ],
 )
 def test_what_it_refuses(make, match):
     X = np.arange(40.0).reshape(20, 2) % 7
@@ -469,6 +500,8 @@ def test_sparse_input():
     )
     with pytest.raises(ValueError, match="needs splitter='best'"):
         DecisionTreeRegressor(criterion="absolute_error").fit(X, y)
+    with pytest.raises(ValueError, match="needs splitter='best'"):
+        RandomForestRegressor(n_estimators=2, criterion="absolute_error").fit(X, y)
 
 
 @pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")

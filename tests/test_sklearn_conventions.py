@@ -100,6 +100,25 @@ def test_pickles_old_and_new():
     old.__setstate__(state)
     assert old.n_classes.tolist() == [3] and old.max_n_classes == 3
     np.testing.assert_array_equal(old.predict(X), model.tree_.predict(X))
+    # A pickle keeps capacity, as scikit-learn's (found by bench/sklearn_yardstick.py);
+    # the tree still grows past it. (Exact search: its arrays keep spare room.)
+    model = DecisionTreeClassifier(splitter="best", max_depth=2, device="cpu").fit(X, y)
+    copy = pickle.loads(pickle.dumps(model))
+    assert copy.tree_.capacity == model.tree_.capacity > copy.tree_.node_count
+    before = copy.tree_.node_count
+    copy.tree_.add_nodes([3] * 70, [0.0] * 70, [1] * 70, [1.0] * 70, np.ones((70, 3)) / 3)
+    assert copy.tree_.node_count == before + 70 and copy.tree_.capacity >= before + 70
+    np.testing.assert_array_equal(copy.tree_.predict(X), model.tree_.predict(X))
+
+
+def test_tree_decision_path_is_scikit_learns():
+    # tree_.decision_path(X): the CSR indicator scikit-learn's Tree has, the estimator's.
+    X, y = _data("multiclass")
+    model = DecisionTreeClassifier(max_depth=3, device="cpu").fit(X, y)
+    path = model.tree_.decision_path(np.asarray(X, dtype=np.float64))
+    assert path.shape == (len(X), model.tree_.node_count)
+    assert (path != model.decision_path(X)).nnz == 0
+    np.testing.assert_array_equal(path.sum(axis=1).A.ravel(), model.tree_.depth[model.apply(X)] + 1)
 
 
 @pytest.mark.parametrize("kind", ["multiclass", "regressor"])

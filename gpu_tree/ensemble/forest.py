@@ -160,6 +160,12 @@ class _BaseForest(BaseEstimator):
                     "DecisionTreeRegressor and ExtraTreeRegressor (not yet by forests)"
                 )
             random_thresholds = self._random_thresholds or template.splitter == "random"
+            template._check_criterion_support(
+                settings,
+                prepared.X,
+                prepared.categorical,
+                "random" if random_thresholds else template.splitter,
+            )
             if random_thresholds and prepared.categorical is not None:
                 raise ValueError(
                     f"{type(self).__name__} draws thresholds of numeric features only; "

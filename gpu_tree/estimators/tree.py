@@ -284,16 +284,7 @@ class _BaseDecisionTree(BaseEstimator):
                 f"categorical features {categorical.features.tolist()} need splitter='hist' "
                 "or 'exact' (or categorical_features=[] to treat their codes as numbers)"
             )
-        if self.n_outputs_ > 1:
-            self._check_multi_output_fit(settings, categorical)
-        if settings.criterion == "absolute_error":
-            check_absolute_error_fit(
-                device=self.device_,
-                splitter=self.splitter,
-                categorical=categorical,
-                sparse=is_sparse(X),
-                monotonic_cst=getattr(self, "monotonic_cst", None),
-            )
+        self._check_criterion_support(settings, X, categorical, self.splitter)
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
         counters = FitCounters(self.device_)
@@ -324,6 +315,21 @@ class _BaseDecisionTree(BaseEstimator):
                 extra=step("pruning", 1, 1, done=True),
             )
         return self
+
+    def _check_criterion_support(self, settings, X, categorical, splitter):
+        """Refuse the fits that multi-output y and the absolute-error criterion do not
+        serve (trees and forests alike: a forest passes its trees' ``splitter``,
+        "random" for extremely randomised trees)."""
+        if self.n_outputs_ > 1:
+            self._check_multi_output_fit(settings, categorical)
+        if settings.criterion == "absolute_error":
+            check_absolute_error_fit(
+                device=self.device_,
+                splitter=splitter,
+                categorical=categorical,
+                sparse=is_sparse(X),
+                monotonic_cst=getattr(self, "monotonic_cst", None),
+            )
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
@@ -729,11 +735,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     def decision_path(self, X):
         """Sparse indicator (n_samples, node_count) of the nodes each sample passes through."""
-        from scipy.sparse import csr_matrix
-
-        indptr, indices = self.tree_.decision_path_csr(self._validate_X_predict(X))
-        data = np.ones(indices.size, dtype=np.int64)
-        return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.tree_.node_count))
+        return self.tree_.decision_path(self._validate_X_predict(X))
 
     def prediction_cost(self, X, feature_costs=None):
         """The cost of predicting each row of X: the sum of the costs of the distinct

@@ -149,7 +149,8 @@ def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic
     if splitter == "random":
         raise ValueError(
             f"{what} tries every split of a node's rows: use splitter='best', 'exact' or "
-            "'hist', not 'random'"
+            "'hist' (RandomForestRegressor for a forest), not 'random' (extremely "
+            "randomised trees' drawn thresholds)"
         )
     if categorical is not None and categorical.features.size:
         raise ValueError(

@@ -524,6 +524,16 @@ class Tree:
             node[active] = parent[node[active]]
         return indptr, indices
 
+    def decision_path(self, X):
+        """Sparse indicator (n_samples, node_count) of the nodes each row of X (checked
+        as :meth:`apply` reads it) passes through: a SciPy CSR matrix, as scikit-learn's
+        ``Tree.decision_path``."""
+        from scipy.sparse import csr_matrix
+
+        indptr, indices = self.decision_path_csr(X)
+        data = np.ones(indices.size, dtype=np.int64)
+        return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.node_count))
+
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """Total weighted impurity decrease contributed by each feature."""
         importances = np.zeros(self.n_features, dtype=VALUE_DTYPE)
@@ -550,6 +560,7 @@ class Tree:
         for name in NODE_ARRAYS:
             state[name] = getattr(self, name).copy()
         state["value"] = self.value.copy()
+        state["capacity"] = self._capacity  # as scikit-learn's, unchanged by a pickle
         return state
 
     def __setstate__(self, state):
@@ -557,10 +568,14 @@ class Tree:
         if "n_classes" in state:  # pickled before n_classes became scikit-learn's array
             state["max_n_classes"] = int(state.pop("n_classes"))
         arrays = {name: state.pop(name) for name in list(NODE_ARRAYS) + ["value"]}
+        capacity = max(int(state.pop("capacity", 0)), state["node_count"])
         self.__dict__.update(state)
+        self.__dict__.setdefault("n_outputs", 1)
         for name, array in arrays.items():
-            self.__dict__["_" + name] = array
-        self._capacity = self.node_count
+            room = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
+            room[: array.shape[0]] = array
+            self.__dict__["_" + name] = room
+        self._capacity = capacity
         self._changed()
 
 
