@@ -135,6 +135,19 @@ def node_median_and_error(y, weight):
 
 
 @njit(cache=True)
+def _missing_go_left(
+    score_left, score_right, n_missing, n_present_left, n_present_right, tolerance
+):
+    """Where missing rows go, as the histogram search decides: the better side; sides
+    within rounding, or a node with no missing row (then missing values met later follow
+    this rule): the side holding more present rows."""
+    both = score_left > -np.inf and score_right > -np.inf
+    if n_missing == 0 or (both and abs(score_left - score_right) <= tolerance):
+        return n_present_left >= n_present_right
+    return score_left > score_right
+
+
+@njit(cache=True)
 def best_absolute_error_split(
     x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
 ):
@@ -211,13 +224,7 @@ def best_absolute_error_split(
                 score_right = parent - forward[k - 1] - right
             else:
                 score_left = parent - forward_missing[n_missing + k - 1] - backward[j - 1]
-        # Where missing rows go, as the histogram search decides: the better side; sides
-        # within rounding, or a node with no missing row (then missing values met later
-        # follow this rule): the side holding more present rows.
-        go_left = score_left > score_right
-        both = score_left > -np.inf and score_right > -np.inf
-        if n_missing == 0 or (both and abs(score_left - score_right) <= tolerance):
-            go_left = k >= j
+        go_left = _missing_go_left(score_left, score_right, n_missing, k, j, tolerance)
         improvement = max(score_left, score_right)
         if improvement > best + tolerance:
             best = improvement
@@ -230,6 +237,40 @@ def best_absolute_error_split(
         if best_k < n_present:
             next_value = x[order[best_k]]
     return best, left_value, next_value, best_missing_left, parent
+
+
+@njit(cache=True)
+def _node_targets(rows, y_all, weight_all, rtol):
+    """A node's targets and weights (rows ``rows``), their ranks (:func:`_target_ranks`),
+    its weight, and the rounding tolerance of its improvements: ``rtol`` times
+    sum w |y|, the size of the sums every error is computed from."""
+    n = rows.size
+    y = np.empty(n)
+    weight = np.empty(n)
+    size = 0.0
+    total_w = 0.0
+    for i in range(n):
+        y[i] = y_all[rows[i]]
+        weight[i] = weight_all[rows[i]]
+        size += weight[i] * abs(y[i])
+        total_w += weight[i]
+    sorted_y, rank_of = _target_ranks(y)
+    return weight, sorted_y, rank_of, total_w, rtol * size
+
+
+@njit(cache=True)
+def _feature_values(columns, f, rows, missing_code):
+    """A node's values of feature ``f`` (float64) and which are missing (NaN where
+    ``missing_code`` is NaN, else that code)."""
+    n = rows.size
+    x = np.empty(n)
+    missing = np.empty(n, dtype=np.bool_)
+    missing_is_nan = missing_code != missing_code
+    for i in range(n):
+        value = np.float64(columns[f, rows[i]])
+        x[i] = value
+        missing[i] = (value != value) if missing_is_nan else (value == missing_code)
+    return x, missing
 
 
 @njit(cache=True, parallel=True)
@@ -250,35 +291,16 @@ def best_absolute_error_splits(
 
     Returns per feature (improvement, left_value, next_value, missing_left) of
     :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance of
-    the improvements: ``rtol`` times sum w |y|, the size of the sums every error is
-    computed from.
+    the improvements (:func:`_node_targets`).
     """
-    n = rows.size
-    y = np.empty(n)
-    weight = np.empty(n)
-    size = 0.0
-    total_w = 0.0
-    for i in range(n):
-        y[i] = y_all[rows[i]]
-        weight[i] = weight_all[rows[i]]
-        size += weight[i] * abs(y[i])
-        total_w += weight[i]
-    sorted_y, rank_of = _target_ranks(y)
-    tolerance = rtol * size
+    weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
     n_features = features.size
     improvement = np.empty(n_features)
     left_value = np.empty(n_features)
     next_value = np.empty(n_features)
     missing_left = np.zeros(n_features, dtype=np.bool_)
-    missing_is_nan = missing_code != missing_code
     for j in prange(n_features):
-        f = features[j]
-        x = np.empty(n)
-        missing = np.empty(n, dtype=np.bool_)
-        for i in range(n):
-            value = np.float64(columns[f, rows[i]])
-            x[i] = value
-            missing[i] = (value != value) if missing_is_nan else (value == missing_code)
+        x, missing = _feature_values(columns, features[j], rows, missing_code)
         gain, low, high, go_left, _ = best_absolute_error_split(
             x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
         )
@@ -287,3 +309,92 @@ def best_absolute_error_splits(
         next_value[j] = high
         missing_left[j] = go_left
     return improvement, left_value, next_value, missing_left, total_w, tolerance
+
+
+@njit(cache=True)
+def _error_of(part, rank_of, sorted_y, weight):
+    """The absolute error of the rows ``part`` (0 for none)."""
+    if part.size == 0:
+        return 0.0
+    return _errors(part, rank_of, sorted_y, weight)[part.size - 1]
+
+
+@njit(cache=True, parallel=True)
+def drawn_absolute_error_splits(
+    columns,
+    rows,
+    features,
+    split_values,
+    missing_code,
+    y_all,
+    weight_all,
+    min_samples_leaf,
+    min_weight_leaf,
+    rtol,
+):
+    """Extremely randomised trees: the improvement of one given split per feature of one
+    node (present values at most ``split_values[j]`` go left, on feature
+    ``features[j]``), missing rows on the better side (:func:`_missing_go_left`).
+
+    Arguments as :func:`best_absolute_error_splits`'. Returns per feature (improvement,
+    -inf where a side is empty or too small; missing_left), the node's weight and the
+    tolerance.
+    """
+    n = rows.size
+    weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
+    parent = _error_of(np.arange(n), rank_of, sorted_y, weight)
+    n_features = features.size
+    improvement = np.full(n_features, -np.inf)
+    missing_left = np.zeros(n_features, dtype=np.bool_)
+    for j in prange(n_features):
+        x, missing = _feature_values(columns, features[j], rows, missing_code)
+        left = np.empty(n, dtype=np.int64)
+        right = np.empty(n, dtype=np.int64)
+        absent = np.empty(n, dtype=np.int64)
+        n_left = n_right = n_missing = 0
+        w_left = w_missing = 0.0
+        for i in range(n):
+            if missing[i]:
+                absent[n_missing] = i
+                n_missing += 1
+                w_missing += weight[i]
+            elif x[i] <= split_values[j]:
+                left[n_left] = i
+                n_left += 1
+                w_left += weight[i]
+            else:
+                right[n_right] = i
+                n_right += 1
+        if n_left == 0 or n_right == 0:
+            continue
+        left, right, absent = left[:n_left], right[:n_right], absent[:n_missing]
+        score_right = -np.inf  # missing rows right
+        score_left = -np.inf  # missing rows left
+        for side in range(2):
+            if side == 1 and n_missing == 0:
+                continue
+            count = n_left + side * n_missing
+            w = w_left + side * w_missing
+            if count < min_samples_leaf or n - count < min_samples_leaf:
+                continue
+            if w < min_weight_leaf or total_w - w < min_weight_leaf:
+                continue
+            if side == 0:
+                with_missing = np.concatenate((right, absent))
+                score_right = (
+                    parent
+                    - _error_of(left, rank_of, sorted_y, weight)
+                    - _error_of(with_missing, rank_of, sorted_y, weight)
+                )
+            else:
+                with_missing = np.concatenate((left, absent))
+                score_left = (
+                    parent
+                    - _error_of(with_missing, rank_of, sorted_y, weight)
+                    - _error_of(right, rank_of, sorted_y, weight)
+                )
+        improvement[j] = max(score_left, score_right)
+        missing_left[j] = _missing_go_left(
+            score_left, score_right, n_missing, n_left, n_right, tolerance
+        )
+    return improvement, missing_left, total_w, tolerance

@@ -19,21 +19,36 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
-from gpu_tree.kernels.cpu_absolute_error import best_absolute_error_splits, node_median_and_error
+from gpu_tree.kernels.cpu_absolute_error import (
+    best_absolute_error_splits,
+    drawn_absolute_error_splits,
+    node_median_and_error,
+)
 from gpu_tree.model.tree import NUMERIC
 
 
 def absolute_error_search(
-    backend, layout, constraints: SplitConstraints, batch, slots, hist, missing, feature_mask
+    backend,
+    layout,
+    constraints: SplitConstraints,
+    batch,
+    slots,
+    hist,
+    missing,
+    feature_mask,
+    drawn_splits=None,
 ) -> ChosenSplits:
     """The best absolute-error split of the nodes of ``batch`` at ``slots``, as
     :func:`gpu_tree.growing.splitting.select_splits` returns it.
 
     ``hist`` (n_slots, n_columns, n_bins, n_channels) and ``missing`` (n_slots, n_columns,
-    n_channels, or None) are the batch's histograms as the search reads them (a dense
-    batch's missing bin apart); they give the chosen split's bins and the statistics of
-    its sides. ``feature_mask`` (len(slots), n_columns) bool, or None: the columns each
-    node may use; a column is a feature, or the node's drawn feature at that position.
+    n_channels, or None) are the histograms the search reads (a dense batch's missing bin
+    apart); they give the chosen split's bins and the statistics of its sides.
+    ``feature_mask`` (len(slots), n_columns) bool, or None: the columns each node may
+    use; a column is a feature, or the node's drawn feature at that position.
+    ``drawn_splits``: extremely randomised trees' batch of one drawn split per node and
+    column (``Grower._random_split_batch``, whose ``hist`` this is): only those splits
+    are scored, bin 0 going left.
     """
     partition, row_data = backend.row_partition, backend.row_data
     n_nodes, n_channels = slots.size, hist.shape[-1]
@@ -65,10 +80,8 @@ def absolute_error_search(
         if batch.drawn_features is not None:
             features = batch.drawn_features[slot, columns]
         rows = partition.sample_indices[partition.start[node] : partition.end[node]]
-        gain, left_value, next_value, missing_left, weight, tolerance = best_absolute_error_splits(
-            backend.columns,
-            rows,
-            np.ascontiguousarray(features, dtype=np.int64),
+        features = np.ascontiguousarray(features, dtype=np.int64)
+        node_data = (
             missing_code,
             row_data.centred,
             row_data.weight,
@@ -76,16 +89,34 @@ def absolute_error_search(
             constraints.min_weight_leaf,
             SCORE_RTOL,
         )
+        if drawn_splits is not None:
+            # What goes left of the drawn split: bin codes up to the collapsed left bin's
+            # highest (histogram mode), raw values up to its highest value (exact mode).
+            split_values = (
+                drawn_splits.bin_code[slot, columns, 0]
+                if drawn_splits.bin_code is not None
+                else drawn_splits.bin_upper[slot, columns, 0]
+            )
+            gain, missing_left, weight, tolerance = drawn_absolute_error_splits(
+                backend.columns, rows, features, split_values.astype(np.float64), *node_data
+            )
+        else:
+            gain, left_value, next_value, missing_left, weight, tolerance = (
+                best_absolute_error_splits(backend.columns, rows, features, *node_data)
+            )
         if not np.any(np.isfinite(gain)):
             continue
         # The lowest column whose improvement is within rounding of the best (as the
         # histogram search breaks ties).
         k = int(np.argmax(gain >= np.max(gain) - tolerance))
         column = int(columns[k])
-        keys = _bin_keys(batch, slot, column, hist.shape[2])
-        nonempty = layout.count(hist[slot, column]) > 0
-        low = _bin_of(keys, nonempty, left_value[k])
-        high = -1 if np.isnan(next_value[k]) else _bin_of(keys, nonempty, next_value[k])
+        if drawn_splits is not None:
+            low, high = 0, 1
+        else:
+            keys = _bin_keys(batch, slot, column, hist.shape[2])
+            nonempty = layout.count(hist[slot, column]) > 0
+            low = _bin_of(keys, nonempty, left_value[k])
+            high = -1 if np.isnan(next_value[k]) else _bin_of(keys, nonempty, next_value[k])
         left = hist[slot, column, : low + 1].sum(axis=0)
         parent = hist[slot, column].sum(axis=0)
         if missing is not None:
@@ -138,19 +169,13 @@ def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarra
 
 def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic_cst) -> None:
     """Refuse, with a message naming the way out, the fits the absolute-error search does
-    not serve: it reads each node's rows on the host (no GPU), tries every split of them
-    (not extremely randomised trees' drawn ones), of numeric features only, without
-    monotonicity constraints, and reads a sparse X's columns dense (exact mode)."""
+    not serve: it reads each node's rows on the host (no GPU), of numeric features only,
+    without monotonicity constraints, and reads a sparse X's columns dense (exact
+    mode)."""
     what = "criterion='absolute_error'"
     if device == "cuda":
         raise ValueError(
             f"{what} searches splits on each node's rows on the CPU: fit with device='cpu'"
-        )
-    if splitter == "random":
-        raise ValueError(
-            f"{what} tries every split of a node's rows: use splitter='best', 'exact' or "
-            "'hist' (RandomForestRegressor for a forest), not 'random' (extremely "
-            "randomised trees' drawn thresholds)"
         )
     if categorical is not None and categorical.features.size:
         raise ValueError(

@@ -552,6 +552,7 @@ class Grower:
                     hist,
                     missing,
                     feature_mask,
+                    drawn_splits=searched if p.random_thresholds else None,
                 )
             return select_splits(
                 hist,
