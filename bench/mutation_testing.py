@@ -73,7 +73,15 @@ SPLIT_SCAN = "kernels/_split_scan.py"
 SPARSE_KERNELS = "kernels/cpu_sparse.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
-NUMBA_CACHED = (SEARCH, CPU_KERNELS, "kernels/_tree_walk.py", SPLIT_SCAN, SPARSE_KERNELS)
+ABSOLUTE_ERROR_KERNELS = "kernels/cpu_absolute_error.py"
+NUMBA_CACHED = (
+    SEARCH,
+    CPU_KERNELS,
+    "kernels/_tree_walk.py",
+    SPLIT_SCAN,
+    SPARSE_KERNELS,
+    ABSOLUTE_ERROR_KERNELS,
+)
 
 # The test files that exercise each source file, fastest and most direct first (pytest
 # -x stops at the first failure, so a killed mutant usually costs a few seconds). Chosen
@@ -128,6 +136,7 @@ FILE_TESTS = {
 }
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
+FILE_TESTS[ABSOLUTE_ERROR_KERNELS] = ("tests/test_absolute_error.py",)
 FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
 FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
 FILE_TESTS[SPARSE_KERNELS] = ("tests/test_sparse.py",)
@@ -434,7 +443,7 @@ MUTANTS: list[Mutant] = [
     M(
         "M18",
         MODEL_FILE,
-        'value = read.floats(doc, "value", n * n_classes)',
+        'value = read.floats(doc, "value", n * n_outputs * n_classes)',
         'value = read.floats(doc, "value", None)',
         "the value array's length is not checked",
     ),
@@ -930,6 +939,32 @@ MUTANTS: list[Mutant] = [
         "has_zeros = np.bincount(X.indices, minlength=n_features) < 0",
         "sparse binning: a bin's bounds leave out the zeros not stored (thresholds unlike dense)",
         tests=("tests/test_sparse.py",),
+    ),
+    # -- absolute error and multi-output (issue 22) ----------------------------------------
+    M(
+        "AE1",
+        ABSOLUTE_ERROR_KERNELS,
+        "    n_ranks = sorted_y.size\n",
+        "    n_ranks = order.size\n",
+        "absolute error: the Fenwick tree sized by the rows added, not by the node's ranks "
+        "(a subset's errors read past it: the bug the brute-force tests found)",
+        tests=("tests/test_absolute_error.py",),
+    ),
+    M(
+        "AE2",
+        ABSOLUTE_ERROR_KERNELS,
+        "    return score_left > score_right\n",
+        "    return score_left < score_right\n",
+        "absolute error: missing rows sent to the worse side",
+        tests=("tests/test_absolute_error.py",),
+    ),
+    M(
+        "MO1",
+        CRITERIA,
+        "    for k in range(1, 1 + n_outputs):\n",
+        "    for k in range(1, 2):\n",
+        "multi-output regression: splits scored on the first output only",
+        tests=("tests/test_multi_output.py",),
     ),
     M(
         "P01",

@@ -549,6 +549,8 @@ def test_sparse_input():
         DecisionTreeRegressor(criterion="absolute_error").fit(X, y)
     with pytest.raises(ValueError, match="needs splitter='best'"):
         RandomForestRegressor(n_estimators=2, criterion="absolute_error").fit(X, y)
+    with pytest.raises(ValueError, match="needs splitter='best'"):  # found by the yardstick
+        ExtraTreeRegressor(criterion="absolute_error").fit(X, y)
 
 
 @pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")

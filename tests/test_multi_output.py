@@ -24,6 +24,8 @@ from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ExtraTreeRegressor,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
     RandomForestRegressor,
     assert_tree_equal,
 )
@@ -212,6 +214,35 @@ def test_extra_tree_leaves_hold_their_rows_means():
     assert model.predict(X).shape == Y.shape
 
 
+def test_forests(tmp_path):
+    """Random forests and extra trees average every output's leaf values; the OOB
+    prediction is (n_samples, n_outputs) and its score R² averaged over the outputs, as
+    scikit-learn's; a forest of one tree on every row and feature is that tree."""
+    from sklearn.ensemble import RandomForestRegressor as SkRandomForestRegressor
+
+    X, Y = _data(n=600, seed=15)
+    forest = RandomForestRegressor(n_estimators=20, random_state=0, oob_score=True)
+    forest.fit(X[:400], Y[:400])
+    assert forest.n_outputs_ == 3 and forest.predict(X[400:]).shape == (200, 3)
+    theirs = SkRandomForestRegressor(n_estimators=20, random_state=0).fit(X[:400], Y[:400])
+    assert forest.score(X[400:], Y[400:]) > theirs.score(X[400:], Y[400:]) - 0.03
+    assert forest.oob_prediction_.shape == (400, 3)
+    assert forest.oob_score_ == pytest.approx(r2_score(Y[:400], forest.oob_prediction_))
+    mean = np.mean([tree.predict(X[400:]) for tree in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict(X[400:]), mean, rtol=1e-12)
+    path = tmp_path / "forest.json"
+    forest.save(path)
+    loaded = gpu_tree.load(path)
+    assert loaded.n_outputs_ == 3
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+    np.testing.assert_array_equal(loaded.oob_prediction_, forest.oob_prediction_)
+    one = RandomForestRegressor(n_estimators=1, bootstrap=False, max_features=None).fit(X, Y)
+    tree = DecisionTreeRegressor().fit(X, Y)
+    np.testing.assert_allclose(one.predict(X), tree.predict(X), rtol=1e-12, atol=1e-12)
+    extra = ExtraTreesRegressor(n_estimators=10, random_state=0).fit(X[:400], Y[:400])
+    assert extra.score(X[400:], Y[400:]) > 0.5
+
+
 def test_model_file_and_exports(tmp_path):
     X, Y = _data(seed=10)
     model = DecisionTreeRegressor(splitter="best", max_depth=2, min_samples_leaf=10).fit(X, Y)
@@ -250,10 +281,10 @@ def test_single_output_files_are_unchanged(tmp_path):
         (lambda: DecisionTreeRegressor(criterion="poisson"), "criterion='squared_error' only"),
         (lambda: DecisionTreeRegressor(criterion="absolute_error"), "'squared_error' only"),
         (lambda: DecisionTreeRegressor(monotonic_cst=[1, 0, 0, 0]), "multiple outputs"),
-        (lambda: RandomForestRegressor(n_estimators=2), "not yet by forests"),
         (lambda: DecisionTreeClassifier(), "multi-output y is not supported"),
+        (lambda: RandomForestClassifier(n_estimators=2), "multi-output y is not supported"),
     ],
-    ids=["poisson", "absolute_error", "monotonic", "forest", "classifier"],
+    ids=["poisson", "absolute_error", "monotonic", "classifier", "forest-classifier"],
 )
 def test_what_it_refuses(make, match):
     X, Y = _data(n=60, seed=12)

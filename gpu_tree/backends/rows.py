@@ -210,9 +210,10 @@ class RowScales(NamedTuple):
     weight_scale: int
     weight_exponent: int
     n_samples: int
-    centre: float = 0.0
+    # Multi-output regression: a tuple of one centre and one sum exponent per output.
+    centre: float | tuple = 0.0
     target_exponent: int = 0
-    sum_exponent: int = 0
+    sum_exponent: int | tuple = 0
 
 
 def forest_row_scales(weight, y, n_per_tree: int, weight_bound: float | None = None) -> RowScales:
@@ -240,12 +241,33 @@ def forest_row_scales(weight, y, n_per_tree: int, weight_bound: float | None = N
     if y is None:
         return RowScales(scale, weight_exponent, int(n_per_tree))
     y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2:  # multi-output: per output, as RowData centres and sums them
+        centres, t = multi_output_centres(y, total)
+        sum_exponents = tuple(
+            _bound_sum_exponent(y[:, k], centres[k], t, total) for k in range(y.shape[1])
+        )
+        return RowScales(scale, weight_exponent, int(n_per_tree), centres, t, sum_exponents)
     centre = regression_centre(y)
     t = target_exponent(y, centre, total)
-    largest_target = float(np.max(np.abs(centred_targets(y, centre, t)), initial=0.0))
-    # Each row's weighted target is at most largest_target times its weight.
-    sum_exponent = fixed_point_exponent_of(total * largest_target)
+    sum_exponent = _bound_sum_exponent(y, centre, t, total)
     return RowScales(scale, weight_exponent, int(n_per_tree), centre, t, sum_exponent)
+
+
+def _bound_sum_exponent(y, centre, t, total) -> int:
+    """The fixed-point exponent of sums of w * (y - centre) of any rows weighing at most
+    ``total``: each row's weighted target is at most the largest |y - centre| times its
+    weight."""
+    largest_target = float(np.max(np.abs(centred_targets(y, centre, t)), initial=0.0))
+    return fixed_point_exponent_of(total * largest_target)
+
+
+def multi_output_centres(y, total_weight) -> tuple[tuple, int]:
+    """Multi-output regression (y of shape (n_samples, n_outputs)): each output's centre
+    (its median target) and the one power-of-two scale of them all, the largest any
+    output needs (:func:`target_exponent`)."""
+    centres = tuple(regression_centre(y[:, k]) for k in range(y.shape[1]))
+    scale = max(target_exponent(y[:, k], centres[k], total_weight) for k in range(y.shape[1]))
+    return centres, scale
 
 
 @dataclass
@@ -344,22 +366,24 @@ class RowData:
     def _set_multi_output_stats(self, y, layout, weight_exponent, count):
         """Regression with several outputs (y of shape (n_samples, n_outputs)): each
         output centred on its own median target, all scaled by one power of two (the
-        largest any output needs), each weighted sum a channel of its own fixed point.
-        ``centred`` is then (n_samples, n_outputs)."""
-        if self.scales is not None:
-            raise ValueError(
-                "multi-output y is fitted on one machine, one tree at a time: not in a "
-                "distributed fit or a forest's batch yet"
-            )
+        largest any output needs: :func:`multi_output_centres`), each weighted sum a
+        channel of its own fixed point (a forest's ``scales`` fix them for all its
+        trees). ``centred`` is then (n_samples, n_outputs)."""
         n_outputs = y.shape[1]
-        total = binade_sum(self.weight)
-        centres = tuple(regression_centre(y[:, k]) for k in range(n_outputs))
-        scale = max(target_exponent(y[:, k], centres[k], total) for k in range(n_outputs))
+        scales = self.scales
+        if scales is None:
+            centres, scale = multi_output_centres(y, binade_sum(self.weight))
+        else:  # a forest's, for all its trees
+            centres, scale = scales.centre, scales.target_exponent
         self.centred = np.column_stack(
             [centred_targets(y[:, k], centres[k], scale) for k in range(n_outputs)]
         )
         weighted_sums = self.weight[:, None] * self.centred
-        sum_exponents = tuple(fixed_point_exponent(weighted_sums[:, k]) for k in range(n_outputs))
+        sum_exponents = (
+            tuple(fixed_point_exponent(weighted_sums[:, k]) for k in range(n_outputs))
+            if scales is None
+            else scales.sum_exponent
+        )
         self.layout = replace(
             layout,
             n_outputs=n_outputs,

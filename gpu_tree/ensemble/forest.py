@@ -154,11 +154,6 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
-            if prepared.targets.ndim > 1:
-                raise ValueError(
-                    f"{type(self).__name__} fits one output: multi-output y is fitted by "
-                    "DecisionTreeRegressor and ExtraTreeRegressor (not yet by forests)"
-                )
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(
                 settings,
@@ -378,8 +373,8 @@ class _BaseForest(BaseEstimator):
         n_trees = np.zeros(n_samples, dtype=np.int64)
         for t, estimator in enumerate(self.estimators_):
             out = np.flatnonzero(self._bootstrap_counts(t, n_samples, n_drawn) == 0)
-            if out.size:
-                total[out] += estimator.tree_.predict(X[out])
+            if out.size:  # every output's values in a row (several: (n, K, C) flattened)
+                total[out] += estimator.tree_.predict(X[out]).reshape(out.size, -1)
                 n_trees[out] += 1
         if (n_trees == 0).any():
             warnings.warn(
@@ -722,19 +717,23 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         self.monotonic_cst = monotonic_cst
 
     def _n_values(self):
-        return 1
+        return self.n_outputs_  # one mean target per output
 
     def _set_oob_score(self, prepared, n_drawn):
         values, _ = self._oob_values(prepared, n_drawn)
-        self.oob_prediction_ = values[:, 0]
         y = prepared.targets
-        residual = float(np.sum((y - self.oob_prediction_) ** 2))
-        spread = float(np.sum((y - y.mean()) ** 2))
-        self.oob_score_ = 1.0 - residual / spread if spread > 0 else math.nan
+        self.oob_prediction_ = values[:, 0] if y.ndim == 1 else values
+        # R², of each output and averaged over them (scikit-learn's uniform average).
+        residual = np.sum((y - self.oob_prediction_) ** 2, axis=0)
+        spread = np.sum((y - y.mean(axis=0)) ** 2, axis=0)
+        scores = 1.0 - residual / np.where(spread > 0, spread, 1.0)
+        self.oob_score_ = float(np.mean(np.where(spread > 0, scores, math.nan)))
 
     def predict(self, X):
-        """The trees' predictions, averaged: (n_samples,)."""
-        return self._mean_leaf_values(X)[:, 0]
+        """The trees' predictions, averaged: (n_samples,), or (n_samples, n_outputs) for
+        a multi-output y."""
+        values = self._mean_leaf_values(X)
+        return values[:, 0] if self.n_outputs_ == 1 else values
 
 
 class ExtraTreesClassifier(RandomForestClassifier):

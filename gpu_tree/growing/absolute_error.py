@@ -24,7 +24,6 @@ from gpu_tree.kernels.cpu_absolute_error import (
     drawn_absolute_error_splits,
     node_median_and_error,
 )
-from gpu_tree.model.tree import NUMERIC
 
 
 def absolute_error_search(
@@ -53,21 +52,7 @@ def absolute_error_search(
     partition, row_data = backend.row_partition, backend.row_data
     n_nodes, n_channels = slots.size, hist.shape[-1]
     n_columns = hist.shape[1]
-    chosen = ChosenSplits(
-        has_split=np.zeros(n_nodes, dtype=bool),
-        feature=np.zeros(n_nodes, dtype=np.int64),
-        bin=np.zeros(n_nodes, dtype=np.int64),
-        next_bin=np.full(n_nodes, -1, dtype=np.int64),
-        score=np.full(n_nodes, -np.inf),
-        left_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
-        right_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
-        missing_left=np.zeros(n_nodes, dtype=bool),
-        kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
-        left_bins=np.full(n_nodes, None, dtype=object),
-        present_bins=np.full(n_nodes, None, dtype=object),
-        branch_stats=np.full(n_nodes, None, dtype=object),
-        default_branch=np.zeros(n_nodes, dtype=np.int64),
-    )
+    chosen = ChosenSplits.none(n_nodes, n_channels, hist.dtype)
     missing_code = np.float64(backend.missing_code)
     for j, slot in enumerate(slots):
         node = batch.nodes[slot]
@@ -185,7 +170,7 @@ def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic
         )
     if monotonic_cst is not None and np.any(np.asarray(monotonic_cst) != 0):
         raise ValueError(f"monotonic_cst is not supported with {what}")
-    if sparse and splitter == "hist":
+    if sparse and splitter not in ("best", "exact"):  # the row search reads dense columns
         raise ValueError(
             f"a sparse X with {what} needs splitter='best' (or 'exact'), which reads it dense"
         )

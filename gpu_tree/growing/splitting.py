@@ -123,6 +123,25 @@ class ChosenSplits:
     branch_stats: np.ndarray  # object
     default_branch: np.ndarray  # int64, multiway: branch of missing and unseen categories
 
+    @classmethod
+    def none(cls, n_nodes: int, n_channels: int, stats_dtype) -> ChosenSplits:
+        """No split for any of ``n_nodes`` nodes yet: the arrays a search fills."""
+        return cls(
+            has_split=np.zeros(n_nodes, dtype=bool),
+            feature=np.zeros(n_nodes, dtype=np.int64),
+            bin=np.zeros(n_nodes, dtype=np.int64),
+            next_bin=np.zeros(n_nodes, dtype=np.int64),
+            score=np.full(n_nodes, -np.inf, dtype=SCORE_DTYPE),
+            left_stats=np.zeros((n_nodes, n_channels), dtype=stats_dtype),
+            right_stats=np.zeros((n_nodes, n_channels), dtype=stats_dtype),
+            missing_left=np.zeros(n_nodes, dtype=bool),
+            kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
+            left_bins=np.full(n_nodes, None, dtype=object),
+            present_bins=np.full(n_nodes, None, dtype=object),
+            branch_stats=np.full(n_nodes, None, dtype=object),
+            default_branch=np.zeros(n_nodes, dtype=np.int64),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class _SearchContext:
@@ -197,21 +216,7 @@ def select_splits(
         slots = np.arange(hist.shape[0])
     slots = np.asarray(slots, dtype=np.int64)
     n_nodes = slots.size
-    chosen = ChosenSplits(
-        has_split=np.zeros(n_nodes, dtype=bool),
-        feature=np.zeros(n_nodes, dtype=np.int64),
-        bin=np.zeros(n_nodes, dtype=np.int64),
-        next_bin=np.zeros(n_nodes, dtype=np.int64),
-        score=np.full(n_nodes, -np.inf, dtype=SCORE_DTYPE),
-        left_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
-        right_stats=np.zeros((n_nodes, n_channels), dtype=hist.dtype),
-        missing_left=np.zeros(n_nodes, dtype=bool),
-        kind=np.full(n_nodes, NUMERIC, dtype=np.uint8),
-        left_bins=np.full(n_nodes, None, dtype=object),
-        present_bins=np.full(n_nodes, None, dtype=object),
-        branch_stats=np.full(n_nodes, None, dtype=object),
-        default_branch=np.zeros(n_nodes, dtype=np.int64),
-    )
+    chosen = ChosenSplits.none(n_nodes, n_channels, hist.dtype)
     if categorical is not None and categorical.features.size == 0:
         categorical = None
     if n_nodes == 0 or (n_bins < 2 and missing is None):  # nothing to split on

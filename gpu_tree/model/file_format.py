@@ -541,8 +541,12 @@ def _forest_from_document(read, document, kind, regression):
             "features a node's search draws)"
         )
 
+    n_outputs = {tree.n_outputs for tree in trees}
+    if len(n_outputs) != 1:
+        read.fail(f"the forest's trees have different numbers of outputs: {sorted(n_outputs)}")
+    (n_outputs,) = n_outputs
     forest.n_features_in_ = n_features
-    forest.n_outputs_ = 1
+    forest.n_outputs_ = n_outputs
     forest.device_ = device
     for name in ("feature_names_in_", "classes_", "n_classes_"):
         if name in fitted:
@@ -552,11 +556,11 @@ def _forest_from_document(read, document, kind, regression):
         forest.n_batches_ = n_batches
     oob = section.get("oob")
     if oob is not None:
-        n_values = 1 if regression else fitted["n_classes_"]
+        n_values = n_outputs if regression else fitted["n_classes_"]
         score, values = _read_oob(read, oob, n_values)
         forest.oob_score_ = score
         if regression:
-            forest.oob_prediction_ = values[:, 0]
+            forest.oob_prediction_ = values[:, 0] if n_outputs == 1 else values
         else:
             forest.oob_decision_function_ = values
 
@@ -569,7 +573,7 @@ def _forest_from_document(read, document, kind, regression):
             read.fail(f"the saved parameters do not fit {kind}'s trees: {exc}")
         estimator.tree_ = tree
         estimator.n_features_in_ = n_features
-        estimator.n_outputs_ = 1
+        estimator.n_outputs_ = n_outputs
         estimator.max_features_ = max_features
         estimator.device_ = device
         for name, value in fitted.items():  # shared, as in a fit: one object for all trees

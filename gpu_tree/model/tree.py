@@ -611,7 +611,8 @@ def forest_walk_arrays(trees) -> tuple:
         words.pop(),
         np.concatenate([p[4] + node_start[k] for k, p in enumerate(parts)]).astype(np.int64),
         node_start[:-1].astype(np.int64),
-        np.concatenate([tree.value[:, 0, :] for tree in trees]),
+        # Each node's values in a row: (n_nodes, n_outputs * n_classes).
+        np.concatenate([tree.value.reshape(tree.node_count, -1) for tree in trees]),
     )
 
 
@@ -638,7 +639,8 @@ def forest_lockstep_arrays(trees):
         np.concatenate(shifted),
         np.concatenate([threshold for _, threshold in parts]),
         node_start[:-1].astype(np.int64),
-        np.concatenate([tree.value[:, 0, :] for tree in trees]),
+        # Each node's values in a row: (n_nodes, n_outputs * n_classes).
+        np.concatenate([tree.value.reshape(tree.node_count, -1) for tree in trees]),
     )
 
 
