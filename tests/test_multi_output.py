@@ -1,8 +1,11 @@
-"""Multi-output regression (issue 22): a 2-D y of n_outputs columns, one tree for all.
+"""Multi-output y (issue 22): a 2-D y of n_outputs columns, one tree for all.
 
-As in scikit-learn: a node's impurity is the mean of its outputs' variances, a split's
-score the mean of their decreases, and ``value`` holds each output's weighted mean
-target, shape (node_count, n_outputs, 1); ``predict`` returns (n_samples, n_outputs).
+As in scikit-learn: a node's impurity is the mean of its outputs' impurities (variances,
+or Gini / entropy of each output's classes), a split's score the mean of their
+decreases; ``value`` holds each output's weighted mean target, shape (node_count,
+n_outputs, 1), or its class fractions, (node_count, n_outputs, max classes) padded with
+zeros; ``predict`` returns (n_samples, n_outputs), ``predict_proba`` a list of one array
+per output.
 Checked against brute force on every node, against scikit-learn's trees on its bundled
 multi-output data (linnerud) and on random data, across search modes and code paths.
 """
@@ -15,6 +18,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_linnerud
 from sklearn.metrics import r2_score
+from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 from sklearn.tree import export_graphviz as sk_export_graphviz
 from sklearn.tree import export_text as sk_export_text
@@ -23,6 +27,7 @@ import gpu_tree
 from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
+    ExtraTreeClassifier,
     ExtraTreeRegressor,
     ExtraTreesRegressor,
     RandomForestClassifier,
@@ -281,10 +286,8 @@ def test_single_output_files_are_unchanged(tmp_path):
         (lambda: DecisionTreeRegressor(criterion="poisson"), "criterion='squared_error' only"),
         (lambda: DecisionTreeRegressor(criterion="absolute_error"), "'squared_error' only"),
         (lambda: DecisionTreeRegressor(monotonic_cst=[1, 0, 0, 0]), "multiple outputs"),
-        (lambda: DecisionTreeClassifier(), "multi-output y is not supported"),
-        (lambda: RandomForestClassifier(n_estimators=2), "multi-output y is not supported"),
     ],
-    ids=["poisson", "absolute_error", "monotonic", "classifier", "forest-classifier"],
+    ids=["poisson", "absolute_error", "monotonic"],
 )
 def test_what_it_refuses(make, match):
     X, Y = _data(n=60, seed=12)
@@ -306,3 +309,157 @@ def test_cuda_refuses_it_naming_the_cpu():
     X, Y = _data(n=60, seed=14)
     with pytest.raises(ValueError, match="device='cpu'"):
         DecisionTreeRegressor(device="cuda").fit(X, Y)
+
+
+# -- classification ------------------------------------------------------------------------
+def _class_data(n=500, seed=20):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    Y = np.column_stack(
+        [
+            (X[:, 0] > 0).astype(int),
+            np.digitize(X[:, 1] + 0.3 * rng.normal(size=n), [-1.0, 0.0, 1.0]),  # 4 classes
+            rng.integers(0, 2, n),  # noise
+        ]
+    )
+    return X, Y, rng.uniform(0.5, 2.0, n)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "log_loss"])
+def test_classifier_grows_scikit_learns_tree(criterion):
+    """Weighted (unweighted class counts tie often between features, which scikit-learn
+    breaks by its random feature order): the same splits, impurities, class fractions,
+    predictions and probabilities, as a list of one array per output."""
+    X, Y, w = _class_data()
+    params = dict(criterion=criterion, min_samples_leaf=5, max_depth=6)
+    ours = DecisionTreeClassifier(splitter="best", **params).fit(X, Y, sample_weight=w)
+    theirs = SkDecisionTreeClassifier(random_state=0, **params).fit(X, Y, sample_weight=w)
+    assert ours.n_outputs_ == 3
+    np.testing.assert_array_equal(ours.n_classes_, theirs.n_classes_)
+    assert ours.n_classes_.dtype == theirs.n_classes_.dtype and ours.n_classes_.tolist() == [
+        2,
+        4,
+        2,
+    ]
+    for a, b in zip(ours.classes_, theirs.classes_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ours.tree_.n_classes, theirs.tree_.n_classes)
+    assert ours.tree_.value.shape == theirs.tree_.value.shape
+    assert _nodes(ours.tree_) == _nodes(theirs.tree_)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    ours_proba, theirs_proba = ours.predict_proba(X), theirs.predict_proba(X)
+    assert len(ours_proba) == 3
+    for a, b in zip(ours_proba, theirs_proba, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    assert [p.shape[1] for p in ours.predict_log_proba(X)] == [2, 4, 2]
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_classifier_nodes_hold_their_rows_fractions_and_mean_gini(splitter):
+    X, Y, w = _class_data(n=200, seed=21)
+    X = np.round(X * 2)  # few distinct values: histogram mode tries every one too
+    model = DecisionTreeClassifier(splitter=splitter, min_samples_leaf=5, max_depth=4)
+    model.fit(X, Y, sample_weight=w)
+    tree = model.tree_
+    rows = model.decision_path(X).toarray().T.astype(bool)
+
+    def fractions(r, k):
+        return np.bincount(Y[r, k], weights=w[r], minlength=model.n_classes_[k]) / w[r].sum()
+
+    def impurity(r):
+        return np.mean([1.0 - np.sum(fractions(r, k) ** 2) for k in range(3)])
+
+    for node in range(tree.node_count):
+        r = rows[node]
+        for k, n_classes in enumerate(model.n_classes_):
+            np.testing.assert_allclose(tree.value[node, k, :n_classes], fractions(r, k))
+            assert not tree.value[node, k, n_classes:].any()  # padding
+        assert tree.impurity[node] == pytest.approx(impurity(r), rel=1e-9)
+        if tree.children_left[node] < 0:
+            continue
+        best = -np.inf
+        for j in range(X.shape[1]):
+            for v in np.unique(X[r, j])[:-1]:
+                left, right = r & (X[:, j] <= v), r & (X[:, j] > v)
+                if min(left.sum(), right.sum()) < 5:
+                    continue
+                best = max(
+                    best,
+                    w[r].sum() * impurity(r)
+                    - w[left].sum() * impurity(left)
+                    - w[right].sum() * impurity(right),
+                )
+        left, right = rows[tree.children_left[node]], rows[tree.children_right[node]]
+        chosen = (
+            w[r].sum() * impurity(r)
+            - w[left].sum() * impurity(left)
+            - w[right].sum() * impurity(right)
+        )
+        assert chosen == pytest.approx(best, rel=1e-9)
+    exact = DecisionTreeClassifier(splitter="best", min_samples_leaf=5, max_depth=4)
+    assert_tree_equal(exact.fit(X, Y, sample_weight=w).tree_, tree)
+
+
+def test_classifier_labels_of_any_kind_and_identical_outputs():
+    X, Y, _ = _class_data(seed=22)
+    labels = np.empty((len(Y), 2), dtype=object)
+    labels[:, 0] = np.where(Y[:, 0] == 1, "yes", "no")
+    labels[:, 1] = Y[:, 1]
+    model = DecisionTreeClassifier(max_depth=4).fit(X, labels)
+    assert [c.tolist() for c in model.classes_] == [["no", "yes"], [0, 1, 2, 3]]
+    predicted = model.predict(X)
+    assert predicted.shape == (len(X), 2) and set(predicted[:, 0]) <= {"no", "yes"}
+    # K copies of one output: the single-output tree.
+    single = DecisionTreeClassifier(max_depth=5).fit(X, Y[:, 1]).tree_
+    multi = DecisionTreeClassifier(max_depth=5).fit(X, np.column_stack([Y[:, 1]] * 2)).tree_
+    np.testing.assert_array_equal(multi.feature, single.feature)
+    np.testing.assert_array_equal(multi.threshold, single.threshold)
+    np.testing.assert_allclose(multi.impurity, single.impurity, rtol=1e-12)
+
+
+def test_classifier_pruning_and_extra_trees():
+    X, Y, w = _class_data(seed=23)
+    ours = DecisionTreeClassifier(splitter="best", min_samples_leaf=5, ccp_alpha=0.005)
+    theirs = SkDecisionTreeClassifier(min_samples_leaf=5, ccp_alpha=0.005, random_state=0)
+    ours.fit(X, Y, sample_weight=w)
+    theirs.fit(X, Y, sample_weight=w)
+    assert ours.get_n_leaves() == theirs.get_n_leaves()
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    extra = ExtraTreeClassifier(random_state=0, min_samples_leaf=5).fit(X, Y)
+    leaves = extra.apply(X)
+    for leaf in np.unique(leaves)[:10]:
+        counts = np.bincount(Y[leaves == leaf, 1], minlength=4)
+        np.testing.assert_allclose(extra.tree_.value[leaf, 1], counts / counts.sum())
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: DecisionTreeClassifier(class_weight="balanced"), "class_weight"),
+        (lambda: DecisionTreeClassifier(criterion="cart"), "defined for one output"),
+        (lambda: DecisionTreeClassifier(criterion="gain_ratio"), "defined for one output"),
+        (lambda: DecisionTreeClassifier(min_purity=0.9), "min_purity"),
+        (lambda: DecisionTreeClassifier(categorical_features=[0]), "numeric features only"),
+        (lambda: RandomForestClassifier(n_estimators=2), "not yet by forests"),
+    ],
+    ids=["class_weight", "cart", "gain_ratio", "min_purity", "categorical", "forest"],
+)
+def test_classifier_refusals(make, match):
+    X, Y, _ = _class_data(n=80, seed=24)
+    X[:, 0] = np.abs(np.round(X[:, 0]))
+    with pytest.raises(ValueError, match=match):
+        make().fit(X, Y)
+
+
+def test_classifier_files_exports_and_reduced_error_pruning_refuse_it(tmp_path):
+    X, Y, _ = _class_data(n=80, seed=25)
+    model = DecisionTreeClassifier(max_depth=2).fit(X, Y)
+    with pytest.raises(ValueError, match="not saved to model files yet"):
+        model.save(tmp_path / "model.json")
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+    with pytest.raises(ValueError, match="multi-output classifiers"):
+        gpu_tree.export_text(model)
+    with pytest.raises(ValueError, match="multi-output classifiers"):
+        gpu_tree.export_graphviz(model)
+    with pytest.raises(ValueError, match="reduced_error_prune"):
+        model.reduced_error_prune(X, Y)

@@ -378,7 +378,7 @@ def test_reduced_error_pruning_inputs():
         model.reduced_error_prune(X[:, :3], y)
     with pytest.raises(ValueError, match="rows"):
         model.reduced_error_prune(X, y[:-1])
-    with pytest.raises(ValueError, match="1d"):
+    with pytest.raises(ValueError, match="y_val has 2 outputs but the tree was fitted on 1"):
         model.reduced_error_prune(X, np.c_[y, y])
     with pytest.raises(ValueError, match="seen in training"):
         model.reduced_error_prune(X, np.full(y.size, 7))

@@ -203,7 +203,7 @@ class CPUHistogramBackend(_CPUBackend):
         partition = self.row_partition
         start = partition.start[nodes]
         end = partition.end[nodes]
-        if layout.is_classification:
+        if layout.is_classification and layout.n_outputs == 1:  # from the class codes
             count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
             cpu_kernels.histograms_classification(
                 self.X_binned,

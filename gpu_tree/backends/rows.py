@@ -336,6 +336,8 @@ class RowData:
                 dtype=COUNT_DTYPE if small else STATS_DTYPE,
             )
             self.centred = None
+            if layout.n_outputs > 1:  # each output's one-hot block
+                self._row_stats = self._multi_output_class_stats()
             return
         y = np.asarray(self.y, dtype=np.float64)
         if y.ndim == 2:
@@ -400,6 +402,18 @@ class RowData:
             stats[:, -1] = 1
         self._row_stats = stats
 
+    def _multi_output_class_stats(self) -> np.ndarray:
+        """Multi-output classification (``y_class`` (n_samples, n_outputs)): each row's
+        weight in the channel of its class of every output, and its count."""
+        layout = self.layout
+        stats = np.zeros((self.n_samples, layout.n_channels), dtype=layout.dtype)
+        rows = np.arange(self.n_samples)
+        for k, (first, _) in enumerate(layout.output_classes):
+            stats[rows, first + self.y_class[:, k]] = self.weight_fixed
+        if layout.has_count_channel:
+            stats[:, -1] = 1
+        return stats
+
     def centred_output(self, output=None) -> np.ndarray:
         """The centred targets of one output (contiguous, (n_samples,)): ``centred`` itself
         for a single output (``output`` None), its column ``output`` for several."""
@@ -440,8 +454,8 @@ class RowData:
     def total_stats(self) -> np.ndarray:
         """The statistics vector of all rows (the root's), shape (n_channels,)."""
         layout = self.layout
-        if not layout.is_classification:
-            return self.row_stats.sum(axis=0)
+        if not layout.is_classification or layout.n_outputs > 1:
+            return self.row_stats.sum(axis=0).astype(layout.dtype)
         stats = np.zeros(layout.n_channels, dtype=STATS_DTYPE)
         np.add.at(stats, self.y_class, self.weight_fixed)
         if layout.has_count_channel:

@@ -104,8 +104,11 @@ class StatsLayout:
     target_exponent: int = 0
     # The fit's weights are the real ones times 2**-weight_exponent (0: unscaled).
     weight_exponent: int = 0
-    # Regression: targets per row (multi-output y), each its own weighted-sum channel.
+    # Targets per row (multi-output y). Regression: each its own weighted-sum channel;
+    # classification: each its own block of class channels, ``class_counts`` (one count
+    # per output, adding up to n_classes; empty for one output).
     n_outputs: int = 1
+    class_counts: tuple = ()
 
     @property
     def n_channels(self) -> int:
@@ -127,10 +130,18 @@ class StatsLayout:
         return out
 
     def weight(self, stats, xp=np):
-        """Weighted number of rows."""
+        """Weighted number of rows (classification: of the first output's classes, which
+        every output's add up to)."""
         if self.is_classification:
-            return channel_sum(stats[..., : self.n_classes], xp)
+            return channel_sum(stats[..., : self.output_classes[0][1]], xp)
         return stats[..., 0]
+
+    @property
+    def output_classes(self) -> tuple:
+        """Classification: each output's (first, end) class channels."""
+        counts = self.class_counts or (self.n_classes,)
+        ends = np.cumsum(counts)
+        return tuple((int(end - count), int(end)) for count, end in zip(counts, ends, strict=True))
 
     def count(self, stats, xp=np):
         """Unweighted number of rows (raw or real statistics alike: its exponent is 0)."""

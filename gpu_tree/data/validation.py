@@ -256,8 +256,8 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool, 
         if y.ndim == 2 and not multi_output:
             raise ValueError(
                 f"y should be a 1d array, got an array of shape {y.shape}: multi-output y "
-                f"is not supported by {estimator_name} yet (DecisionTreeRegressor and "
-                "ExtraTreeRegressor fit it)"
+                f"is not supported by {estimator_name} yet (the decision and extra trees "
+                "and the regressor forests fit it)"
             )
         raise ValueError(f"y should be a 1d array (or 2d for multi-output), got shape {y.shape}")
     if y.ndim == 2 and y.shape[1] == 0:

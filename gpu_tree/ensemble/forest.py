@@ -154,6 +154,11 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
+            if self._is_classification and prepared.targets.ndim > 1:
+                raise ValueError(
+                    f"{type(self).__name__} fits one output: multi-output y is classified by "
+                    "DecisionTreeClassifier and ExtraTreeClassifier (not yet by forests)"
+                )
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(
                 settings,

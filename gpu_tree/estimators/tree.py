@@ -333,18 +333,30 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
-        the vectorised split search on the CPU (one tree at a time), with squared_error."""
-        if settings.criterion != "squared_error":
+        the vectorised split search on the CPU, over numeric features, with squared_error
+        (regression) or an impurity averaged over the outputs (classification)."""
+        if not self._is_classification and settings.criterion != "squared_error":
             raise ValueError(
                 f"multi-output y is fitted with criterion='squared_error' only, not "
                 f"{settings.criterion!r}"
             )
         if self.device_ == "cuda":
             raise ValueError("multi-output y is fitted on the CPU: use device='cpu'")
+        if settings.criterion in ("cart", "gain_ratio"):
+            raise ValueError(
+                f"criterion={settings.criterion!r} is defined for one output: multi-output y "
+                "is fitted with gini, entropy (log_loss) or misclassification"
+            )
+        if settings.min_purity < 1.0:
+            raise ValueError("min_purity is defined for one output: not with multi-output y")
         if getattr(self, "monotonic_cst", None) is not None:
             raise ValueError("Monotonicity constraints are not supported with multiple outputs")
-        if categorical is not None and categorical.features.size and categorical.multiway:
-            raise ValueError("multi-output y: multiway categorical splits are not supported")
+        if categorical is not None and categorical.features.size:
+            raise ValueError(
+                "multi-output y is split on numeric features only; the categorical features "
+                f"{categorical.features.tolist()} need one output (or pass "
+                "categorical_features=[] to treat their codes as numbers)"
+            )
 
     def _prepare_fit(self, settings, X, y, sample_weight) -> _PreparedFit:
         """Learn the categories, check X, y and the weights, resolve the size parameters,
@@ -621,6 +633,11 @@ class _BaseDecisionTree(BaseEstimator):
             is_classification=self._is_classification,
             multi_output=self._fits_multi_output,
         )
+        if self._is_classification and self.n_outputs_ > 1:
+            raise ValueError(
+                "reduced_error_prune counts one output's errors: not for a multi-output "
+                "classifier yet (cost-complexity pruning, ccp_alpha, serves it)"
+            )
         if (1 if y_val.ndim == 1 else y_val.shape[1]) != self.n_outputs_:
             raise ValueError(
                 f"y_val has {1 if y_val.ndim == 1 else y_val.shape[1]} outputs but the tree "
@@ -921,6 +938,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     """
 
     _is_classification = True
+    _fits_multi_output = True
 
     def __init__(
         self,
@@ -978,15 +996,38 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         return self._fit(X, y, sample_weight)
 
     def _encode_targets(self, y, weight):
+        if y.ndim == 2:  # multi-output: each column its own classes, as scikit-learn's
+            return self._encode_multi_output_targets(y, weight)
         self.classes_, encoded = check_classification_labels(y)
         self.n_classes_ = len(self.classes_)
         n_classes = self.n_classes_
         multipliers = self._class_weights(lambda: np.bincount(encoded, minlength=n_classes))
         return encoded, weight * multipliers[encoded]
 
+    def _encode_multi_output_targets(self, y, weight):
+        """classes_ (a list of one array per output) and n_classes_ (an intp array), as
+        scikit-learn's, and the class codes, (n_samples, n_outputs)."""
+        if self.class_weight is not None:
+            raise ValueError(
+                "class_weight is not supported with multi-output y yet: weigh the rows "
+                "through sample_weight"
+            )
+        columns = [check_classification_labels(y[:, k]) for k in range(y.shape[1])]
+        self.classes_ = [classes for classes, _ in columns]
+        self.n_classes_ = np.array([len(classes) for classes in self.classes_], dtype=np.intp)
+        encoded = np.column_stack([codes for _, codes in columns]).astype(np.int64)
+        return encoded, weight
+
     def _row_data(self, encoded, weight, **options):
         """The rows' statistics; ``options`` go to RowData (``scales``, ``root_sizes``)."""
-        layout = StatsLayout(True, self.n_classes_, has_count_channel=not np.all(weight == 1.0))
+        weighted = not np.all(weight == 1.0)
+        if encoded.ndim == 2:
+            counts = tuple(int(n) for n in self.n_classes_)
+            layout = StatsLayout(
+                True, sum(counts), weighted, n_outputs=len(counts), class_counts=counts
+            )
+        else:
+            layout = StatsLayout(True, self.n_classes_, has_count_channel=weighted)
         return RowData(layout=layout, weight=weight, y_class=encoded, **options)
 
     def _class_weights(self, count_classes):
@@ -1022,18 +1063,31 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         )
 
     def predict_proba(self, X):
-        """Class probabilities of the leaf each sample reaches: (n_samples, n_classes).
+        """Class probabilities of the leaf each sample reaches: (n_samples, n_classes), or
+        for multi-output y a list of one such array per output.
 
         A GPU array in gives a GPU array out."""
-        return self._leaf_values(X)
+        values = self._leaf_values(X)
+        if self.n_outputs_ == 1:
+            return values
+        return [values[:, k, :n] for k, n in enumerate(self.n_classes_)]
 
     def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            if self.n_outputs_ == 1:
+                return np.log(proba)
+            return [np.log(p) for p in proba]
 
     def predict(self, X):
-        """Majority class of the leaf each sample reaches (lowest class index on ties)."""
+        """Majority class of the leaf each sample reaches (lowest class index on ties);
+        (n_samples, n_outputs) for multi-output y."""
         X = self._validate_X_predict(X)
+        if self.n_outputs_ > 1:
+            codes = self.tree_.classes_of(self.tree_.apply(to_host(X)))
+            return np.column_stack(
+                [classes.take(codes[:, k]) for k, classes in enumerate(self.classes_)]
+            )
         if not is_device_array(X):
             return self.classes_.take(self.tree_.classes_of(self.tree_.apply(X)))
         proba = predict_on_device(self.tree_, X, cuda_status()[2])

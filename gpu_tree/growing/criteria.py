@@ -227,6 +227,11 @@ def _weighted_node_impurity(criterion, layout, stats, xp):
     kind = impurity_kind(criterion)
     if kind == "squared_error":
         return weighted_squared_error_term(stats, xp, layout.n_outputs)
+    if layout.n_outputs > 1:  # the mean over the outputs, as scikit-learn's
+        total = 0.0
+        for first, end in layout.output_classes:
+            total = total + _WEIGHTED_IMPURITY[kind](stats[..., first:end], xp)
+        return total / layout.n_outputs
     return _WEIGHTED_IMPURITY[kind](layout.class_weights(stats), xp)
 
 

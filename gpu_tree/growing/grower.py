@@ -228,12 +228,15 @@ class Grower:
         self.params = params
         self.n_features = n_features
         self.constraints = SplitConstraints(params.min_samples_leaf, params.min_weight_leaf)
-        n_values = layout.n_classes if layout.is_classification else 1
+        n_values = (
+            max(layout.class_counts or (layout.n_classes,)) if layout.is_classification else 1
+        )
         self.tree = Tree(
             n_features,
             n_values,
             n_category_words=params.n_category_words,
             n_outputs=layout.n_outputs,
+            class_counts=layout.class_counts or None,
         )
         # ID3: a feature split multiway is not tested again below (per node, the features
         # its multiway ancestors used).
@@ -272,8 +275,14 @@ class Grower:
     def _node_values(self, real_stats):
         layout = self.layout
         if layout.is_classification:
-            weight = layout.weight(real_stats)
-            return layout.class_weights(real_stats) / np.where(weight > 0, weight, 1.0)[:, None]
+            weight = np.where((w := layout.weight(real_stats)) > 0, w, 1.0)[:, None]
+            if layout.n_outputs == 1:
+                return layout.class_weights(real_stats) / weight
+            # Each output's class fractions, padded with zeros to the most classes.
+            values = np.zeros((len(real_stats), layout.n_outputs, max(layout.class_counts)))
+            for k, (first, end) in enumerate(layout.output_classes):
+                values[:, k, : end - first] = real_stats[:, first:end] / weight
+            return values
         return layout.target(layout.centred_means(real_stats))[:, :, None]
 
     def _add_nodes(self, depth, stats):

@@ -89,6 +89,11 @@ def _check_fitted_and_names(
     :func:`_labels`); raises NotFittedError for an unfitted estimator (as scikit-learn's
     exporters do) and ValueError for wrong name counts."""
     check_fitted(estimator, hasattr(estimator, "tree_"), caller)
+    if hasattr(estimator, "classes_") and estimator.tree_.n_outputs > 1:
+        raise ValueError(
+            f"{caller} does not draw multi-output classifiers yet (one class per output "
+            "and node): export a tree fitted on one output"
+        )
     names = _labels(estimator, feature_names, unnamed)
     if class_names is not None and len(class_names) != estimator.tree_.max_n_classes:
         raise ValueError(

@@ -233,6 +233,11 @@ def _fitted_state(estimator, learned, n_features) -> dict:
 
 def model_document(estimator) -> dict:
     """The JSON document of a fitted estimator (a tree, or a forest of trees)."""
+    if hasattr(estimator, "classes_") and getattr(estimator, "n_outputs_", 1) > 1:
+        raise ValueError(
+            "multi-output classifiers are not saved to model files yet (classes per "
+            "output): save a classifier fitted on one output, or pickle this one"
+        )
     if hasattr(estimator, "estimators_"):
         return _forest_document(estimator)
     codec = _CODECS.get(type(estimator).__name__)

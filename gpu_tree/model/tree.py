@@ -155,10 +155,14 @@ class Tree:
         capacity: int = 64,
         n_category_words: int = 1,
         n_outputs: int = 1,
+        class_counts=None,
     ):
         self.n_features = int(n_features)
         self.max_n_classes = int(n_classes)  # value's last axis: 1 for regression
         self.n_outputs = int(n_outputs)  # value's middle axis: one row per output
+        # Multi-output classification: each output's classes (its value row is padded
+        # with zeros past them); None: every output has max_n_classes.
+        self.class_counts = None if class_counts is None else tuple(int(c) for c in class_counts)
         self.n_category_words = int(n_category_words)
         self.node_count = 0
         self._capacity = 0
@@ -311,6 +315,7 @@ class Tree:
             capacity=old.size,
             n_category_words=self.n_category_words,
             n_outputs=self.n_outputs,
+            class_counts=getattr(self, "class_counts", None),
         )
         out.node_count = old.size
         for name in NODE_ARRAYS:
@@ -444,6 +449,8 @@ class Tree:
         """The classes of each output, as scikit-learn's ``Tree.n_classes``: an intp array
         of shape (n_outputs,), ``array([1])`` for a regressor (a new array on each read;
         the int is ``max_n_classes``)."""
+        if getattr(self, "class_counts", None) is not None:
+            return np.array(self.class_counts, dtype=np.intp)
         return np.full(self.n_outputs, self.max_n_classes, dtype=np.intp)
 
     @property
@@ -501,12 +508,15 @@ class Tree:
 
     def classes_of(self, nodes) -> np.ndarray:
         """The class index each of ``nodes`` predicts: its value's first largest entry
-        (the lowest class on ties). For more nodes than the tree has, every node's class
-        is found once and looked up (the same argmax over the same values)."""
-        values = self._value[: self.node_count, 0, :]
+        (the lowest class on ties); (len(nodes), n_outputs) for several outputs. For more
+        nodes than the tree has, every node's class is found once and looked up (the
+        same argmax over the same values)."""
+        values = self._value[: self.node_count]
+        if self.n_outputs == 1:
+            values = values[:, 0, :]
         if len(nodes) > self.node_count:
-            return np.argmax(values, axis=1).take(nodes)
-        return np.argmax(np.take(values, nodes, axis=0), axis=1)
+            return np.argmax(values, axis=-1).take(nodes, axis=0)
+        return np.argmax(np.take(values, nodes, axis=0), axis=-1)
 
     def decision_path_csr(self, X):
         """(indptr, indices) of the nodes each row passes through, root first."""
