@@ -417,6 +417,22 @@ def test_classifier_labels_of_any_kind_and_identical_outputs():
     np.testing.assert_allclose(multi.impurity, single.impurity, rtol=1e-12)
 
 
+@pytest.mark.parametrize("class_weight", ["balanced", "list"])
+def test_classifier_class_weights_as_scikit_learns(class_weight):
+    """One class weight per output, multiplied (scikit-learn's compute_sample_weight):
+    'balanced', or a list of one dict per output."""
+    X, Y, w = _class_data(seed=26)
+    if class_weight == "list":
+        class_weight = [{0: 1.0, 1: 3.0}, {0: 2.0, 3: 0.5}, {1: 1.5}]
+    params = dict(class_weight=class_weight, min_samples_leaf=5, max_depth=5)
+    ours = DecisionTreeClassifier(splitter="best", **params).fit(X, Y, sample_weight=w)
+    theirs = SkDecisionTreeClassifier(random_state=0, **params).fit(X, Y, sample_weight=w)
+    assert _nodes(ours.tree_) == _nodes(theirs.tree_)
+    np.testing.assert_allclose(
+        ours.tree_.weighted_n_node_samples[0], theirs.tree_.weighted_n_node_samples[0]
+    )
+
+
 def test_classifier_pruning_and_extra_trees():
     X, Y, w = _class_data(seed=23)
     ours = DecisionTreeClassifier(splitter="best", min_samples_leaf=5, ccp_alpha=0.005)
@@ -435,14 +451,23 @@ def test_classifier_pruning_and_extra_trees():
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: DecisionTreeClassifier(class_weight="balanced"), "class_weight"),
+        (lambda: DecisionTreeClassifier(class_weight={0: 2.0}), "list of dicts"),
+        (lambda: DecisionTreeClassifier(class_weight=[{0: 2.0}]), "number of outputs"),
         (lambda: DecisionTreeClassifier(criterion="cart"), "defined for one output"),
         (lambda: DecisionTreeClassifier(criterion="gain_ratio"), "defined for one output"),
         (lambda: DecisionTreeClassifier(min_purity=0.9), "min_purity"),
         (lambda: DecisionTreeClassifier(categorical_features=[0]), "numeric features only"),
         (lambda: RandomForestClassifier(n_estimators=2), "not yet by forests"),
     ],
-    ids=["class_weight", "cart", "gain_ratio", "min_purity", "categorical", "forest"],
+    ids=[
+        "class_weight-dict",
+        "class_weight-count",
+        "cart",
+        "gain_ratio",
+        "min_purity",
+        "categorical",
+        "forest",
+    ],
 )
 def test_classifier_refusals(make, match):
     X, Y, _ = _class_data(n=80, seed=24)

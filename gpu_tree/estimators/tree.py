@@ -1007,15 +1007,34 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     def _encode_multi_output_targets(self, y, weight):
         """classes_ (a list of one array per output) and n_classes_ (an intp array), as
         scikit-learn's, and the class codes, (n_samples, n_outputs)."""
-        if self.class_weight is not None:
-            raise ValueError(
-                "class_weight is not supported with multi-output y yet: weigh the rows "
-                "through sample_weight"
-            )
         columns = [check_classification_labels(y[:, k]) for k in range(y.shape[1])]
         self.classes_ = [classes for classes, _ in columns]
         self.n_classes_ = np.array([len(classes) for classes in self.classes_], dtype=np.intp)
         encoded = np.column_stack([codes for _, codes in columns]).astype(np.int64)
+        class_weight = self.class_weight
+        if class_weight is None:
+            return encoded, weight
+        # As scikit-learn's compute_sample_weight: one weight per output, multiplied.
+        if isinstance(class_weight, str):
+            per_output = [class_weight] * y.shape[1]
+        elif isinstance(class_weight, list | tuple):
+            per_output = list(class_weight)
+            if len(per_output) != y.shape[1]:
+                raise ValueError(
+                    "For multi-output, number of elements in class_weight should match "
+                    "number of outputs."
+                )
+        else:
+            raise ValueError(
+                "For multi-output, class_weight should be a list of dicts, or the string "
+                "'balanced'."
+            )
+        for k, (classes, codes) in enumerate(columns):
+            n_classes = len(classes)
+            multipliers = class_weight_multipliers(
+                per_output[k], classes, lambda c=codes, n=n_classes: np.bincount(c, minlength=n)
+            )
+            weight = weight * multipliers[codes]
         return encoded, weight
 
     def _row_data(self, encoded, weight, **options):
@@ -1033,34 +1052,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
     def _class_weights(self, count_classes):
         """Per-class multipliers from ``class_weight`` (scikit-learn's 'balanced' formula);
         ``count_classes()`` gives the rows of each class, asked only for 'balanced'."""
-        n_classes = self.n_classes_
-        if self.class_weight is None:
-            return np.ones(n_classes)
-        if isinstance(self.class_weight, str):
-            if self.class_weight != "balanced":
-                raise ValueError(
-                    f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}"
-                )
-            counts = np.asarray(count_classes())
-            return counts.sum() / (n_classes * np.maximum(counts, 1))
-        if isinstance(self.class_weight, dict):
-            multipliers = np.ones(n_classes)
-            lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
-            unknown = [label for label in self.class_weight if label not in lookup]
-            if unknown:
-                raise ValueError(f"class_weight names labels not present in y: {unknown}")
-            for label, value in self.class_weight.items():
-                if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                    raise ValueError(f"class_weight[{label!r}] must be a number, got {value!r}")
-                if not (math.isfinite(value) and value >= 0):
-                    raise ValueError(
-                        f"class_weight[{label!r}] must be finite and >= 0, got {value!r}"
-                    )
-                multipliers[lookup[label]] = float(value)
-            return multipliers
-        raise ValueError(
-            f"class_weight must be a dict, 'balanced' or None; got {self.class_weight!r}"
-        )
+        return class_weight_multipliers(self.class_weight, self.classes_, count_classes)
 
     def predict_proba(self, X):
         """Class probabilities of the leaf each sample reaches: (n_samples, n_classes), or
@@ -1188,6 +1180,36 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,), or
         (n_samples, n_outputs) for a multi-output y."""
         return self._leaf_values(X)[..., 0]
+
+
+def class_weight_multipliers(class_weight, classes, count_classes) -> np.ndarray:
+    """Per-class multipliers of one output's ``classes`` from ``class_weight`` (a dict,
+    'balanced' or None; scikit-learn's 'balanced' formula); ``count_classes()`` gives the
+    rows of each class, asked only for 'balanced'."""
+    n_classes = len(classes)
+    if class_weight is None:
+        return np.ones(n_classes)
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(
+                f"class_weight must be a dict, 'balanced' or None; got {class_weight!r}"
+            )
+        counts = np.asarray(count_classes())
+        return counts.sum() / (n_classes * np.maximum(counts, 1))
+    if isinstance(class_weight, dict):
+        multipliers = np.ones(n_classes)
+        lookup = {label: k for k, label in enumerate(classes.tolist())}
+        unknown = [label for label in class_weight if label not in lookup]
+        if unknown:
+            raise ValueError(f"class_weight names labels not present in y: {unknown}")
+        for label, value in class_weight.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"class_weight[{label!r}] must be a number, got {value!r}")
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"class_weight[{label!r}] must be finite and >= 0, got {value!r}")
+            multipliers[lookup[label]] = float(value)
+        return multipliers
+    raise ValueError(f"class_weight must be a dict, 'balanced' or None; got {class_weight!r}")
 
 
 def _init_with_defaults(base, **defaults):
