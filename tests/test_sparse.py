@@ -211,3 +211,30 @@ def test_bad_sparse_input_is_named():
         fitted.predict(sparse.csr_matrix(np.zeros((2, 5))))
     with pytest.raises(ValueError, match="0 sample"):
         DecisionTreeClassifier().fit(sparse.csr_matrix((0, 6)), y[:0])
+
+
+def test_tree_apply_reads_any_sparse_matrix():
+    """tree_.apply (and decision_path) on a matrix the estimators did not check: columns
+    unsorted within rows, another format, 32-bit indices. Found by scikit-learn's
+    test_explicit_sparse_zeros (bench/sklearn_yardstick.py): the binary search of a row's
+    columns read unsorted ones wrongly."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(30)
+    dense = np.where(rng.random((40, 8)) < 0.5, rng.integers(-1, 2, (40, 8)), 0).astype(np.float32)
+    y = rng.integers(0, 3, 40)
+    model = DecisionTreeClassifier(max_depth=4).fit(dense, y)
+    expected = model.tree_.apply(dense.astype(np.float64))
+    for X in (sp.csc_matrix(dense), sp.csr_matrix(dense), sp.coo_matrix(dense)):
+        np.testing.assert_array_equal(model.tree_.apply(X), expected)
+    # Each row's stored columns in reverse order (32-bit indices, as scipy makes them).
+    csr = sp.csr_matrix(dense)
+    order = np.concatenate(
+        [np.arange(csr.indptr[i], csr.indptr[i + 1])[::-1] for i in range(dense.shape[0])]
+    )
+    unsorted = sp.csr_matrix((csr.data[order], csr.indices[order], csr.indptr), dense.shape)
+    assert not unsorted.has_sorted_indices
+    np.testing.assert_array_equal(model.tree_.apply(unsorted), expected)
+    exact = model.tree_.decision_path(dense.astype(np.float64))
+    assert (model.tree_.decision_path(unsorted) != exact).nnz == 0
+    assert not unsorted.has_sorted_indices  # the caller's matrix is left as it was

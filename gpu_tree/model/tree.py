@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpu_tree.data.sparse import canonical_csr
 from gpu_tree.data.stats import BITSET_WORD_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
@@ -479,6 +480,7 @@ class Tree:
         out = np.empty(X.shape[0], dtype=np.int64)
         rows = X.shape[0]
         if not isinstance(X, np.ndarray):  # CSR: the walk takes (indptr, indices, data)
+            X = _canonical(X)
             parallel = rows >= PARALLEL_MIN_ROWS
             walk = cpu_kernels.predict_leaves if parallel else cpu_kernels.predict_leaves_serial
             walk(_walked(X), *self.walk_arrays(), out)
@@ -670,6 +672,21 @@ def predict_forest(packed, X) -> np.ndarray:
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
     cpu_kernels.predict_forest(_walked(X), *packed, out)
     return out
+
+
+def _canonical(X):
+    """A SciPy sparse X as the walk reads it: canonical CSR (each row's columns sorted,
+    the binary search needs it), X itself where it is one already (the estimators' check
+    made it so); another format, unsorted or duplicate columns (tree_.apply called on
+    any matrix) are converted, never read wrongly."""
+    canonical = (
+        X.format == "csr"
+        and X.indices.dtype == np.int64
+        and X.indptr.dtype == np.int64
+        and X.data.dtype in (np.float32, np.float64)
+        and X.has_canonical_format
+    )
+    return X if canonical else canonical_csr(X)
 
 
 def _walked(X):
