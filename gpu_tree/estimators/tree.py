@@ -455,6 +455,7 @@ class _BaseDecisionTree(BaseEstimator):
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
+        self.n_outputs_ = 1  # a multi-output y's fit says otherwise (_prepare_fit)
         self.max_features_ = n_features if max_features is None else max_features
 
     @staticmethod
