@@ -70,6 +70,39 @@ def _nodes(tree):
     )
 
 
+def _decrease(impurity, w, node, left, right):
+    """The weighted impurity decrease of splitting the rows ``node`` (bool) into ``left``
+    and ``right``, ``impurity(rows)`` a node's impurity."""
+    return (
+        w[node].sum() * impurity(node)
+        - w[left].sum() * impurity(left)
+        - w[right].sum() * impurity(right)
+    )
+
+
+def _best_decrease_by_brute_force(impurity, X, w, node, min_samples_leaf):
+    """The best :func:`_decrease` of any split of the rows ``node`` at a value of any
+    feature (no missing values), leaves of ``min_samples_leaf`` rows at least."""
+    best = -np.inf
+    for j in range(X.shape[1]):
+        for v in np.unique(X[node, j])[:-1]:
+            left, right = node & (X[:, j] <= v), node & (X[:, j] > v)
+            if min(left.sum(), right.sum()) >= min_samples_leaf:
+                best = max(best, _decrease(impurity, w, node, left, right))
+    return best
+
+
+def _assert_best_split(tree, node, rows, impurity, X, w):
+    """A split node's decrease is the best any split of its rows has (brute force, leaves
+    of 5 rows at least); ``rows[node]`` its rows (bool)."""
+    if tree.children_left[node] < 0:
+        return
+    left, right = rows[tree.children_left[node]], rows[tree.children_right[node]]
+    chosen = _decrease(impurity, w, rows[node], left, right)
+    best = _best_decrease_by_brute_force(impurity, X, w, rows[node], min_samples_leaf=5)
+    assert chosen == pytest.approx(best, rel=1e-9)
+
+
 def _cases():
     X, Y = load_linnerud(return_X_y=True)  # 20 rows, 3 outputs
     yield "linnerud", X.astype(np.float32), Y, None, 2
@@ -122,24 +155,7 @@ def test_every_node_holds_its_rows_means_and_mean_variance(splitter):
         r = rows[node]
         np.testing.assert_allclose(tree.value[node, :, 0], np.average(Y[r], axis=0, weights=w[r]))
         assert tree.impurity[node] == pytest.approx(impurity(r), rel=1e-9)
-        if tree.children_left[node] < 0:
-            continue
-        best = -np.inf
-        for j in range(X.shape[1]):
-            for v in np.unique(X[r, j])[:-1]:
-                left = r & (X[:, j] <= v)
-                right = r & (X[:, j] > v)
-                if min(left.sum(), right.sum()) < 5:
-                    continue
-                decrease = w[r].sum() * impurity(r) - (
-                    w[left].sum() * impurity(left) + w[right].sum() * impurity(right)
-                )
-                best = max(best, decrease)
-        left, right = rows[tree.children_left[node]], rows[tree.children_right[node]]
-        chosen = w[r].sum() * impurity(r) - (
-            w[left].sum() * impurity(left) + w[right].sum() * impurity(right)
-        )
-        assert chosen == pytest.approx(best, rel=1e-9)
+        _assert_best_split(tree, node, rows, impurity, X, w)
 
 
 def test_identical_outputs_grow_the_single_output_tree():
@@ -375,27 +391,7 @@ def test_classifier_nodes_hold_their_rows_fractions_and_mean_gini(splitter):
             np.testing.assert_allclose(tree.value[node, k, :n_classes], fractions(r, k))
             assert not tree.value[node, k, n_classes:].any()  # padding
         assert tree.impurity[node] == pytest.approx(impurity(r), rel=1e-9)
-        if tree.children_left[node] < 0:
-            continue
-        best = -np.inf
-        for j in range(X.shape[1]):
-            for v in np.unique(X[r, j])[:-1]:
-                left, right = r & (X[:, j] <= v), r & (X[:, j] > v)
-                if min(left.sum(), right.sum()) < 5:
-                    continue
-                best = max(
-                    best,
-                    w[r].sum() * impurity(r)
-                    - w[left].sum() * impurity(left)
-                    - w[right].sum() * impurity(right),
-                )
-        left, right = rows[tree.children_left[node]], rows[tree.children_right[node]]
-        chosen = (
-            w[r].sum() * impurity(r)
-            - w[left].sum() * impurity(left)
-            - w[right].sum() * impurity(right)
-        )
-        assert chosen == pytest.approx(best, rel=1e-9)
+        _assert_best_split(tree, node, rows, impurity, X, w)
     exact = DecisionTreeClassifier(splitter="best", min_samples_leaf=5, max_depth=4)
     assert_tree_equal(exact.fit(X, Y, sample_weight=w).tree_, tree)
 
