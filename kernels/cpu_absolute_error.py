@@ -76,31 +76,16 @@ def _pass(order, rank_of, sorted_y, weight, out_error, out_median):
         total_wy += w * sorted_y[r]
         half = 0.5 * total_w
         hi, w_left, wy_left = _fenwick_search(tree_w, tree_wy, half, True, top_bit)
-        lo, w_lo, wy_lo = _fenwick_search(tree_w, tree_wy, half, False, top_bit)
         median = sorted_y[hi]
-        if lo != hi and w_lo + tree_weight_at(tree_w, lo) == half:
+        if w_left == half:  # the targets before hi weigh exactly half: the mid-point
+            # with the last of them (the first rank whose cumulative weight reaches half)
+            lo = _fenwick_search(tree_w, tree_wy, half, False, top_bit)[0]
             median = 0.5 * (sorted_y[lo] + sorted_y[hi])
         w_right = total_w - w_left
         wy_right = total_wy - wy_left
         error = (wy_right - median * w_right) + (median * w_left - wy_left)
         out_error[p] = max(error, 0.0)
         out_median[p] = median
-
-
-@njit(cache=True)
-def tree_weight_at(tree_w, rank):
-    """The weight held at one rank (prefix(rank + 1) - prefix(rank))."""
-    return _prefix(tree_w, rank + 1) - _prefix(tree_w, rank)
-
-
-@njit(cache=True)
-def _prefix(tree_w, count):
-    s = 0.0
-    i = count
-    while i > 0:
-        s += tree_w[i]
-        i -= i & (-i)
-    return s
 
 
 @njit(cache=True)
@@ -188,8 +173,10 @@ def best_absolute_error_split(
     # then of the missing rows followed by them (index n_missing + k - 1).
     forward = _errors(order, rank_of, sorted_y, weight)
     backward = _errors(reverse, rank_of, sorted_y, weight)
-    forward_missing = _errors(np.concatenate((absent, order)), rank_of, sorted_y, weight)
-    backward_missing = _errors(np.concatenate((absent, reverse)), rank_of, sorted_y, weight)
+    forward_missing, backward_missing = forward, backward  # no missing row: the same
+    if n_missing:
+        forward_missing = _errors(np.concatenate((absent, order)), rank_of, sorted_y, weight)
+        backward_missing = _errors(np.concatenate((absent, reverse)), rank_of, sorted_y, weight)
     parent = forward_missing[n - 1] if n > 0 else 0.0
     prefix_w = np.zeros(n_present + 1)
     for k in range(n_present):

@@ -675,3 +675,29 @@ def test_sparse_benchmark_compares_the_csr_and_dense_paths(tmp_path):
     assert csr["train_accuracy"] == dense["train_accuracy"] > 0.5
     assert csr["nodes"] == dense["nodes"] > 3
     assert csr["csr_codes_bytes"] < dense["dense_codes_bytes"] / 5
+
+
+def test_outputs_and_medians_benchmark_compares_with_scikit_learn(tmp_path):
+    """bench/bench_outputs_and_medians.py at a tiny size: a row per case and tool, the
+    ratio 1.00x for scikit-learn itself, and gpu_tree's exact mode as accurate as
+    scikit-learn's tree (the same search) within a hair."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "outputs.json"
+    stdout = _run(
+        "bench_outputs_and_medians.py",
+        *("--rows", "1500", "--depth", "4", "--repeats", "1", "--json", str(out)),
+    )
+    (table,) = _markdown_tables(stdout)
+    header, _, *rows = table
+    assert len(rows) == 9 and {row[0] for row in rows} == {
+        "absolute_error",
+        "multi_output_regression",
+        "multi_output_classification",
+    }
+    results = json.loads(out.read_text())["results"]
+    by = {(r["case"], r["tool"]): r for r in results}
+    for case in ("absolute_error", "multi_output_regression", "multi_output_classification"):
+        assert by[case, "scikit-learn"]["speedup_vs_sklearn"] == 1.0
+        exact, theirs = by[case, "gpu_tree exact"], by[case, "scikit-learn"]
+        assert exact["score"] == pytest.approx(theirs["score"], abs=0.02)
+        assert exact["leaves"] > 4
