@@ -472,15 +472,65 @@ def test_classifier_refusals(make, match):
         make().fit(X, Y)
 
 
-def test_classifier_files_exports_and_reduced_error_pruning_refuse_it(tmp_path):
-    X, Y, _ = _class_data(n=80, seed=25)
+def test_classifier_model_files(tmp_path):
+    """Classes per output ({"dtype", "values"} each) and the tree's class_counts: an
+    exact round trip; the loader refuses values past an output's classes (a prediction
+    would name a class the output does not have) and labels that do not fit the counts."""
+    X, Y, _ = _class_data(n=200, seed=25)
+    labels = np.empty((len(Y), 2), dtype=object)
+    labels[:, 0] = np.where(Y[:, 0] == 1, "yes", "no")
+    labels[:, 1] = Y[:, 1]
+    model = DecisionTreeClassifier(max_depth=3).fit(X, labels)
+    path = tmp_path / "model.json"
+    model.save(path)
+    loaded = gpu_tree.load(path)
+    assert loaded.n_outputs_ == 2 and loaded.n_classes_.tolist() == [2, 4]
+    assert [c.tolist() for c in loaded.classes_] == [["no", "yes"], [0, 1, 2, 3]]
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    for a, b in zip(loaded.predict_proba(X), model.predict_proba(X), strict=True):
+        np.testing.assert_array_equal(a, b)
+    document = json.loads(path.read_text())
+    assert document["tree"]["class_counts"] == [2, 4]
+
+    def load_changed(change, name):
+        changed = json.loads(path.read_text())
+        change(changed)
+        (tmp_path / name).write_text(json.dumps(changed))
+        return gpu_tree.load(tmp_path / name)
+
+    def pad_with_a_class(doc):  # output 0 has 2 classes; its third column is padding
+        doc["tree"]["value"][2] = 0.5
+        doc["tree"]["value"][0] = 0.5
+        doc["tree"]["value"][1] = 0.0
+
+    with pytest.raises(ValueError, match="past output 0's 2 classes"):
+        load_changed(pad_with_a_class, "padding.json")
+    with pytest.raises(ValueError, match="classes per output"):
+        load_changed(lambda doc: doc["classes"][1]["values"].pop(), "labels.json")
+    with pytest.raises(ValueError, match="class_counts"):
+        load_changed(lambda doc: doc["tree"].update(class_counts=[2, 3]), "counts.json")
+
+
+def test_classifier_exports():
+    """Each output's weights on a line of its own, and the class of every output: text
+    "class: [a, 2]" and boxes "class = [a, 2]"; class_names (one output's) is refused."""
+    X, Y, _ = _class_data(n=200, seed=27)
+    model = DecisionTreeClassifier(max_depth=1, splitter="best").fit(X, Y[:, :2])
+    predicted = model.predict(X)
+    text = gpu_tree.export_text(model, show_weights=True)
+    leaf = model.apply(X[:1])[0]
+    assert f"class: [{predicted[0, 0]}, {predicted[0, 1]}]" in text
+    weights = model.tree_.value[leaf] * model.tree_.weighted_n_node_samples[leaf]
+    assert f"weights: [[{weights[0, 0]:.2f}, {weights[0, 1]:.2f}], [" in text
+    dot = gpu_tree.export_graphviz(model)
+    assert f"class = [{predicted[0, 0]}, {predicted[0, 1]}]" in dot
+    assert "value = [[" in dot and "]\\n[" in dot
+    with pytest.raises(ValueError, match="class_names names one output"):
+        gpu_tree.export_text(model, class_names=["a", "b"])
+
+
+def test_classifier_reduced_error_pruning_is_refused():
+    X, Y, _ = _class_data(n=80, seed=28)
     model = DecisionTreeClassifier(max_depth=2).fit(X, Y)
-    with pytest.raises(ValueError, match="not saved to model files yet"):
-        model.save(tmp_path / "model.json")
-    assert list(tmp_path.iterdir()) == []  # nothing half-written
-    with pytest.raises(ValueError, match="multi-output classifiers"):
-        gpu_tree.export_text(model)
-    with pytest.raises(ValueError, match="multi-output classifiers"):
-        gpu_tree.export_graphviz(model)
     with pytest.raises(ValueError, match="reduced_error_prune"):
         model.reduced_error_prune(X, Y)

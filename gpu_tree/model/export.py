@@ -89,10 +89,10 @@ def _check_fitted_and_names(
     :func:`_labels`); raises NotFittedError for an unfitted estimator (as scikit-learn's
     exporters do) and ValueError for wrong name counts."""
     check_fitted(estimator, hasattr(estimator, "tree_"), caller)
-    if hasattr(estimator, "classes_") and estimator.tree_.n_outputs > 1:
+    if class_names is not None and estimator.tree_.n_outputs > 1:
         raise ValueError(
-            f"{caller} does not draw multi-output classifiers yet (one class per output "
-            "and node): export a tree fitted on one output"
+            f"class_names names one output's classes; this tree has "
+            f"{estimator.tree_.n_outputs} outputs, each labelled by its classes_"
         )
     names = _labels(estimator, feature_names, unnamed)
     if class_names is not None and len(class_names) != estimator.tree_.max_n_classes:
@@ -232,18 +232,43 @@ def _branches(estimator, node, name, number, missing_marked, reach=None):
 
 
 def _class_label(estimator, node, class_names):
+    """The class a node predicts; for several outputs, each output's, as "[a, 2]"."""
+    tree = estimator.tree_
+    if tree.n_outputs > 1:
+        return (
+            "["
+            + ", ".join(
+                str(classes[int(np.argmax(tree.value[node, k, : len(classes)]))])
+                for k, classes in enumerate(estimator.classes_)
+            )
+            + "]"
+        )
     names = class_names if class_names is not None else [str(c) for c in estimator.classes_]
-    return str(names[int(np.argmax(estimator.tree_.value[node, 0]))])
+    return str(names[int(np.argmax(tree.value[node, 0]))])
+
+
+def _output_rows(rows):
+    """Lines of one row of numbers per output, bracketed as scikit-learn prints a
+    multi-output value: "[[a, b]", "[c, d]]"."""
+    rows = list(rows)
+    rows[0], rows[-1] = "[" + rows[0], rows[-1] + "]"
+    return rows
 
 
 def _leaf_text(estimator, node, class_names, decimals, show_weights):
     tree = estimator.tree_
-    value = tree.value[node, 0]
     if hasattr(estimator, "classes_"):
         text = f"class: {_class_label(estimator, node, class_names)}"
-        if show_weights:  # scikit-learn's layout
-            weights = value * tree.weighted_n_node_samples[node]
-            text = "weights: [" + ", ".join(f"{w:.{decimals}f}" for w in weights) + "] " + text
+        if show_weights:  # scikit-learn's layout; several outputs: a list per output
+            lists = [
+                "[" + ", ".join(f"{w:.{decimals}f}" for w in weights) + "]"
+                for weights in (
+                    tree.value[node, k, :count] * tree.weighted_n_node_samples[node]
+                    for k, count in enumerate(tree.n_classes)
+                )
+            ]
+            weights = lists[0] if tree.n_outputs == 1 else "[" + ", ".join(lists) + "]"
+            text = f"weights: {weights} {text}"
         return text
     outputs = tree.value[node, :, 0]  # one value per output (multi-output regression)
     return "value: [" + ", ".join(f"{v:.{decimals}f}" for v in outputs) + "]"
@@ -458,14 +483,19 @@ def _node_lines(
         lines.append(named("samples", str(int(tree.n_node_samples[node]))))
     value = tree.value[node, 0]
     if hasattr(estimator, "classes_"):
-        if not proportion:
-            value = value * tree.weighted_n_node_samples[node]
-        lines.append(named("value", _numbers(value, precision)))
+        scale = 1.0 if proportion else tree.weighted_n_node_samples[node]
+        if tree.n_outputs > 1:  # one line per output: its classes' weights
+            rows = _output_rows(
+                _numbers(tree.value[node, k, :count] * scale, precision)
+                for k, count in enumerate(tree.n_classes)
+            )
+            lines.append(named("value", rows[0]))
+            lines.extend(rows[1:])
+        else:
+            lines.append(named("value", _numbers(value * scale, precision)))
         lines.append(named("class", _class_label(estimator, node, class_names)))
     elif tree.n_outputs > 1:  # one line per output, as scikit-learn's [[v0]\n[v1]]
-        outputs = [_number(v, precision) for v in tree.value[node, :, 0]]
-        rows = [f"[{text}]" for text in outputs]
-        rows[0], rows[-1] = "[" + rows[0], rows[-1] + "]"
+        rows = _output_rows(f"[{_number(v, precision)}]" for v in tree.value[node, :, 0])
         lines.append(named("value", rows[0]))
         lines.extend(rows[1:])
     else:

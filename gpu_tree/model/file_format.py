@@ -26,6 +26,13 @@ it) was added to version 1 without a new version number: prediction does not rea
 it loses nothing by skipping it. A file without it, or with null, loads as a model that
 does not know: its exports mark missing values on every split.
 
+Multi-output y was added to version 1 the same way, in fields that one-output files
+leave out: the tree's ``n_outputs`` (``value`` then holds node_count x n_outputs x
+n_classes numbers), a classifier tree's ``class_counts`` (each output's classes;
+``n_classes`` the largest, ``value`` padded with zeros past an output's own), and
+``classes`` as a list of one ``{"dtype", "values"}`` per output. A reader that does not
+know them refuses such a file (its value array has the wrong length), never misreads it.
+
 A forest (an estimator registered with ``tree_estimator``: RandomForestClassifier,
 RandomForestRegressor) is one file of the same format and version: the fields above
 that describe the input and what was learned from it (``n_features_in`` to
@@ -165,8 +172,10 @@ def _tree_document(tree) -> dict:
         "n_classes": tree.max_n_classes,
         "n_category_words": tree.n_category_words,
     }
-    if tree.n_outputs > 1:  # multi-output regression (one-output files leave it out)
+    if tree.n_outputs > 1:  # multi-output y (one-output files leave it out)
         tree_doc["n_outputs"] = tree.n_outputs
+    if getattr(tree, "class_counts", None) is not None:  # multi-output classes per output
+        tree_doc["class_counts"] = list(tree.class_counts)
     for name, dtype in NODE_ARRAYS.items():
         array = getattr(tree, name)
         tree_doc[name] = _floats(array) if dtype == np.float64 else array.astype(int).tolist()
@@ -186,6 +195,14 @@ def _header(estimator) -> dict:
         "estimator": type(estimator).__name__,
         "params": _params(estimator),
         "device": getattr(estimator, "device_", "cpu"),
+    }
+
+
+def _labels_document(classes) -> dict:
+    """One output's class labels, with their dtype."""
+    return {
+        "dtype": classes.dtype.str if classes.dtype.kind != "O" else "object",
+        "values": _json_value(classes, "a class label"),
     }
 
 
@@ -218,10 +235,9 @@ def _fitted_state(estimator, learned, n_features) -> dict:
         "feature_names_in": None if names is None else [str(n) for n in names],
         "classes": None
         if classes is None
-        else {
-            "dtype": classes.dtype.str if classes.dtype.kind != "O" else "object",
-            "values": _json_value(classes, "a class label"),
-        },
+        else [_labels_document(c) for c in classes]  # multi-output: one entry per output
+        if isinstance(classes, list)
+        else _labels_document(classes),
         "categorical": {
             "is_categorical": [bool(v) for v in is_categorical],
             "categories": categories,
@@ -233,11 +249,6 @@ def _fitted_state(estimator, learned, n_features) -> dict:
 
 def model_document(estimator) -> dict:
     """The JSON document of a fitted estimator (a tree, or a forest of trees)."""
-    if hasattr(estimator, "classes_") and getattr(estimator, "n_outputs_", 1) > 1:
-        raise ValueError(
-            "multi-output classifiers are not saved to model files yet (classes per "
-            "output): save a classifier fitted on one output, or pickle this one"
-        )
     if hasattr(estimator, "estimators_"):
         return _forest_document(estimator)
     codec = _CODECS.get(type(estimator).__name__)
@@ -473,12 +484,24 @@ def _read_fitted_state(read, document, n_features, regression, trees, tree_read)
                 tree_read(k).fail(
                     f"a regressor's tree must have 1 output column, not {tree.max_n_classes}"
                 )
+    elif isinstance(document.get("classes"), list):  # multi-output: labels per output
+        labels = [_read_labels(read, {"classes": entry}) for entry in document["classes"]]
+        counts = [outputs.size for outputs in labels]
+        for k, tree in enumerate(trees):
+            if any(outputs.ndim != 1 for outputs in labels) or tree.n_classes.tolist() != counts:
+                tree_read(k).fail(
+                    f"class labels of {counts} classes per output, but the tree has "
+                    f"{tree.n_classes.tolist()}"
+                )
+        fitted["classes_"] = labels
+        fitted["n_classes_"] = np.array(counts, dtype=np.intp)
     else:
         labels = _read_labels(read, document)
         for k, tree in enumerate(trees):
-            if labels.ndim != 1 or labels.size != tree.max_n_classes:
+            if labels.ndim != 1 or labels.size != tree.max_n_classes or tree.n_outputs != 1:
                 tree_read(k).fail(
                     f"{labels.size} class labels, but the tree has {tree.max_n_classes} classes"
+                    + (f" and {tree.n_outputs} outputs" if tree.n_outputs != 1 else "")
                 )
         fitted["classes_"] = labels
         fitted["n_classes_"] = labels.size
@@ -718,17 +741,35 @@ def _read_tree(read, doc, regression: bool) -> Tree:
         reader = read.floats if dtype == np.float64 else read.ints
         arrays[name] = reader(doc, name, n)
     n_outputs = read.field(doc, "n_outputs", int, "the tree") if "n_outputs" in doc else 1
-    if not 1 <= n_outputs <= _INT64_MAX or (n_outputs > 1 and not regression):
-        read.fail(
-            f"n_outputs is {n_outputs}: a regressor's tree has at least 1 output, a "
-            "classifier's exactly 1"
-        )
+    if not 1 <= n_outputs <= _INT64_MAX:
+        read.fail(f"n_outputs is {n_outputs}: a tree has at least 1 output")
+    class_counts = None
+    if "class_counts" in doc or (n_outputs > 1 and not regression):
+        class_counts = read.ints(doc, "class_counts", n_outputs)
+        if (
+            regression
+            or n_outputs < 2
+            or np.any(class_counts < 1)
+            or class_counts.max() != n_classes
+        ):
+            read.fail(
+                f"class_counts {class_counts.tolist()}: a multi-output classifier's tree has "
+                f"one count per output ({n_outputs}), each at least 1, the largest n_classes "
+                f"({n_classes})"
+            )
     value = read.floats(doc, "value", n * n_outputs * n_classes)
     bitsets = read.ints(doc, "category_bitsets", None)
     branch_children = read.ints(doc, "branch_children", None)
     _check_structure(read, n, n_features, n_words, arrays, bitsets, branch_children, regression)
 
-    tree = Tree(n_features, n_classes, capacity=n, n_category_words=n_words, n_outputs=n_outputs)
+    tree = Tree(
+        n_features,
+        n_classes,
+        capacity=n,
+        n_category_words=n_words,
+        n_outputs=n_outputs,
+        class_counts=class_counts,
+    )
     tree.node_count = n
     for name, dtype in NODE_ARRAYS.items():
         getattr(tree, "_" + name)[:n] = arrays[name].astype(dtype)
@@ -994,18 +1035,30 @@ def _check_impurity_decreases(read, arrays, children_of):
 
 
 def _check_values(read, tree, is_classification):
-    """Values are finite; a classifier's are class probabilities (each >= 0, summing to 1;
-    a node of zero weight may hold zeros)."""
-    value = tree.value[:, 0, :]
-    bad = np.flatnonzero(~np.all(np.isfinite(value), axis=1))
-    if bad.size:
-        read.fail(f"node {bad[0]} has value {value[bad[0]].tolist()}, expected finite numbers")
-    if not is_classification:
-        return
-    total = value.sum(axis=1)
-    bad = np.flatnonzero(np.any(value < 0, axis=1) | ((np.abs(total - 1) > 1e-9) & (total != 0)))
-    if bad.size:
-        read.fail(
-            f"node {bad[0]} has value {value[bad[0]].tolist()}: class probabilities must be "
-            ">= 0 and sum to 1"
+    """Values are finite, every output's; a classifier's are class probabilities (each
+    >= 0, summing to 1; a node of zero weight may hold zeros), and past an output's
+    classes (multi-output: padding to the most classes) zeros, so that no prediction
+    names a class the output does not have."""
+    for k, count in enumerate(tree.n_classes):
+        value = tree.value[:, k, :]
+        where = f" (output {k})" if tree.n_outputs > 1 else ""
+        bad = np.flatnonzero(~np.all(np.isfinite(value), axis=1))
+        if bad.size:
+            read.fail(
+                f"node {bad[0]} has value {value[bad[0]].tolist()}{where}, expected finite numbers"
+            )
+        if not is_classification:
+            continue
+        if np.any(value[:, count:] != 0):
+            node = int(np.flatnonzero(np.any(value[:, count:] != 0, axis=1))[0])
+            read.fail(f"node {node} has values past output {k}'s {count} classes")
+        value = value[:, :count]
+        total = value.sum(axis=1)
+        bad = np.flatnonzero(
+            np.any(value < 0, axis=1) | ((np.abs(total - 1) > 1e-9) & (total != 0))
         )
+        if bad.size:
+            read.fail(
+                f"node {bad[0]} has value {value[bad[0]].tolist()}{where}: class "
+                "probabilities must be >= 0 and sum to 1"
+            )
