@@ -453,7 +453,10 @@ def test_classifier_pruning_and_extra_trees():
         (lambda: DecisionTreeClassifier(criterion="gain_ratio"), "defined for one output"),
         (lambda: DecisionTreeClassifier(min_purity=0.9), "min_purity"),
         (lambda: DecisionTreeClassifier(categorical_features=[0]), "numeric features only"),
-        (lambda: RandomForestClassifier(n_estimators=2), "not yet by forests"),
+        (
+            lambda: RandomForestClassifier(n_estimators=2, class_weight="balanced_subsample"),
+            "balanced_subsample",
+        ),
     ],
     ids=[
         "class_weight-dict",
@@ -470,6 +473,38 @@ def test_classifier_refusals(make, match):
     X[:, 0] = np.abs(np.round(X[:, 0]))
     with pytest.raises(ValueError, match=match):
         make().fit(X, Y)
+
+
+def test_classifier_forests(tmp_path):
+    """Forests average each output's class probabilities: predict (n, n_outputs),
+    predict_proba and oob_decision_function_ lists of one array per output, oob_score_
+    the outputs' mean accuracy; about as accurate as scikit-learn's forest; a forest of
+    one tree on every row and feature is that tree; files keep it all."""
+    from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
+
+    X, Y, _ = _class_data(n=900, seed=29)
+    Y = Y[:, :2]
+    forest = RandomForestClassifier(n_estimators=20, random_state=0, oob_score=True)
+    forest.fit(X[:600], Y[:600])
+    theirs = SkRandomForestClassifier(n_estimators=20, random_state=0).fit(X[:600], Y[:600])
+
+    def accuracy(predicted):
+        return np.mean(predicted == Y[600:])
+
+    assert forest.predict(X[600:]).shape == (300, 2)
+    assert accuracy(forest.predict(X[600:])) > accuracy(theirs.predict(X[600:])) - 0.03
+    assert [p.shape for p in forest.predict_proba(X[:5])] == [(5, 2), (5, 4)]
+    oob = forest.oob_decision_function_
+    assert [p.shape for p in oob] == [(600, 2), (600, 4)]
+    expected = np.mean([np.mean(p.argmax(axis=1) == Y[:600, k]) for k, p in enumerate(oob)])
+    assert forest.oob_score_ == pytest.approx(expected)
+    forest.save(tmp_path / "forest.json")
+    loaded = gpu_tree.load(tmp_path / "forest.json")
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+    for a, b in zip(loaded.oob_decision_function_, oob, strict=True):
+        np.testing.assert_array_equal(a, b)
+    one = RandomForestClassifier(n_estimators=1, bootstrap=False, max_features=None).fit(X, Y)
+    np.testing.assert_array_equal(one.predict(X), DecisionTreeClassifier().fit(X, Y).predict(X))
 
 
 def test_classifier_model_files(tmp_path):

@@ -154,10 +154,12 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
-            if self._is_classification and prepared.targets.ndim > 1:
+            if prepared.targets.ndim > 1 and getattr(self, "class_weight", None) == (
+                "balanced_subsample"
+            ):
                 raise ValueError(
-                    f"{type(self).__name__} fits one output: multi-output y is classified by "
-                    "DecisionTreeClassifier and ExtraTreeClassifier (not yet by forests)"
+                    "class_weight='balanced_subsample' weighs one output's classes: with "
+                    "multi-output y, use 'balanced' or a list of one dict per output"
                 )
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(
@@ -623,7 +625,15 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         self.monotonic_cst = monotonic_cst
 
     def _n_values(self):
+        if self.n_outputs_ > 1:  # every output's classes, padded to the most
+            return self.n_outputs_ * int(np.max(self.n_classes_))
         return self.n_classes_
+
+    def _per_output(self, values):
+        """Multi-output: the (n_samples, n_outputs * most classes) mean values as a list
+        of one (n_samples, n_classes) array per output."""
+        values = values.reshape(values.shape[0], self.n_outputs_, -1)
+        return [values[:, k, :n] for k, n in enumerate(self.n_classes_)]
 
     @staticmethod
     def _balanced_multipliers(classes, draws):
@@ -638,21 +648,44 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
 
     def _set_oob_score(self, prepared, n_drawn):
         proba, _ = self._oob_values(prepared, n_drawn)
+        targets = prepared.targets
+        if self.n_outputs_ > 1:  # a list per output; the score the outputs' mean accuracy
+            self.oob_decision_function_ = self._per_output(proba)
+            self.oob_score_ = float(
+                np.mean(
+                    [
+                        np.mean(p.argmax(axis=1) == targets[:, k])
+                        for k, p in enumerate(self.oob_decision_function_)
+                    ]
+                )
+            )
+            return
         self.oob_decision_function_ = proba
         predicted = proba.argmax(axis=1)
-        self.oob_score_ = float(np.mean(predicted == prepared.targets))
+        self.oob_score_ = float(np.mean(predicted == targets))
 
     def predict_proba(self, X):
-        """The trees' class probabilities, averaged: (n_samples, n_classes)."""
-        return self._mean_leaf_values(X)
+        """The trees' class probabilities, averaged: (n_samples, n_classes), or a list of
+        one such array per output for multi-output y."""
+        values = self._mean_leaf_values(X)
+        return values if self.n_outputs_ == 1 else self._per_output(values)
 
     def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return np.log(proba) if self.n_outputs_ == 1 else [np.log(p) for p in proba]
 
     def predict(self, X):
-        """The class of highest mean probability (lowest class index on ties)."""
+        """The class of highest mean probability (lowest class index on ties);
+        (n_samples, n_outputs) for multi-output y."""
         proba = self.predict_proba(X)
+        if self.n_outputs_ > 1:
+            return np.column_stack(
+                [
+                    classes.take(to_host(p.argmax(axis=1)))
+                    for classes, p in zip(self.classes_, proba, strict=True)
+                ]
+            )
         winner = to_host(proba.argmax(axis=1))
         return self.classes_.take(winner)
 

@@ -277,6 +277,11 @@ def _forest_document(forest) -> dict:
         forest, "oob_decision_function_" if hasattr(forest, "classes_") else "oob_prediction_", None
     )
     if score is not None and values is not None:
+        if isinstance(values, list):  # multi-output classes: each padded to the most
+            widest = max(v.shape[1] for v in values)
+            values = np.concatenate(
+                [np.pad(v, ((0, 0), (0, widest - v.shape[1]))) for v in values], axis=1
+            )
         values = np.asarray(values, dtype=np.float64)
         oob = {
             "score": _floats([score])[0],
@@ -584,11 +589,20 @@ def _forest_from_document(read, document, kind, regression):
         forest.n_batches_ = n_batches
     oob = section.get("oob")
     if oob is not None:
-        n_values = n_outputs if regression else fitted["n_classes_"]
+        n_classes = fitted.get("n_classes_")
+        if regression:
+            n_values = n_outputs
+        elif n_outputs > 1:  # each output's classes, padded to the most
+            n_values = n_outputs * int(np.max(n_classes))
+        else:
+            n_values = n_classes
         score, values = _read_oob(read, oob, n_values)
         forest.oob_score_ = score
         if regression:
             forest.oob_prediction_ = values[:, 0] if n_outputs == 1 else values
+        elif n_outputs > 1:
+            values = values.reshape(len(values), n_outputs, -1)
+            forest.oob_decision_function_ = [values[:, k, :n] for k, n in enumerate(n_classes)]
         else:
             forest.oob_decision_function_ = values
 
