@@ -413,8 +413,8 @@ MUTANTS: list[Mutant] = [
     M(
         "M14",
         MODEL_FILE,
-        "if labels.ndim != 1 or labels.size != tree.max_n_classes:",
-        "if labels.ndim != 1:",
+        "if labels.ndim != 1 or labels.size != tree.max_n_classes or tree.n_outputs != 1:",
+        "if labels.ndim != 1 or tree.n_outputs != 1:",
         "class labels not checked against the tree's number of classes",
     ),
     M(

@@ -95,10 +95,10 @@ CATEGORIES = (
         r"|not saved to model files yet|does not draw multi-output classifiers",
     ),
     (
-        "absolute_error: not with monotonic_cst or a sparse X in histogram mode",
-        "refused with a clear ValueError naming the way out: not there yet",
-        r"monotonic_cst is not supported with criterion='absolute_error'"
-        r"|sparse X with criterion='absolute_error' needs splitter='best'",
+        "absolute_error: a sparse X in histogram mode",
+        "refused with a clear ValueError naming the way out (splitter='best' reads it "
+        "dense): not there yet",
+        r"sparse X with criterion='absolute_error' needs splitter='best'",
     ),
     (
         "ties broken otherwise",

@@ -101,11 +101,23 @@ def _target_ranks(y):
 
 @njit(cache=True)
 def _errors(order, rank_of, sorted_y, weight):
-    """The absolute error of rows order[:p + 1], for each p."""
+    """The absolute error and weighted median of rows order[:p + 1], for each p."""
     error = np.empty(order.size)
     median = np.empty(order.size)
     _pass(order, rank_of, sorted_y, weight, error, median)
-    return error
+    return error, median
+
+
+@njit(cache=True)
+def _admissible(cst, lower, upper, left_median, right_median):
+    """scikit-learn's monotonicity check of a split (``cst`` +1 or -1; 0: none) with the
+    children's medians as their values: ordered by ``cst`` and both within the node's
+    bounds [lower, upper] (criteria.monotonic_admissible, for one candidate)."""
+    if cst == 0:
+        return True
+    ordered = (left_median - right_median) * cst <= 0
+    within = lower <= left_median <= upper and lower <= right_median <= upper
+    return ordered and within
 
 
 @njit(cache=True)
@@ -134,7 +146,17 @@ def _missing_go_left(
 
 @njit(cache=True)
 def best_absolute_error_split(
-    x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
+    x,
+    missing,
+    rank_of,
+    sorted_y,
+    weight,
+    min_samples_leaf,
+    min_weight_leaf,
+    tolerance,
+    cst=0,
+    lower=-np.inf,
+    upper=np.inf,
 ):
     """The best split of a node's rows on one feature.
 
@@ -149,7 +171,9 @@ def best_absolute_error_split(
     improvement the parent's sum of w |y - median| less its children's (-inf: no valid
     split); left_value the largest present value going left, next_value the smallest
     going right (NaN: none, the present-left, missing-right split). Ties go to the
-    lowest split: a later candidate wins only by more than ``tolerance``.
+    lowest split: a later candidate wins only by more than ``tolerance``. ``cst``,
+    ``lower``, ``upper``: a monotonicity constraint on the feature and the node's bounds
+    (:func:`_admissible`).
     """
     n = x.size
     n_missing = 0
@@ -171,12 +195,19 @@ def best_absolute_error_split(
     reverse = order[::-1].copy()
     # Errors of the first k present rows (forward[k - 1]) and of the last j (backward[j - 1]),
     # then of the missing rows followed by them (index n_missing + k - 1).
-    forward = _errors(order, rank_of, sorted_y, weight)
-    backward = _errors(reverse, rank_of, sorted_y, weight)
-    forward_missing, backward_missing = forward, backward  # no missing row: the same
+    # (and their medians, the same indices).
+    forward, forward_median = _errors(order, rank_of, sorted_y, weight)
+    backward, backward_median = _errors(reverse, rank_of, sorted_y, weight)
+    # No missing row: the same passes.
+    forward_missing, forward_missing_median = forward, forward_median
+    backward_missing, backward_missing_median = backward, backward_median
     if n_missing:
-        forward_missing = _errors(np.concatenate((absent, order)), rank_of, sorted_y, weight)
-        backward_missing = _errors(np.concatenate((absent, reverse)), rank_of, sorted_y, weight)
+        forward_missing, forward_missing_median = _errors(
+            np.concatenate((absent, order)), rank_of, sorted_y, weight
+        )
+        backward_missing, backward_missing_median = _errors(
+            np.concatenate((absent, reverse)), rank_of, sorted_y, weight
+        )
     parent = forward_missing[n - 1] if n > 0 else 0.0
     prefix_w = np.zeros(n_present + 1)
     for k in range(n_present):
@@ -207,10 +238,19 @@ def best_absolute_error_split(
             if w_left < min_weight_leaf or total_w - w_left < min_weight_leaf:
                 continue
             if side == 0:
-                right = backward_missing[n_missing + j - 1] if n_missing else backward[j - 1]
-                score_right = parent - forward[k - 1] - right
+                at = n_missing + j - 1  # the missing rows (if any) and the last j present
+                if not _admissible(
+                    cst, lower, upper, forward_median[k - 1], backward_missing_median[at]
+                ):
+                    continue
+                score_right = parent - forward[k - 1] - backward_missing[at]
             else:
-                score_left = parent - forward_missing[n_missing + k - 1] - backward[j - 1]
+                at = n_missing + k - 1  # the missing rows and the first k present
+                if not _admissible(
+                    cst, lower, upper, forward_missing_median[at], backward_median[j - 1]
+                ):
+                    continue
+                score_left = parent - forward_missing[at] - backward[j - 1]
         go_left = _missing_go_left(score_left, score_right, n_missing, k, j, tolerance)
         improvement = max(score_left, score_right)
         if improvement > best + tolerance:
@@ -271,6 +311,9 @@ def best_absolute_error_splits(
     min_samples_leaf,
     min_weight_leaf,
     rtol,
+    csts,
+    lower,
+    upper,
 ):
     """The best split of one node on each of ``features`` (rows of the feature-major
     ``columns``: raw values, missing as NaN, or bin codes, missing as ``missing_code``),
@@ -278,7 +321,8 @@ def best_absolute_error_splits(
 
     Returns per feature (improvement, left_value, next_value, missing_left) of
     :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance of
-    the improvements (:func:`_node_targets`).
+    the improvements (:func:`_node_targets`). ``csts``: each feature's monotonicity
+    constraint, ``lower``/``upper`` the node's bounds.
     """
     weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
     n_features = features.size
@@ -289,7 +333,17 @@ def best_absolute_error_splits(
     for j in prange(n_features):
         x, missing = _feature_values(columns, features[j], rows, missing_code)
         gain, low, high, go_left, _ = best_absolute_error_split(
-            x, missing, rank_of, sorted_y, weight, min_samples_leaf, min_weight_leaf, tolerance
+            x,
+            missing,
+            rank_of,
+            sorted_y,
+            weight,
+            min_samples_leaf,
+            min_weight_leaf,
+            tolerance,
+            csts[j],
+            lower,
+            upper,
         )
         improvement[j] = gain
         left_value[j] = low
@@ -300,10 +354,11 @@ def best_absolute_error_splits(
 
 @njit(cache=True)
 def _error_of(part, rank_of, sorted_y, weight):
-    """The absolute error of the rows ``part`` (0 for none)."""
+    """The absolute error and weighted median of the rows ``part`` (0 and NaN for none)."""
     if part.size == 0:
-        return 0.0
-    return _errors(part, rank_of, sorted_y, weight)[part.size - 1]
+        return 0.0, np.nan
+    error, median = _errors(part, rank_of, sorted_y, weight)
+    return error[part.size - 1], median[part.size - 1]
 
 
 @njit(cache=True, parallel=True)
@@ -318,18 +373,21 @@ def drawn_absolute_error_splits(
     min_samples_leaf,
     min_weight_leaf,
     rtol,
+    csts,
+    lower,
+    upper,
 ):
     """Extremely randomised trees: the improvement of one given split per feature of one
     node (present values at most ``split_values[j]`` go left, on feature
     ``features[j]``), missing rows on the better side (:func:`_missing_go_left`).
 
-    Arguments as :func:`best_absolute_error_splits`'. Returns per feature (improvement,
-    -inf where a side is empty or too small; missing_left), the node's weight and the
-    tolerance.
+    Arguments as :func:`best_absolute_error_splits`' (monotonicity constraints too).
+    Returns per feature (improvement, -inf where a side is empty, too small or not
+    admissible; missing_left), the node's weight and the tolerance.
     """
     n = rows.size
     weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
-    parent = _error_of(np.arange(n), rank_of, sorted_y, weight)
+    parent = _error_of(np.arange(n), rank_of, sorted_y, weight)[0]
     n_features = features.size
     improvement = np.full(n_features, -np.inf)
     missing_left = np.zeros(n_features, dtype=np.bool_)
@@ -367,19 +425,21 @@ def drawn_absolute_error_splits(
             if w < min_weight_leaf or total_w - w < min_weight_leaf:
                 continue
             if side == 0:
-                with_missing = np.concatenate((right, absent))
-                score_right = (
-                    parent
-                    - _error_of(left, rank_of, sorted_y, weight)
-                    - _error_of(with_missing, rank_of, sorted_y, weight)
+                left_error, left_median = _error_of(left, rank_of, sorted_y, weight)
+                right_error, right_median = _error_of(
+                    np.concatenate((right, absent)), rank_of, sorted_y, weight
                 )
             else:
-                with_missing = np.concatenate((left, absent))
-                score_left = (
-                    parent
-                    - _error_of(with_missing, rank_of, sorted_y, weight)
-                    - _error_of(right, rank_of, sorted_y, weight)
+                left_error, left_median = _error_of(
+                    np.concatenate((left, absent)), rank_of, sorted_y, weight
                 )
+                right_error, right_median = _error_of(right, rank_of, sorted_y, weight)
+            if not _admissible(csts[j], lower, upper, left_median, right_median):
+                continue
+            if side == 0:
+                score_right = parent - left_error - right_error
+            else:
+                score_left = parent - left_error - right_error
         improvement[j] = max(score_left, score_right)
         missing_left[j] = _missing_go_left(
             score_left, score_right, n_missing, n_left, n_right, tolerance

@@ -478,6 +478,34 @@ def test_extra_trees_forest_is_about_as_good_as_scikit_learns():
     assert ours.score(X[800:], y[800:]) > theirs.score(X[800:], y[800:]) - 0.05
 
 
+def test_monotonic_constraints_as_scikit_learns():
+    """Candidates checked on the children's medians, bounds from their mid-point, values
+    clipped into them: exact mode grows scikit-learn's constrained tree (weighted, so no
+    split ties); every mode and the forests predict monotonically."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(500, 3))
+    y = 2 * X[:, 0] - X[:, 1] + rng.standard_t(2, 500)
+    w = rng.uniform(0.5, 2.0, 500)
+    cst = [1, -1, 0]
+    params = dict(criterion="absolute_error", monotonic_cst=cst, min_samples_leaf=10)
+    ours = DecisionTreeRegressor(splitter="best", **params).fit(X, y, sample_weight=w)
+    theirs = SkDecisionTreeRegressor(random_state=0, **params).fit(X, y, sample_weight=w)
+    assert ours.tree_.node_count == theirs.tree_.node_count
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12, atol=1e-12)
+    models = [
+        ours,
+        DecisionTreeRegressor(splitter="hist", **params).fit(X, y),
+        ExtraTreeRegressor(random_state=0, **params).fit(X, y),
+        RandomForestRegressor(n_estimators=5, random_state=0, **params).fit(X, y),
+    ]
+    for model in models:
+        for feature, sign in ((0, 1), (1, -1)):
+            lower, higher = X.copy(), X.copy()
+            higher[:, feature] += rng.uniform(0.0, 1.0, len(X))
+            change = model.predict(higher) - model.predict(lower)
+            assert np.all(change * sign >= -1e-12), (type(model).__name__, feature)
+
+
 def test_model_file_and_exports(tmp_path):
     X, y = load_diabetes(return_X_y=True)
     model = DecisionTreeRegressor(criterion="absolute_error", max_depth=3).fit(X, y)
@@ -499,18 +527,8 @@ def test_model_file_and_exports(tmp_path):
             lambda: DecisionTreeRegressor(criterion="absolute_error", categorical_features=[0]),
             r"categorical features \[0\]",
         ),
-        (
-            lambda: DecisionTreeRegressor(criterion="absolute_error", monotonic_cst=[1, 0]),
-            "monotonic_cst is not supported",
-        ),
         # Forests check as their trees do (found by bench/sklearn_yardstick.py: they
         # crashed or ignored the limits).
-        (
-            lambda: RandomForestRegressor(
-                n_estimators=2, criterion="absolute_error", monotonic_cst=[1, 0]
-            ),
-            "monotonic_cst is not supported",
-        ),
         (
             lambda: RandomForestRegressor(
                 n_estimators=2, criterion="absolute_error", categorical_features=[0]
@@ -521,8 +539,6 @@ def test_model_file_and_exports(tmp_path):
     ids=[
         "classifier",
         "categorical",
-        "monotonic",
-        "forest-monotonic",
         "forest-categorical",
     ],
 )

@@ -328,7 +328,6 @@ class _BaseDecisionTree(BaseEstimator):
                 splitter=splitter,
                 categorical=categorical,
                 sparse=is_sparse(X),
-                monotonic_cst=getattr(self, "monotonic_cst", None),
             )
 
     def _check_multi_output_fit(self, settings, categorical):

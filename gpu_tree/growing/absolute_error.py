@@ -36,6 +36,7 @@ def absolute_error_search(
     missing,
     feature_mask,
     drawn_splits=None,
+    monotonic=None,
 ) -> ChosenSplits:
     """The best absolute-error split of the nodes of ``batch`` at ``slots``, as
     :func:`gpu_tree.growing.splitting.select_splits` returns it.
@@ -47,7 +48,8 @@ def absolute_error_search(
     use; a column is a feature, or the node's drawn feature at that position.
     ``drawn_splits``: extremely randomised trees' batch of one drawn split per node and
     column (``Grower._random_split_batch``, whose ``hist`` this is): only those splits
-    are scored, bin 0 going left.
+    are scored, bin 0 going left. ``monotonic`` (splitting.MonotonicBounds, or None):
+    constraints checked on the children's medians, as scikit-learn checks them.
     """
     partition, row_data = backend.row_partition, backend.row_data
     n_nodes, n_channels = slots.size, hist.shape[-1]
@@ -66,6 +68,10 @@ def absolute_error_search(
             features = batch.drawn_features[slot, columns]
         rows = partition.sample_indices[partition.start[node] : partition.end[node]]
         features = np.ascontiguousarray(features, dtype=np.int64)
+        csts, lower, upper = np.zeros(features.size, dtype=np.int8), -np.inf, np.inf
+        if monotonic is not None:  # bounds in the fit's units, as the medians
+            csts = np.ascontiguousarray(monotonic.cst[features], dtype=np.int8)
+            lower, upper = float(monotonic.lower[j]), float(monotonic.upper[j])
         node_data = (
             missing_code,
             row_data.centred,
@@ -73,6 +79,9 @@ def absolute_error_search(
             constraints.min_samples_leaf,
             constraints.min_weight_leaf,
             SCORE_RTOL,
+            csts,
+            lower,
+            upper,
         )
         if drawn_splits is not None:
             # What goes left of the drawn split: bin codes up to the collapsed left bin's
@@ -135,6 +144,16 @@ def _bin_of(keys, nonempty, value) -> int:
     return int(np.flatnonzero(nonempty & (keys == value))[0])
 
 
+def node_medians(backend, nodes) -> np.ndarray:
+    """The weighted median of each of ``nodes``' rows (centred targets, the fit's units)."""
+    partition, row_data = backend.row_partition, backend.row_data
+    medians = np.empty(len(nodes))
+    for k, node in enumerate(nodes):
+        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        medians[k] = node_median_and_error(row_data.centred[rows], row_data.weight[rows])[0]
+    return medians
+
+
 def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarray]:
     """Every node's weighted median (its value) and mean absolute deviation about it
     (its impurity), in real units, measured on its rows: the CPU backends' row partition
@@ -152,11 +171,10 @@ def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarra
     return layout.target(medians), np.ldexp(deviations, layout.target_exponent)
 
 
-def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic_cst) -> None:
+def check_absolute_error_fit(*, device, splitter, categorical, sparse) -> None:
     """Refuse, with a message naming the way out, the fits the absolute-error search does
     not serve: it reads each node's rows on the host (no GPU), of numeric features only,
-    without monotonicity constraints, and reads a sparse X's columns dense (exact
-    mode)."""
+    and reads a sparse X's columns dense (exact mode)."""
     what = "criterion='absolute_error'"
     if device == "cuda":
         raise ValueError(
@@ -168,8 +186,6 @@ def check_absolute_error_fit(*, device, splitter, categorical, sparse, monotonic
             f"{categorical.features.tolist()} need another criterion (or pass "
             "categorical_features=[] to treat their codes as numbers)"
         )
-    if monotonic_cst is not None and np.any(np.asarray(monotonic_cst) != 0):
-        raise ValueError(f"monotonic_cst is not supported with {what}")
     if sparse and splitter not in ("best", "exact"):  # the row search reads dense columns
         raise ValueError(
             f"a sparse X with {what} needs splitter='best' (or 'exact'), which reads it dense"

@@ -31,7 +31,11 @@ from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
 from gpu_tree.data.stats import StatsLayout, bitsets
 from gpu_tree.data.validation import device_to_host
-from gpu_tree.growing.absolute_error import absolute_error_search, medians_and_deviations
+from gpu_tree.growing.absolute_error import (
+    absolute_error_search,
+    medians_and_deviations,
+    node_medians,
+)
 from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import (
     LINEAR_SCORE_CRITERIA,
@@ -562,6 +566,7 @@ class Grower:
                     missing,
                     feature_mask,
                     drawn_splits=searched if p.random_thresholds else None,
+                    monotonic=monotonic,
                 )
             return select_splits(
                 hist,
@@ -934,15 +939,26 @@ class Grower:
         if self._monotonic is None:
             return
         layout = self.layout
-        left_value = monotonic_value(layout, layout.real(left_stats))
-        right_value = monotonic_value(layout, layout.real(right_stats))
+        if self.params.criterion == "absolute_error":
+            # The children's medians (the fit's units), measured on their rows: the
+            # partition has run. Their values are set, and clipped, once the tree is
+            # grown (_grow_all).
+            left_value, right_value = (
+                node_medians(self.backend, children) for children in (left, right)
+            )
+        else:
+            left_value = monotonic_value(layout, layout.real(left_stats))
+            right_value = monotonic_value(layout, layout.real(right_stats))
         bounds = self._node_bounds[left]  # the parents' (inherited)
         left_lower, left_upper, right_lower, right_upper = monotonic_child_bounds(
             self._monotonic[features], bounds[:, 0], bounds[:, 1], left_value, right_value
         )
         self._node_bounds[left, 0], self._node_bounds[left, 1] = left_lower, left_upper
         self._node_bounds[right, 0], self._node_bounds[right, 1] = right_lower, right_upper
-        self._clip_values(np.concatenate([left, right]), np.concatenate([left_stats, right_stats]))
+        if self.params.criterion != "absolute_error":
+            self._clip_values(
+                np.concatenate([left, right]), np.concatenate([left_stats, right_stats])
+            )
 
     def _clip_values(self, nodes, stats):
         """Monotonicity constraints: clip the values of ``nodes`` (with these integer
@@ -1007,7 +1023,9 @@ class Grower:
         left, right = children[0::2], children[1::2]
         self._track_children(np.repeat(nodes, 2), children, np.tile([0, 1], n))
         self._inherit_used_features(np.repeat(nodes, 2), children)
-        self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
+        by_medians = self.params.criterion == "absolute_error"  # bounded once partitioned
+        if not by_medians:
+            self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
         left_count = layout.count(left_stats)
         right_count = layout.count(right_stats)
         subset = ev.kind[which] == CATEGORICAL_SUBSET
@@ -1051,6 +1069,8 @@ class Grower:
                 sizes=(left_count, right_count),
                 child_means=child_means,
             )
+        if by_medians:
+            self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
         self._measure_impurity(children, child_stats, means)
 
         open_mask = self._splittable(children, child_stats)
@@ -1355,9 +1375,11 @@ class Grower:
         if self.params.criterion == "poisson":  # in real units already
             tree.impurity[:] = self._poisson_deviances(tree)
         elif self.params.criterion == "absolute_error":  # medians: in real units already
-            tree.value[:, 0, 0], tree.impurity[:] = medians_and_deviations(
-                self.backend, layout, tree
-            )
+            medians, tree.impurity[:] = medians_and_deviations(self.backend, layout, tree)
+            if self._monotonic is not None:  # clipped into their bounds, as scikit-learn's
+                bounds = layout.target(self._node_bounds[: tree.node_count])
+                medians = np.clip(medians, bounds[:, 0], bounds[:, 1])
+            tree.value[:, 0, 0] = medians
         elif not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
         if layout.weight_exponent:  # weighted sizes too
