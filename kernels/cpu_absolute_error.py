@@ -101,10 +101,20 @@ def _target_ranks(y):
 
 @njit(cache=True)
 def _errors(order, rank_of, sorted_y, weight):
-    """The absolute error and weighted median of rows order[:p + 1], for each p."""
-    error = np.empty(order.size)
+    """The absolute error and weighted median of rows order[:p + 1], for each p.
+
+    ``rank_of`` and ``sorted_y`` hold one row per output (:func:`_node_targets`): the
+    error is the sum of the outputs' (multi-output y), the median the first output's
+    (the one monotonicity constraints read: they take one output)."""
+    error = np.zeros(order.size)
     median = np.empty(order.size)
-    _pass(order, rank_of, sorted_y, weight, error, median)
+    output_error = np.empty(order.size)
+    output_median = np.empty(order.size)
+    for k in range(rank_of.shape[0]):
+        _pass(order, rank_of[k], sorted_y[k], weight, output_error, output_median)
+        error += output_error
+        if k == 0:
+            median[:] = output_median
     return error, median
 
 
@@ -161,7 +171,8 @@ def best_absolute_error_split(
     """The best split of a node's rows on one feature.
 
     ``x``: the rows' values (raw values or bin codes), ``missing``: the rows whose value
-    is missing; ``rank_of``/``sorted_y`` from the node's targets (:func:`_target_ranks`).
+    is missing; ``rank_of``/``sorted_y`` from the node's targets, one row per output
+    (:func:`_node_targets`; several outputs: their errors add up).
     Rows with a present value at most the split's go left; missing ones go to the side
     that scores better (both are tried, as in the histogram search; on a tie, and where
     the node has none, to the side of more present rows), and one more candidate sends
@@ -268,20 +279,26 @@ def best_absolute_error_split(
 
 @njit(cache=True)
 def _node_targets(rows, y_all, weight_all, rtol):
-    """A node's targets and weights (rows ``rows``), their ranks (:func:`_target_ranks`),
+    """A node's weights (rows ``rows``), each output's sorted targets and their ranks
+    (:func:`_target_ranks`, one row per output of ``y_all``, (n_samples, n_outputs)),
     its weight, and the rounding tolerance of its improvements: ``rtol`` times
-    sum w |y|, the size of the sums every error is computed from."""
+    sum w |y| over the outputs, the size of the sums every error is computed from."""
     n = rows.size
-    y = np.empty(n)
+    n_outputs = y_all.shape[1]
     weight = np.empty(n)
-    size = 0.0
     total_w = 0.0
     for i in range(n):
-        y[i] = y_all[rows[i]]
         weight[i] = weight_all[rows[i]]
-        size += weight[i] * abs(y[i])
         total_w += weight[i]
-    sorted_y, rank_of = _target_ranks(y)
+    sorted_y = np.empty((n_outputs, n))
+    rank_of = np.empty((n_outputs, n), dtype=np.int64)
+    size = 0.0
+    y = np.empty(n)
+    for k in range(n_outputs):
+        for i in range(n):
+            y[i] = y_all[rows[i], k]
+            size += weight[i] * abs(y[i])
+        sorted_y[k], rank_of[k] = _target_ranks(y)
     return weight, sorted_y, rank_of, total_w, rtol * size
 
 

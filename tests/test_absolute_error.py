@@ -44,7 +44,7 @@ def split_of(x, y, w, min_samples_leaf=1, min_weight_leaf=0.0, missing=None):
     missing_left); the threshold the mid-point of the values the split falls between
     (+inf: every present row left, the missing ones right). Ties within the estimators'
     rounding tolerance (1e-12 of sum w |y|) go to the lowest threshold."""
-    sorted_y, rank_of = _target_ranks(y)
+    sorted_y, rank_of = (a[None] for a in _target_ranks(y))  # one output
     tolerance = 1e-12 * np.sum(w * np.abs(y))
     if missing is None:
         missing = np.zeros(y.size, dtype=bool)

@@ -332,12 +332,12 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
-        the vectorised split search on the CPU, over numeric features, with squared_error
-        (regression) or an impurity averaged over the outputs (classification)."""
-        if not self._is_classification and settings.criterion != "squared_error":
+        the vectorised split search on the CPU, over numeric features, with an impurity
+        averaged over the outputs (not poisson's yet)."""
+        if not self._is_classification and settings.criterion == "poisson":
             raise ValueError(
-                f"multi-output y is fitted with criterion='squared_error' only, not "
-                f"{settings.criterion!r}"
+                "multi-output y is fitted with criterion='squared_error' or "
+                "'absolute_error', not 'poisson' yet"
             )
         if self.device_ == "cuda":
             raise ValueError("multi-output y is fitted on the CPU: use device='cpu'")

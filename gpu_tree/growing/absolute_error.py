@@ -56,6 +56,8 @@ def absolute_error_search(
     n_columns = hist.shape[1]
     chosen = ChosenSplits.none(n_nodes, n_channels, hist.dtype)
     missing_code = np.float64(backend.missing_code)
+    targets = _targets(row_data)
+    n_outputs = targets.shape[1]
     for j, slot in enumerate(slots):
         node = batch.nodes[slot]
         columns = np.arange(n_columns)
@@ -74,7 +76,7 @@ def absolute_error_search(
             lower, upper = float(monotonic.lower[j]), float(monotonic.upper[j])
         node_data = (
             missing_code,
-            row_data.centred,
+            targets,
             row_data.weight,
             constraints.min_samples_leaf,
             constraints.min_weight_leaf,
@@ -121,7 +123,8 @@ def absolute_error_search(
         chosen.feature[j] = column
         chosen.bin[j] = low
         chosen.next_bin[j] = high
-        chosen.score[j] = gain[k] / weight  # per unit weight, as the other criteria's
+        # Per unit weight, as the other criteria's; the outputs' mean (their errors add).
+        chosen.score[j] = gain[k] / weight / n_outputs
         chosen.left_stats[j] = left
         chosen.right_stats[j] = parent - left
         chosen.missing_left[j] = missing_left[k]
@@ -144,6 +147,11 @@ def _bin_of(keys, nonempty, value) -> int:
     return int(np.flatnonzero(nonempty & (keys == value))[0])
 
 
+def _targets(row_data) -> np.ndarray:
+    """The centred targets as the kernels take them: (n_samples, n_outputs)."""
+    return row_data.centred.reshape(row_data.centred.shape[0], -1)
+
+
 def node_medians(backend, nodes) -> np.ndarray:
     """The weighted median of each of ``nodes``' rows (centred targets, the fit's units)."""
     partition, row_data = backend.row_partition, backend.row_data
@@ -155,19 +163,22 @@ def node_medians(backend, nodes) -> np.ndarray:
 
 
 def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarray]:
-    """Every node's weighted median (its value) and mean absolute deviation about it
-    (its impurity), in real units, measured on its rows: the CPU backends' row partition
-    keeps each node's rows as a slice, internal nodes' too (their children split it)."""
+    """Every node's weighted median of each output (its value: (n_nodes, n_outputs)) and
+    mean absolute deviation about it, the mean over the outputs (its impurity), in real
+    units, measured on its rows: the CPU backends' row partition keeps each node's rows
+    as a slice, internal nodes' too (their children split it)."""
     partition, row_data = backend.row_partition, backend.row_data
-    n_nodes = tree.node_count
-    medians = np.empty(n_nodes)
-    deviations = np.empty(n_nodes)
+    targets = _targets(row_data)
+    n_nodes, n_outputs = tree.node_count, targets.shape[1]
+    medians = np.empty((n_nodes, n_outputs))
+    deviations = np.zeros(n_nodes)
     for node in range(n_nodes):
         rows = partition.sample_indices[partition.start[node] : partition.end[node]]
         weight = row_data.weight[rows]
-        median, error = node_median_and_error(row_data.centred[rows], weight)
-        medians[node] = median
-        deviations[node] = error / np.sum(weight)
+        for k in range(n_outputs):
+            median, error = node_median_and_error(targets[rows, k], weight)
+            medians[node, k] = median
+            deviations[node] += error / np.sum(weight) / n_outputs
     return layout.target(medians), np.ldexp(deviations, layout.target_exponent)
 
 

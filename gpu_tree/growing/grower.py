@@ -1378,8 +1378,8 @@ class Grower:
             medians, tree.impurity[:] = medians_and_deviations(self.backend, layout, tree)
             if self._monotonic is not None:  # clipped into their bounds, as scikit-learn's
                 bounds = layout.target(self._node_bounds[: tree.node_count])
-                medians = np.clip(medians, bounds[:, 0], bounds[:, 1])
-            tree.value[:, 0, 0] = medians
+                medians = np.clip(medians, bounds[:, :1], bounds[:, 1:])
+            tree.value[:, :, 0] = medians
         elif not layout.is_classification:  # impurities in real units
             tree.impurity[:] = layout.target_variance(tree.impurity)
         if layout.weight_exponent:  # weighted sizes too
