@@ -593,6 +593,10 @@ class RowPartition:
         self.end = np.cumsum(sizes)
         self.start = self.end - sizes
 
+    def rows(self, node) -> np.ndarray:
+        """The rows of one node (a view of ``sample_indices``)."""
+        return self.sample_indices[self.start[node] : self.end[node]]
+
     def node_sizes(self, nodes) -> np.ndarray:
         """Rows in each of ``nodes``."""
         return self.end[nodes] - self.start[nodes]

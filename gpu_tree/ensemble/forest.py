@@ -42,6 +42,8 @@ from gpu_tree.model.pruning import cost_complexity_prune
 from gpu_tree.model.tree import (
     forest_lockstep_arrays,
     forest_walk_arrays,
+    labels_per_output,
+    per_output,
     predict_forest,
     predict_forest_lockstep,
 )
@@ -629,12 +631,6 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
             return self.n_outputs_ * int(np.max(self.n_classes_))
         return self.n_classes_
 
-    def _per_output(self, values):
-        """Multi-output: the (n_samples, n_outputs * most classes) mean values as a list
-        of one (n_samples, n_classes) array per output."""
-        values = values.reshape(values.shape[0], self.n_outputs_, -1)
-        return [values[:, k, :n] for k, n in enumerate(self.n_classes_)]
-
     @staticmethod
     def _balanced_multipliers(classes, draws):
         """'balanced_subsample': each row's class weight from its class's count in the
@@ -650,7 +646,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         proba, _ = self._oob_values(prepared, n_drawn)
         targets = prepared.targets
         if self.n_outputs_ > 1:  # a list per output; the score the outputs' mean accuracy
-            self.oob_decision_function_ = self._per_output(proba)
+            self.oob_decision_function_ = per_output(proba, self.n_classes_)
             self.oob_score_ = float(
                 np.mean(
                     [
@@ -668,7 +664,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         """The trees' class probabilities, averaged: (n_samples, n_classes), or a list of
         one such array per output for multi-output y."""
         values = self._mean_leaf_values(X)
-        return values if self.n_outputs_ == 1 else self._per_output(values)
+        return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
 
     def predict_log_proba(self, X):
         proba = self.predict_proba(X)
@@ -680,12 +676,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         (n_samples, n_outputs) for multi-output y."""
         proba = self.predict_proba(X)
         if self.n_outputs_ > 1:
-            return np.column_stack(
-                [
-                    classes.take(to_host(p.argmax(axis=1)))
-                    for classes, p in zip(self.classes_, proba, strict=True)
-                ]
-            )
+            codes = np.column_stack([to_host(p.argmax(axis=1)) for p in proba])
+            return labels_per_output(self.classes_, codes)
         winner = to_host(proba.argmax(axis=1))
         return self.classes_.take(winner)
 

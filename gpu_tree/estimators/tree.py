@@ -60,6 +60,7 @@ from gpu_tree.model.pruning import (
     reduced_error_prune,
     validation_errors,
 )
+from gpu_tree.model.tree import labels_per_output, per_output
 from gpu_tree.utils.compat import (
     BaseEstimator,
     Bunch,
@@ -1060,9 +1061,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
 
         A GPU array in gives a GPU array out."""
         values = self._leaf_values(X)
-        if self.n_outputs_ == 1:
-            return values
-        return [values[:, k, :n] for k, n in enumerate(self.n_classes_)]
+        return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
 
     def predict_log_proba(self, X):
         proba = self.predict_proba(X)
@@ -1077,9 +1076,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         X = self._validate_X_predict(X)
         if self.n_outputs_ > 1:
             codes = self.tree_.classes_of(self.tree_.apply(to_host(X)))
-            return np.column_stack(
-                [classes.take(codes[:, k]) for k, classes in enumerate(self.classes_)]
-            )
+            return labels_per_output(self.classes_, codes)
         if not is_device_array(X):
             return self.classes_.take(self.tree_.classes_of(self.tree_.apply(X)))
         proba = predict_on_device(self.tree_, X, cuda_status()[2])
@@ -1104,8 +1101,8 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         never made. Leaves predict their weighted mean target with either.
         "absolute_error": reduction of sum w |y - median|, as scikit-learn's; leaves
         predict their weighted median, nodes' ``impurity`` is their mean absolute
-        deviation. Splits are searched on each node's rows (CPU only; not with
-        splitter="random", categorical features or monotonic_cst).
+        deviation. Splits are searched on each node's rows (CPU only; numeric features;
+        a sparse X in exact mode).
         "friedman_mse" is deprecated and maps to "squared_error", as in scikit-learn 1.9.
     """
 

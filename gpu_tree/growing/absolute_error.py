@@ -68,7 +68,7 @@ def absolute_error_search(
         features = columns
         if batch.drawn_features is not None:
             features = batch.drawn_features[slot, columns]
-        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        rows = partition.rows(node)
         features = np.ascontiguousarray(features, dtype=np.int64)
         csts, lower, upper = np.zeros(features.size, dtype=np.int8), -np.inf, np.inf
         if monotonic is not None:  # bounds in the fit's units, as the medians
@@ -157,7 +157,7 @@ def node_medians(backend, nodes) -> np.ndarray:
     partition, row_data = backend.row_partition, backend.row_data
     medians = np.empty(len(nodes))
     for k, node in enumerate(nodes):
-        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        rows = partition.rows(node)
         medians[k] = node_median_and_error(row_data.centred[rows], row_data.weight[rows])[0]
     return medians
 
@@ -173,7 +173,7 @@ def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarra
     medians = np.empty((n_nodes, n_outputs))
     deviations = np.zeros(n_nodes)
     for node in range(n_nodes):
-        rows = partition.sample_indices[partition.start[node] : partition.end[node]]
+        rows = partition.rows(node)
         weight = row_data.weight[rows]
         for k in range(n_outputs):
             median, error = node_median_and_error(targets[rows, k], weight)

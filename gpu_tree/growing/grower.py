@@ -1023,9 +1023,6 @@ class Grower:
         left, right = children[0::2], children[1::2]
         self._track_children(np.repeat(nodes, 2), children, np.tile([0, 1], n))
         self._inherit_used_features(np.repeat(nodes, 2), children)
-        by_medians = self.params.criterion == "absolute_error"  # bounded once partitioned
-        if not by_medians:
-            self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
         left_count = layout.count(left_stats)
         right_count = layout.count(right_stats)
         subset = ev.kind[which] == CATEGORICAL_SUBSET
@@ -1069,8 +1066,8 @@ class Grower:
                 sizes=(left_count, right_count),
                 child_means=child_means,
             )
-        if by_medians:
-            self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
+        # Once partitioned: absolute error bounds the children by their rows' medians.
+        self._bound_children(ev.feature[which], left, right, left_stats, right_stats)
         self._measure_impurity(children, child_stats, means)
 
         open_mask = self._splittable(children, child_stats)

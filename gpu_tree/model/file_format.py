@@ -71,6 +71,7 @@ from gpu_tree.model.tree import (
     TREE_LEAF,
     TREE_UNDEFINED,
     Tree,
+    per_output,
     scaled_weighted_impurity,
 )
 from gpu_tree.utils.atomic_files import atomic_text
@@ -601,8 +602,7 @@ def _forest_from_document(read, document, kind, regression):
         if regression:
             forest.oob_prediction_ = values[:, 0] if n_outputs == 1 else values
         elif n_outputs > 1:
-            values = values.reshape(len(values), n_outputs, -1)
-            forest.oob_decision_function_ = [values[:, k, :n] for k, n in enumerate(n_classes)]
+            forest.oob_decision_function_ = per_output(values, n_classes)
         else:
             forest.oob_decision_function_ = values
 

@@ -591,6 +591,20 @@ class Tree:
         self._changed()
 
 
+def per_output(values, n_classes) -> list:
+    """Multi-output classification: values of shape (n, n_outputs, most classes), or
+    flattened to (n, n_outputs * most classes), as a list of one (n, n_classes[k]) array
+    per output (the padding past an output's classes dropped)."""
+    values = values.reshape(values.shape[0], len(n_classes), -1)
+    return [values[:, k, :n] for k, n in enumerate(n_classes)]
+
+
+def labels_per_output(classes, codes) -> np.ndarray:
+    """Multi-output classification: the labels of class ``codes`` (n_samples,
+    n_outputs), ``classes`` one array of labels per output."""
+    return np.column_stack([labels.take(codes[:, k]) for k, labels in enumerate(classes)])
+
+
 def forest_walk_arrays(trees) -> tuple:
     """The trees packed into one walk (``kernels.cpu.predict_forest``'s arguments between
     ``X`` and ``out``): the node tables one after another, each tree's node ids, category
