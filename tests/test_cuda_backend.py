@@ -399,9 +399,10 @@ def test_unit_weights_are_never_copied_to_the_device(estimator, weighted, monkey
         rows = [((n,), "<i4")] + ([((n,), "<i8")] if weighted else [])  # classes, weights
     else:
         # Integer statistics (weight, weighted target, count; unit weights: the weighted
-        # target alone), the centred targets, and the real weights where weighted.
+        # target alone), the centred targets (a row per output), and the real weights
+        # where weighted.
         stats = ((n, 3), "<i8") if weighted else ((n, 1), "<i8")
-        rows = [stats, ((n,), "<f8")] + ([((n,), "<f8")] if weighted else [])
+        rows = [stats, ((1, n), "<f8")] + ([((n,), "<f8")] if weighted else [])
     assert _per_row(copied, n) == sorted([codes, *rows])
     if not weighted:
         assert backend.unit_weight

@@ -334,11 +334,20 @@ def test_targets_are_checked_per_output():
         DecisionTreeRegressor().fit(X, np.empty((50, 0)))
 
 
+# -- CUDA (the simulator without a GPU) --------------------------------------------------------
 @pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
-def test_cuda_refuses_it_naming_the_cpu():
-    X, Y = _data(n=60, seed=14)
-    with pytest.raises(ValueError, match="device='cpu'"):
-        DecisionTreeRegressor(device="cuda").fit(X, Y)
+@pytest.mark.parametrize("case", ["unweighted", "weighted", "missing"])
+def test_cuda_regression_tree_equals_cpu_tree(case):
+    """The device's histograms of every output's sums, and each output's variance
+    measured on its rows (one pass per output), grow the CPU's tree bit for bit."""
+    X, Y = _data(n=300, seed=14, missing=0.15 if case == "missing" else 0.0)
+    w = np.random.default_rng(15).uniform(0.5, 2.0, len(Y)) if case == "weighted" else None
+    params = dict(max_depth=6, min_samples_leaf=3)
+    cpu = DecisionTreeRegressor(device="cpu", **params).fit(X, Y, sample_weight=w)
+    cuda = DecisionTreeRegressor(device="cuda", **params).fit(X, Y, sample_weight=w)
+    assert cuda.tree_.node_count > 15
+    assert_tree_equal(cuda.tree_, cpu.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(cuda.predict(X), cpu.predict(X))
 
 
 # -- classification ------------------------------------------------------------------------
@@ -487,6 +496,42 @@ def test_classifier_refusals(make, match):
     X[:, 0] = np.abs(np.round(X[:, 0]))
     with pytest.raises(ValueError, match=match):
         make().fit(X, Y)
+
+
+@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+@pytest.mark.parametrize("case", ["unweighted", "weighted", "missing"])
+def test_cuda_classifier_tree_equals_cpu_tree(case):
+    """Each row adds its weight to its class in every output's block of the device's
+    histograms (32-bit counts where unweighted): the CPU's tree, bit for bit."""
+    X, Y, w = _class_data(n=300, seed=27)
+    if case == "missing":
+        X[np.random.default_rng(28).random(X.shape) < 0.15] = np.nan
+    if case != "weighted":
+        w = None
+    params = dict(max_depth=6, min_samples_leaf=3, criterion="entropy")
+    cpu = DecisionTreeClassifier(device="cpu", **params).fit(X, Y, sample_weight=w)
+    cuda = DecisionTreeClassifier(device="cuda", **params).fit(X, Y, sample_weight=w)
+    assert cuda.tree_.node_count > 15
+    assert_tree_equal(cuda.tree_, cpu.tree_, impurity_rtol=0, value_rtol=0)
+    for a, b in zip(cuda.predict_proba(X), cpu.predict_proba(X), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+@pytest.mark.parametrize("estimator", [RandomForestClassifier, ExtraTreesRegressor])
+def test_cuda_forests_equal_cpu_forests(estimator):
+    """Forests grow their trees together on the device (a root per tree) and draw the
+    same rows, features and thresholds as on the CPU."""
+    if estimator is RandomForestClassifier:
+        X, Y, _ = _class_data(n=200, seed=30)
+    else:
+        X, Y = _data(n=200, seed=31)
+    params = dict(n_estimators=3, max_depth=4, random_state=0)
+    cpu = estimator(device="cpu", **params).fit(X, Y)
+    cuda = estimator(device="cuda", **params).fit(X, Y)
+    for a, b in zip(cuda.estimators_, cpu.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(cuda.predict(X), cpu.predict(X))
 
 
 def test_classifier_forests(tmp_path):

@@ -134,13 +134,19 @@ class CUDAHistogramBackend:
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
         self.X_binned = xp.ascontiguousarray(host_to_device(X_binned, xp))
-        # Classification rows carry a class and a weight, regression rows dense statistics;
-        # the kernels take both kinds of argument, so the unused one is a 1-element stand-in.
+        # Classification rows of one output carry a class and a weight; regression rows,
+        # and the rows of several outputs' classes (a class in each output's block), dense
+        # statistics (RowData.row_stats). The kernels take both kinds of argument, so the
+        # unused one is a 1-element stand-in.
+        self.class_rows = layout.is_classification and layout.n_outputs == 1
         # Unit weights (an unweighted fit: every weight is 1) never go to the device: the
         # kernels add 1 instead of reading a weight, and a regression row's statistics
-        # leave out channel 0, the weight (see kernels.cuda._add_row).
-        self.unit_weight = not layout.has_count_channel
-        if layout.is_classification:
+        # leave out channel 0, the weight (see kernels.cuda._add_row). Several outputs'
+        # classes have no weight channel to leave out: their rows are read whole.
+        self.unit_weight = not layout.has_count_channel and (
+            self.class_rows or not layout.is_classification
+        )
+        if self.class_rows:
             self.y_class = host_to_device(row_data.y_class.astype(np.int32), xp)
             self.weight = (
                 xp.zeros(1, dtype=np.int64)
@@ -148,7 +154,6 @@ class CUDAHistogramBackend:
                 else host_to_device(row_data.weight_fixed, xp)
             )
             self.row_stats = xp.zeros((1, 1), dtype=layout.dtype)
-            self.centred = self.real_weight = xp.zeros(1, dtype=np.float64)
         else:
             self.y_class = xp.zeros(1, dtype=np.int32)
             self.weight = xp.zeros(1, dtype=np.int64)
@@ -156,13 +161,21 @@ class CUDAHistogramBackend:
             self.row_stats = host_to_device(
                 np.ascontiguousarray(row_stats[:, 1:]) if self.unit_weight else row_stats, xp
             )
-            # What node impurities are measured on (squared_deviation_sums).
-            self.centred = host_to_device(row_data.centred, xp)
+        if layout.is_classification:
+            self.centred_by_output = xp.zeros((1, 1), dtype=np.float64)
+            self.real_weight = xp.zeros(1, dtype=np.float64)
+        else:
+            # What node impurities are measured on (squared_deviation_sums): each output's
+            # centred targets, a contiguous row of their own.
+            self.centred_by_output = host_to_device(
+                np.ascontiguousarray(np.atleast_2d(row_data.centred.T)), xp
+            )
             self.real_weight = (
                 xp.zeros(1, dtype=np.float64)
                 if self.unit_weight
                 else host_to_device(row_data.weight, xp)
             )
+        self.centred = self.centred_by_output[0]
         self.count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
         # Node r < n_roots is a root, holding the r-th group of rows (RowData.root_sizes).
         self.node_of_row = (
@@ -196,14 +209,15 @@ class CUDAHistogramBackend:
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
 
-    def squared_deviation_sums(self, nodes, means):
+    def squared_deviation_sums(self, nodes, means, output=None):
         nodes = np.asarray(nodes, dtype=np.int64)
         pending, self._children_extremes = self._children_extremes, None
-        if pending is not None and np.array_equal(pending.nodes, nodes):
+        if pending is not None and output is None and np.array_equal(pending.nodes, nodes):
             tables, buffer = pending.tables, pending.buffer  # pass 1 is done
         else:
             tables, buffer = self._deviation_tables(nodes, means), None
-        largest_pass, sum_pass = self._squared_deviation_launches(tables)
+        centred = self.centred_by_output[0 if output is None else output]
+        largest_pass, sum_pass = self._squared_deviation_launches(tables, centred)
         buffer = squared_deviation_passes(nodes.size, largest_pass, sum_pass, self.xp, buffer)
         # The sums come back with the next level's split winners (see _copy_back).
         pending = PendingCopy(buffer, squared_deviations_from, self._copy_back)
@@ -233,15 +247,16 @@ class CUDAHistogramBackend:
         exponent, high, low = device_to_host(buffer[3:])
         return exponent, high, low
 
-    def _squared_deviation_launches(self, tables):
+    def _squared_deviation_launches(self, tables, centred=None):
         """The two passes' launches over every row, for the nodes of ``tables``
         (:meth:`_deviation_tables`, on the device): (largest_pass, sum_pass), which take
-        the rows of a :func:`squared_deviation_buffer` (:func:`squared_deviation_rows`)."""
+        the rows of a :func:`squared_deviation_buffer` (:func:`squared_deviation_rows`).
+        ``centred``: the targets measured (one output's; default the first output's)."""
         kernels = self.kernels
         rows = (
             self.node_of_row,
             tables[0],  # slot of each node
-            self.centred,
+            self.centred if centred is None else centred,
             self.real_weight,
             self.unit_weight,
             tables[1].view(np.float64),  # mean of each node
@@ -395,7 +410,7 @@ class CUDAHistogramBackend:
             row_list,
             self.node_of_row,
             hist_slot_of_node,
-            layout.is_classification,
+            self.class_rows,
             self.y_class,
             self.weight,
             self.unit_weight,
@@ -568,14 +583,18 @@ def required_device_bytes(
     stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
     # Node id, the index of every row, and the row list's compaction (_rows_of) at its
     # peak: slot, mask, running count, target and the list itself (about 21 bytes);
-    # classification: class and int64 weight; regression: integer statistics, and the
-    # float64 centred target and weight that node variances are measured on. Unweighted
-    # fits copy no weight (nor a regression row's weight channel).
+    # classification: class and int64 weight (one output), or every output's class
+    # block (several); regression: integer statistics, and the float64 centred targets
+    # and weight that node variances are measured on. Unweighted fits copy no weight (nor
+    # a regression row's weight channel).
     weighted = layout.has_count_channel
-    if layout.is_classification:
+    if layout.is_classification and layout.n_outputs == 1:
         row_bytes = 4 + (8 if weighted else 0)
+    elif layout.is_classification:
+        row_bytes = stat_bytes * layout.n_channels
     else:
-        row_bytes = stat_bytes * (layout.n_channels - (0 if weighted else 1)) + 8 * (1 + weighted)
+        row_bytes = stat_bytes * (layout.n_channels - (0 if weighted else 1))
+        row_bytes += 8 * (layout.n_outputs + weighted)
     per_row = n_samples * (4 + 4 + 21 + row_bytes)
     histograms = 3 * n_features * n_bins * layout.n_channels * stat_bytes
     parts = {

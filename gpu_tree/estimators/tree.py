@@ -333,15 +333,13 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
-        the vectorised split search on the CPU, over numeric features, with an impurity
+        the vectorised split search (either device), over numeric features, with an impurity
         averaged over the outputs (not poisson's yet)."""
         if not self._is_classification and settings.criterion == "poisson":
             raise ValueError(
                 "multi-output y is fitted with criterion='squared_error' or "
                 "'absolute_error', not 'poisson' yet"
             )
-        if self.device_ == "cuda":
-            raise ValueError("multi-output y is fitted on the CPU: use device='cpu'")
         if settings.criterion in ("cart", "gain_ratio"):
             raise ValueError(
                 f"criterion={settings.criterion!r} is defined for one output: multi-output y "

@@ -247,8 +247,9 @@ class Grower:
         self.multiway = params.categorical is not None and params.categorical.multiway
         self._used_multiway = np.zeros((64, n_features), dtype=bool) if self.multiway else None
         # Regression impurities measured on the device, still on their way back (a CUDA
-        # backend copies them back with the next split winners): (nodes, weights, copy).
-        self._pending_impurities: list[tuple[np.ndarray, np.ndarray, PendingCopy]] = []
+        # backend copies them back with the next split winners): (nodes, weights, one
+        # copy per output).
+        self._pending_impurities: list[tuple[np.ndarray, np.ndarray, list[PendingCopy]]] = []
         # Monotonicity constraints (None: none): per node id, the bounds [lower, upper] of
         # its value (criteria.monotonic_value), set as scikit-learn's builders set them.
         cst = params.monotonic_cst
@@ -325,20 +326,19 @@ class Grower:
         weight = self.layout.real(stats)[:, 0]
         if means is None:
             means = self._centred_means(stats)
-        n_outputs = self.layout.n_outputs
-        if n_outputs > 1:  # the mean of the outputs' variances, as in scikit-learn
-            squared_deviations = sum(
+        # Several outputs: the mean of the outputs' variances, as in scikit-learn.
+        if self.layout.n_outputs > 1:
+            parts = [
                 self.backend.squared_deviation_sums(nodes, means[:, k], output=k)
-                for k in range(n_outputs)
-            )
-            self._set_impurity(nodes, weight, squared_deviations / n_outputs)
-            return
-        squared_deviations = self.backend.squared_deviation_sums(nodes, means)
-        if isinstance(squared_deviations, PendingCopy):
-            # NaN until it comes back: _splittable leaves the purity test to _evaluate_batch.
-            self._pending_impurities.append((nodes, weight, squared_deviations))
+                for k in range(self.layout.n_outputs)
+            ]
         else:
-            self._set_impurity(nodes, weight, squared_deviations)
+            parts = [self.backend.squared_deviation_sums(nodes, means)]
+        if isinstance(parts[0], PendingCopy):
+            # NaN until it comes back: _splittable leaves the purity test to _evaluate_batch.
+            self._pending_impurities.append((nodes, weight, parts))
+        else:
+            self._set_impurity(nodes, weight, sum(parts) / len(parts))
 
     def _set_impurity(self, nodes, weight, squared_deviations):
         # In the fit's units (see StatsLayout.target_exponent) until the tree is grown.
@@ -347,8 +347,8 @@ class Grower:
     def _receive_impurities(self):
         """Put the impurities that came back from the device (or bring them) into the tree."""
         pending, self._pending_impurities = self._pending_impurities, []
-        for nodes, weight, copy in pending:
-            self._set_impurity(nodes, weight, copy.get())
+        for nodes, weight, parts in pending:  # the outputs' copies
+            self._set_impurity(nodes, weight, sum(part.get() for part in parts) / len(parts))
 
     def _receive_remaining_impurities(self):
         """After growth: the impurities no split winners brought back (the last children's,
