@@ -400,6 +400,34 @@ def test_device_cuda_says_why_it_cannot_run(monkeypatch):
     assert DecisionTreeClassifier(device="auto").fit(X_GOOD, Y_GOOD).device_ == "cpu"
 
 
+@pytest.mark.parametrize(
+    "params",
+    [dict(splitter="best"), dict(splitter="exact"), dict(criterion="absolute_error")],
+    ids=["best", "exact", "absolute_error"],
+)
+def test_auto_device_fits_cpu_only_work_on_the_cpu_of_a_gpu_machine(monkeypatch, params):
+    """On a machine with a usable GPU, device='auto' is the GPU, except for what runs on
+    the CPU only: scikit-learn's splitter='best' must not fail where a GPU is present.
+    device='cuda' still refuses it, naming the CPU."""
+    import gpu_tree.estimators.tree as estimators
+
+    gpu_here = (True, "NVIDIA GPU", object())  # an array module that is not numpy
+    monkeypatch.setattr(estimators, "cuda_status", lambda: gpu_here)
+    assert estimators.resolve_device("auto") == "cuda"
+    assert DecisionTreeRegressor(**params).fit(X_GOOD, Y_GOOD).device_ == "cpu"
+    with pytest.raises(ValueError, match="CPU|device='cpu'"):
+        DecisionTreeRegressor(device="cuda", **params).fit(X_GOOD, Y_GOOD)
+
+
+def test_a_gpu_array_with_cpu_only_work_says_which_part_runs_on_the_cpu(monkeypatch):
+    import gpu_tree.estimators.tree as estimators
+
+    monkeypatch.setattr(estimators, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
+    monkeypatch.setattr(estimators, "is_device_array", lambda X: True)
+    with pytest.raises(ValueError, match="splitter='best' \\(exact search\\) runs on the CPU"):
+        DecisionTreeRegressor(splitter="best").fit(X_GOOD, Y_GOOD)
+
+
 def test_hist_equals_exact_for_real_targets_and_fractional_weights():
     """Row statistics are integers (fixed point), so histogram sums (bin by bin) and exact
     sums (value by value) agree to the bit: the trees are identical, not just close."""

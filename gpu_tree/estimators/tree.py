@@ -42,6 +42,7 @@ from gpu_tree.data.validation import (
 )
 from gpu_tree.growing.absolute_error import check_absolute_error_fit
 from gpu_tree.growing.backend import (
+    EXACT_SPLITTERS,
     HISTOGRAM_SPLITTERS,
     PhaseTimer,
     bin_features,
@@ -77,16 +78,17 @@ DEVICES = ("auto", "cpu", "cuda")
 SPLITTERS = ("hist", "random", "exact", "best")
 
 
-def resolve_device(device) -> str:
+def resolve_device(device, cpu_only: str | None = None) -> str:
     """The backend a ``device`` parameter selects on this machine: "cpu" or "cuda".
 
-    ``auto`` is the GPU when CuPy and an NVIDIA GPU are usable (never the simulator);
-    ``cuda`` also accepts the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) and otherwise
-    says why it cannot run.
+    ``auto`` is the GPU when CuPy and an NVIDIA GPU are usable (never the simulator),
+    and the CPU where the fit asks for what runs there only (``cpu_only``, what that is:
+    exact search, the absolute-error criterion); ``cuda`` also accepts the CUDA
+    simulator (``NUMBA_ENABLE_CUDASIM=1``) and otherwise says why it cannot run.
     """
     if device not in DEVICES:
         raise ValueError(f"Unknown device={device!r}; choose one of {list(DEVICES)}")
-    if device == "cpu":
+    if device == "cpu" or (device == "auto" and cpu_only is not None):
         return "cpu"
     usable, reason, xp = cuda_status()
     if device == "cuda":
@@ -372,8 +374,18 @@ class _BaseDecisionTree(BaseEstimator):
     def _check_params(self) -> _Settings:
         """Check the parameters that do not depend on the data; choose the device."""
         settings = self._check_settings()
-        self.device_ = resolve_device(self.device)
+        self._cpu_only_reason = self._cpu_only(settings)
+        self.device_ = resolve_device(self.device, self._cpu_only_reason)
         return settings
+
+    def _cpu_only(self, settings) -> str | None:
+        """What of this fit runs on the CPU only (None: nothing), which ``device="auto"``
+        then fits there rather than refuse on a GPU machine."""
+        if self.splitter in EXACT_SPLITTERS:
+            return f"splitter={self.splitter!r} (exact search)"
+        if settings.criterion == "absolute_error":
+            return "criterion='absolute_error'"
+        return None
 
     def _check_settings(self) -> _Settings:
         """Check the parameters that do not depend on the data or the machine."""
@@ -410,6 +422,12 @@ class _BaseDecisionTree(BaseEstimator):
         if is_device_array(X):
             # A GPU array is used where it is: checked on the device, never copied back.
             if self.device_ != "cuda":
+                reason = getattr(self, "_cpu_only_reason", None)
+                if self.device == "auto" and reason is not None:
+                    raise ValueError(
+                        f"X is a GPU array, but {reason} runs on the CPU only: pass X as a "
+                        "numpy array (or SciPy sparse matrix)"
+                    )
                 raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
             X = check_X_on_device(X, cuda_status()[2])
         elif is_sparse(X):  # binned as it is, on the host (data/sparse.py)
