@@ -165,3 +165,22 @@ def dense_codes(indptr, indices, codes, zero_code, out):
             out[f, i] = zero_code[f]
         for k in range(indptr[i], indptr[i + 1]):
             out[indices[k], i] = codes[k]
+
+
+@njit(parallel=True, cache=True)
+def row_codes(indptr, indices, codes, zero_code, rows, features, out):
+    """``out[j, i]``: the bin code of row ``rows[i]`` for feature ``features[j]`` (its
+    stored value's, else the zero bin): a dense block of a few rows' codes, costing the
+    block plus those rows' stored values (a search on a node's rows reads it)."""
+    # position[f]: feature f's row of ``out`` (-1: not asked for).
+    position = np.full(zero_code.shape[0], -1, dtype=np.int64)
+    for j in range(features.shape[0]):
+        position[features[j]] = j
+    for i in prange(rows.shape[0]):
+        row = rows[i]
+        for j in range(features.shape[0]):
+            out[j, i] = zero_code[features[j]]
+        for k in range(indptr[row], indptr[row + 1]):
+            j = position[indices[k]]
+            if j >= 0:
+                out[j, i] = codes[k]

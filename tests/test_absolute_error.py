@@ -28,6 +28,7 @@ from gpu_tree import (
     assert_tree_equal,
 )
 from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.data.binning import SparseCodes
 from gpu_tree.growing import grower as grower_module
 from gpu_tree.kernels.cpu_absolute_error import (
     _target_ranks,
@@ -549,24 +550,76 @@ def test_what_it_refuses(make, match):
         make().fit(X, y)
 
 
-def test_sparse_input():
-    """A sparse X grows the dense X's tree with splitter='best' (read dense); histogram
-    mode refuses it, naming the way out."""
-    rng = np.random.default_rng(10)
-    dense = rng.poisson(0.3, (300, 6)).astype(float)
-    y = dense[:, 0] * 2 + rng.standard_t(2, 300)
+def _sparse_problem(seed=10):
+    """Mostly zeros, some negative values, stored NaN (missing values) in one feature;
+    heavy-tailed targets and integer weights."""
+    rng = np.random.default_rng(seed)
+    dense = rng.random((600, 8))
+    dense[rng.random(dense.shape) > 0.3] = 0.0
+    dense[rng.random(dense.shape) < 0.05] *= -1.0
+    dense[::11, 3] = np.nan
+    y = 3.0 * dense[:, 0] - dense[:, 1] + rng.standard_t(2, 600)
+    weight = rng.integers(1, 4, size=600).astype(float)
+    return dense, y, weight
+
+
+@pytest.fixture
+def never_dense(monkeypatch):
+    """A sparse X's codes are never written out whole (only nodes' blocks of them)."""
+
+    def refuse(codes):
+        raise AssertionError("the sparse codes were made dense")
+
+    monkeypatch.setattr(SparseCodes, "dense", refuse)
+
+
+def test_sparse_input_in_exact_mode():
+    """splitter='best' reads a sparse X dense, and grows the dense X's tree."""
+    dense, y, _ = _sparse_problem()
     X = scipy.sparse.csr_matrix(dense)
     params = dict(criterion="absolute_error", splitter="best", min_samples_leaf=5)
     assert_tree_equal(
         DecisionTreeRegressor(**params).fit(X, y).tree_,
         DecisionTreeRegressor(**params).fit(dense, y).tree_,
     )
-    with pytest.raises(ValueError, match="needs splitter='best'"):
-        DecisionTreeRegressor(criterion="absolute_error").fit(X, y)
-    with pytest.raises(ValueError, match="needs splitter='best'"):
-        RandomForestRegressor(n_estimators=2, criterion="absolute_error").fit(X, y)
-    with pytest.raises(ValueError, match="needs splitter='best'"):  # found by the yardstick
-        ExtraTreeRegressor(criterion="absolute_error").fit(X, y)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DecisionTreeRegressor(criterion="absolute_error", min_samples_leaf=3),
+        lambda: ExtraTreeRegressor(criterion="absolute_error", min_samples_leaf=3, random_state=4),
+    ],
+    ids=["hist", "random"],
+)
+def test_sparse_input_grows_the_dense_tree(never_dense, make, fmt):
+    """Histogram and random splits on a sparse X (each node's codes read from its rows'
+    stored values) grow the dense X's tree, weights and missing values included."""
+    dense, y, weight = _sparse_problem()
+    X = scipy.sparse.csr_matrix(dense).asformat(fmt)
+    tree = make().fit(X, y, sample_weight=weight)
+    expected = make().fit(dense, y, sample_weight=weight)
+    assert_tree_equal(expected.tree_, tree.tree_, impurity_rtol=0, value_rtol=0)
+    assert tree.tree_.node_count > 50
+    assert np.any(tree.tree_.feature == 3)  # the feature with missing values is split on
+    np.testing.assert_array_equal(tree.predict(X), expected.predict(dense))
+
+
+@pytest.mark.parametrize("forest_class", [ExtraTreesRegressor, RandomForestRegressor])
+def test_forest_on_sparse_input_equals_the_dense_forest(never_dense, forest_class):
+    dense, y, _ = _sparse_problem(seed=11)
+    X = scipy.sparse.csc_matrix(dense)
+
+    def make():
+        return forest_class(
+            n_estimators=3, criterion="absolute_error", min_samples_leaf=3, random_state=0
+        )
+
+    forest, expected = make().fit(X, y), make().fit(dense, y)
+    for a, b in zip(expected.estimators_, forest.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(forest.predict(X), expected.predict(dense))
 
 
 @pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")

@@ -127,6 +127,23 @@ def test_histograms_are_the_dense_ones_by_subtraction():
                 assert np.array_equal(hist[node, j, :, channel], expected)
 
 
+def test_row_codes_are_the_dense_codes_of_those_rows():
+    # A node's block of codes (the absolute-error search's input): stored values' codes,
+    # the zero bin elsewhere, stored NaN's the missing bin; rows and features in any order.
+    X, _, _ = sparse_problem(n=500, n_features=9, seed=8)
+    X[::13, 2] = np.nan
+    csr = canonical_csr(sparse.csr_matrix(X))
+    codes, _, _ = BinMapper(max_bins=16).fit(csr).transform_sparse(csr)
+    rng = np.random.default_rng(1)
+    rows = rng.choice(X.shape[0], 120, replace=False).astype(np.int64)
+    features = np.array([7, 2, 0, 5], dtype=np.int64)
+    out = np.empty((features.size, rows.size), dtype=codes.codes.dtype)
+    cpu_sparse.row_codes(
+        codes.indptr, codes.indices, codes.codes, codes.zero_code, rows, features, out
+    )
+    assert np.array_equal(out, codes.dense()[np.ix_(features, rows)])
+
+
 def test_forest_on_sparse_input_equals_the_dense_forest():
     X, y, _ = sparse_problem(n=800, seed=6)
     S = sparse.csr_matrix(X)

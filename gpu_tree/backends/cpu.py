@@ -76,6 +76,12 @@ class _CPUBackend:
             lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
         )
 
+    def row_columns(self, rows, features) -> np.ndarray:
+        """The values (bin codes or raw values) of ``features`` at ``rows`` (int64), as a
+        feature-major block (features.size, rows.size): what a search on a node's rows
+        reads (the absolute-error criterion's), costing the block's size only."""
+        return self.columns[np.ix_(features, rows)]
+
     def _routing_columns(self, nodes, feature):
         """The feature-major matrix a split routes rows by, and the row of it each node's
         split feature is (here: the columns themselves, at the features)."""

@@ -1,6 +1,6 @@
 """Histogram search on the CPU from a sparse X's bin codes (:class:`SparseCodes`).
 
-The dense CPU backend with three differences:
+The dense CPU backend with four differences:
 
 - a node's histograms read its rows' stored values only, each feature's zero bin filled
   from the node's totals by subtraction (``kernels/cpu_sparse.py``): a pass costs what the
@@ -9,6 +9,8 @@ The dense CPU backend with three differences:
   of each row's stored columns, then partitions them as the dense backend does;
 - every node's histograms are dense (no compact histograms of small nodes and no compiled
   subtree finisher: both read dense codes), so a deep tree costs a histogram per node.
+- a search on a node's rows (the absolute-error criterion's) reads a dense block of those
+  rows' codes of the searched features, filled from their stored values (``row_columns``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ class CPUSparseHistogramBackend(CPUHistogramBackend):
             out,
         )
         return DenseHistograms(out, self.bin_lower[None], self.bin_upper[None])
+
+    def row_columns(self, rows, features) -> np.ndarray:
+        """The codes of ``features`` (distinct) at ``rows``: (features.size, rows.size),
+        filled from the rows' stored values (the zero bin elsewhere), as the dense
+        backend's slice of its codes."""
+        codes = self.X_binned
+        out = np.empty((features.size, rows.size), dtype=codes.codes.dtype)
+        sparse_kernels.row_codes(
+            codes.indptr, codes.indices, codes.codes, codes.zero_code, rows, features, out
+        )
+        return out
 
     def compact_histograms(self, nodes):
         raise NotImplementedError("sparse codes: every node's histograms are dense")

@@ -164,12 +164,7 @@ class _BaseForest(BaseEstimator):
                     "multi-output y, use 'balanced' or a list of one dict per output"
                 )
             random_thresholds = self._random_thresholds or template.splitter == "random"
-            template._check_criterion_support(
-                settings,
-                prepared.X,
-                prepared.categorical,
-                "random" if random_thresholds else template.splitter,
-            )
+            template._check_criterion_support(settings, prepared.categorical)
             if random_thresholds and prepared.categorical is not None:
                 raise ValueError(
                     f"{type(self).__name__} draws thresholds of numeric features only; "

@@ -287,7 +287,7 @@ class _BaseDecisionTree(BaseEstimator):
                 f"categorical features {categorical.features.tolist()} need splitter='hist' "
                 "or 'exact' (or categorical_features=[] to treat their codes as numbers)"
             )
-        self._check_criterion_support(settings, X, categorical, self.splitter)
+        self._check_criterion_support(settings, categorical)
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
         counters = FitCounters(self.device_)
@@ -319,29 +319,18 @@ class _BaseDecisionTree(BaseEstimator):
             )
         return self
 
-    def _check_criterion_support(self, settings, X, categorical, splitter):
+    def _check_criterion_support(self, settings, categorical):
         """Refuse the fits that multi-output y and the absolute-error criterion do not
-        serve (trees and forests alike: a forest passes its trees' ``splitter``,
-        "random" for extremely randomised trees)."""
+        serve (trees and forests alike)."""
         if self.n_outputs_ > 1:
             self._check_multi_output_fit(settings, categorical)
         if settings.criterion == "absolute_error":
-            check_absolute_error_fit(
-                device=self.device_,
-                splitter=splitter,
-                categorical=categorical,
-                sparse=is_sparse(X),
-            )
+            check_absolute_error_fit(device=self.device_, categorical=categorical)
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
         the vectorised split search (either device), over numeric features, with an impurity
-        averaged over the outputs (not poisson's yet)."""
-        if not self._is_classification and settings.criterion == "poisson":
-            raise ValueError(
-                "multi-output y is fitted with criterion='squared_error' or "
-                "'absolute_error', not 'poisson' yet"
-            )
+        averaged over the outputs."""
         if settings.criterion in ("cart", "gain_ratio"):
             raise ValueError(
                 f"criterion={settings.criterion!r} is defined for one output: multi-output y "

@@ -9,7 +9,9 @@ The chosen split is then handed to the grower as a histogram search's winner wou
 same code as every other criterion's.
 
 In histogram mode the rows' values are their bin codes: the candidates are the bin
-boundaries, as for the other criteria, and the medians and errors are still exact.
+boundaries, as for the other criteria, and the medians and errors are still exact. The
+search reads a node's rows through the backend's ``row_columns`` (a block of the node's
+rows and searched features), so a sparse X's codes are filled in for those rows only.
 Node values and impurities are measured on the rows once the tree is grown
 (:func:`medians_and_deviations`); until then a node's value is its mean (unused).
 """
@@ -74,10 +76,16 @@ def absolute_error_search(
         if monotonic is not None:  # bounds in the fit's units, as the medians
             csts = np.ascontiguousarray(monotonic.cst[features], dtype=np.int8)
             lower, upper = float(monotonic.lower[j]), float(monotonic.upper[j])
+        # The kernels read the node alone: its rows' values of the searched features (a
+        # sparse X's filled in from its stored values), targets and weights, its rows
+        # and features numbered from 0 in them.
+        node_columns = backend.row_columns(rows, features)
+        node_rows = np.arange(rows.size, dtype=np.int64)
+        node_features = np.arange(features.size, dtype=np.int64)
         node_data = (
             missing_code,
-            targets,
-            row_data.weight,
+            targets[rows],
+            row_data.weight[rows],
             constraints.min_samples_leaf,
             constraints.min_weight_leaf,
             SCORE_RTOL,
@@ -94,11 +102,15 @@ def absolute_error_search(
                 else drawn_splits.bin_upper[slot, columns, 0]
             )
             gain, missing_left, weight, tolerance = drawn_absolute_error_splits(
-                backend.columns, rows, features, split_values.astype(np.float64), *node_data
+                node_columns,
+                node_rows,
+                node_features,
+                split_values.astype(np.float64),
+                *node_data,
             )
         else:
             gain, left_value, next_value, missing_left, weight, tolerance = (
-                best_absolute_error_splits(backend.columns, rows, features, *node_data)
+                best_absolute_error_splits(node_columns, node_rows, node_features, *node_data)
             )
         if not np.any(np.isfinite(gain)):
             continue
@@ -182,10 +194,10 @@ def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarra
     return layout.target(medians), np.ldexp(deviations, layout.target_exponent)
 
 
-def check_absolute_error_fit(*, device, splitter, categorical, sparse) -> None:
+def check_absolute_error_fit(*, device, categorical) -> None:
     """Refuse, with a message naming the way out, the fits the absolute-error search does
-    not serve: it reads each node's rows on the host (no GPU), of numeric features only,
-    and reads a sparse X's columns dense (exact mode)."""
+    not serve: it reads each node's rows on the host (no GPU), of numeric features only
+    (of a dense or sparse X, with every splitter: ``row_columns``)."""
     what = "criterion='absolute_error'"
     if device == "cuda":
         raise ValueError(
@@ -196,8 +208,4 @@ def check_absolute_error_fit(*, device, splitter, categorical, sparse) -> None:
             f"{what} splits numeric features only; the categorical features "
             f"{categorical.features.tolist()} need another criterion (or pass "
             "categorical_features=[] to treat their codes as numbers)"
-        )
-    if sparse and splitter not in ("best", "exact"):  # the row search reads dense columns
-        raise ValueError(
-            f"a sparse X with {what} needs splitter='best' (or 'exact'), which reads it dense"
         )
