@@ -1,10 +1,10 @@
 """Multi-output y (issue 22): a 2-D y of n_outputs columns, one tree for all.
 
 As in scikit-learn: a node's impurity is the mean of its outputs' impurities (variances,
-or Gini / entropy of each output's classes), a split's score the mean of their
-decreases; ``value`` holds each output's weighted mean target, shape (node_count,
-n_outputs, 1), or its class fractions, (node_count, n_outputs, max classes) padded with
-zeros; ``predict`` returns (n_samples, n_outputs), ``predict_proba`` a list of one array
+half Poisson deviances, or Gini / entropy of each output's classes), a split's score the
+mean of their decreases; ``value`` holds each output's weighted mean target, shape
+(node_count, n_outputs, 1), or its class fractions, (node_count, n_outputs, max classes)
+padded with zeros; ``predict`` returns (n_samples, n_outputs), ``predict_proba`` a list of one array
 per output.
 Checked against brute force on every node, against scikit-learn's trees on its bundled
 multi-output data (linnerud) and on random data, across search modes and code paths.
@@ -13,6 +13,7 @@ multi-output data (linnerud) and on random data, across search modes and code pa
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -250,6 +251,133 @@ def test_absolute_error_grows_scikit_learns_tree():
     assert forest.predict(X).shape == Y.shape
 
 
+# -- criterion="poisson" ----------------------------------------------------------------------
+def _count_data(n=400, seed=18):
+    """Counts of three outputs: two with rates depending on features, one of constant
+    rate (Poisson noise only); X float32-exact (scikit-learn splits float32 copies)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    rates = [np.exp(0.5 * X[:, 0] + 0.3), np.exp(X[:, 1] - 0.5 * X[:, 2]), np.full(n, 3.0)]
+    return X, np.column_stack([rng.poisson(rate) for rate in rates]).astype(float)
+
+
+def _mean_half_deviance(Y, w):
+    """The mean over the outputs of sum w (y log(y / m) - y + m) / sum w (m each output's
+    weighted mean, 0 log 0 = 0); +inf where an output sums to 0 (scikit-learn's)."""
+    sums = w @ Y
+    if np.any(sums <= 0):
+        return np.inf
+    m = sums / w.sum()
+    logs = np.log(np.where(Y > 0, Y, 1.0) / m)
+    terms = np.where(Y > 0, Y * logs, 0.0) - (Y - m)
+    return float(np.mean(w @ terms / w.sum()))
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_poisson_grows_scikit_learns_tree(weighted):
+    """Exact mode grows scikit-learn's multi-output Poisson tree: a node's impurity the
+    mean of its outputs' half Poisson deviances, a split's score their mean decrease."""
+    X, Y = _count_data()
+    w = np.random.default_rng(19).uniform(0.5, 3.0, len(Y)) if weighted else None
+    params = dict(criterion="poisson", min_samples_leaf=10, max_depth=8)
+    ours = DecisionTreeRegressor(splitter="best", **params).fit(X, Y, sample_weight=w)
+    theirs = SkDecisionTreeRegressor(random_state=0, **params).fit(X, Y, sample_weight=w)
+    assert ours.tree_.node_count > 20
+    assert _nodes(ours.tree_) == _nodes(theirs.tree_)
+    np.testing.assert_allclose(ours.tree_.impurity[0], theirs.tree_.impurity[0], rtol=1e-12)
+    assert ours.predict(X).shape == Y.shape
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_poisson_nodes_hold_their_rows_mean_deviance(splitter):
+    """Brute force on every node: its value is each output's weighted mean, its impurity
+    the mean of the outputs' half Poisson deviances, and its split the best mean decrease
+    of any split of its rows whose children have a positive sum in every output."""
+    rng = np.random.default_rng(20)
+    X = rng.integers(0, 6, (200, 3)).astype(float)
+    Y = np.column_stack([rng.poisson(1.0 + X[:, 0]), rng.poisson(0.2 + 0.5 * X[:, 1])])
+    w = rng.uniform(0.5, 2.0, 200)
+    params = dict(criterion="poisson", min_samples_leaf=5, max_depth=4)
+    model = DecisionTreeRegressor(splitter=splitter, **params).fit(X, Y, sample_weight=w)
+    tree = model.tree_
+    assert tree.node_count > 7
+    rows = model.decision_path(X).toarray().T.astype(bool)
+
+    def impurity(r):
+        return _mean_half_deviance(Y[r], w[r])
+
+    for node in range(tree.node_count):
+        r = rows[node]
+        np.testing.assert_allclose(tree.value[node, :, 0], np.average(Y[r], axis=0, weights=w[r]))
+        assert tree.impurity[node] == pytest.approx(impurity(r), rel=1e-9, abs=1e-13)
+        _assert_best_split(tree, node, rows, impurity, X, w)
+
+
+def test_poisson_identical_outputs_grow_the_single_output_tree():
+    """The mean of K equal scores (and deviances) is that score: K copies of one count
+    target grow the single-output Poisson tree."""
+    X, Y = _count_data(seed=21)
+    y = Y[:, 0]
+    single = DecisionTreeRegressor(criterion="poisson", max_depth=6).fit(X, y).tree_
+    multi = DecisionTreeRegressor(criterion="poisson", max_depth=6)
+    multi = multi.fit(X, np.column_stack([y, y])).tree_
+    np.testing.assert_array_equal(multi.feature, single.feature)
+    np.testing.assert_array_equal(multi.threshold, single.threshold)
+    np.testing.assert_array_equal(multi.impurity, single.impurity)
+    for k in range(2):
+        np.testing.assert_array_equal(multi.value[:, k, 0], single.value[:, 0, 0])
+
+
+@pytest.mark.parametrize(
+    ("estimator", "kind"),
+    [
+        (DecisionTreeRegressor, "tree"),
+        (ExtraTreeRegressor, "tree"),
+        (RandomForestRegressor, "forest"),
+        (ExtraTreesRegressor, "forest"),
+    ],
+)
+def test_poisson_targets_are_checked_per_output(estimator, kind):
+    """scikit-learn's messages, naming the output: a negative count in one output, or an
+    output summing to 0 (no split could leave both children a positive sum of it)."""
+    X, Y = _count_data(n=60, seed=22)
+    negative = Y.copy()
+    negative[5, 1] = -1.0
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Some value(s) of y are negative which is not allowed for Poisson regression. "
+            "(output 1, y[:, 1])"
+        ),
+    ):
+        estimator(criterion="poisson").fit(X, negative)
+    zero = Y.copy()
+    zero[:, 2] = 0.0
+    sum_message = {
+        "tree": "Sum of y is not positive which is necessary for Poisson regression.",
+        "forest": "Sum of y is not strictly positive which is necessary for Poisson regression.",
+    }[kind]
+    with pytest.raises(ValueError, match=re.escape(f"{sum_message} (output 2, y[:, 2])")):
+        estimator(criterion="poisson").fit(X, zero)
+
+
+@pytest.mark.parametrize("forest", [RandomForestRegressor, ExtraTreesRegressor])
+def test_poisson_forests_fit_and_predict_every_output(forest):
+    X, Y = _count_data(n=300, seed=23)
+    model = forest(n_estimators=5, criterion="poisson", max_depth=6, random_state=0)
+    predicted = model.fit(X, Y).predict(X)
+    assert predicted.shape == Y.shape
+    assert np.all(predicted > 0)
+    for tree in model.estimators_:
+        assert tree.tree_.value.shape[1:] == (3, 1)
+        assert np.all(tree.tree_.impurity >= 0)
+    # The first output's rate grows with the first feature: so do the predictions.
+    assert np.corrcoef(predicted[:, 0], X[:, 0])[0, 1] > 0.5
+    extra = ExtraTreeRegressor(criterion="poisson", random_state=0, min_samples_leaf=5)
+    assert extra.fit(X, Y).predict(X).shape == Y.shape
+
+
 def test_forests(tmp_path):
     """Random forests and extra trees average every output's leaf values; the OOB
     prediction is (n_samples, n_outputs) and its score R² averaged over the outputs, as
@@ -314,10 +442,9 @@ def test_single_output_files_are_unchanged(tmp_path):
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: DecisionTreeRegressor(criterion="poisson"), "not 'poisson' yet"),
         (lambda: DecisionTreeRegressor(monotonic_cst=[1, 0, 0, 0]), "multiple outputs"),
     ],
-    ids=["poisson", "monotonic"],
+    ids=["monotonic"],
 )
 def test_what_it_refuses(make, match):
     X, Y = _data(n=60, seed=12)
@@ -351,6 +478,37 @@ def test_cuda_regression_tree_equals_cpu_tree(case):
 
 
 # -- classification ------------------------------------------------------------------------
+@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+@pytest.mark.parametrize("case", ["weighted", "missing"])
+def test_cuda_poisson_tree_equals_cpu_tree(case):
+    """Every output's Poisson scores from the device's histograms, and the deviances
+    measured on the rows of the device's partition, make the CPU's tree bit for bit."""
+    X, Y = _count_data(n=300, seed=24)
+    w = None
+    if case == "weighted":
+        w = np.random.default_rng(25).uniform(0.5, 2.0, len(Y))
+    else:
+        X[np.random.default_rng(26).random(X.shape) < 0.15] = np.nan
+    params = dict(criterion="poisson", max_depth=6, min_samples_leaf=3)
+    cpu = DecisionTreeRegressor(device="cpu", **params).fit(X, Y, sample_weight=w)
+    cuda = DecisionTreeRegressor(device="cuda", **params).fit(X, Y, sample_weight=w)
+    assert cuda.tree_.node_count > 15
+    assert_tree_equal(cuda.tree_, cpu.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(cuda.predict(X), cpu.predict(X))
+
+
+@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+def test_cuda_poisson_forest_equals_cpu_forest():
+    """Extra trees grown together on the device (a root per tree, drawn thresholds)."""
+    X, Y = _count_data(n=200, seed=31)
+    params = dict(criterion="poisson", n_estimators=3, max_depth=4, random_state=0)
+    cpu = ExtraTreesRegressor(device="cpu", **params).fit(X, Y)
+    cuda = ExtraTreesRegressor(device="cuda", **params).fit(X, Y)
+    for a, b in zip(cuda.estimators_, cpu.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(cuda.predict(X), cpu.predict(X))
+
+
 def _class_data(n=500, seed=20):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)).astype(np.float32)

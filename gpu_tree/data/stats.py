@@ -152,11 +152,11 @@ class StatsLayout:
     def class_weights(self, stats):
         return stats[..., : self.n_classes]
 
-    def centred_mean(self, stats, xp=np):
-        """Regression: the weighted mean of ``y - centre`` (0 where there is no weight);
-        of the first output (:meth:`centred_means` gives every output's)."""
+    def centred_mean(self, stats, xp=np, output: int = 0):
+        """Regression: the weighted mean of ``y - centre`` (0 where there is no weight)
+        of one output, the first by default (:meth:`centred_means` gives every output's)."""
         weight = stats[..., 0]
-        return stats[..., 1] / xp.where(weight > 0, weight, 1.0)
+        return stats[..., 1 + output] / xp.where(weight > 0, weight, 1.0)
 
     def centred_means(self, stats, xp=np):
         """Regression: the weighted mean of ``y_k - centre_k`` of every output k, shape
@@ -165,15 +165,24 @@ class StatsLayout:
         return stats[..., 1 : 1 + self.n_outputs] / xp.where(weight > 0, weight, 1.0)
 
     @property
-    def fit_centre(self) -> float:
-        """Regression: the centre in the fit's units, ``centre * 2**-target_exponent``: a
-        row's target in those units is its centred target plus this."""
-        return float(np.ldexp(self.centre, -self.target_exponent))
+    def fit_centres(self) -> tuple:
+        """Regression: every output's centre in the fit's units, ``centre * 2**-t``
+        (t: ``target_exponent``, one for all outputs): a row's target in those units is
+        its centred target plus this."""
+        centres = self.centre if isinstance(self.centre, tuple) else (self.centre,)
+        return tuple(float(np.ldexp(centre, -self.target_exponent)) for centre in centres)
 
-    def weighted_target_sum(self, stats, xp=np):
+    @property
+    def fit_centre(self) -> float:
+        """Regression: the first output's :attr:`fit_centres` (the only one, but for
+        multi-output y)."""
+        return self.fit_centres[0]
+
+    def weighted_target_sum(self, stats, xp=np, output: int = 0):
         """Regression: ``sum w*y`` (y in the fit's units, not centred) of real statistics,
-        ``sum w*(y - centre) + centre * sum w`` (the Poisson criterion reads it)."""
-        return stats[..., 1] + self.fit_centre * stats[..., 0]
+        ``sum w*(y - centre) + centre * sum w``, of one output (the Poisson criterion
+        reads it)."""
+        return stats[..., 1 + output] + self.fit_centres[output] * stats[..., 0]
 
     def target(self, centred):
         """Regression: real targets from centred ones (the fit's units). Added in those

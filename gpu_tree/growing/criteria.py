@@ -8,7 +8,8 @@ Channel layout of a statistics vector (owned by :mod:`gpu_tree.data.stats`):
 
 - classification: ``n_classes`` weighted class totals, then an unweighted row count
   when the fit is weighted (otherwise the class totals already are counts);
-- regression: ``[sum w, sum w*y]`` (y centred), then the row count when weighted.
+- regression: ``[sum w, sum w*y]`` (y centred; one ``sum w*y`` per output of a
+  multi-output y), then the row count when weighted.
 
 The functions read *real* statistics (:meth:`StatsLayout.real` of the integer ones).
 
@@ -21,7 +22,8 @@ Formulas, with their published sources:
 - poisson: the half Poisson deviance  sum_i w_i (y_i log(y_i / m) - y_i + m) / w  (m the
   node's weighted mean; y >= 0), scored as scikit-learn's Poisson proxy
   sum_k S_k log(S_k / W_k) (S = sum w y, W = sum w) in a better conditioned form
-  (:func:`poisson_split_terms`); a child whose S is not positive is no split
+  (:func:`poisson_split_terms`); a child whose S is not positive is no split; with
+  several outputs, the mean of the outputs' deviances and scores (scikit-learn's)
 - information gain  H(D) - n_Y/n H(D_Y) - n_N/n H(D_N)           (Zaki and Meira, eq. 19.5)
 - multiway gain  H(D) - sum_v n_v/n H(D_v)                       (Quinlan 1986, ID3)
 - gain_ratio  gain / (-sum_k f_k log2 f_k)                       (Quinlan 1993, C4.5)
@@ -138,27 +140,36 @@ def weighted_squared_error_term(regression_stats, xp=np, n_outputs: int = 1):
     return -_safe_divide(squares, w, xp) / n_outputs
 
 
-def poisson_sums(layout: StatsLayout, regression_stats, xp=np):
-    """(W, S, size): a side's weight W = sum w, its S = sum w y (y in the fit's units, not
-    centred: :meth:`StatsLayout.weighted_target_sum`) and the size of the terms S was
-    computed from, |sum w (y - centre)| + |centre| W >= S, which bounds its rounding."""
+def poisson_sums(layout: StatsLayout, regression_stats, xp=np, output: int = 0):
+    """(W, S, size) of one output (the first by default): a side's weight W = sum w, its
+    S = sum w y (y in the fit's units, not centred: :meth:`StatsLayout.weighted_target_sum`)
+    and the size of the terms S was computed from, |sum w (y - centre)| + |centre| W >= S,
+    which bounds its rounding."""
     w = regression_stats[..., 0]
-    centred_sum = regression_stats[..., 1]
-    size = xp.abs(centred_sum) + abs(layout.fit_centre) * xp.abs(w)
-    return w, layout.weighted_target_sum(regression_stats, xp), size
+    centred_sum = regression_stats[..., 1 + output]
+    size = xp.abs(centred_sum) + abs(layout.fit_centres[output]) * xp.abs(w)
+    return w, layout.weighted_target_sum(regression_stats, xp, output), size
 
 
-def poisson_positive(layout: StatsLayout, regression_stats, xp=np):
-    """Whether a side's S = sum w y is positive beyond the rounding of its reconstruction
-    from the centred sums (:data:`SCORE_RTOL` of their size): a Poisson child whose S is
-    not predicts 0, of infinite deviance, and is no split (scikit-learn: S <= EPSILON)."""
-    _, s, size = poisson_sums(layout, regression_stats, xp)
+def poisson_positive(layout: StatsLayout, regression_stats, xp=np, output: int = 0):
+    """Whether a side's S = sum w y of one output is positive beyond the rounding of its
+    reconstruction from the centred sums (:data:`SCORE_RTOL` of their size): a Poisson
+    child whose S is not predicts 0, of infinite deviance, and is no split (scikit-learn:
+    S <= EPSILON, in any output)."""
+    _, s, size = poisson_sums(layout, regression_stats, xp, output)
+    return _beyond_rounding(s, size)
+
+
+def _beyond_rounding(s, size):
+    """Whether sums ``s`` exceed their rounding, :data:`SCORE_RTOL` of their ``size``."""
     return s > SCORE_RTOL * size
 
 
-def poisson_split_terms(layout: StatsLayout, children, parent, xp=np):
-    """S_k log(m_k / m) of each child k (m_k its mean target, m the parent's; 0 where a
-    side's S or W is not positive): a Poisson split's weighted score is their sum.
+def poisson_split_terms(layout: StatsLayout, children, parent, xp=np, output: int = 0):
+    """S_k log(m_k / m) of each child k of one output (m_k its mean target, m the
+    parent's; 0 where a side's W is not positive or its S not beyond rounding
+    (:func:`poisson_positive`): no split's term): a Poisson split's weighted score
+    is their sum (the mean of the outputs' sums: :func:`poisson_split`).
 
     w * D = sum w (y log(y / m) - y + m) = sum w y log y - S log(S / W) (S = sum w y,
     W = sum w, m = S / W), and sum w y log y is the same for a node and its children
@@ -169,31 +180,53 @@ def poisson_split_terms(layout: StatsLayout, children, parent, xp=np):
     of the children's differences, not of S log m: targets far from 0 (1e6 + Poisson
     noise) keep their splits apart. ``parent`` broadcasts against ``children``.
     """
-    w, s, _ = poisson_sums(layout, children, xp)
-    parent_w, parent_s, _ = poisson_sums(layout, parent, xp)
-    ok = (s > 0) & (w > 0) & (parent_s > 0) & (parent_w > 0)
+    w, s, size = poisson_sums(layout, children, xp, output)
+    parent_w, parent_s, _ = poisson_sums(layout, parent, xp, output)
+    # A child's S within rounding of 0 makes no split (poisson_split); its m_k may round
+    # to 0, whose log (a divide-by-zero warning) is not taken.
+    ok = _beyond_rounding(s, size) & (w > 0) & (parent_s > 0) & (parent_w > 0)
     mean = xp.where(ok, parent_s, 1.0) / xp.where(ok, parent_w, 1.0)
-    difference = layout.centred_mean(children, xp) - layout.centred_mean(parent, xp)
+    difference = layout.centred_mean(children, xp, output) - layout.centred_mean(parent, xp, output)
     return xp.where(ok, s * xp.log1p(xp.where(ok, difference, 0.0) / mean), 0.0)
 
 
-def poisson_term_scale(layout: StatsLayout, terms, parent, xp=np):
+def poisson_term_scale(layout: StatsLayout, terms, parent, xp=np, output: int = 0):
     """The size a Poisson split score's rounding scales with (score_tolerance), from its
-    children's :func:`poisson_split_terms` (last axis): sum_k |term_k| times the parent's
-    size / S (the relative rounding of its mean, which every term reads)."""
-    _, parent_s, size = poisson_sums(layout, parent, xp)
+    children's :func:`poisson_split_terms` of one output (last axis): sum_k |term_k|
+    times the parent's size / S (the relative rounding of its mean, which every term
+    reads)."""
+    _, parent_s, size = poisson_sums(layout, parent, xp, output)
     return xp.sum(xp.abs(terms), axis=-1) * _safe_divide(size, parent_s, xp)
 
 
 def poisson_split(layout: StatsLayout, children, parent, xp=np):
     """(weighted score, term scale) of Poisson splits of ``parent`` (..., n_channels) into
     ``children`` (..., n_children, n_channels): the sum of :func:`poisson_split_terms`
-    (-inf where a child holding rows has no positive S) and :func:`poisson_term_scale`."""
-    terms = poisson_split_terms(layout, children, parent[..., None, :], xp)
+    (-inf where a child holding rows has no positive S) and :func:`poisson_term_scale`.
+
+    With several outputs, the mean over them of each output's score and term scale, as
+    a node's deviance is the mean of its outputs' (scikit-learn's); -inf where a child
+    holding rows has no positive S in any one output. (One output's scores are divided
+    by 1, exactly: unchanged.)"""
     holds_rows = layout.weight(children, xp) > 0
-    invalid = xp.any(holds_rows & ~poisson_positive(layout, children, xp), axis=-1)
-    score = xp.where(invalid, -xp.inf, xp.sum(terms, axis=-1))
-    return score, poisson_term_scale(layout, terms, parent, xp)
+    score, scale, invalid = 0.0, 0.0, False
+    for output in range(layout.n_outputs):
+        terms = poisson_split_terms(layout, children, parent[..., None, :], xp, output)
+        positive = poisson_positive(layout, children, xp, output)
+        invalid = invalid | xp.any(holds_rows & ~positive, axis=-1)
+        score = score + xp.sum(terms, axis=-1)
+        scale = scale + poisson_term_scale(layout, terms, parent, xp, output)
+    score = xp.where(invalid, -xp.inf, score / layout.n_outputs)
+    return score, scale / layout.n_outputs
+
+
+def poisson_node_size(layout: StatsLayout, regression_stats, xp=np):
+    """The mean over the outputs of a node's :func:`poisson_sums` size (what its scores'
+    rounding scales with where no split's term scale is at hand)."""
+    size = 0.0
+    for output in range(layout.n_outputs):
+        size = size + poisson_sums(layout, regression_stats, xp, output)[2]
+    return size / layout.n_outputs
 
 
 def _per_weight(weighted_impurity):
@@ -365,7 +398,7 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     - poisson: ``divisor``, the best candidate's :func:`poisson_term_scale` (its terms
       are of the size of its children's differences, which no statistic of the node
       bounds); without one, the node's |sum w (y - centre)| + |centre| w
-      (:func:`poisson_sums`).
+      (:func:`poisson_node_size`: the mean over the outputs).
 
     w is the node's weight.
     """
@@ -378,7 +411,7 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     elif kind == "squared_error":
         scale = -weighted_squared_error_term(parent, xp, layout.n_outputs)
     elif kind == "poisson":
-        scale = poisson_sums(layout, parent, xp)[2] if divisor is None else divisor
+        scale = poisson_node_size(layout, parent, xp) if divisor is None else divisor
     else:
         scale = weight
     magnitude = xp.where(xp.isfinite(best), xp.abs(best), 0.0)
@@ -524,9 +557,21 @@ POISSON_SUM_MESSAGES = {
 def check_poisson_targets(y, estimator_kind: str = "tree") -> None:
     """Refuse targets the Poisson criterion cannot fit, with scikit-learn's messages: a
     negative target, or targets that sum to 0 (every prediction would be 0).
-    ``estimator_kind``: "tree" or "forest" (whose message scikit-learn words apart)."""
+    ``estimator_kind``: "tree" or "forest" (whose message scikit-learn words apart).
+
+    A multi-output y (n_samples, n_outputs) is checked output by output, and the message
+    names the output. scikit-learn sums all of y at once; given an output summing to 0 it
+    grows a lone root of infinite impurity (every child's sum of that output is 0, so no
+    split is allowed): refused here instead."""
     y = np.asarray(y, dtype=np.float64)
-    if np.any(y < 0):
-        raise ValueError(POISSON_NEGATIVE_MESSAGE)
-    if np.sum(y) <= 0:
-        raise ValueError(POISSON_SUM_MESSAGES[estimator_kind])
+    columns = y[:, None] if y.ndim == 1 else y
+
+    def naming(output) -> str:
+        return f" (output {output}, y[:, {output}])" if y.ndim == 2 else ""
+
+    negative = np.flatnonzero(np.any(columns < 0, axis=0))
+    if negative.size:
+        raise ValueError(POISSON_NEGATIVE_MESSAGE + naming(negative[0]))
+    not_positive = np.flatnonzero(np.sum(columns, axis=0) <= 0)
+    if not_positive.size:
+        raise ValueError(POISSON_SUM_MESSAGES[estimator_kind] + naming(not_positive[0]))

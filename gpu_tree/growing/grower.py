@@ -1386,24 +1386,26 @@ class Grower:
     def _poisson_deviances(self, tree: Tree) -> np.ndarray:
         """Poisson: every node's half Poisson deviance in real units, measured on its rows
         as scikit-learn's ``tree_.impurity`` holds it: sum w (y log(y / m) - y + m) / sum w,
-        m the node's mean target (its value).
+        m the node's mean target (its value); with several outputs, the mean of the
+        outputs' deviances.
 
         Each row's term is written y log1p(d / m) - d (d = y - m), non-negative and of the
         size of the deviance: y log(y / m) - y + m in floats would lose it to the size of
         y where y is far from 0 (1e6 + Poisson noise). Until now a regression node's
-        impurity was its variance, measured by the backend (zero exactly where its targets
-        are all equal: the only use growth has for it, the purity test); such nodes keep
-        0. Each row's term adds to its leaf and to every ancestor: the backend's rows end
-        in the leaves (:meth:`_node_of_row`).
+        impurity was its variance (the mean of its outputs'), measured by the backend
+        (zero exactly where its targets are all equal: the only use growth has for it,
+        the purity test); such nodes keep 0. Each row's term adds to its leaf and to
+        every ancestor: the backend's rows end in the leaves (:meth:`_node_of_row`).
         """
         layout = self.layout
         row_data = self.backend.row_data
         n_nodes = tree.node_count
         parent = tree.parents()
-        centre = layout.fit_centre
-        # The fit's units (targets scaled by 2**-t; weights too, which cancel).
-        mean = np.ldexp(tree.value[:, 0, 0], -layout.target_exponent)
-        y = row_data.centred + centre
+        # The fit's units (targets scaled by 2**-t; weights too, which cancel): rows by
+        # outputs, as nodes' means by outputs.
+        mean = np.ldexp(tree.value[:, :, 0], -layout.target_exponent)
+        centred = row_data.centred.reshape(row_data.centred.shape[0], -1)
+        y = centred + np.asarray(layout.fit_centres)
         weight = row_data.weight
         node = self._node_of_row(tree, parent)
         weights = np.zeros(n_nodes)
@@ -1412,7 +1414,8 @@ class Grower:
             m = mean[node]
             d = y - m
             ratio = np.where((y > 0) & (m > 0), d / np.where(m > 0, m, 1.0), 0.0)
-            term = weight * np.where(y > 0, y * np.log1p(ratio) - d, m)
+            terms = np.where(y > 0, y * np.log1p(ratio) - d, m)
+            term = weight * (terms.sum(axis=1) / layout.n_outputs)
             deviances += np.bincount(node, weights=term, minlength=n_nodes)
             weights += np.bincount(node, weights=weight, minlength=n_nodes)
             up = parent[node]
