@@ -168,32 +168,66 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return (abs(left) + abs(right)) * ratio
 
     @device_function
-    def weighted_impurity(criterion, n_classes, prefix, total, missing, side, with_missing, scale):
-        """w * I(side) (criteria.weighted_gini, weighted_entropy, ...), or for regression
-        -(sum w y)^2 / w (criteria.weighted_squared_error_term)."""
-        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
-        if criterion == POISSON:
-            return 0.0  # its score is written per split (weighted_score)
-        if criterion == SQUARED_ERROR:
-            w = channel(zero, prefix, total, missing, side, with_missing, scale)
-            s = channel(one, prefix, total, missing, side, with_missing, scale)
-            return -(s * s / w) if w > 0.0 else -0.0
-        w = weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
+    def output_squares(n_outputs, prefix, total, missing, side, with_missing, scale):
+        """The sum over the outputs of (sum w y_k)^2 of a side (regression: channels
+        1..n_outputs), in output order (criteria.weighted_squared_error_term)."""
+        squares = 0.0
+        for k in range(n_outputs):
+            s = channel(1 + k, prefix, total, missing, side, with_missing, scale)
+            squares += s * s
+        return squares
+
+    @device_function
+    def class_impurity(criterion, first, end, prefix, total, missing, side, with_missing, scale):
+        """w * I(side) of the classes in channels [first, end) (one output's),
+        w their weight (criteria.weighted_gini, weighted_entropy, ...)."""
+        w = 0.0
+        for c in range(first, end):
+            w += channel(c, prefix, total, missing, side, with_missing, scale)
         if criterion == ENTROPY or criterion == GAIN_RATIO:
             result = plog2p(w)
-            for c in range(n_classes):
+            for c in range(first, end):
                 result -= plog2p(channel(c, prefix, total, missing, side, with_missing, scale))
             return result
         if criterion == GINI:
             squares = 0.0
-            for c in range(n_classes):
+            for c in range(first, end):
                 v = channel(c, prefix, total, missing, side, with_missing, scale)
                 squares += v * v
             return w - (squares / w if w > 0.0 else 0.0)
         largest = -math.inf  # misclassification: w - max_i c_i
-        for c in range(n_classes):
+        for c in range(first, end):
             largest = max(largest, channel(c, prefix, total, missing, side, with_missing, scale))
         return w - largest
+
+    @device_function
+    def weighted_impurity(
+        criterion, n_classes, outputs, prefix, total, missing, side, with_missing, scale
+    ):
+        """w * I(side) (criteria.weighted_gini, weighted_entropy, ...), or for regression
+        -(sum w y)^2 / w (criteria.weighted_squared_error_term). Several outputs
+        (``outputs``: one entry per output; a classifier's the end of each output's
+        class channels): the mean of the outputs' terms, summed in output order."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
+        n_outputs = outputs.shape[0]
+        if criterion == POISSON:
+            return 0.0  # its score is written per split (weighted_score)
+        if criterion == SQUARED_ERROR:
+            w = channel(zero, prefix, total, missing, side, with_missing, scale)
+            squares = output_squares(n_outputs, prefix, total, missing, side, with_missing, scale)
+            return -(squares / w) / n_outputs if w > 0.0 else -0.0
+        if n_outputs == 1:
+            return class_impurity(
+                criterion, zero, n_classes, prefix, total, missing, side, with_missing, scale
+            )
+        result = 0.0
+        first = zero
+        for k in range(n_outputs):
+            result += class_impurity(
+                criterion, first, outputs[k], prefix, total, missing, side, with_missing, scale
+            )
+            first = outputs[k]
+        return result / n_outputs
 
     @device_function
     def split_info(left_fraction):
@@ -201,7 +235,17 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
 
     @device_function
     def weighted_score(
-        criterion, n_classes, prefix, total, missing, missing_left, use_missing, scale, parent, rtol
+        criterion,
+        n_classes,
+        outputs,
+        prefix,
+        total,
+        missing,
+        missing_left,
+        use_missing,
+        scale,
+        parent,
+        rtol,
     ):
         """The candidate's score times its node's weight (criteria.weighted_split_score):
         left = prefix, right = total - prefix, the missing rows (if ``use_missing``) on
@@ -237,10 +281,10 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         decrease = (
             parent[0]
             - weighted_impurity(
-                criterion, n_classes, prefix, total, missing, left_side, to_left, scale
+                criterion, n_classes, outputs, prefix, total, missing, left_side, to_left, scale
             )
             - weighted_impurity(
-                criterion, n_classes, prefix, total, missing, right_side, to_right, scale
+                criterion, n_classes, outputs, prefix, total, missing, right_side, to_right, scale
             )
         )
         if criterion == GAIN_RATIO:
@@ -268,10 +312,16 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return split_info(w_left / (w if w > 0.0 else 1.0))
 
     @device_function
-    def tolerance(criterion, weight, weighted_sum, best, divisor, rtol):
+    def squared_error_scale(n_outputs, weight, squares):
+        """The size of a regression node's term (criteria.score_tolerance): the mean over
+        the outputs of (sum w y_k)^2 / w, from their ``squares`` (:func:`output_squares`)."""
+        return squares / weight / n_outputs if weight > 0.0 else 0.0
+
+    @device_function
+    def tolerance(criterion, weight, term_scale, best, divisor, rtol):
         """criteria.score_tolerance for a node of this (real) weight and, for regression,
-        weighted target sum; ``divisor``: gain_ratio's split information of ``best``, or
-        Poisson's term scale of ``best`` (:func:`divisor_of`)."""
+        size of its term (:func:`squared_error_scale`); ``divisor``: gain_ratio's split
+        information of ``best``, or Poisson's term scale of ``best`` (:func:`divisor_of`)."""
         w = abs(weight)
         if criterion == POISSON:
             scale = divisor
@@ -280,7 +330,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             if criterion == GAIN_RATIO and divisor > 0.0:
                 scale = scale / divisor
         elif criterion == SQUARED_ERROR:
-            scale = weighted_sum * weighted_sum / weight if weight > 0.0 else 0.0
+            scale = term_scale
         else:
             scale = w
         magnitude = abs(best) if math.isfinite(best) else 0.0
@@ -318,6 +368,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
     def candidate(
         criterion,
         n_classes,
+        outputs,
         count_channel,
         prefix,
         total,
@@ -344,7 +395,17 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                 n_classes, count_channel, prefix, total, missing, no, no, scale, msl, mwl
             ):
                 score = weighted_score(
-                    criterion, n_classes, prefix, total, missing, no, no, scale, parent, rtol
+                    criterion,
+                    n_classes,
+                    outputs,
+                    prefix,
+                    total,
+                    missing,
+                    no,
+                    no,
+                    scale,
+                    parent,
+                    rtol,
                 )
             out[0] = score
             out[1] = divisor_of(criterion, n_classes, prefix, total, missing, no, no, scale)
@@ -355,14 +416,14 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             n_classes, count_channel, prefix, total, missing, yes, no, scale, msl, mwl
         ):
             score_left = weighted_score(
-                criterion, n_classes, prefix, total, missing, yes, yes, scale, parent, rtol
+                criterion, n_classes, outputs, prefix, total, missing, yes, yes, scale, parent, rtol
             )
         score_right = -math.inf
         if (values_right or has_missing) and allowed(
             n_classes, count_channel, prefix, total, missing, no, yes, scale, msl, mwl
         ):
             score_right = weighted_score(
-                criterion, n_classes, prefix, total, missing, no, yes, scale, parent, rtol
+                criterion, n_classes, outputs, prefix, total, missing, no, yes, scale, parent, rtol
             )
         divisor_left = divisor_of(criterion, n_classes, prefix, total, missing, yes, yes, scale)
         divisor_right = divisor_of(criterion, n_classes, prefix, total, missing, no, yes, scale)
@@ -374,11 +435,13 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         divisor = divisor_left if better_left else divisor_right
         # The tie's parent is the feature's: its present and missing rows.
         weight = parent[1]
-        weighted_sum = 0.0
+        term_scale = 0.0
         if criterion == SQUARED_ERROR:
-            weighted_sum = channel(one, prefix, total, missing, parent_side, yes, scale)
+            n_outputs = outputs.shape[0]
+            squares = output_squares(n_outputs, prefix, total, missing, parent_side, yes, scale)
+            term_scale = squared_error_scale(n_outputs, weight, squares)
         tied = min(score_left, score_right) >= best - tolerance(
-            criterion, weight, weighted_sum, best, divisor, rtol
+            criterion, weight, term_scale, best, divisor, rtol
         )
         missing_left = more_rows_left if tied else better_left
         out[0] = score_left if missing_left else score_right
@@ -410,15 +473,19 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return count
 
     @device_function
-    def node_totals(hist, slot, feature, missing, use_missing, n_bins, scale, n_classes, out):
-        """``out`` gets the node's real weight and (regression) weighted target sum:
-        ``feature``'s present rows plus its missing ones (every feature's hold all the
-        node's rows; the vectorised search takes feature 0's; a search of the drawn
-        features only, whose histograms alone are built, one of those)."""
+    def node_totals(
+        hist, slot, feature, missing, use_missing, n_bins, scale, n_classes, outputs, out
+    ):
+        """``out`` gets the node's real weight and (regression) the size of its term
+        (:func:`squared_error_scale`): ``feature``'s present rows plus its missing ones
+        (every feature's hold all the node's rows; the vectorised search takes feature
+        0's; a search of the drawn features only, whose histograms alone are built, one
+        of those)."""
         n_weight = n_classes if n_classes > 0 else 1
+        n_outputs = outputs.shape[0]
         weight = 0.0
-        weighted_sum = 0.0
-        for c in range(n_weight + (1 if n_classes == 0 else 0)):
+        squares = 0.0
+        for c in range(n_weight + (n_outputs if n_classes == 0 else 0)):
             value = 0
             for b in range(n_bins):
                 value += hist[slot, feature, b, c]
@@ -427,9 +494,10 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             if c < n_weight:
                 weight += float(value) * scale[c]
             else:
-                weighted_sum = float(value) * scale[c]
+                s = float(value) * scale[c]
+                squares += s * s
         out[0] = weight
-        out[1] = weighted_sum
+        out[1] = squared_error_scale(n_outputs, weight, squares)
 
     @device_function
     def score_feature(
@@ -445,6 +513,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         scale,
         criterion,
         n_classes,
+        outputs,
         count_channel,
         msl,
         mwl,
@@ -479,7 +548,15 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         parent[0] = 0.0
         if criterion != CART:
             parent[0] = weighted_impurity(
-                criterion, n_classes, prefix, total, missing, parent_side, use_missing, scale
+                criterion,
+                n_classes,
+                outputs,
+                prefix,
+                total,
+                missing,
+                parent_side,
+                use_missing,
+                scale,
             )
         # Pass 1: the best score (the first maximum) and its split information; pass 2:
         # the first candidate that ties with it.
@@ -507,6 +584,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                 candidate(
                     criterion,
                     n_classes,
+                    outputs,
                     count_channel,
                     prefix,
                     total,

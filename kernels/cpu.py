@@ -1051,6 +1051,7 @@ def _compile_score_splits(source_hash):
         scale,
         criterion,
         n_classes,
+        outputs,
         count_channel,
         min_samples_leaf,
         min_weight_leaf,
@@ -1086,7 +1087,9 @@ def _compile_score_splits(source_hash):
                     if feature_mask[i, f]:
                         summed = f
                         break
-            _node_totals(hist, slot, summed, missing, use_missing, n_bins, scale, n_classes, node)
+            _node_totals(
+                hist, slot, summed, missing, use_missing, n_bins, scale, n_classes, outputs, node
+            )
             for f in range(n_features):
                 _score_feature(
                     hist,
@@ -1101,6 +1104,7 @@ def _compile_score_splits(source_hash):
                     scale,
                     criterion,
                     n_classes,
+                    outputs,
                     count_channel,
                     min_samples_leaf,
                     min_weight_leaf,

@@ -305,6 +305,8 @@ def _compile_score_subsets(source_hash):
         """Offer every subset of at most ``max_subset`` of the k present categories, in
         the reference's groups of ``per_pass`` table rows."""
         source_hash  # noqa: B018 - in the cache key only
+        # The helpers' ``outputs``: one output (the only kind searched here).
+        outputs = np.full(1, n_classes, dtype=np.int64)
         largest = min(max_subset, k)
         count = 0
         for s in range(1, largest + 1):
@@ -323,6 +325,7 @@ def _compile_score_subsets(source_hash):
                 _candidate(
                     criterion,
                     n_classes,
+                    outputs,
                     count_channel,
                     prefix,
                     total,
@@ -396,6 +399,8 @@ def _compile_score_subset_splits(source_hash):
         index in it; ``total`` the feature's present rows' statistics; ``scratch``:
         :func:`search_scratch`'s arrays."""
         source_hash  # noqa: B018 - in the cache key only
+        # The helpers' ``outputs``: one output (the only kind searched here).
+        outputs = np.full(1, n_classes, dtype=np.int64)
         n_channels = compact.shape[3]
         width = compact.shape[2]
         for c in range(n_channels):
@@ -416,7 +421,15 @@ def _compile_score_subset_splits(source_hash):
         parent[0] = 0.0
         if criterion != _scan.CART:
             parent[0] = _weighted_impurity(
-                criterion, n_classes, prefix, total, missing_row, PARENT, use_missing, scale
+                criterion,
+                n_classes,
+                outputs,
+                prefix,
+                total,
+                missing_row,
+                PARENT,
+                use_missing,
+                scale,
             )
         multiclass = n_classes > 2
         n_orderings = n_classes if n_classes > 2 or n_classes == 1 else 1
@@ -433,6 +446,7 @@ def _compile_score_subset_splits(source_hash):
                     _candidate(
                         criterion,
                         n_classes,
+                        outputs,
                         count_channel,
                         prefix,
                         total,
@@ -598,6 +612,8 @@ def _compile_score_multiway(source_hash):
         category (splitting._score_categorical's multiway part): ``result`` gets its
         score (-inf: not allowed), split information and default branch (column 5)."""
         source_hash  # noqa: B018 - in the cache key only
+        # The helpers' ``outputs``: one output (the only kind searched here).
+        outputs = np.full(1, n_classes, dtype=np.int64)
         n_channels = compact.shape[3]
         for c in range(n_channels):
             total[c] = 0
@@ -660,7 +676,15 @@ def _compile_score_multiway(source_hash):
             )
         decrease = (
             _weighted_impurity(
-                criterion, n_classes, prefix, total, missing_row, PARENT, use_missing, scale
+                criterion,
+                n_classes,
+                outputs,
+                prefix,
+                total,
+                missing_row,
+                PARENT,
+                use_missing,
+                scale,
             )
             - children
         )
@@ -732,12 +756,16 @@ def _compile_score_nodes(source_hash):
         ``scratch``: :func:`search_scratch`'s arrays for at least these features and
         this width."""
         source_hash  # noqa: B018 - in the cache key only
+        # The helpers' ``outputs``: one output (the only kind searched here).
+        outputs = np.full(1, n_classes, dtype=np.int64)
         n_nodes, n_features, width, n_channels = compact.shape
         winner_values = winners.view(np.float64)
         node, parent, scored, prefix, totals, results, members, keys, order, _, _, _ = scratch
         for i in range(n_nodes):
             slot = i if use_missing else 0
-            _node_totals(compact, i, 0, missing, use_missing, width, scale, n_classes, node)
+            _node_totals(
+                compact, i, 0, missing, use_missing, width, scale, n_classes, outputs, node
+            )
             for f in range(n_features):
                 usable = (not use_mask) or feature_mask[i, f]
                 k = n_nonempty[i, f]
@@ -755,6 +783,7 @@ def _compile_score_nodes(source_hash):
                         scale,
                         criterion,
                         n_classes,
+                        outputs,
                         count_channel,
                         min_samples_leaf,
                         min_weight_leaf,

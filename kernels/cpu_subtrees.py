@@ -390,6 +390,8 @@ def _compile_finish_one(source_hash):
         parent = np.empty(2)
         scored = np.empty(3 * (width + 1))  # pass 1's results, for pass 2 (save_scores)
         prefix = np.empty(n_channels, dtype=np.int64)
+        # The scan's ``outputs``: one output (the finisher grows no other fit).
+        outputs = np.full(1, n_classes, dtype=np.int64)
         totals = np.empty((n_features, n_channels), dtype=np.int64)
         results = np.empty((n_features, 4))
         winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
@@ -629,6 +631,7 @@ def _compile_finish_one(source_hash):
                     searched_width,
                     scale,
                     n_classes,
+                    outputs,
                     node,
                 )
                 for f in range(n_features):
@@ -648,6 +651,7 @@ def _compile_finish_one(source_hash):
                         scale,
                         criterion,
                         n_classes,
+                        outputs,
                         count_channel,
                         min_samples_leaf,
                         min_weight_leaf,

@@ -446,6 +446,7 @@ def _compile_score_splits(helpers_key):
         scale,
         criterion,
         n_classes,
+        outputs,
         count_channel,
         min_samples_leaf,
         min_weight_leaf,
@@ -478,7 +479,7 @@ def _compile_score_splits(helpers_key):
             missing_slot = slot if use_missing else 0
             if thread == 0:
                 _node_totals(
-                    hist, slot, 0, missing, use_missing, n_bins, scale, n_classes, nodes[i]
+                    hist, slot, 0, missing, use_missing, n_bins, scale, n_classes, outputs, nodes[i]
                 )
             cuda.syncthreads()
             for f in range(thread, n_features, cuda.blockDim.x):
@@ -495,6 +496,7 @@ def _compile_score_splits(helpers_key):
                     scale,
                     criterion,
                     n_classes,
+                    outputs,
                     count_channel,
                     min_samples_leaf,
                     min_weight_leaf,

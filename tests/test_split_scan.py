@@ -119,3 +119,78 @@ def test_the_compiled_search_chooses_what_the_vectorised_one_does(criterion, see
     reference = select_splits(present, **common)
     compiled = select_splits(present, compiled=score_splits_on_cpu, **common)
     _assert_same_choice(reference, compiled)
+
+
+def _multi_output_histograms(rng, *, n_nodes, n_features, n_bins, class_counts, weighted):
+    """Random nodes' histograms of several outputs, as :func:`_histograms` (the last bin
+    the missing values): ``class_counts`` one per output (0: every output a regression
+    target, as many as its length)."""
+    rows = rng.integers(1, 120, size=n_nodes)
+    n = int(rows.sum())
+    node = np.repeat(np.arange(n_nodes), rows)
+    levels = rng.integers(1, n_bins + 1, size=n_features)
+    bins = np.minimum((rng.integers(0, 1 << 30, size=(n, n_features)) % levels), n_bins - 1)
+    bins[rng.random((n, n_features)) < 0.1] = n_bins
+    weight = rng.choice([0.5, 1.0, 2.0, 3.25], size=n) if weighted else np.ones(n)
+    regression = class_counts[0] == 0
+    if regression:
+        values = [weight]
+        for _ in class_counts:
+            y = np.round(rng.normal(size=n), 2) * rng.choice([1.0, 1e3])
+            y[rng.random(n) < 0.3] = 0.0
+            values.append(weight * y)
+    else:
+        values = []
+        for count in class_counts:
+            label = rng.integers(0, count, size=n)
+            values += [weight * (label == c) for c in range(count)]
+    exponents = [fixed_point_exponent(column) if weighted or regression else 0 for column in values]
+    columns = [to_fixed_point(column, e) for column, e in zip(values, exponents, strict=True)]
+    if weighted:
+        columns.append(np.ones(n, dtype=np.int64))
+        exponents.append(0)
+    stats = np.stack(columns, axis=1)
+    layout = StatsLayout(
+        is_classification=not regression,
+        n_classes=0 if regression else sum(class_counts),
+        has_count_channel=weighted,
+        exponents=tuple(exponents) if any(exponents) else (),
+        n_outputs=len(class_counts),
+        class_counts=() if regression else tuple(class_counts),
+    )
+    hist = np.zeros((n_nodes, n_features, n_bins + 1, stats.shape[1]), dtype=np.int64)
+    for f in range(n_features):
+        np.add.at(hist, (node, f, bins[:, f]), stats)
+    return hist, layout
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "squared_error"])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_search_scores_several_outputs_as_the_vectorised_one(criterion, seed):
+    """Several outputs: each output's impurity (its own class channels, or its own
+    weighted sum) averaged over the outputs, and the tolerance of their mean term."""
+    rng = np.random.default_rng([seed, 99])
+    if criterion == "squared_error":
+        class_counts = (0,) * int(rng.integers(2, 4))
+    else:
+        class_counts = tuple(int(c) for c in rng.choice([2, 3, 5], size=int(rng.integers(2, 4))))
+    n_bins = int(rng.choice([5, 16]))
+    hist, layout = _multi_output_histograms(
+        rng,
+        n_nodes=int(rng.integers(1, 7)),
+        n_features=int(rng.integers(1, 5)),
+        n_bins=n_bins,
+        class_counts=class_counts,
+        weighted=bool(seed % 2),
+    )
+    common = dict(
+        criterion=criterion,
+        layout=layout,
+        constraints=SplitConstraints(min_samples_leaf=int(rng.choice([1, 5]))),
+        missing=hist[:, :, n_bins],
+    )
+    present = hist[:, :, :n_bins]
+    reference = select_splits(present, **common)
+    assert reference.has_split.any()
+    compiled = select_splits(present, compiled=score_splits_on_cpu, **common)
+    _assert_same_choice(reference, compiled)

@@ -409,9 +409,15 @@ class Grower:
             and not categorical
             and not self.multiway
             and getattr(self.backend, "score_splits", None) is not None
+            and self._compiled_scan_scores()
             # The constrained search reads features by their index (not drawn columns).
             and self._monotonic is None
         )
+
+    def _compiled_scan_scores(self) -> bool:
+        """Whether the compiled split scan (``kernels/_split_scan.py``) scores this fit's
+        criterion: every one, of one output or several, but Poisson of several."""
+        return not (self.layout.n_outputs > 1 and self.params.criterion == "poisson")
 
     def _drawn_batch(self, nodes) -> _Batch:
         """A dense batch of ``nodes`` (all open) holding the histograms of their drawn
@@ -534,14 +540,13 @@ class Grower:
         drawn = self._feature_mask(batch, slots, usable)
         mask = usable if drawn is None else drawn
         on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
-        # The backend's compiled split search (the fused kernel on a GPU), where it has one
-        # (it scores one output).
+        # The backend's compiled split search (the fused kernel on a GPU), where it has one.
         compiled = getattr(self.backend, "score_splits", None)
         searched = batch  # what the split search reads
         if p.random_thresholds:
             searched = self._random_split_batch(batch, slots)
             xp, on_device, compiled = np, False, score_splits_on_cpu
-        if self.layout.n_outputs > 1:
+        if not self._compiled_scan_scores():
             compiled = None
         compact = not searched.dense
         hist, missing = searched.hist, searched.missing
@@ -1201,7 +1206,7 @@ class Grower:
             or p.criterion in ROW_MEASURED_CRITERIA
             # Monotonicity constraints: only the vectorised split search checks them.
             or self._monotonic is not None
-            # So does it score several outputs (the compiled scans read one).
+            # Several outputs: the finisher measures one output's values and impurities.
             or self.layout.n_outputs > 1
         ):
             return None

@@ -614,7 +614,10 @@ class CompiledSearch(NamedTuple):
     # the regression centre in the fit's units (StatsLayout.fit_centre; 0: classification)
     scale: Any
     criterion: int  # kernels/_split_scan.py's CRITERION_CODES
-    n_classes: int  # 0: regression
+    n_classes: int  # 0: regression; the first output's classes where there are several
+    # (n_outputs,) int64: one entry per output; a classifier's the end channel of each
+    # output's classes (a regressor's are not read)
+    outputs: Any
     count_channel: int  # -1: none
     min_samples_leaf: int
     min_weight_leaf: float
@@ -640,8 +643,14 @@ def compiled_search(hist, slots, missing, feature_mask, criterion, layout, const
     exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
     centre = layout.fit_centre if not layout.is_classification else 0.0
     scale_bits = np.append(np.ldexp(1.0, -exponents), centre).view(np.int64)
-    tables = host_to_device(np.concatenate([slots.astype(np.int64), mask.ravel(), scale_bits]), xp)
-    n_nodes, n_mask = slots.size, mask.size
+    if layout.is_classification:
+        outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
+    else:
+        outputs = np.zeros(layout.n_outputs, dtype=np.int64)
+    tables = host_to_device(
+        np.concatenate([slots.astype(np.int64), mask.ravel(), outputs, scale_bits]), xp
+    )
+    n_nodes, n_mask, n_outputs = slots.size, mask.size, outputs.size
     return CompiledSearch(
         hist=hist,
         slots=tables[:n_nodes],
@@ -650,9 +659,10 @@ def compiled_search(hist, slots, missing, feature_mask, criterion, layout, const
         use_missing=use_missing,
         feature_mask=tables[n_nodes : n_nodes + n_mask].reshape(mask.shape),
         use_mask=use_mask,
-        scale=tables[n_nodes + n_mask :].view(np.float64),
+        outputs=tables[n_nodes + n_mask : n_nodes + n_mask + n_outputs],
+        scale=tables[n_nodes + n_mask + n_outputs :].view(np.float64),
         criterion=SPLIT_CRITERION_CODES[criterion],
-        n_classes=layout.n_classes if layout.is_classification else 0,
+        n_classes=layout.output_classes[0][1] if layout.is_classification else 0,
         count_channel=layout.n_channels - 1 if layout.has_count_channel else -1,
         min_samples_leaf=int(constraints.min_samples_leaf),
         min_weight_leaf=float(constraints.min_weight_leaf),
