@@ -18,7 +18,9 @@ Tools (``--tools``, default every one installed): ``gpu_tree_sparse`` (gpu_tree'
 DecisionTreeClassifier on the CSR matrix), ``gpu_tree_dense`` (the same on
 ``X.toarray()``: the same tree, node for node), ``sklearn`` (scikit-learn's exact tree on
 the CSR matrix), ``lightgbm`` and ``xgboost`` (one round, on the CSR matrix). Every tool
-grows a tree of depth ``--depth`` on 256 bins where it bins.
+grows a tree of depth ``--depth`` on 256 bins where it bins. ``--device cuda`` fits
+gpu_tree's trees on the GPU (the CSR codes copied there as they are; the peers stay on
+the CPU), whose fit memory is then the host's only.
 
 Each tool runs in a process of its own, which builds the data, fits once on 1,000 rows
 untimed (compilation, first calls), then fits ``--repeats`` times on every row, each fit
@@ -33,6 +35,7 @@ How to run (from the repository root)
     python bench/bench_sparse.py --rows 20k --features 500 --repeats 1        # seconds
     python bench/bench_sparse.py --rows 200k --features 2000 --density 0.01
     python bench/bench_sparse.py --data adult
+    python bench/bench_sparse.py --rows 1m --features 2000 --device cuda       # on a GPU
 
 It prints a markdown section (command, machine, a table); ``--json PATH`` also writes every
 measurement.
@@ -113,7 +116,9 @@ def make_model(tool: str, args):
     if tool.startswith("gpu_tree"):
         from gpu_tree import DecisionTreeClassifier
 
-        model = DecisionTreeClassifier(max_depth=args.depth, max_bins=256, random_state=0)
+        model = DecisionTreeClassifier(
+            max_depth=args.depth, max_bins=256, random_state=0, device=args.device
+        )
         return model, ("dense" if tool == "gpu_tree_dense" else "csr")
     peer = PEERS[tool]
     work = PeerWork(depth=args.depth, bins=256, seed=0, rows=None)
@@ -164,6 +169,7 @@ def run_tool(tool: str, args) -> dict | None:
     command += ["--data", args.data, "--rows", str(args.rows), "--features", str(args.features)]
     command += ["--density", str(args.density), "--depth", str(args.depth)]
     command += ["--repeats", str(args.repeats), "--seed", str(args.seed)]
+    command += ["--device", args.device]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         print(f"note: {tool} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
@@ -214,6 +220,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tools", default=",".join(TOOLS))
+    # gpu_tree's device: "cuda" keeps the CSR codes on the GPU (the peers stay on the CPU).
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

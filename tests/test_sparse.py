@@ -211,6 +211,56 @@ def test_cuda_tree_of_sparse_input_equals_cpu_tree():
     )
 
 
+@pytest.mark.parametrize("case", ["regression", "forest", "multi_output"])
+def test_cuda_sparse_fits_equal_cpu_fits_and_never_densify(case, monkeypatch):
+    """The GPU keeps the CSR codes (the stored values' codes, never n_samples x
+    n_features of them), builds histograms from the stored values with the zero bins by
+    subtraction, routes rows by a binary search of their stored columns: the CPU's
+    trees, bit for bit, with weights, stored NaNs, several outputs and forests."""
+    from gpu_tree import RandomForestRegressor
+    from gpu_tree.backends import cuda_sparse
+    from gpu_tree.data.binning import SparseCodes
+
+    usable, reason, _ = cuda_status()
+    if not usable:
+        pytest.skip(f"CUDA backend not usable: {reason}")
+    X, y_class, y = sparse_problem(n=240, n_features=10, density=0.15, seed=9)
+    X[::13, 4] = np.nan  # stored NaNs: the missing bin
+    weight = np.random.default_rng(3).integers(1, 4, size=y.size).astype(float)
+    S = sparse.csr_matrix(X)
+    monkeypatch.setattr(SparseCodes, "dense", None)  # any densifying fails
+    built = []
+    init = cuda_sparse.CUDASparseHistogramBackend.__init__
+
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        built.append(self)
+
+    monkeypatch.setattr(cuda_sparse.CUDASparseHistogramBackend, "__init__", recording_init)
+    if case == "forest":
+        make = lambda device: RandomForestRegressor(  # noqa: E731
+            n_estimators=3, max_depth=5, random_state=0, device=device
+        )
+        cpu, cuda = (make(d).fit(S, y, sample_weight=weight) for d in ("cpu", "cuda"))
+        for a, b in zip(cuda.estimators_, cpu.estimators_, strict=True):
+            assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+    else:
+        Y = np.column_stack([y_class, (X[:, 1] > 0.5).astype(int)]) if case == "multi_output" else y
+        model = DecisionTreeClassifier if case == "multi_output" else DecisionTreeRegressor
+        cpu = model(max_depth=6, min_samples_leaf=2).fit(S, Y, sample_weight=weight)
+        cuda = model(max_depth=6, min_samples_leaf=2, device="cuda").fit(S, Y, sample_weight=weight)
+        assert cuda.tree_.node_count > 15
+        assert_tree_equal(cuda.tree_, cpu.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(cuda.predict(S), cpu.predict(S))
+    assert built, "the CUDA sparse backend grew the trees"
+    for backend in built:
+        codes = backend.X_binned
+        assert isinstance(codes, SparseCodes)
+        # The stored values only (about a fifth of the cells here), one code each.
+        assert codes.codes.size == codes.indices.size == int(codes.indptr[-1])
+        assert codes.codes.size < 0.3 * backend.n_samples * backend.n_features
+
+
 def test_bad_sparse_input_is_named():
     X, y, _ = sparse_problem(n=50, n_features=6)
     S = sparse.csr_matrix(X)

@@ -133,7 +133,7 @@ class CUDAHistogramBackend:
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
         self.n_features, self.n_samples = X_binned.shape
-        self.X_binned = xp.ascontiguousarray(host_to_device(X_binned, xp))
+        self.X_binned = self._codes_on_device(X_binned)
         # Classification rows of one output carry a class and a weight; regression rows,
         # and the rows of several outputs' classes (a class in each output's block), dense
         # statistics (RowData.row_stats). The kernels take both kinds of argument, so the
@@ -197,6 +197,16 @@ class CUDAHistogramBackend:
         )
         # Every row's index: the root's row list, and what _rows_of compacts.
         self.all_rows = xp.arange(self.n_samples, dtype=np.int32)
+
+    def _codes_on_device(self, X_binned):
+        """The bin codes as the kernels read them: (n_features, n_samples), contiguous."""
+        return self.xp.ascontiguousarray(host_to_device(X_binned, self.xp))
+
+    def _routing_codes(self, split_feature):
+        """What the partition reads a row's code of its node's split feature from: a code
+        matrix, and the row of it each node's split feature is (``split_feature``, by node
+        id, on the device; -1: not split). Here the codes themselves, at the features."""
+        return self.X_binned, split_feature
 
     def root_stats(self):
         return self.row_data.root_stats()
@@ -513,12 +523,13 @@ class CUDAHistogramBackend:
                 self.real_weight,
                 *squared_deviation_rows(buffer)[0],
             )
+        codes, routed_feature = self._routing_codes(device[split_feature])
         self._launch(
             self.kernels.partition_rows,
             self.kernels.launch_config(self.n_samples),
-            self.X_binned,
+            codes,
             self.node_of_row,
-            device[split_feature],
+            routed_feature,
             device[split_bin],
             device[goes_left],
             self.missing_bin,

@@ -35,6 +35,7 @@ from gpu_tree.backends.cuda import (
     check_device_memory,
     cuda_status,
 )
+from gpu_tree.backends.cuda_sparse import CUDASparseHistogramBackend
 from gpu_tree.backends.rows import (
     EXACT_SPLITTERS,
     HISTOGRAM_SPLITTERS,
@@ -304,8 +305,8 @@ def bin_features(
     ----------
     X : array of shape (n_samples, n_features)
         Host numpy, or (``device="cuda"``) a device array, or a sparse matrix in
-        canonical CSR form (``data.sparse.check_sparse_X``): binned into
-        :class:`~gpu_tree.data.binning.SparseCodes` (on a GPU: their dense codes).
+        canonical CSR form (``data.sparse.check_sparse_X``): binned on the host into
+        :class:`~gpu_tree.data.binning.SparseCodes` (for either device).
     max_bins : int
     device : {"cpu", "cuda"}
         ``"cuda"``: X is moved to the device (once) and binned there; its codes stay
@@ -320,11 +321,9 @@ def bin_features(
     """
     mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X, n_categories, feature_names)
     if is_sparse(X):  # canonical CSR (data.sparse.check_sparse_X), binned on the host
+        # On either device the codes keep X's CSR layout (the backend copies them to the
+        # GPU): nothing is densified.
         codes, bin_lower, bin_upper = mapper.transform_sparse(X)
-        if device == "cuda":
-            # The GPU backend reads dense codes: written out on the host (one byte or two
-            # per value), then copied; the float values are never densified.
-            codes = host_to_device(codes.dense(), cuda_status()[2])
         return mapper, BinnedData(codes, bin_lower, bin_upper, mapper.missing_bin_)
     if device == "cuda":
         xp = cuda_status()[2]
@@ -377,9 +376,10 @@ def make_backend(
         )
     if not isinstance(data, BinnedData):
         raise TypeError("splitter='hist' needs BinnedData (see bin_features)")
+    sparse = isinstance(data.X_binned, SparseCodes)
     if device == "cuda":
         xp = cuda_status()[2]
-        return CUDAHistogramBackend(
+        return (CUDASparseHistogramBackend if sparse else CUDAHistogramBackend)(
             data.X_binned,
             data.bin_lower,
             data.bin_upper,
@@ -388,9 +388,7 @@ def make_backend(
             data.missing_bin,
             timer=timer,
         )
-    backend_class = (
-        CPUSparseHistogramBackend if isinstance(data.X_binned, SparseCodes) else CPUHistogramBackend
-    )
+    backend_class = CPUSparseHistogramBackend if sparse else CPUHistogramBackend
     return backend_class(data.X_binned, data.bin_lower, data.bin_upper, row_data, data.missing_bin)
 
 
