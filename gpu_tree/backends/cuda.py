@@ -406,6 +406,20 @@ class CUDAHistogramBackend:
                 "max_leaf_nodes, use fewer bins, or use device='cpu' for very deep trees"
             )
 
+    def _row_statistics(self, hist_slot_of_node):
+        """What the histogram kernels read of a row, after the row itself: its node and
+        that node's slot, and its statistics (kernels.cuda._add_row's arguments)."""
+        return (
+            self.node_of_row,
+            hist_slot_of_node,
+            self.class_rows,
+            self.y_class,
+            self.weight,
+            self.unit_weight,
+            self.count_channel,
+            self.row_stats,
+        )
+
     def _launch_histograms(self, row_list, hist_slot_of_node, n_hist_slots, hist):
         """One launch for the whole level: shared-memory histograms when every node's
         histogram of at least one feature fits a block's shared memory, else global. The
@@ -418,14 +432,7 @@ class CUDAHistogramBackend:
         common = (
             self.X_binned,
             row_list,
-            self.node_of_row,
-            hist_slot_of_node,
-            self.class_rows,
-            self.y_class,
-            self.weight,
-            self.unit_weight,
-            self.count_channel,
-            self.row_stats,
+            *self._row_statistics(hist_slot_of_node),
             hist.reshape(-1),
             self.n_bins,
             n_channels,
