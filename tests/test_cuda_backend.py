@@ -837,3 +837,28 @@ def test_whole_cuda_fit_and_predict_have_no_races(categorical_split, histogram_p
     cpu_model = DecisionTreeClassifier(device="cpu", **params).fit(X, y)
     assert_tree_equal(cuda_model.tree_, cpu_model.tree_)
     np.testing.assert_array_equal(predicted, cpu_model.predict_proba(X))
+
+
+def test_a_sparse_fit_is_checked_for_its_stored_values_only():
+    """A sparse X's codes on the GPU cost its stored values (an int32 column index and a
+    code each) and a row pointer per row, not n_samples x n_features codes; no float X is
+    copied (it is binned on the host)."""
+    from scipy import sparse
+
+    from gpu_tree.backends.cuda import check_device_memory, required_device_bytes
+    from gpu_tree.data.binning import BinMapper
+    from gpu_tree.data.stats import StatsLayout
+
+    dense = np.zeros((1000, 400))
+    dense[np.arange(1000), np.arange(1000) % 400] = 1.0  # one stored value a row
+    X = sparse.csr_matrix(dense)
+    mapper = BinMapper(max_bins=256).fit(X)
+    layout = StatsLayout(True, 2, False)
+    needed, parts = required_device_bytes(
+        1000, 400, 1, 8, True, layout, mapper.n_bins_, stored=X.nnz
+    )
+    assert parts["float X while binning"] == 0
+    assert parts["bin codes"] == 1000 * 5 + 8 * 1001 + 1000 < 1000 * 400 // 20
+    with pytest.raises(MemoryError, match=rf"needs {needed:,} bytes"):
+        check_device_memory(X, mapper, layout, xp, free_bytes=needed - 1)
+    check_device_memory(X, mapper, layout, xp, free_bytes=needed)

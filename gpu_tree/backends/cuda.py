@@ -36,7 +36,7 @@ from gpu_tree.backends.rows import (
     squared_deviation_rows,
     squared_deviations_from,
 )
-from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.data.validation import device_to_host, host_to_device, is_sparse
 from gpu_tree.kernels.compilation import choose_cupy_cache_folder
 from gpu_tree.utils.fit_stats import count, launch
 from gpu_tree.utils.install_hints import install_hint
@@ -588,16 +588,23 @@ class _ChildrenExtremes(NamedTuple):
 
 
 def required_device_bytes(
-    n_samples, n_features, bin_itemsize, x_itemsize, x_on_host, layout, n_bins
+    n_samples, n_features, bin_itemsize, x_itemsize, x_on_host, layout, n_bins, stored=None
 ):
     """Peak GPU memory of a fit, in bytes, and its parts.
 
     Binning holds the float X (when it came from the host) and its codes; growth holds the
     codes, per-row labels or statistics, weights and node ids, and the histograms of two
     levels (parents kept for the subtraction trick), counted here for the root's children.
+    ``stored``: a sparse X's number of stored values, whose CSR codes the GPU holds (a
+    column index and a code each, a row pointer per row; binned on the host, and the
+    routing's one code per row), instead of every value's.
     """
-    codes = n_samples * n_features * bin_itemsize
-    floats = n_samples * n_features * x_itemsize if x_on_host else 0
+    if stored is None:
+        codes = n_samples * n_features * bin_itemsize
+        floats = n_samples * n_features * x_itemsize if x_on_host else 0
+    else:
+        codes = stored * (4 + bin_itemsize) + 8 * (n_samples + 1) + n_samples * bin_itemsize
+        floats = 0
     stat_bytes = np.dtype(layout.dtype).itemsize  # a statistic, a histogram entry
     # Node id, the index of every row, and the row list's compaction (_rows_of) at its
     # peak: slot, mask, running count, target and the list itself (about 21 bytes);
@@ -649,6 +656,7 @@ def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
         x_on_host or xp is np,
         layout,
         bin_mapper.n_bins_,
+        stored=int(X.nnz) if is_sparse(X) else None,
     )
     if needed > free_bytes:
         detail = ", ".join(f"{name} {size:,}" for name, size in parts.items() if size)

@@ -323,6 +323,8 @@ def bin_features(
     if is_sparse(X):  # canonical CSR (data.sparse.check_sparse_X), binned on the host
         # On either device the codes keep X's CSR layout (the backend copies them to the
         # GPU): nothing is densified.
+        if device == "cuda" and layout is not None:
+            check_device_memory(X, mapper, layout, cuda_status()[2])
         codes, bin_lower, bin_upper = mapper.transform_sparse(X)
         return mapper, BinnedData(codes, bin_lower, bin_upper, mapper.missing_bin_)
     if device == "cuda":
