@@ -28,6 +28,10 @@ How to run (from the repository root)
 -------------------------------------
     python bench/bench_outputs_and_medians.py --rows 20000 --repeats 1     # seconds
     python bench/bench_outputs_and_medians.py --rows 200000 --outputs 5
+    python bench/bench_outputs_and_medians.py --rows 2000000 --gpu     # on a GPU: + cuda
+
+``--gpu`` adds gpu_tree's histogram tree on ``device="cuda"`` to the multi-output cases
+(its fit time includes copying X to the GPU, as a user's fit does).
 
 It prints a markdown section (command, machine, a table); ``--json PATH`` also writes every
 measurement.
@@ -67,8 +71,9 @@ def quartile_classes(Y):
     )
 
 
-def estimators(case, depth, min_leaf):
-    """(name, make) of each tool of a case."""
+def estimators(case, depth, min_leaf, gpu=False):
+    """(name, make) of each tool of a case; ``gpu``: also gpu_tree's histogram tree on
+    device="cuda" (not absolute error, which runs on the CPU only)."""
     import sklearn.tree
 
     import gpu_tree
@@ -80,11 +85,14 @@ def estimators(case, depth, min_leaf):
         case, "gini" if classify else "squared_error"
     )
     params = dict(criterion=criterion, max_depth=depth, min_samples_leaf=min_leaf)
-    return (
+    tools = (
         ("gpu_tree hist", lambda: ours(splitter="hist", device="cpu", **params)),
         ("gpu_tree exact", lambda: ours(splitter="best", device="cpu", **params)),
         ("scikit-learn", lambda: theirs(random_state=0, **params)),
     )
+    if gpu and case != "absolute_error":
+        tools = (("gpu_tree hist cuda", lambda: ours(device="cuda", **params)), *tools)
+    return tools
 
 
 def score(model, X, Y, classify):
@@ -107,7 +115,7 @@ def run_case(case, args):
     X_train, X_test = X[: args.rows], X[args.rows :]
     Y_train, Y_test = Y[: args.rows], Y[args.rows :]
     results = []
-    for name, make in estimators(case, args.depth, args.min_leaf):
+    for name, make in estimators(case, args.depth, args.min_leaf, args.gpu):
         make().fit(X_train[:1000], Y_train[:1000])  # compilation, first calls
         seconds = []
         for _ in range(args.repeats):
@@ -142,6 +150,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--gpu", action="store_true", help="also time gpu_tree's histogram trees on the GPU"
+    )
     args = parser.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
     unknown = sorted(set(cases) - set(CASES))
