@@ -19,9 +19,11 @@ the running prefix is kept per candidate:
   either side; the better side wins, tied sides (within the tolerance) the side holding
   more present rows. Every present value left and the missing ones right is a candidate
   too;
-- a candidate is allowed when both sides hold rows and the leaf-size limits hold; the
-  first candidate within the tolerance of the best (:func:`make_split_scan`'s
-  ``tolerance``) wins a feature, and the first feature within it wins the node.
+- a candidate is allowed when both sides hold rows and the leaf-size limits hold, and on
+  a feature with a monotonicity constraint, when its sides' values are ordered by it and
+  within the node's bounds (splitting.MonotonicBounds); the first candidate within the
+  tolerance of the best (:func:`make_split_scan`'s ``tolerance``) wins a feature, and
+  the first feature within it wins the node.
 
 ``scale`` (float64) holds each channel's power-of-two scale, then one more entry: the
 regression centre in the fit's units (``StatsLayout.fit_centre``), which the Poisson
@@ -337,10 +339,42 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         return rtol * (scale + magnitude)
 
     @device_function
+    def monotonic_value(n_classes, prefix, total, missing, side, with_missing, scale):
+        """criteria.monotonic_value of a side: channel 1 over the side's weight (P(class
+        1) of a binary classifier, a regression's centred mean), 0 where it has none."""
+        left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
+        weight = weight_of(n_classes, prefix, total, missing, side, with_missing, scale)
+        value = channel(one, prefix, total, missing, side, with_missing, scale)
+        return value / weight if weight > 0.0 else 0.0
+
+    @device_function
+    def monotonic_admissible(cst, lower, upper, left_value, right_value):
+        """criteria.monotonic_admissible: the sides' values ordered by the feature's
+        constraint ``cst`` (equal allowed) and within the node's bounds [lower, upper]."""
+        ordered = (left_value - right_value) * cst <= 0.0
+        within_lower = left_value >= lower and right_value >= lower
+        within_upper = left_value <= upper and right_value <= upper
+        return ordered and within_lower and within_upper
+
+    @device_function
     def allowed(
-        n_classes, count_channel, prefix, total, missing, to_left, to_right, scale, msl, mwl
+        n_classes,
+        count_channel,
+        prefix,
+        total,
+        missing,
+        to_left,
+        to_right,
+        scale,
+        msl,
+        mwl,
+        cst,
+        lower,
+        upper,
     ):
-        """The leaf-size limits on both sides (splitting._allowed)."""
+        """The leaf-size limits on both sides, and for a feature of monotonicity
+        constraint ``cst`` (+1 or -1; 0: none, nothing read) in a node bounded by [lower,
+        upper], the constraint on the sides' values (splitting._allowed)."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         if msl > 1:
             if (
@@ -362,6 +396,14 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                 return False
             if weight_of(n_classes, prefix, total, missing, right_side, to_right, scale) < mwl:
                 return False
+        if cst != 0:
+            return monotonic_admissible(
+                cst,
+                lower,
+                upper,
+                monotonic_value(n_classes, prefix, total, missing, left_side, to_left, scale),
+                monotonic_value(n_classes, prefix, total, missing, right_side, to_right, scale),
+            )
         return True
 
     @device_function
@@ -379,12 +421,16 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         parent,
         msl,
         mwl,
+        cst,
+        lower,
+        upper,
         rtol,
         out,
     ):
         """Score the candidate whose left side is ``prefix``: ``out`` gets its score (-inf
         where not allowed), its split information (gain_ratio) and whether the missing
-        rows go left (splitting._score_sides)."""
+        rows go left (splitting._score_sides). ``cst``, ``lower``, ``upper``: the
+        feature's monotonicity constraint and the node's bounds (:func:`allowed`)."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
         values_right = (
             count_of(n_classes, count_channel, prefix, total, missing, right_side, no, scale) > 0.0
@@ -392,7 +438,19 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         if not use_missing:
             score = -math.inf
             if values_right and allowed(
-                n_classes, count_channel, prefix, total, missing, no, no, scale, msl, mwl
+                n_classes,
+                count_channel,
+                prefix,
+                total,
+                missing,
+                no,
+                no,
+                scale,
+                msl,
+                mwl,
+                cst,
+                lower,
+                upper,
             ):
                 score = weighted_score(
                     criterion,
@@ -413,14 +471,38 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             return
         score_left = -math.inf
         if values_right and allowed(
-            n_classes, count_channel, prefix, total, missing, yes, no, scale, msl, mwl
+            n_classes,
+            count_channel,
+            prefix,
+            total,
+            missing,
+            yes,
+            no,
+            scale,
+            msl,
+            mwl,
+            cst,
+            lower,
+            upper,
         ):
             score_left = weighted_score(
                 criterion, n_classes, outputs, prefix, total, missing, yes, yes, scale, parent, rtol
             )
         score_right = -math.inf
         if (values_right or has_missing) and allowed(
-            n_classes, count_channel, prefix, total, missing, no, yes, scale, msl, mwl
+            n_classes,
+            count_channel,
+            prefix,
+            total,
+            missing,
+            no,
+            yes,
+            scale,
+            msl,
+            mwl,
+            cst,
+            lower,
+            upper,
         ):
             score_right = weighted_score(
                 criterion, n_classes, outputs, prefix, total, missing, no, yes, scale, parent, rtol
@@ -517,6 +599,9 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         count_channel,
         msl,
         mwl,
+        cst,
+        lower,
+        upper,
         rtol,
         node,
         parent,
@@ -527,7 +612,9 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         allowed), split information (gain_ratio, else 1), missing side (1.0: left) and bin
         (-1: the feature holds no present row). ``total`` gets the feature's present
         rows' statistics. ``missing``: the feature's missing rows (read if
-        ``use_missing``); ``usable``: the feature mask's entry; ``node``: the node's real
+        ``use_missing``); ``usable``: the feature mask's entry; ``cst``: the feature's
+        monotonicity constraint (0: none) and ``lower``, ``upper`` the node's bounds
+        (:func:`allowed`); ``node``: the node's real
         weight and weighted sum (:func:`node_totals`); ``prefix``, ``parent`` (2) and
         ``scored`` (3; 3 * (n_bins + 1) with ``save_scores``) are scratch."""
         left_side, right_side, parent_side, no, yes, zero, one = run_time(n_classes)
@@ -595,6 +682,9 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                     parent,
                     msl,
                     mwl,
+                    cst,
+                    lower,
+                    upper,
                     rtol,
                     scored,
                 )

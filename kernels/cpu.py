@@ -1056,6 +1056,9 @@ def _compile_score_splits(source_hash):
         min_samples_leaf,
         min_weight_leaf,
         rtol,
+        monotonic_cst,
+        lower,
+        upper,
         winners,
     ):
         """Each node's best split (``kernels/_split_scan.py``), one node per task:
@@ -1065,7 +1068,9 @@ def _compile_score_splits(source_hash):
         the missing rows (a 1-slot stand-in unless ``use_missing``); ``feature_mask``
         (n_nodes, n_features) (a stand-in unless ``use_mask``): where it is used, a
         feature outside it is never read but for its totals, which nothing uses (a
-        search of drawn features, where only theirs were built)."""
+        search of drawn features, where only theirs were built); ``monotonic_cst``
+        (n_features,) each feature's monotonicity constraint (0: none) and ``lower``,
+        ``upper`` (n_nodes,) each node's bounds on its children's values."""
         source_hash  # noqa: B018 - in the cache key only
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
@@ -1108,6 +1113,9 @@ def _compile_score_splits(source_hash):
                     count_channel,
                     min_samples_leaf,
                     min_weight_leaf,
+                    monotonic_cst[f],
+                    lower[i],
+                    upper[i],
                     rtol,
                     node,
                     parent,

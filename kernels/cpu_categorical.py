@@ -307,6 +307,10 @@ def _compile_score_subsets(source_hash):
         source_hash  # noqa: B018 - in the cache key only
         # The helpers' ``outputs``: one output (the only kind searched here).
         outputs = np.full(1, n_classes, dtype=np.int64)
+        # No monotonicity constraint, no bounds: constrained fits search categorical
+        # features by the vectorised path (splitting._select_in_chunk).
+        unconstrained = np.zeros(1, dtype=np.int64)
+        unbounded = np.array([-math.inf, math.inf])
         largest = min(max_subset, k)
         count = 0
         for s in range(1, largest + 1):
@@ -336,6 +340,9 @@ def _compile_score_subsets(source_hash):
                     parent,
                     msl,
                     mwl,
+                    unconstrained[0],
+                    unbounded[0],
+                    unbounded[1],
                     rtol,
                     scored,
                 )
@@ -401,6 +408,10 @@ def _compile_score_subset_splits(source_hash):
         source_hash  # noqa: B018 - in the cache key only
         # The helpers' ``outputs``: one output (the only kind searched here).
         outputs = np.full(1, n_classes, dtype=np.int64)
+        # No monotonicity constraint, no bounds: constrained fits search categorical
+        # features by the vectorised path (splitting._select_in_chunk).
+        unconstrained = np.zeros(1, dtype=np.int64)
+        unbounded = np.array([-math.inf, math.inf])
         n_channels = compact.shape[3]
         width = compact.shape[2]
         for c in range(n_channels):
@@ -457,6 +468,9 @@ def _compile_score_subset_splits(source_hash):
                         parent,
                         msl,
                         mwl,
+                        unconstrained[0],
+                        unbounded[0],
+                        unbounded[1],
                         rtol,
                         scored,
                     )
@@ -758,6 +772,10 @@ def _compile_score_nodes(source_hash):
         source_hash  # noqa: B018 - in the cache key only
         # The helpers' ``outputs``: one output (the only kind searched here).
         outputs = np.full(1, n_classes, dtype=np.int64)
+        # No monotonicity constraint, no bounds: constrained fits search categorical
+        # features by the vectorised path (splitting._select_in_chunk).
+        unconstrained = np.zeros(1, dtype=np.int64)
+        unbounded = np.array([-math.inf, math.inf])
         n_nodes, n_features, width, n_channels = compact.shape
         winner_values = winners.view(np.float64)
         node, parent, scored, prefix, totals, results, members, keys, order, _, _, _ = scratch
@@ -787,6 +805,9 @@ def _compile_score_nodes(source_hash):
                         count_channel,
                         min_samples_leaf,
                         min_weight_leaf,
+                        unconstrained[0],
+                        unbounded[0],
+                        unbounded[1],
                         rtol,
                         node,
                         parent,

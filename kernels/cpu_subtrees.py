@@ -392,6 +392,10 @@ def _compile_finish_one(source_hash):
         prefix = np.empty(n_channels, dtype=np.int64)
         # The scan's ``outputs``: one output (the finisher grows no other fit).
         outputs = np.full(1, n_classes, dtype=np.int64)
+        # No monotonicity constraint, no bounds: the finisher grows no constrained fit
+        # (Grower._subtree_finisher).
+        unconstrained = np.zeros(1, dtype=np.int64)
+        unbounded = np.array([-math.inf, math.inf])
         totals = np.empty((n_features, n_channels), dtype=np.int64)
         results = np.empty((n_features, 4))
         winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
@@ -655,6 +659,9 @@ def _compile_finish_one(source_hash):
                         count_channel,
                         min_samples_leaf,
                         min_weight_leaf,
+                        unconstrained[0],
+                        unbounded[0],
+                        unbounded[1],
                         rtol,
                         node,
                         parent,

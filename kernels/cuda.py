@@ -451,6 +451,9 @@ def _compile_score_splits(helpers_key):
         min_samples_leaf,
         min_weight_leaf,
         rtol,
+        monotonic_cst,
+        lower,
+        upper,
         prefix,
         totals,
         results,
@@ -459,7 +462,7 @@ def _compile_score_splits(helpers_key):
     ):
         """The fused split search: every candidate of every node scored and each node's
         winner chosen, on the device (``kernels/_split_scan.py``; the arguments up to
-        ``rtol`` are ``CompiledSearch``'s).
+        ``upper`` are ``CompiledSearch``'s).
 
         A block per node (blocks stride over the nodes): thread 0 sums the node's
         statistics, the threads score a feature each (striding over the features), then
@@ -500,6 +503,9 @@ def _compile_score_splits(helpers_key):
                     count_channel,
                     min_samples_leaf,
                     min_weight_leaf,
+                    monotonic_cst[f],
+                    lower[i],
+                    upper[i],
                     rtol,
                     nodes[i],
                     parent,

@@ -1,7 +1,8 @@
 """Monotonicity constraints (``monotonic_cst``, issue 22), after scikit-learn's
 test_monotonic_tree.py: constrained predictions are monotone along each constrained
 feature, exact mode grows scikit-learn's tree, unconstrained fits are unchanged, the CUDA
-backend (simulator) grows the CPU's tree, and what scikit-learn refuses is refused."""
+backend (simulator) grows the CPU's tree, constrained fits take the compiled split scan
+and grow the vectorised search's tree, and what scikit-learn refuses is refused."""
 
 import numpy as np
 import pytest
@@ -16,7 +17,9 @@ from gpu_tree import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.cpu import CPUHistogramBackend
+from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
+from gpu_tree.data.validation import to_host
 from gpu_tree.testing import assert_tree_equal
 
 CST = np.array([1, -1, 0, 0, 1])
@@ -153,6 +156,52 @@ def test_cuda_tree_equals_cpu_tree():
             cuda.fit(X, target)
             assert cuda.device_ == "cuda"
             assert_tree_equal(cpu.tree_, cuda.tree_)
+
+
+def _counting_constrained_scans(patch, backend, calls):
+    """Patch ``backend``'s ``score_splits`` to count in ``calls`` the compiled searches
+    it runs with some monotonicity constraint."""
+    original = backend.__dict__["score_splits"]
+    scan = original.__func__ if isinstance(original, staticmethod) else original
+
+    def counting(*args):
+        search = args[-1]  # a method's or a static method's: the CompiledSearch last
+        if np.any(to_host(search.monotonic_cst)):
+            calls.append(search.slots.shape[0])
+        return scan(*args)
+
+    patch.setattr(
+        backend, "score_splits", staticmethod(counting) if scan is not original else counting
+    )
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("classification", [False, True])
+def test_constrained_fits_take_the_compiled_scan(monkeypatch, device, classification):
+    """Every level of a constrained fit is searched by the backend's compiled scan (the
+    fused kernel on a GPU), with its constraints, and the tree is the vectorised search's
+    node for node."""
+    if device == "cuda":
+        usable, reason, _ = cuda_status()
+        if not usable:
+            pytest.skip(f"CUDA backend not usable: {reason}")
+    backend = CUDAHistogramBackend if device == "cuda" else CPUHistogramBackend
+    make = DecisionTreeClassifier if classification else DecisionTreeRegressor
+    X, y = _data(6, n=250, classification=classification)
+    X[::8, 0] = np.nan
+    X[::11, 4] = np.nan
+    params = {"max_depth": 5, "min_samples_leaf": 3, "monotonic_cst": CST, "device": device}
+    calls = []
+    with monkeypatch.context() as patch:
+        _counting_constrained_scans(patch, backend, calls)
+        compiled = make(**params).fit(X, y)
+    assert len(calls) >= 4  # a search per level
+    with monkeypatch.context() as patch:
+        patch.setattr(backend, "score_splits", None)
+        vectorised = make(**params).fit(X, y)
+    assert compiled.tree_.node_count > 7
+    assert_tree_equal(compiled.tree_, vectorised.tree_, 0.0, 0.0)
+    assert_monotone(compiled, np.nan_to_num(X), CST, classification)
 
 
 def test_params_and_model_file(tmp_path):

@@ -4,7 +4,7 @@ chooses what the vectorised search chooses, on every criterion.
 The vectorised search (``gpu_tree.growing.splitting`` with ``gpu_tree.growing.criteria``)
 is the reference. Histograms come from random rows: a few or many, few or many bins,
 missing values or none, weights or none, leaf-size limits and feature masks, and nodes
-where nothing is allowed. The CPU twin runs here; the CUDA kernel runs the same helpers
+where nothing is allowed, monotonicity constraints and node bounds. The CPU twin runs here; the CUDA kernel runs the same helpers
 under the simulator in tests/test_cuda_simulator.py and through whole fits.
 """
 
@@ -15,8 +15,8 @@ import pytest
 
 from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.data.stats import COUNT_DTYPE, StatsLayout, fixed_point_exponent, to_fixed_point
-from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
-from gpu_tree.growing.splitting import SplitConstraints, select_splits
+from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, monotonic_value
+from gpu_tree.growing.splitting import MonotonicBounds, SplitConstraints, select_splits
 
 
 def _histograms(rng, *, n_nodes, n_features, n_bins, n_classes, weighted, missing_rate):
@@ -194,3 +194,79 @@ def test_the_compiled_search_scores_several_outputs_as_the_vectorised_one(criter
     assert reference.has_split.any()
     compiled = select_splits(present, compiled=score_splits_on_cpu, **common)
     _assert_same_choice(reference, compiled)
+
+
+def _bounds(rng, hist, layout, slots):
+    """Random bounds of the nodes of ``slots`` (in their order) that exclude some
+    candidates: quantiles of the values (criteria.monotonic_value) of their non-empty
+    bins, missing ones included, or no bound."""
+    lower = np.full(slots.size, -np.inf)
+    upper = np.full(slots.size, np.inf)
+    for i, slot in enumerate(slots):
+        stats = hist[slot].reshape(-1, hist.shape[3])
+        stats = stats[layout.count(stats) > 0]
+        values = monotonic_value(layout, layout.real(stats))
+        low, high = rng.choice([0.0, 0.1, 0.3]), rng.choice([1.0, 0.9, 0.7])
+        if low > 0.0:
+            lower[i] = np.quantile(values, low)
+        if high < 1.0:
+            upper[i] = np.quantile(values, high)
+    return lower, upper
+
+
+MONOTONIC_CRITERIA = ["gini", "entropy", "gain_ratio", "cart", "misclassification", "squared_error"]
+
+
+@pytest.mark.parametrize("criterion", MONOTONIC_CRITERIA)
+def test_the_compiled_search_checks_monotonic_constraints_as_the_vectorised_one(criterion):
+    """Random constraints (+1, -1 or none per feature) and node bounds, binary
+    classification and regression, with missing values or none: the same choices, and
+    the constraints do change some of them."""
+    regression = criterion == "squared_error"
+    constrained_away = 0
+    for seed in range(12):
+        rng = np.random.default_rng([seed, MONOTONIC_CRITERIA.index(criterion), 22])
+        weighted = bool(seed % 2)
+        missing_rate = [0.0, 0.1, 0.5][seed % 3]
+        n_bins = int(rng.choice([2, 5, 16, 64]))
+        hist, layout = _histograms(
+            rng,
+            n_nodes=int(rng.integers(1, 9)),
+            n_features=int(rng.integers(1, 6)),
+            n_bins=n_bins,
+            n_classes=0 if regression else 2,
+            weighted=weighted,
+            missing_rate=missing_rate,
+        )
+        present, missing = hist[:, :, :n_bins], hist[:, :, n_bins]
+        if missing_rate == 0.0:
+            missing = None
+        n_nodes, n_features = hist.shape[:2]
+        slots = rng.permutation(n_nodes)[: max(1, n_nodes - 1)]
+        cst = rng.choice(np.array([-1, 0, 1], dtype=np.int8), size=n_features)
+        cst[rng.integers(n_features)] = rng.choice([-1, 1])  # some feature constrained
+        lower, upper = _bounds(rng, hist, layout, slots)
+        mask = None
+        if seed >= 6:
+            mask = (rng.random((n_nodes, n_features)) < 0.7)[: slots.size]
+        common = dict(
+            criterion=criterion,
+            layout=layout,
+            constraints=SplitConstraints(
+                min_samples_leaf=int(rng.choice([1, 1, 3])),
+                min_weight_leaf=float(rng.choice([0.0, 0.0, 4.0])),
+            ),
+            feature_mask=mask,
+            slots=slots,
+            missing=missing,
+        )
+        monotonic = MonotonicBounds(cst, lower, upper)
+        reference = select_splits(present, monotonic=monotonic, **common)
+        compiled = select_splits(
+            present, compiled=score_splits_on_cpu, monotonic=monotonic, **common
+        )
+        _assert_same_choice(reference, compiled)
+        free = select_splits(present, **common)
+        changed = (free.has_split != reference.has_split) | (free.feature != reference.feature)
+        constrained_away += int(np.any(changed | (free.bin != reference.bin)))
+    assert constrained_away > 0

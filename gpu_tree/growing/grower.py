@@ -147,7 +147,7 @@ class GrowthParams:
     cost_weight: float = 1.0
     # Monotonicity constraints (scikit-learn's monotonic_cst): int8, one per feature, +1
     # non-decreasing, -1 non-increasing, 0 free; None: none. Binary classification (over
-    # P(class 1)) and regression; checked on every candidate by the vectorised search.
+    # P(class 1)) and regression; checked on every candidate by the split search.
     monotonic_cst: np.ndarray | None = None
 
 
@@ -410,7 +410,8 @@ class Grower:
             and not self.multiway
             and getattr(self.backend, "score_splits", None) is not None
             and self._compiled_scan_scores()
-            # The constrained search reads features by their index (not drawn columns).
+            # The constrained searches (compiled and vectorised) read each column's
+            # constraint by its index, a feature's: a drawn batch's columns are not.
             and self._monotonic is None
         )
 
@@ -556,6 +557,9 @@ class Grower:
 
         monotonic = None
         if self._monotonic is not None:
+            # Constraints by feature index: every searched column, a random-threshold
+            # batch's too, is the feature of its index, since constrained fits build no
+            # batch of drawn columns (_builds_drawn_histograms_only).
             bounds = self._node_bounds[nodes]
             monotonic = MonotonicBounds(self._monotonic, bounds[:, 0], bounds[:, 1])
 
@@ -1204,7 +1208,7 @@ class Grower:
             # measured on the rows after growth (see _grow_all), from the row partition
             # the finisher does not keep; absolute-error splits are searched on the rows.
             or p.criterion in ROW_MEASURED_CRITERIA
-            # Monotonicity constraints: only the vectorised split search checks them.
+            # Monotonicity constraints: the finisher keeps no node bounds.
             or self._monotonic is not None
             # Several outputs: the finisher measures one output's values and impurities.
             or self.layout.n_outputs > 1

@@ -204,14 +204,11 @@ def select_splits(
     host (the backend copies them back, in one copy).
 
     ``monotonic`` (:class:`MonotonicBounds`, or None): monotonicity constraints, checked
-    on every candidate (the best admissible one wins). Such searches take the vectorised
-    path: the compiled ones know no constraints.
+    on every candidate (the best admissible one wins), by the compiled search too.
     """
     _, n_features, n_bins, n_channels = hist.shape
     if monotonic is not None and not np.any(monotonic.cst):
         monotonic = None
-    if monotonic is not None:
-        compiled = None
     if slots is None:
         slots = np.arange(hist.shape[0])
     slots = np.asarray(slots, dtype=np.int64)
@@ -223,7 +220,7 @@ def select_splits(
         return chosen
     if compiled is not None and categorical is None:
         search = compiled_search(
-            hist, slots, missing, feature_mask, criterion, layout, constraints, xp
+            hist, slots, missing, feature_mask, criterion, layout, constraints, xp, monotonic
         )
         _record_winners(chosen, slice(None), *_unpack_winners(compiled(search), n_channels))
         return chosen
@@ -622,13 +619,24 @@ class CompiledSearch(NamedTuple):
     min_samples_leaf: int
     min_weight_leaf: float
     rtol: float  # criteria.SCORE_RTOL
+    # (n_features,) int64: each feature's monotonicity constraint (MonotonicBounds.cst;
+    # all 0 without constraints, where nothing else of them is read)
+    monotonic_cst: Any
+    # (n_nodes,) float64, in the order of ``slots``: each node's bounds on its children's
+    # values (MonotonicBounds.lower and upper; -inf and +inf without constraints)
+    lower: Any
+    upper: Any
 
 
-def compiled_search(hist, slots, missing, feature_mask, criterion, layout, constraints, xp):
+def compiled_search(
+    hist, slots, missing, feature_mask, criterion, layout, constraints, xp, monotonic=None
+):
     """The :class:`CompiledSearch` of these nodes (``slots``, host int64) and ``hist``,
-    ``missing`` (or None) and ``feature_mask`` (host, or None) as :func:`select_splits`
-    takes them. The small host tables go to the device in one copy."""
+    ``missing`` (or None), ``feature_mask`` (host, or None) and ``monotonic`` (a
+    :class:`MonotonicBounds`, or None) as :func:`select_splits` takes them. The small host
+    tables go to the device in one copy."""
     _, n_features, n_bins, n_channels = hist.shape
+    n_nodes = slots.size
     use_missing = missing is not None
     if not use_missing:
         missing = xp.zeros((1, n_features, n_channels), dtype=hist.dtype)
@@ -647,26 +655,46 @@ def compiled_search(hist, slots, missing, feature_mask, criterion, layout, const
         outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
     else:
         outputs = np.zeros(layout.n_outputs, dtype=np.int64)
-    tables = host_to_device(
-        np.concatenate([slots.astype(np.int64), mask.ravel(), outputs, scale_bits]), xp
+    if monotonic is None:
+        cst = np.zeros(n_features, dtype=np.int64)
+        lower, upper = np.full(n_nodes, -np.inf), np.full(n_nodes, np.inf)
+    else:
+        cst = np.asarray(monotonic.cst, dtype=np.int64)
+        lower = np.ascontiguousarray(monotonic.lower, dtype=np.float64)
+        upper = np.ascontiguousarray(monotonic.upper, dtype=np.float64)
+    parts = [
+        slots.astype(np.int64),
+        mask.ravel(),
+        outputs,
+        cst,
+        lower.view(np.int64),
+        upper.view(np.int64),
+        scale_bits,
+    ]
+    tables = host_to_device(np.concatenate(parts), xp)
+    ends = np.cumsum([part.size for part in parts])
+    slot_table, mask_table, output_table, cst_table, lower_bits, upper_bits, scale_table = (
+        tables[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)
     )
-    n_nodes, n_mask, n_outputs = slots.size, mask.size, outputs.size
     return CompiledSearch(
         hist=hist,
-        slots=tables[:n_nodes],
+        slots=slot_table,
         n_bins=n_bins,
         missing=missing,
         use_missing=use_missing,
-        feature_mask=tables[n_nodes : n_nodes + n_mask].reshape(mask.shape),
+        feature_mask=mask_table.reshape(mask.shape),
         use_mask=use_mask,
-        outputs=tables[n_nodes + n_mask : n_nodes + n_mask + n_outputs],
-        scale=tables[n_nodes + n_mask + n_outputs :].view(np.float64),
+        outputs=output_table,
+        scale=scale_table.view(np.float64),
         criterion=SPLIT_CRITERION_CODES[criterion],
         n_classes=layout.output_classes[0][1] if layout.is_classification else 0,
         count_channel=layout.n_channels - 1 if layout.has_count_channel else -1,
         min_samples_leaf=int(constraints.min_samples_leaf),
         min_weight_leaf=float(constraints.min_weight_leaf),
         rtol=SCORE_RTOL,
+        monotonic_cst=cst_table,
+        lower=lower_bits.view(np.float64),
+        upper=upper_bits.view(np.float64),
     )
 
 
