@@ -1185,6 +1185,21 @@ MUTANTS: list[Mutant] = [
         "                    pass",
         "fused search: missing rows sent left are not in the left child's statistics",
     ),
+    M(
+        "FS8",
+        SPLIT_SCAN,
+        "            first = outputs[k]\n",
+        "            first = first\n",
+        "fused search, several outputs' classes: every output's impurity read from the "
+        "first channels on",
+    ),
+    M(
+        "FS9",
+        SPLIT_SCAN,
+        "        within_upper = left_value <= upper and right_value <= upper\n",
+        "        within_upper = True\n",
+        "fused search, monotonic constraints: the node's upper bound is not checked",
+    ),
 ]
 del M
 
