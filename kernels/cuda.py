@@ -71,6 +71,8 @@ _leaf_of_row = cuda.jit(device=True, cache=True)(
     _walk.make_leaf_of_row(_in_category_set, _dense_value)
 )
 _add_tree_values = cuda.jit(device=True, cache=True)(_walk.make_add_tree_values(_leaf_of_row))
+# Where a CSR row stores a column (a sparse X's split feature, at a partition).
+_stored_position = cuda.jit(device=True, cache=True)(_walk.stored_position)
 
 THREADS_PER_BLOCK = 256
 # The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
@@ -634,7 +636,6 @@ def _compile_sparse_kernels(helpers_key):
     """The kernels of a sparse X's CSR bin codes (``data.binning.SparseCodes``): each row
     stores the codes of its non-zero values (``indices`` increasing), every other value of
     feature f falls in the bin ``zero_code[f]``."""
-    stored_position = cuda.jit(device=True, inline=True, cache=True)(_walk.stored_position)
 
     @cuda.jit(cache=True)
     def sparse_histograms(
@@ -707,7 +708,7 @@ def _compile_sparse_kernels(helpers_key):
             f = split_feature[node_of_row[i]]
             if f < 0:
                 continue
-            k = stored_position(indptr, indices, i, f)
+            k = _stored_position(indptr, indices, i, f)
             out[0, i] = codes[k] if k >= 0 else zero_code[f]
 
     return sparse_histograms, split_feature_codes
