@@ -1,7 +1,7 @@
 """Histogram search on an NVIDIA GPU (or the simulator) from a sparse X's bin codes
 (:class:`~gpu_tree.data.binning.SparseCodes`).
 
-The CUDA backend with two differences, as the CPU's sparse backend has
+The CUDA backend with three differences, as the CPU's sparse backend has
 (:mod:`gpu_tree.backends.cpu_sparse`):
 
 - the codes stay in their CSR layout on the device (row pointers, column indices and one
@@ -41,8 +41,9 @@ class CUDASparseHistogramBackend(CUDAHistogramBackend):
         self._features = xp.arange(self.n_features)
 
     def _codes_on_device(self, codes: SparseCodes) -> SparseCodes:
-        """The CSR codes on the device, in one copy: row pointers (int64), column indices
-        (int32: half the bytes of a stored value's), codes and the zero bins."""
+        """The CSR codes on the device, each array copied once: row pointers (int64),
+        column indices (int32: half the bytes of a stored value's), codes and the zero
+        bins."""
         xp = self.xp
         parts = (
             codes.indptr.astype(np.int64),
