@@ -5,7 +5,7 @@ No GPU is needed. Two steps:
 1. The kernels' real argument types are recorded, not written by hand: a child process
    under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) fits and predicts a few tiny
    models through the public estimators (classification with and without weights,
-   regression, categorical subset and multiway splits, float32 and float64 input), with
+   regression, categorical subset and multiway splits, sparse X, float32 and float64 input), with
    every kernel of ``gpu_tree.kernels.cuda`` wrapped to note the numba type of each
    argument it is launched with. The backend passes the same array kinds on a GPU (CuPy
    arrays of the same dtypes and layouts), so these are the signatures it compiles there.
@@ -52,6 +52,8 @@ KERNELS = (
     "squared_deviation_sums",
     "predict_leaves",
     "predict_forest",
+    "sparse_histograms",
+    "split_feature_codes",
 )
 
 # Per-SM limits by compute capability (CUDA occupancy calculator's table).
@@ -152,6 +154,12 @@ def record_signatures():
             **common, categorical_features=[2], categorical_split=split, criterion=criterion
         ).fit(Xc, yc)
         apply_on_device(model.tree_, Xc, np)
+    # A sparse X: histograms from the stored values, routing by the stored columns.
+    from scipy import sparse
+
+    S = sparse.csr_matrix(np.where(rng.random(X.shape) < 0.3, X, 0.0))
+    gpu_tree.DecisionTreeClassifier(**common).fit(S, y)
+    gpu_tree.DecisionTreeRegressor(**common).fit(S, X[:, 0], sample_weight=rng.random(n) + 0.5)
     # A forest's prediction for a GPU array: every tree in one launch.
     for dtype in (np.float64, np.float32):
         forest = gpu_tree.RandomForestClassifier(3, max_depth=3, max_bins=16).fit(X, y)
