@@ -8,20 +8,37 @@ ranks of the node's sorted targets, which gives the weighted median of the rows 
 so far and the sums of w and w*y below it in O(log n) (as scikit-learn's
 ``precompute_absolute_errors``).
 
-The weighted median follows scikit-learn's tree criterion: the smallest sorted target
-whose cumulative weight exceeds half the total; where the cumulative weight of the
-targets before it is exactly half, the mid-point of that target and the one before.
+The sums are the rows' fixed-point statistics (integers: the weight channel and each
+output's ``w * (y - centre)`` channel of ``RowData.row_stats``), and the median and
+error come from them by :mod:`._median_errors`, which the GPU's search
+(:mod:`.cuda_absolute_error`) shares: the same integers give the same bits on both
+devices. ``scales`` holds the channels' powers of two: the weight's, then each output's
+sum's (StatsLayout.real).
 """
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
 
+from . import _median_errors as _medians
 from . import compilation
 
 # Before the first kernel is decorated: where numba caches them (see .compilation).
 compilation.choose_cache_folder(Path(__file__).parent)
+
+# The shared arithmetic, inlined; its source hash goes into the cache keys of the
+# kernels that inline it (numba keys its cache on this file alone, see kernels/cuda.py).
+_exceeds_half = njit(cache=True, inline="always")(_medians.exceeds_half)
+_reaches_half = njit(cache=True, inline="always")(_medians.reaches_half)
+_median_of = njit(cache=True, inline="always")(_medians.median_of)
+_side_error = njit(cache=True, inline="always")(_medians.side_error)
+_admissible = njit(cache=True, inline="always")(_medians.admissible)
+_missing_go_left = njit(cache=True, inline="always")(_medians.missing_go_left)
+MEDIAN_ERRORS_SOURCE_KEY = int(
+    hashlib.sha256(Path(_medians.__file__).read_bytes()).hexdigest()[:15], 16
+)
 
 
 @njit(cache=True)
@@ -35,57 +52,27 @@ def _fenwick_add(tree_w, tree_wy, rank, w, wy):
 
 
 @njit(cache=True)
-def _fenwick_search(tree_w, tree_wy, target, strict, top_bit):
-    """The first rank whose cumulative weight (inclusive) exceeds ``target`` (strict)
-    or reaches it (not strict), with the sums of w and w*y of the ranks before it."""
+def _fenwick_search(tree_w, tree_wy, total, strict, top_bit):
+    """The first rank whose cumulative weight (inclusive) exceeds half ``total``
+    (strict) or reaches it (not strict), with the sums of w and w*y of the ranks before
+    it (integers: the comparisons are exact)."""
     n = tree_w.size - 1
     pos = 0
-    cum_w = 0.0
-    cum_wy = 0.0
+    cum_w = 0
+    cum_wy = 0
     bit = top_bit
     while bit > 0:
         nxt = pos + bit
         if nxt <= n:
             c = cum_w + tree_w[nxt]
-            if (strict and c <= target) or ((not strict) and c < target):
+            if (strict and not _exceeds_half(c, total)) or (
+                (not strict) and not _reaches_half(c, total)
+            ):
                 pos = nxt
                 cum_w = c
                 cum_wy += tree_wy[nxt]
         bit >>= 1
-    return pos, cum_w, cum_wy  # pos: the 0-based rank found
-
-
-@njit(cache=True)
-def _pass(order, rank_of, sorted_y, weight, out_error, out_median):
-    """For each p, the absolute error and weighted median of rows order[:p + 1] (any
-    subset of the rows ``rank_of`` ranks: the tree spans all their ranks)."""
-    n_ranks = sorted_y.size
-    tree_w = np.zeros(n_ranks + 1)
-    tree_wy = np.zeros(n_ranks + 1)
-    top_bit = 1
-    while top_bit * 2 <= n_ranks:
-        top_bit *= 2
-    total_w = 0.0
-    total_wy = 0.0
-    for p in range(order.size):
-        i = order[p]
-        r = rank_of[i]
-        w = weight[i]
-        _fenwick_add(tree_w, tree_wy, r, w, w * sorted_y[r])
-        total_w += w
-        total_wy += w * sorted_y[r]
-        half = 0.5 * total_w
-        hi, w_left, wy_left = _fenwick_search(tree_w, tree_wy, half, True, top_bit)
-        median = sorted_y[hi]
-        if w_left == half:  # the targets before hi weigh exactly half: the mid-point
-            # with the last of them (the first rank whose cumulative weight reaches half)
-            lo = _fenwick_search(tree_w, tree_wy, half, False, top_bit)[0]
-            median = 0.5 * (sorted_y[lo] + sorted_y[hi])
-        w_right = total_w - w_left
-        wy_right = total_wy - wy_left
-        error = (wy_right - median * w_right) + (median * w_left - wy_left)
-        out_error[p] = max(error, 0.0)
-        out_median[p] = median
+    return min(pos, n - 1), cum_w, cum_wy  # pos: the 0-based rank found
 
 
 @njit(cache=True)
@@ -97,209 +84,6 @@ def _target_ranks(y):
     for k in range(n):
         rank_of[order_y[k]] = k
     return y[order_y], rank_of
-
-
-@njit(cache=True)
-def _errors(order, rank_of, sorted_y, weight):
-    """The absolute error and weighted median of rows order[:p + 1], for each p.
-
-    ``rank_of`` and ``sorted_y`` hold one row per output (:func:`_node_targets`): the
-    error is the sum of the outputs' (multi-output y), the median the first output's
-    (the one monotonicity constraints read: they take one output)."""
-    error = np.zeros(order.size)
-    median = np.empty(order.size)
-    output_error = np.empty(order.size)
-    output_median = np.empty(order.size)
-    for k in range(rank_of.shape[0]):
-        _pass(order, rank_of[k], sorted_y[k], weight, output_error, output_median)
-        error += output_error
-        if k == 0:
-            median[:] = output_median
-    return error, median
-
-
-@njit(cache=True)
-def _admissible(cst, lower, upper, left_median, right_median):
-    """scikit-learn's monotonicity check of a split (``cst`` +1 or -1; 0: none) with the
-    children's medians as their values: ordered by ``cst`` and both within the node's
-    bounds [lower, upper] (criteria.monotonic_admissible, for one candidate)."""
-    if cst == 0:
-        return True
-    ordered = (left_median - right_median) * cst <= 0
-    within = lower <= left_median <= upper and lower <= right_median <= upper
-    return ordered and within
-
-
-@njit(cache=True)
-def node_median_and_error(y, weight):
-    """(weighted median, sum w |y - median|) of a node's rows."""
-    n = y.size
-    sorted_y, rank_of = _target_ranks(y)
-    error = np.empty(n)
-    median = np.empty(n)
-    _pass(np.arange(n), rank_of, sorted_y, weight, error, median)
-    return median[n - 1], error[n - 1]
-
-
-@njit(cache=True)
-def _missing_go_left(
-    score_left, score_right, n_missing, n_present_left, n_present_right, tolerance
-):
-    """Where missing rows go, as the histogram search decides: the better side; sides
-    within rounding, or a node with no missing row (then missing values met later follow
-    this rule): the side holding more present rows."""
-    both = score_left > -np.inf and score_right > -np.inf
-    if n_missing == 0 or (both and abs(score_left - score_right) <= tolerance):
-        return n_present_left >= n_present_right
-    return score_left > score_right
-
-
-@njit(cache=True)
-def best_absolute_error_split(
-    x,
-    missing,
-    rank_of,
-    sorted_y,
-    weight,
-    min_samples_leaf,
-    min_weight_leaf,
-    tolerance,
-    cst=0,
-    lower=-np.inf,
-    upper=np.inf,
-):
-    """The best split of a node's rows on one feature.
-
-    ``x``: the rows' values (raw values or bin codes), ``missing``: the rows whose value
-    is missing; ``rank_of``/``sorted_y`` from the node's targets, one row per output
-    (:func:`_node_targets`; several outputs: their errors add up).
-    Rows with a present value at most the split's go left; missing ones go to the side
-    that scores better (both are tried, as in the histogram search; on a tie, and where
-    the node has none, to the side of more present rows), and one more candidate sends
-    every present row left and every missing one right.
-
-    Returns (improvement, left_value, next_value, missing_left, parent error):
-    improvement the parent's sum of w |y - median| less its children's (-inf: no valid
-    split); left_value the largest present value going left, next_value the smallest
-    going right (NaN: none, the present-left, missing-right split). Ties go to the
-    lowest split: a later candidate wins only by more than ``tolerance``. ``cst``,
-    ``lower``, ``upper``: a monotonicity constraint on the feature and the node's bounds
-    (:func:`_admissible`).
-    """
-    n = x.size
-    n_missing = 0
-    for i in range(n):
-        n_missing += missing[i]
-    n_present = n - n_missing
-    present = np.empty(n_present, dtype=np.int64)
-    absent = np.empty(n_missing, dtype=np.int64)
-    a = 0
-    b = 0
-    for i in range(n):
-        if missing[i]:
-            absent[b] = i
-            b += 1
-        else:
-            present[a] = i
-            a += 1
-    order = present[np.argsort(x[present], kind="mergesort")]
-    reverse = order[::-1].copy()
-    # Errors of the first k present rows (forward[k - 1]) and of the last j (backward[j - 1]),
-    # then of the missing rows followed by them (index n_missing + k - 1).
-    # (and their medians, the same indices).
-    forward, forward_median = _errors(order, rank_of, sorted_y, weight)
-    backward, backward_median = _errors(reverse, rank_of, sorted_y, weight)
-    # No missing row: the same passes.
-    forward_missing, forward_missing_median = forward, forward_median
-    backward_missing, backward_missing_median = backward, backward_median
-    if n_missing:
-        forward_missing, forward_missing_median = _errors(
-            np.concatenate((absent, order)), rank_of, sorted_y, weight
-        )
-        backward_missing, backward_missing_median = _errors(
-            np.concatenate((absent, reverse)), rank_of, sorted_y, weight
-        )
-    parent = forward_missing[n - 1] if n > 0 else 0.0
-    prefix_w = np.zeros(n_present + 1)
-    for k in range(n_present):
-        prefix_w[k + 1] = prefix_w[k] + weight[order[k]]
-    missing_w = 0.0
-    for i in range(n_missing):
-        missing_w += weight[absent[i]]
-    total_w = prefix_w[n_present] + missing_w
-
-    best = -np.inf
-    best_k = 0
-    best_missing_left = False
-    for k in range(1, n_present + 1):
-        if k < n_present and not x[order[k - 1]] < x[order[k]]:
-            continue
-        j = n_present - k  # present rows right
-        if j == 0 and n_missing == 0:
-            break  # every row left
-        score_right = -np.inf  # missing rows right
-        score_left = -np.inf  # missing rows left
-        for side in range(2):
-            if side == 1 and (n_missing == 0 or j == 0):
-                continue
-            n_left = k + side * n_missing
-            w_left = prefix_w[k] + side * missing_w
-            if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-                continue
-            if w_left < min_weight_leaf or total_w - w_left < min_weight_leaf:
-                continue
-            if side == 0:
-                at = n_missing + j - 1  # the missing rows (if any) and the last j present
-                if not _admissible(
-                    cst, lower, upper, forward_median[k - 1], backward_missing_median[at]
-                ):
-                    continue
-                score_right = parent - forward[k - 1] - backward_missing[at]
-            else:
-                at = n_missing + k - 1  # the missing rows and the first k present
-                if not _admissible(
-                    cst, lower, upper, forward_missing_median[at], backward_median[j - 1]
-                ):
-                    continue
-                score_left = parent - forward_missing[at] - backward[j - 1]
-        go_left = _missing_go_left(score_left, score_right, n_missing, k, j, tolerance)
-        improvement = max(score_left, score_right)
-        if improvement > best + tolerance:
-            best = improvement
-            best_k = k
-            best_missing_left = go_left
-    left_value = np.nan
-    next_value = np.nan
-    if best_k > 0:
-        left_value = x[order[best_k - 1]]
-        if best_k < n_present:
-            next_value = x[order[best_k]]
-    return best, left_value, next_value, best_missing_left, parent
-
-
-@njit(cache=True)
-def _node_targets(rows, y_all, weight_all, rtol):
-    """A node's weights (rows ``rows``), each output's sorted targets and their ranks
-    (:func:`_target_ranks`, one row per output of ``y_all``, (n_samples, n_outputs)),
-    its weight, and the rounding tolerance of its improvements: ``rtol`` times
-    sum w |y| over the outputs, the size of the sums every error is computed from."""
-    n = rows.size
-    n_outputs = y_all.shape[1]
-    weight = np.empty(n)
-    total_w = 0.0
-    for i in range(n):
-        weight[i] = weight_all[rows[i]]
-        total_w += weight[i]
-    sorted_y = np.empty((n_outputs, n))
-    rank_of = np.empty((n_outputs, n), dtype=np.int64)
-    size = 0.0
-    y = np.empty(n)
-    for k in range(n_outputs):
-        for i in range(n):
-            y[i] = y_all[rows[i], k]
-            size += weight[i] * abs(y[i])
-        sorted_y[k], rank_of[k] = _target_ranks(y)
-    return weight, sorted_y, rank_of, total_w, rtol * size
 
 
 @njit(cache=True)
@@ -317,148 +101,438 @@ def _feature_values(columns, f, rows, missing_code):
     return x, missing
 
 
-@njit(cache=True, parallel=True)
-def best_absolute_error_splits(
-    columns,
-    rows,
-    features,
-    missing_code,
-    y_all,
-    weight_all,
-    min_samples_leaf,
-    min_weight_leaf,
-    rtol,
-    csts,
-    lower,
-    upper,
-):
-    """The best split of one node on each of ``features`` (rows of the feature-major
-    ``columns``: raw values, missing as NaN, or bin codes, missing as ``missing_code``),
-    the node being the rows ``rows`` of ``y_all`` and ``weight_all``.
+def _compile_searches(source_key):
+    """The kernels that inline :mod:`._median_errors` (directly or through each other),
+    each with its source hash as a closure variable: numba puts closure variables in its
+    cache key, and keys the cache on this file alone, so an edit to the shared arithmetic
+    recompiles them. They call each other by their module-level names (globals): a
+    compiled function held in a closure variable would change the cache key in every
+    process, and nothing would ever be loaded from the cache."""
 
-    Returns per feature (improvement, left_value, next_value, missing_left) of
-    :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance of
-    the improvements (:func:`_node_targets`). ``csts``: each feature's monotonicity
-    constraint, ``lower``/``upper`` the node's bounds.
-    """
-    weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
-    n_features = features.size
-    improvement = np.empty(n_features)
-    left_value = np.empty(n_features)
-    next_value = np.empty(n_features)
-    missing_left = np.zeros(n_features, dtype=np.bool_)
-    for j in prange(n_features):
-        x, missing = _feature_values(columns, features[j], rows, missing_code)
-        gain, low, high, go_left, _ = best_absolute_error_split(
-            x,
-            missing,
-            rank_of,
-            sorted_y,
-            weight,
-            min_samples_leaf,
-            min_weight_leaf,
-            tolerance,
-            csts[j],
-            lower,
-            upper,
+    @njit(cache=True)
+    def keyed_pass(
+        order, rank_of, sorted_y, weight, weighted_sum, scales, output, out_error, out_median
+    ):
+        """For each p, the absolute error and weighted median of rows order[:p + 1] (any
+        subset of the rows ``rank_of`` ranks: the tree spans all their ranks), of output
+        ``output`` (its weighted sums ``weighted_sum``, its scale ``scales[1 + output]``)."""
+        source_key  # noqa: B018 - in the cache key only
+        n_ranks = sorted_y.size
+        tree_w = np.zeros(n_ranks + 1, dtype=np.int64)
+        tree_wy = np.zeros(n_ranks + 1, dtype=np.int64)
+        top_bit = 1
+        while top_bit * 2 <= n_ranks:
+            top_bit *= 2
+        total_w = 0
+        total_wy = 0
+        weight_scale, sum_scale = scales[0], scales[1 + output]
+        for p in range(order.size):
+            i = order[p]
+            r = rank_of[i]
+            _fenwick_add(tree_w, tree_wy, r, weight[i], weighted_sum[i])
+            total_w += weight[i]
+            total_wy += weighted_sum[i]
+            hi, w_left, wy_left = _fenwick_search(tree_w, tree_wy, total_w, True, top_bit)
+            # The targets before hi weighing exactly half: the mid-point with the first
+            # rank whose cumulative weight reaches half.
+            lo = hi
+            if 2 * w_left == total_w:
+                lo = _fenwick_search(tree_w, tree_wy, total_w, False, top_bit)[0]
+            median = _median_of(sorted_y[lo], sorted_y[hi], w_left, total_w)
+            out_error[p] = _side_error(
+                w_left, wy_left, total_w, total_wy, median, weight_scale, sum_scale
+            )
+            out_median[p] = median
+
+    @njit(cache=True)
+    def keyed_errors(order, rank_of, sorted_y, weight, weighted_sums, scales):
+        """The absolute error and weighted median of rows order[:p + 1], for each p.
+
+        ``rank_of``, ``sorted_y`` and ``weighted_sums`` hold one row per output
+        (:func:`_node_targets`): the error is the sum of the outputs' (multi-output y),
+        the median the first output's (the one monotonicity constraints read: they take
+        one output)."""
+        source_key  # noqa: B018 - in the cache key only
+        error = np.zeros(order.size)
+        median = np.empty(order.size)
+        output_error = np.empty(order.size)
+        output_median = np.empty(order.size)
+        for k in range(rank_of.shape[0]):
+            _pass(
+                order,
+                rank_of[k],
+                sorted_y[k],
+                weight,
+                weighted_sums[k],
+                scales,
+                k,
+                output_error,
+                output_median,
+            )
+            error += output_error
+            if k == 0:
+                median[:] = output_median
+        return error, median
+
+    @njit(cache=True)
+    def keyed_node_median_and_error(y, weight, weighted_sum, scales):
+        """(weighted median, sum w |y - median|) of a node's rows: their targets ``y``
+        and fixed-point weights and weighted sums (one output: ``scales[:2]``)."""
+        source_key  # noqa: B018 - in the cache key only
+        n = y.size
+        sorted_y, rank_of = _target_ranks(y)
+        error = np.empty(n)
+        median = np.empty(n)
+        _pass(np.arange(n), rank_of, sorted_y, weight, weighted_sum, scales, 0, error, median)
+        return median[n - 1], error[n - 1]
+
+    @njit(cache=True)
+    def keyed_best_split(
+        x,
+        missing,
+        rank_of,
+        sorted_y,
+        weight,
+        weighted_sums,
+        scales,
+        min_samples_leaf,
+        min_weight_leaf,
+        tolerance,
+        cst=0,
+        lower=-np.inf,
+        upper=np.inf,
+    ):
+        """The best split of a node's rows on one feature.
+
+        ``x``: the rows' values (raw values or bin codes), ``missing``: the rows whose
+        value is missing; ``rank_of``/``sorted_y``/``weighted_sums`` from the node's
+        targets, one row per output (:func:`_node_targets`; several outputs: their errors
+        add up), ``weight`` the rows' fixed-point weights.
+        Rows with a present value at most the split's go left; missing ones go to the
+        side that scores better (both are tried, as in the histogram search; on a tie,
+        and where the node has none, to the side of more present rows), and one more
+        candidate sends every present row left and every missing one right.
+
+        Returns (improvement, left_value, next_value, missing_left, parent error):
+        improvement the parent's sum of w |y - median| less its children's (-inf: no
+        valid split); left_value the largest present value going left, next_value the
+        smallest going right (NaN: none, the present-left, missing-right split). Ties go
+        to the lowest split: a later candidate wins only by more than ``tolerance``.
+        ``cst``, ``lower``, ``upper``: a monotonicity constraint on the feature and the
+        node's bounds (:func:`_admissible`).
+        """
+        source_key  # noqa: B018 - in the cache key only
+        n = x.size
+        n_missing = 0
+        for i in range(n):
+            n_missing += missing[i]
+        n_present = n - n_missing
+        present = np.empty(n_present, dtype=np.int64)
+        absent = np.empty(n_missing, dtype=np.int64)
+        a = 0
+        b = 0
+        for i in range(n):
+            if missing[i]:
+                absent[b] = i
+                b += 1
+            else:
+                present[a] = i
+                a += 1
+        order = present[np.argsort(x[present], kind="mergesort")]
+        reverse = order[::-1].copy()
+        # Errors of the first k present rows (forward[k - 1]) and of the last j
+        # (backward[j - 1]), then of the missing rows followed by them (index
+        # n_missing + k - 1), and their medians (the same indices).
+        forward, forward_median = _errors(order, rank_of, sorted_y, weight, weighted_sums, scales)
+        backward, backward_median = _errors(
+            reverse, rank_of, sorted_y, weight, weighted_sums, scales
         )
-        improvement[j] = gain
-        left_value[j] = low
-        next_value[j] = high
-        missing_left[j] = go_left
-    return improvement, left_value, next_value, missing_left, total_w, tolerance
+        # No missing row: the same passes.
+        forward_missing, forward_missing_median = forward, forward_median
+        backward_missing, backward_missing_median = backward, backward_median
+        if n_missing:
+            forward_missing, forward_missing_median = _errors(
+                np.concatenate((absent, order)), rank_of, sorted_y, weight, weighted_sums, scales
+            )
+            backward_missing, backward_missing_median = _errors(
+                np.concatenate((absent, reverse)), rank_of, sorted_y, weight, weighted_sums, scales
+            )
+        parent = forward_missing[n - 1] if n > 0 else 0.0
+        prefix_w = np.zeros(n_present + 1, dtype=np.int64)
+        for k in range(n_present):
+            prefix_w[k + 1] = prefix_w[k] + weight[order[k]]
+        missing_w = 0
+        for i in range(n_missing):
+            missing_w += weight[absent[i]]
+        total_w = prefix_w[n_present] + missing_w
+        weight_scale = scales[0]
+
+        best = -np.inf
+        best_k = 0
+        best_missing_left = False
+        for k in range(1, n_present + 1):
+            if k < n_present and not x[order[k - 1]] < x[order[k]]:
+                continue
+            j = n_present - k  # present rows right
+            if j == 0 and n_missing == 0:
+                break  # every row left
+            score_right = -np.inf  # missing rows right
+            score_left = -np.inf  # missing rows left
+            for side in range(2):
+                if side == 1 and (n_missing == 0 or j == 0):
+                    continue
+                n_left = k + side * n_missing
+                fixed_left = prefix_w[k] + side * missing_w
+                if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+                    continue
+                w_left = float(fixed_left) * weight_scale
+                w_right = float(total_w - fixed_left) * weight_scale
+                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                    continue
+                if side == 0:
+                    at = n_missing + j - 1  # the missing rows (if any) and the last j present
+                    if not _admissible(
+                        cst, lower, upper, forward_median[k - 1], backward_missing_median[at]
+                    ):
+                        continue
+                    score_right = parent - forward[k - 1] - backward_missing[at]
+                else:
+                    at = n_missing + k - 1  # the missing rows and the first k present
+                    if not _admissible(
+                        cst, lower, upper, forward_missing_median[at], backward_median[j - 1]
+                    ):
+                        continue
+                    score_left = parent - forward_missing[at] - backward[j - 1]
+            go_left = _missing_go_left(score_left, score_right, n_missing, k, j, tolerance)
+            improvement = max(score_left, score_right)
+            if improvement > best + tolerance:
+                best = improvement
+                best_k = k
+                best_missing_left = go_left
+        left_value = np.nan
+        next_value = np.nan
+        if best_k > 0:
+            left_value = x[order[best_k - 1]]
+            if best_k < n_present:
+                next_value = x[order[best_k]]
+        return best, left_value, next_value, best_missing_left, parent
+
+    @njit(cache=True, parallel=True)
+    def keyed_best_splits(
+        columns,
+        rows,
+        features,
+        missing_code,
+        y_all,
+        weight_all,
+        sums_all,
+        scales,
+        min_samples_leaf,
+        min_weight_leaf,
+        rtol,
+        csts,
+        lower,
+        upper,
+    ):
+        """The best split of one node on each of ``features`` (rows of the feature-major
+        ``columns``: raw values, missing as NaN, or bin codes, missing as
+        ``missing_code``), the node being the rows ``rows`` of ``y_all``, ``weight_all``
+        and ``sums_all`` (:func:`_node_targets`).
+
+        Returns per feature (improvement, left_value, next_value, missing_left) of
+        :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance
+        of the improvements (:func:`_node_targets`). ``csts``: each feature's
+        monotonicity constraint, ``lower``/``upper`` the node's bounds.
+        """
+        source_key  # noqa: B018 - in the cache key only
+        weight, sums, sorted_y, rank_of, total_w, tolerance = _node_targets(
+            rows, y_all, weight_all, sums_all, scales, rtol
+        )
+        n_features = features.size
+        improvement = np.empty(n_features)
+        left_value = np.empty(n_features)
+        next_value = np.empty(n_features)
+        missing_left = np.zeros(n_features, dtype=np.bool_)
+        for j in prange(n_features):
+            x, missing = _feature_values(columns, features[j], rows, missing_code)
+            gain, low, high, go_left, _ = best_absolute_error_split(
+                x,
+                missing,
+                rank_of,
+                sorted_y,
+                weight,
+                sums,
+                scales,
+                min_samples_leaf,
+                min_weight_leaf,
+                tolerance,
+                csts[j],
+                lower,
+                upper,
+            )
+            improvement[j] = gain
+            left_value[j] = low
+            next_value[j] = high
+            missing_left[j] = go_left
+        return improvement, left_value, next_value, missing_left, total_w, tolerance
+
+    @njit(cache=True)
+    def keyed_error_of(part, rank_of, sorted_y, weight, weighted_sums, scales):
+        """The absolute error and weighted median of the rows ``part`` (0 and NaN for
+        none)."""
+        source_key  # noqa: B018 - in the cache key only
+        if part.size == 0:
+            return 0.0, np.nan
+        error, median = _errors(part, rank_of, sorted_y, weight, weighted_sums, scales)
+        return error[part.size - 1], median[part.size - 1]
+
+    @njit(cache=True, parallel=True)
+    def keyed_drawn_splits(
+        columns,
+        rows,
+        features,
+        split_values,
+        missing_code,
+        y_all,
+        weight_all,
+        sums_all,
+        scales,
+        min_samples_leaf,
+        min_weight_leaf,
+        rtol,
+        csts,
+        lower,
+        upper,
+    ):
+        """Extremely randomised trees: the improvement of one given split per feature of
+        one node (present values at most ``split_values[j]`` go left, on feature
+        ``features[j]``), missing rows on the better side (:func:`_missing_go_left`).
+
+        Arguments as :func:`best_absolute_error_splits`' (monotonicity constraints too).
+        Returns per feature (improvement, -inf where a side is empty, too small or not
+        admissible; missing_left), the node's weight and the tolerance.
+        """
+        source_key  # noqa: B018 - in the cache key only
+        n = rows.size
+        weight, sums, sorted_y, rank_of, total_w, tolerance = _node_targets(
+            rows, y_all, weight_all, sums_all, scales, rtol
+        )
+        parent = _error_of(np.arange(n), rank_of, sorted_y, weight, sums, scales)[0]
+        total_fixed = np.sum(weight)
+        weight_scale = scales[0]
+        n_features = features.size
+        improvement = np.full(n_features, -np.inf)
+        missing_left = np.zeros(n_features, dtype=np.bool_)
+        for j in prange(n_features):
+            x, missing = _feature_values(columns, features[j], rows, missing_code)
+            left = np.empty(n, dtype=np.int64)
+            right = np.empty(n, dtype=np.int64)
+            absent = np.empty(n, dtype=np.int64)
+            n_left = n_right = n_missing = 0
+            fixed_left = fixed_missing = 0
+            for i in range(n):
+                if missing[i]:
+                    absent[n_missing] = i
+                    n_missing += 1
+                    fixed_missing += weight[i]
+                elif x[i] <= split_values[j]:
+                    left[n_left] = i
+                    n_left += 1
+                    fixed_left += weight[i]
+                else:
+                    right[n_right] = i
+                    n_right += 1
+            if n_left == 0 or n_right == 0:
+                continue
+            left, right, absent = left[:n_left], right[:n_right], absent[:n_missing]
+            score_right = -np.inf  # missing rows right
+            score_left = -np.inf  # missing rows left
+            for side in range(2):
+                if side == 1 and n_missing == 0:
+                    continue
+                count = n_left + side * n_missing
+                fixed = fixed_left + side * fixed_missing
+                if count < min_samples_leaf or n - count < min_samples_leaf:
+                    continue
+                w = float(fixed) * weight_scale
+                if (
+                    w < min_weight_leaf
+                    or float(total_fixed - fixed) * weight_scale < min_weight_leaf
+                ):
+                    continue
+                if side == 0:
+                    left_error, left_median = _error_of(
+                        left, rank_of, sorted_y, weight, sums, scales
+                    )
+                    right_error, right_median = _error_of(
+                        np.concatenate((right, absent)), rank_of, sorted_y, weight, sums, scales
+                    )
+                else:
+                    left_error, left_median = _error_of(
+                        np.concatenate((left, absent)), rank_of, sorted_y, weight, sums, scales
+                    )
+                    right_error, right_median = _error_of(
+                        right, rank_of, sorted_y, weight, sums, scales
+                    )
+                if not _admissible(csts[j], lower, upper, left_median, right_median):
+                    continue
+                if side == 0:
+                    score_right = parent - left_error - right_error
+                else:
+                    score_left = parent - left_error - right_error
+            improvement[j] = max(score_left, score_right)
+            missing_left[j] = _missing_go_left(
+                score_left, score_right, n_missing, n_left, n_right, tolerance
+            )
+        return improvement, missing_left, total_w, tolerance
+
+    return (
+        keyed_pass,
+        keyed_errors,
+        keyed_error_of,
+        keyed_node_median_and_error,
+        keyed_best_split,
+        keyed_best_splits,
+        keyed_drawn_splits,
+    )
 
 
 @njit(cache=True)
-def _error_of(part, rank_of, sorted_y, weight):
-    """The absolute error and weighted median of the rows ``part`` (0 and NaN for none)."""
-    if part.size == 0:
-        return 0.0, np.nan
-    error, median = _errors(part, rank_of, sorted_y, weight)
-    return error[part.size - 1], median[part.size - 1]
-
-
-@njit(cache=True, parallel=True)
-def drawn_absolute_error_splits(
-    columns,
-    rows,
-    features,
-    split_values,
-    missing_code,
-    y_all,
-    weight_all,
-    min_samples_leaf,
-    min_weight_leaf,
-    rtol,
-    csts,
-    lower,
-    upper,
-):
-    """Extremely randomised trees: the improvement of one given split per feature of one
-    node (present values at most ``split_values[j]`` go left, on feature
-    ``features[j]``), missing rows on the better side (:func:`_missing_go_left`).
-
-    Arguments as :func:`best_absolute_error_splits`' (monotonicity constraints too).
-    Returns per feature (improvement, -inf where a side is empty, too small or not
-    admissible; missing_left), the node's weight and the tolerance.
-    """
+def _node_targets(rows, y_all, weight_all, sums_all, scales, rtol):
+    """A node's fixed-point weights and weighted sums (rows ``rows``; the sums one row per
+    output), each output's sorted targets and their ranks (:func:`_target_ranks`, from
+    ``y_all``, (n_samples, n_outputs)), its weight, and the rounding tolerance of its
+    improvements: ``rtol`` times sum |w * y| over the outputs (from the integer sums: the
+    same on every device), the size of the sums every error is computed from."""
     n = rows.size
-    weight, sorted_y, rank_of, total_w, tolerance = _node_targets(rows, y_all, weight_all, rtol)
-    parent = _error_of(np.arange(n), rank_of, sorted_y, weight)[0]
-    n_features = features.size
-    improvement = np.full(n_features, -np.inf)
-    missing_left = np.zeros(n_features, dtype=np.bool_)
-    for j in prange(n_features):
-        x, missing = _feature_values(columns, features[j], rows, missing_code)
-        left = np.empty(n, dtype=np.int64)
-        right = np.empty(n, dtype=np.int64)
-        absent = np.empty(n, dtype=np.int64)
-        n_left = n_right = n_missing = 0
-        w_left = w_missing = 0.0
+    n_outputs = y_all.shape[1]
+    weight = np.empty(n, dtype=np.int64)
+    total_w = 0
+    for i in range(n):
+        weight[i] = weight_all[rows[i]]
+        total_w += weight[i]
+    sums = np.empty((n_outputs, n), dtype=np.int64)
+    sorted_y = np.empty((n_outputs, n))
+    rank_of = np.empty((n_outputs, n), dtype=np.int64)
+    size = 0.0
+    y = np.empty(n)
+    for k in range(n_outputs):
+        magnitude = 0
         for i in range(n):
-            if missing[i]:
-                absent[n_missing] = i
-                n_missing += 1
-                w_missing += weight[i]
-            elif x[i] <= split_values[j]:
-                left[n_left] = i
-                n_left += 1
-                w_left += weight[i]
-            else:
-                right[n_right] = i
-                n_right += 1
-        if n_left == 0 or n_right == 0:
-            continue
-        left, right, absent = left[:n_left], right[:n_right], absent[:n_missing]
-        score_right = -np.inf  # missing rows right
-        score_left = -np.inf  # missing rows left
-        for side in range(2):
-            if side == 1 and n_missing == 0:
-                continue
-            count = n_left + side * n_missing
-            w = w_left + side * w_missing
-            if count < min_samples_leaf or n - count < min_samples_leaf:
-                continue
-            if w < min_weight_leaf or total_w - w < min_weight_leaf:
-                continue
-            if side == 0:
-                left_error, left_median = _error_of(left, rank_of, sorted_y, weight)
-                right_error, right_median = _error_of(
-                    np.concatenate((right, absent)), rank_of, sorted_y, weight
-                )
-            else:
-                left_error, left_median = _error_of(
-                    np.concatenate((left, absent)), rank_of, sorted_y, weight
-                )
-                right_error, right_median = _error_of(right, rank_of, sorted_y, weight)
-            if not _admissible(csts[j], lower, upper, left_median, right_median):
-                continue
-            if side == 0:
-                score_right = parent - left_error - right_error
-            else:
-                score_left = parent - left_error - right_error
-        improvement[j] = max(score_left, score_right)
-        missing_left[j] = _missing_go_left(
-            score_left, score_right, n_missing, n_left, n_right, tolerance
-        )
-    return improvement, missing_left, total_w, tolerance
+            y[i] = y_all[rows[i], k]
+            sums[k, i] = sums_all[rows[i], k]
+            magnitude += abs(sums[k, i])
+        size += float(magnitude) * scales[1 + k]
+        sorted_y[k], rank_of[k] = _target_ranks(y)
+    return weight, sums, sorted_y, rank_of, float(total_w) * scales[0], rtol * size
+
+
+(
+    _pass,
+    _errors,
+    _error_of,
+    node_median_and_error,
+    best_absolute_error_split,
+    best_absolute_error_splits,
+    drawn_absolute_error_splits,
+) = _compile_searches(MEDIAN_ERRORS_SOURCE_KEY)

@@ -29,6 +29,7 @@ from gpu_tree import (
 )
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.data.binning import SparseCodes
+from gpu_tree.data.stats import fixed_point_exponent, from_fixed_point, to_fixed_point
 from gpu_tree.growing import grower as grower_module
 from gpu_tree.kernels.cpu_absolute_error import (
     _target_ranks,
@@ -40,6 +41,22 @@ from gpu_tree.model.export import export_text
 CUDA_USABLE, CUDA_REASON, _ = cuda_status()
 
 
+def fixed_point(y, w):
+    """What the kernels sum, as RowData makes it: the fixed-point weights and weighted
+    targets, and their scales (gpu_tree.data.stats)."""
+    weight_exponent = fixed_point_exponent(w)
+    weight = to_fixed_point(w, weight_exponent)
+    weighted = from_fixed_point(weight, weight_exponent) * y
+    sum_exponent = fixed_point_exponent(weighted)
+    scales = np.ldexp(1.0, -np.array([weight_exponent, sum_exponent]))
+    return weight, to_fixed_point(weighted, sum_exponent), scales
+
+
+def median_and_error(y, w):
+    """The compiled weighted median and absolute error of one node's rows."""
+    return node_median_and_error(y, *fixed_point(y, w))
+
+
 def split_of(x, y, w, min_samples_leaf=1, min_weight_leaf=0.0, missing=None):
     """The compiled search of one feature: (improvement, threshold, parent error,
     missing_left); the threshold the mid-point of the values the split falls between
@@ -49,8 +66,18 @@ def split_of(x, y, w, min_samples_leaf=1, min_weight_leaf=0.0, missing=None):
     tolerance = 1e-12 * np.sum(w * np.abs(y))
     if missing is None:
         missing = np.zeros(y.size, dtype=bool)
+    weight, sums, scales = fixed_point(y, w)
     gain, low, high, missing_left, parent = best_absolute_error_split(
-        x, missing, rank_of, sorted_y, w, min_samples_leaf, min_weight_leaf, tolerance
+        x,
+        missing,
+        rank_of,
+        sorted_y,
+        weight,
+        sums[None],
+        scales,
+        min_samples_leaf,
+        min_weight_leaf,
+        tolerance,
     )
     threshold = np.inf if np.isnan(high) else 0.5 * (low + high)
     return gain, threshold, parent, missing_left
@@ -102,7 +129,7 @@ def test_median_and_error_match_brute_force(weighted):
         n = int(rng.integers(1, 25))
         y = rng.integers(0, 5, n).astype(float)  # many ties
         w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
-        median, error = node_median_and_error(y, w)
+        median, error = median_and_error(y, w)
         assert median == weighted_median(y, w)
         assert error == pytest.approx(absolute_error(y, w), abs=1e-9)
 
@@ -157,7 +184,7 @@ def test_leaf_values_and_impurities_match_scikit_learn(weighted):
                 rows = np.ones(n, dtype=bool)
             if rows is None:
                 continue
-            median, error = node_median_and_error(y[rows], w[rows])
+            median, error = median_and_error(y[rows], w[rows])
             assert median == pytest.approx(tree.value[node, 0, 0])
             assert error / w[rows].sum() == pytest.approx(tree.impurity[node], abs=1e-12)
 
@@ -185,7 +212,7 @@ def test_root_split_matches_scikit_learn(data):
         (sk.tree_.children_left[0], X64[:, feature] <= threshold),
         (sk.tree_.children_right[0], X64[:, feature] > threshold),
     ):
-        median, error = node_median_and_error(y[rows], w[rows])
+        median, error = median_and_error(y[rows], w[rows])
         assert median == pytest.approx(sk.tree_.value[child, 0, 0])
         assert error / rows.sum() == pytest.approx(sk.tree_.impurity[child])
 
@@ -622,8 +649,103 @@ def test_forest_on_sparse_input_equals_the_dense_forest(never_dense, forest_clas
     np.testing.assert_array_equal(forest.predict(X), expected.predict(dense))
 
 
-@pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
-def test_cuda_refuses_it_naming_the_cpu():
-    X = np.arange(40.0).reshape(20, 2)
-    with pytest.raises(ValueError, match="device='cpu'"):
-        DecisionTreeRegressor(criterion="absolute_error", device="cuda").fit(X, X[:, 0])
+# -- the GPU (CUDA under the simulator without one) -----------------------------------------
+needs_cuda = pytest.mark.skipif(not CUDA_USABLE, reason=f"CUDA backend not usable: {CUDA_REASON}")
+
+
+def _gpu_problem(seed, n=200, n_features=3):
+    """Rounded targets (ties, and even halves: mid-point medians), some missing values."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]).round(1) * 2 + rng.standard_t(2, size=n).round(1)
+    Y = np.column_stack([y, rng.integers(0, 5, n).astype(float)])
+    return X, y, Y, rng.uniform(0.5, 3.0, n)
+
+
+def _assert_same_trees(expected, actual):
+    trees = [
+        [e.tree_ for e in m.estimators_] if hasattr(m, "estimators_") else [m.tree_]
+        for m in (expected, actual)
+    ]
+    for a, b in zip(*trees, strict=True):
+        assert_tree_equal(a, b, impurity_rtol=0, value_rtol=0)
+
+
+@needs_cuda
+@pytest.mark.parametrize(
+    "make, outputs, weighted",
+    [
+        (lambda: DecisionTreeRegressor(max_depth=3, min_samples_leaf=5), 1, False),
+        (lambda: DecisionTreeRegressor(max_depth=3), 1, True),
+        (lambda: DecisionTreeRegressor(max_depth=3), 2, False),
+        (lambda: DecisionTreeRegressor(max_depth=3, monotonic_cst=[1, 0, -1]), 1, False),
+        (lambda: DecisionTreeRegressor(max_depth=3, max_features=2, random_state=0), 1, True),
+        (lambda: DecisionTreeRegressor(max_depth=3, min_weight_fraction_leaf=0.1), 1, True),
+        (lambda: ExtraTreeRegressor(max_depth=3, random_state=0), 1, False),
+        (lambda: ExtraTreeRegressor(max_depth=3, random_state=0), 2, True),
+        (lambda: RandomForestRegressor(n_estimators=2, max_depth=2, random_state=0), 1, False),
+        (lambda: ExtraTreesRegressor(n_estimators=2, max_depth=2, random_state=0), 1, True),
+    ],
+    ids=[
+        "min_samples_leaf",
+        "weighted",
+        "two-outputs",
+        "monotonic",
+        "max_features",
+        "min_weight_fraction",
+        "extra-tree",
+        "extra-tree-two-outputs-weighted",
+        "forest",
+        "extra-trees-weighted",
+    ],
+)
+def test_cuda_grows_the_cpu_tree(make, outputs, weighted):
+    """The GPU's search (a thread per node, column and bin, each candidate's sets scanned
+    in target order) and its node medians reach the CPU's integers: the same trees, bit
+    for bit, medians and impurities included."""
+    X, y, Y, w = _gpu_problem(seed=1)
+    target, weight = (y if outputs == 1 else Y), (w if weighted else None)
+
+    def fit(device):
+        return (
+            make()
+            .set_params(criterion="absolute_error", max_bins=16, device=device)
+            .fit(X, target, sample_weight=weight)
+        )
+
+    cpu, cuda = fit("cpu"), fit("cuda")
+    assert cuda.device_ == "cuda"
+    _assert_same_trees(cpu, cuda)
+    np.testing.assert_array_equal(cuda.predict(X), cpu.predict(X))
+
+
+@needs_cuda
+def test_cuda_medians_of_many_ties_and_even_halves():
+    """Integer targets from a few values, unweighted: ties at the median and halves of
+    equal weight (mid-point medians) in most nodes."""
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 6, size=(160, 2)).astype(float)
+    y = rng.integers(0, 4, 160).astype(float) + (X[:, 0] > 2)
+    params = dict(criterion="absolute_error", max_depth=4, min_samples_leaf=2)
+    cpu = DecisionTreeRegressor(device="cpu", **params).fit(X, y)
+    cuda = DecisionTreeRegressor(device="cuda", **params).fit(X, y)
+    _assert_same_trees(cpu, cuda)
+    values = cpu.tree_.value[:, 0, 0]
+    assert np.any(values != np.round(values))  # some mid-point medians were met
+
+
+@needs_cuda
+@pytest.mark.parametrize(
+    "make", [DecisionTreeRegressor, ExtraTreeRegressor], ids=["hist", "random"]
+)
+def test_cuda_on_sparse_input_grows_the_dense_tree(never_dense, make):
+    """A sparse X on the GPU: each row's code read from its stored values (a binary
+    search of its stored columns), never the whole X dense."""
+    dense, y, weight = (a[:250] for a in _sparse_problem(seed=12))  # the simulator is slow
+    params = dict(criterion="absolute_error", max_depth=3, max_bins=16, random_state=0)
+    expected = make(device="cpu", **params).fit(dense, y, sample_weight=weight)
+    tree = make(device="cuda", **params).fit(
+        scipy.sparse.csr_matrix(dense), y, sample_weight=weight
+    )
+    _assert_same_trees(expected, tree)

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpu_tree.backends import cuda_absolute_error
 from gpu_tree.backends.rows import (
     HISTOGRAM_SPLITTERS,
     BackendCapabilities,
@@ -210,6 +211,29 @@ class CUDAHistogramBackend:
 
     def root_stats(self):
         return self.row_data.root_stats()
+
+    # criterion="absolute_error": medians, searched on the rows (backends/cuda_absolute_error)
+    def absolute_error_winners(self, nodes, *args):
+        """Each node's best absolute-error split per column
+        (:func:`gpu_tree.backends.cuda_absolute_error.column_winners`)."""
+        return cuda_absolute_error.column_winners(self, nodes, *args)
+
+    def absolute_error_medians(self, nodes):
+        """Each node's medians, errors, weight and sums of |w * y|, measured on its rows
+        (:func:`gpu_tree.backends.cuda_absolute_error.median_errors`)."""
+        return cuda_absolute_error.median_errors(self, nodes)
+
+    def tree_medians(self, tree):
+        """Every node's medians, errors and weight once the tree is grown
+        (:func:`gpu_tree.backends.cuda_absolute_error.tree_medians`)."""
+        return cuda_absolute_error.tree_medians(self, tree)
+
+    def absolute_error_codes(self):
+        """The bin codes the absolute-error search reads (``kernels.cuda_absolute_error.
+        _code_at``'s arguments): the dense (n_features, n_samples) codes, and stand-ins
+        for a sparse X's."""
+        stand_in = self.xp.zeros(1, dtype=np.int64)
+        return (self.X_binned, False, stand_in, stand_in, stand_in, stand_in)
 
     def _launch(self, kernel, config, *args):
         """``kernel[config](*args)`` on CuPy's current stream (:func:`current_stream`),

@@ -97,6 +97,13 @@ class CUDASparseHistogramBackend(CUDAHistogramBackend):
         )
         return self._split_codes, self.xp.minimum(split_feature, 0)
 
+    def absolute_error_codes(self):
+        """The CSR codes, which the absolute-error search reads row by row (a binary
+        search of each row's stored columns), and a stand-in for dense codes."""
+        codes = self.X_binned
+        stand_in = self.xp.zeros((1, 1), dtype=codes.codes.dtype)
+        return (stand_in, True, codes.indptr, codes.indices, codes.codes, codes.zero_code)
+
     def partition_multiway(self, *args, **kwargs):
         raise NotImplementedError(
             "multiway splits are categorical: a sparse X has numeric features only"

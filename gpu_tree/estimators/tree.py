@@ -325,7 +325,7 @@ class _BaseDecisionTree(BaseEstimator):
         if self.n_outputs_ > 1:
             self._check_multi_output_fit(settings, categorical)
         if settings.criterion == "absolute_error":
-            check_absolute_error_fit(device=self.device_, categorical=categorical)
+            check_absolute_error_fit(categorical=categorical)
 
     def _check_multi_output_fit(self, settings, categorical):
         """Refuse, naming the way out, what multi-output fits do not serve yet: they run
@@ -372,8 +372,6 @@ class _BaseDecisionTree(BaseEstimator):
         then fits there rather than refuse on a GPU machine."""
         if self.splitter in EXACT_SPLITTERS:
             return f"splitter={self.splitter!r} (exact search)"
-        if settings.criterion == "absolute_error":
-            return "criterion='absolute_error'"
         return None
 
     def _check_settings(self) -> _Settings:

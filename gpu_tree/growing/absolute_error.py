@@ -2,24 +2,30 @@
 
 A node's impurity is its mean absolute deviation about its weighted median,
 sum w |y - m| / sum w, and its value is that median. Medians are not additive, so no
-split is scored from histogram sums: each open node's rows are read in the order of each
-feature (:mod:`gpu_tree.kernels.cpu_absolute_error`, O(n log n) per node and feature).
-The chosen split is then handed to the grower as a histogram search's winner would be
-(its bins and both sides' statistics), so that partition, children and growth are the
-same code as every other criterion's.
+split is scored from histogram sums: each open node's rows are read. On the CPU, node by
+node in the order of each feature (:mod:`gpu_tree.kernels.cpu_absolute_error`, a
+Fenwick tree over the targets' ranks, O(n log n) per node and feature); on the GPU,
+every node of the level at once (:mod:`gpu_tree.backends.cuda_absolute_error`, a thread
+per node, column and bin scanning the node's rows in target order). Both sum the rows'
+fixed-point integers and share the arithmetic (:mod:`gpu_tree.kernels._median_errors`),
+so both grow the same tree. The chosen split is then handed to the grower as a
+histogram search's winner would be (its bins and both sides' statistics), so that
+partition, children and growth are the same code as every other criterion's.
 
 In histogram mode the rows' values are their bin codes: the candidates are the bin
 boundaries, as for the other criteria, and the medians and errors are still exact. The
-search reads a node's rows through the backend's ``row_columns`` (a block of the node's
-rows and searched features), so a sparse X's codes are filled in for those rows only.
-Node values and impurities are measured on the rows once the tree is grown
-(:func:`medians_and_deviations`); until then a node's value is its mean (unused).
+CPU search reads a node's rows through the backend's ``row_columns`` (a block of the
+node's rows and searched features), so a sparse X's codes are filled in for those rows
+only; the GPU's reads a sparse X's stored values row by row. Node values and impurities
+are measured on the rows once the tree is grown (:func:`medians_and_deviations`); until
+then a node's value is its mean (unused).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
 from gpu_tree.kernels.cpu_absolute_error import (
     best_absolute_error_splits,
@@ -53,24 +59,89 @@ def absolute_error_search(
     are scored, bin 0 going left. ``monotonic`` (splitting.MonotonicBounds, or None):
     constraints checked on the children's medians, as scikit-learn checks them.
     """
-    partition, row_data = backend.row_partition, backend.row_data
     n_nodes, n_channels = slots.size, hist.shape[-1]
     n_columns = hist.shape[1]
     chosen = ChosenSplits.none(n_nodes, n_channels, hist.dtype)
-    missing_code = np.float64(backend.missing_code)
-    targets = _targets(row_data)
-    n_outputs = targets.shape[1]
+    n_outputs = layout.n_outputs
+    on_device = backend.capabilities.device == "cuda"
+    if on_device:  # every node's columns in a few launches (backends/cuda_absolute_error)
+        winners = _device_winners(
+            backend, constraints, batch, slots, n_columns, drawn_splits, monotonic
+        )
+    else:
+        node_search = _CPUNodeSearch(backend, constraints, batch, drawn_splits, monotonic)
     for j, slot in enumerate(slots):
-        node = batch.nodes[slot]
         columns = np.arange(n_columns)
         if feature_mask is not None:
             columns = np.flatnonzero(feature_mask[j])
         if columns.size == 0:
             continue
+        if on_device:
+            gain = winners.gain[j, columns]
+            left_value = winners.low_bin[j, columns].astype(np.float64)
+            next_bin = winners.next_bin[j, columns]
+            next_value = np.where(next_bin < 0, np.nan, next_bin.astype(np.float64))
+            missing_left = winners.missing_left[j, columns]
+            weight, tolerance = winners.node_weight[j], winners.tolerance[j]
+        else:
+            gain, left_value, next_value, missing_left, weight, tolerance = node_search(
+                j, slot, columns
+            )
+        if not np.any(np.isfinite(gain)):
+            continue
+        # The lowest column whose improvement is within rounding of the best (as the
+        # histogram search breaks ties).
+        k = int(np.argmax(gain >= np.max(gain) - tolerance))
+        column = int(columns[k])
+        column_hist = hist[slot, column]
+        if on_device:  # one row of the GPU's histograms back
+            column_hist = device_to_host(column_hist)
+        if drawn_splits is not None:
+            low, high = 0, 1
+        else:
+            keys = _bin_keys(batch, slot, column, hist.shape[2])
+            nonempty = layout.count(column_hist) > 0
+            low = _bin_of(keys, nonempty, left_value[k])
+            high = -1 if np.isnan(next_value[k]) else _bin_of(keys, nonempty, next_value[k])
+        left = column_hist[: low + 1].sum(axis=0)
+        parent = column_hist.sum(axis=0)
+        if missing is not None:
+            column_missing = missing[slot, column]
+            if on_device:
+                column_missing = device_to_host(column_missing)
+            parent = parent + column_missing
+            if missing_left[k]:
+                left = left + column_missing
+        chosen.has_split[j] = True
+        chosen.feature[j] = column
+        chosen.bin[j] = low
+        chosen.next_bin[j] = high
+        # Per unit weight, as the other criteria's; the outputs' mean (their errors add).
+        chosen.score[j] = gain[k] / weight / n_outputs
+        chosen.left_stats[j] = left
+        chosen.right_stats[j] = parent - left
+        chosen.missing_left[j] = missing_left[k]
+    return chosen
+
+
+class _CPUNodeSearch:
+    """The CPU's search of one node (:mod:`gpu_tree.kernels.cpu_absolute_error`): its
+    rows read through the backend's row partition and ``row_columns``."""
+
+    def __init__(self, backend, constraints, batch, drawn_splits, monotonic):
+        self.backend, self.constraints, self.batch = backend, constraints, batch
+        self.drawn_splits, self.monotonic = drawn_splits, monotonic
+        self.targets = _targets(backend.row_data)
+        self.weight, self.sums, self.scales = fixed_point_rows(backend.row_data)
+
+    def __call__(self, j, slot, columns):
+        """(gain, left_value, next_value, missing_left) per column, the node's weight and
+        the tolerance of its gains: node ``j`` of the search, at ``slot`` of the batch."""
+        backend, batch, monotonic = self.backend, self.batch, self.monotonic
         features = columns
         if batch.drawn_features is not None:
             features = batch.drawn_features[slot, columns]
-        rows = partition.rows(node)
+        rows = backend.row_partition.rows(batch.nodes[slot])
         features = np.ascontiguousarray(features, dtype=np.int64)
         csts, lower, upper = np.zeros(features.size, dtype=np.int8), -np.inf, np.inf
         if monotonic is not None:  # bounds in the fit's units, as the medians
@@ -83,64 +154,60 @@ def absolute_error_search(
         node_rows = np.arange(rows.size, dtype=np.int64)
         node_features = np.arange(features.size, dtype=np.int64)
         node_data = (
-            missing_code,
-            targets[rows],
-            row_data.weight[rows],
-            constraints.min_samples_leaf,
-            constraints.min_weight_leaf,
+            np.float64(backend.missing_code),
+            self.targets[rows],
+            self.weight[rows],
+            self.sums[rows],
+            self.scales,
+            self.constraints.min_samples_leaf,
+            self.constraints.min_weight_leaf,
             SCORE_RTOL,
             csts,
             lower,
             upper,
         )
-        if drawn_splits is not None:
-            # What goes left of the drawn split: bin codes up to the collapsed left bin's
-            # highest (histogram mode), raw values up to its highest value (exact mode).
-            split_values = (
-                drawn_splits.bin_code[slot, columns, 0]
-                if drawn_splits.bin_code is not None
-                else drawn_splits.bin_upper[slot, columns, 0]
-            )
-            gain, missing_left, weight, tolerance = drawn_absolute_error_splits(
-                node_columns,
-                node_rows,
-                node_features,
-                split_values.astype(np.float64),
-                *node_data,
-            )
-        else:
-            gain, left_value, next_value, missing_left, weight, tolerance = (
-                best_absolute_error_splits(node_columns, node_rows, node_features, *node_data)
-            )
-        if not np.any(np.isfinite(gain)):
-            continue
-        # The lowest column whose improvement is within rounding of the best (as the
-        # histogram search breaks ties).
-        k = int(np.argmax(gain >= np.max(gain) - tolerance))
-        column = int(columns[k])
-        if drawn_splits is not None:
-            low, high = 0, 1
-        else:
-            keys = _bin_keys(batch, slot, column, hist.shape[2])
-            nonempty = layout.count(hist[slot, column]) > 0
-            low = _bin_of(keys, nonempty, left_value[k])
-            high = -1 if np.isnan(next_value[k]) else _bin_of(keys, nonempty, next_value[k])
-        left = hist[slot, column, : low + 1].sum(axis=0)
-        parent = hist[slot, column].sum(axis=0)
-        if missing is not None:
-            parent = parent + missing[slot, column]
-            if missing_left[k]:
-                left = left + missing[slot, column]
-        chosen.has_split[j] = True
-        chosen.feature[j] = column
-        chosen.bin[j] = low
-        chosen.next_bin[j] = high
-        # Per unit weight, as the other criteria's; the outputs' mean (their errors add).
-        chosen.score[j] = gain[k] / weight / n_outputs
-        chosen.left_stats[j] = left
-        chosen.right_stats[j] = parent - left
-        chosen.missing_left[j] = missing_left[k]
-    return chosen
+        drawn_splits = self.drawn_splits
+        if drawn_splits is None:
+            return best_absolute_error_splits(node_columns, node_rows, node_features, *node_data)
+        # What goes left of the drawn split: bin codes up to the collapsed left bin's
+        # highest (histogram mode), raw values up to its highest value (exact mode).
+        split_values = (
+            drawn_splits.bin_code[slot, columns, 0]
+            if drawn_splits.bin_code is not None
+            else drawn_splits.bin_upper[slot, columns, 0]
+        )
+        gain, missing_left, weight, tolerance = drawn_absolute_error_splits(
+            node_columns, node_rows, node_features, split_values.astype(np.float64), *node_data
+        )
+        return gain, None, None, missing_left, weight, tolerance
+
+
+def _device_winners(backend, constraints, batch, slots, n_columns, drawn_splits, monotonic):
+    """The GPU's best split of every node of ``slots`` on every column
+    (backends/cuda_absolute_error.ColumnWinners)."""
+    n_nodes = slots.size
+    feature_of = np.tile(np.arange(n_columns), (n_nodes, 1))
+    if batch.drawn_features is not None:
+        feature_of = batch.drawn_features[slots][:, :n_columns]
+    drawn_bin = None
+    if drawn_splits is not None:
+        drawn_bin = drawn_splits.bin_code[slots, :n_columns, 0]
+    csts = np.zeros((n_nodes, n_columns), dtype=np.int8)
+    lower, upper = np.full(n_nodes, -np.inf), np.full(n_nodes, np.inf)
+    if monotonic is not None:
+        csts = monotonic.cst[feature_of]
+        lower, upper = monotonic.lower, monotonic.upper
+    return backend.absolute_error_winners(
+        batch.nodes[slots],
+        feature_of,
+        drawn_bin,
+        csts,
+        lower,
+        upper,
+        constraints.min_samples_leaf,
+        constraints.min_weight_leaf,
+        SCORE_RTOL,
+    )
 
 
 def _bin_keys(batch, slot, column, n_bins) -> np.ndarray:
@@ -164,45 +231,81 @@ def _targets(row_data) -> np.ndarray:
     return row_data.centred.reshape(row_data.centred.shape[0], -1)
 
 
+def fixed_point_rows(row_data):
+    """What the kernels sum (:mod:`gpu_tree.kernels._median_errors`): every row's
+    fixed-point weight (n_samples,), each output's fixed-point weighted sum
+    (n_samples, n_outputs), and the scales of those channels (the weight's, then each
+    output's: StatsLayout.real's powers of two)."""
+    layout = row_data.layout
+    n_outputs = layout.n_outputs
+    stats = row_data.row_stats
+    exponents = np.asarray(layout.exponents[: 1 + n_outputs], dtype=np.int64)
+    return stats[:, 0], stats[:, 1 : 1 + n_outputs], np.ldexp(1.0, -exponents)
+
+
 def node_medians(backend, nodes) -> np.ndarray:
-    """The weighted median of each of ``nodes``' rows (centred targets, the fit's units)."""
+    """The weighted median of each of ``nodes``' rows (the first output's: the one
+    monotonicity constraints read; centred targets, the fit's units)."""
+    if backend.capabilities.device == "cuda":
+        return backend.absolute_error_medians(np.asarray(nodes, dtype=np.int64))[0][:, 0]
     partition, row_data = backend.row_partition, backend.row_data
+    targets = _targets(row_data)
+    weight, sums, scales = fixed_point_rows(row_data)
     medians = np.empty(len(nodes))
     for k, node in enumerate(nodes):
         rows = partition.rows(node)
-        medians[k] = node_median_and_error(row_data.centred[rows], row_data.weight[rows])[0]
+        medians[k] = node_median_and_error(
+            targets[rows, 0], weight[rows], sums[rows, 0], scales[:2]
+        )[0]
     return medians
 
 
 def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarray]:
     """Every node's weighted median of each output (its value: (n_nodes, n_outputs)) and
     mean absolute deviation about it, the mean over the outputs (its impurity), in real
-    units, measured on its rows: the CPU backends' row partition keeps each node's rows
-    as a slice, internal nodes' too (their children split it)."""
-    partition, row_data = backend.row_partition, backend.row_data
-    targets = _targets(row_data)
-    n_nodes, n_outputs = tree.node_count, targets.shape[1]
-    medians = np.empty((n_nodes, n_outputs))
-    deviations = np.zeros(n_nodes)
-    for node in range(n_nodes):
-        rows = partition.rows(node)
-        weight = row_data.weight[rows]
-        for k in range(n_outputs):
-            median, error = node_median_and_error(targets[rows, k], weight)
-            medians[node, k] = median
-            deviations[node] += error / np.sum(weight) / n_outputs
+    units, measured on its rows: on the CPU, each node's slice of the row partition
+    (internal nodes' too: their children split it); on the GPU, the rows of each depth's
+    nodes found from their leaves (``tree_medians``)."""
+    scales = fixed_point_rows(backend.row_data)[2]
+    if backend.capabilities.device == "cuda":
+        medians, errors, weights = backend.tree_medians(tree)
+    else:
+        medians, errors, weights = _cpu_medians(backend, tree.node_count)
+    n_outputs = medians.shape[1]
+    node_weight = weights.astype(np.float64) * scales[0]
+    deviations = np.zeros(tree.node_count)
+    for k in range(n_outputs):
+        deviations += errors[:, k] / node_weight / n_outputs
     return layout.target(medians), np.ldexp(deviations, layout.target_exponent)
 
 
-def check_absolute_error_fit(*, device, categorical) -> None:
+def _cpu_medians(backend, n_nodes):
+    """Each node's median and absolute error per output (n_nodes, n_outputs) and its
+    fixed-point weight, from the CPU backends' row partition."""
+    partition, row_data = backend.row_partition, backend.row_data
+    targets = _targets(row_data)
+    weight, sums, scales = fixed_point_rows(row_data)
+    n_outputs = targets.shape[1]
+    medians = np.empty((n_nodes, n_outputs))
+    errors = np.empty((n_nodes, n_outputs))
+    weights = np.empty(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):
+        # In row order, as the node's rows were when it was grown (its children have
+        # reordered its slice since): tied targets rank by row number on both devices.
+        rows = np.sort(partition.rows(node))
+        weights[node] = np.sum(weight[rows])
+        for k in range(n_outputs):
+            medians[node, k], errors[node, k] = node_median_and_error(
+                targets[rows, k], weight[rows], sums[rows, k], scales[[0, 1 + k]]
+            )
+    return medians, errors, weights
+
+
+def check_absolute_error_fit(*, categorical) -> None:
     """Refuse, with a message naming the way out, the fits the absolute-error search does
-    not serve: it reads each node's rows on the host (no GPU), of numeric features only
-    (of a dense or sparse X, with every splitter: ``row_columns``)."""
+    not serve: it splits numeric features only (of a dense or sparse X, with every
+    splitter, on either device)."""
     what = "criterion='absolute_error'"
-    if device == "cuda":
-        raise ValueError(
-            f"{what} searches splits on each node's rows on the CPU: fit with device='cpu'"
-        )
     if categorical is not None and categorical.features.size:
         raise ValueError(
             f"{what} splits numeric features only; the categorical features "

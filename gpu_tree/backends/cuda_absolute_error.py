@@ -1,0 +1,276 @@
+"""The absolute-error criterion on the GPU: what the CUDA backends run for
+``criterion="absolute_error"`` (:mod:`gpu_tree.kernels.cuda_absolute_error`).
+
+Medians are not additive, so a split is scored on the node's rows, not on histogram
+sums. A level's open nodes are searched in a few launches: the rows of the nodes are
+ordered by target within each node (two stable device sorts per output), then one thread
+per node measures its median and error, one per (node, column, bin) each candidate's
+four sets, and one per (node, column) runs the CPU search's choice over them. Only the
+per-(node, column) winners come back to the host, where
+:mod:`gpu_tree.growing.absolute_error` picks each node's column as on the CPU.
+
+Every sum is of the rows' fixed-point integers and the arithmetic is
+:mod:`gpu_tree.kernels._median_errors`, which the CPU's Fenwick search shares: the
+trees are the CPU backend's, bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from gpu_tree.data.validation import device_to_host, host_to_device
+
+
+class ColumnWinners(NamedTuple):
+    """Per (node, column): the best split's improvement (-inf: none), its bin, the next
+    bin holding rows (-1: none), where missing rows go; per node its weight (real) and the
+    rounding tolerance of its improvements."""
+
+    gain: np.ndarray
+    low_bin: np.ndarray
+    next_bin: np.ndarray
+    missing_left: np.ndarray
+    node_weight: np.ndarray
+    tolerance: np.ndarray
+
+
+class _NodeRows(NamedTuple):
+    orders: list  # per output, the nodes' rows ordered by node, then target (device)
+    start: object  # per node, where its rows begin in each order (device)
+    size: object  # per node, its rows (device)
+    host_size: np.ndarray
+
+
+def _scales(layout) -> np.ndarray:
+    """The powers of two of the weight channel and each output's sum channel."""
+    exponents = np.asarray(layout.exponents[: 1 + layout.n_outputs], dtype=np.int64)
+    return np.ldexp(1.0, -exponents)
+
+
+def _columns(backend):
+    """Where the kernels read a row's fixed-point weight (-1: 1, an unweighted fit) and
+    each output's weighted sum, in ``backend.row_stats`` (which leaves out the weight
+    channel of an unweighted fit)."""
+    n_outputs = backend.row_data.layout.n_outputs
+    if backend.unit_weight:
+        return -1, list(range(n_outputs))
+    return 0, [1 + k for k in range(n_outputs)]
+
+
+def _slot_of_row(backend, nodes):
+    """On the device: each row's position in ``nodes`` (-1: in none), by its node."""
+    slot_of_node = host_to_device(backend._host_slot_table(np.asarray(nodes)), backend.xp)
+    return slot_of_node[backend.node_of_row]
+
+
+def _node_rows(backend, n_nodes, slot_of_row) -> _NodeRows:
+    """The rows of ``n_nodes`` nodes (``slot_of_row``: each row's node, -1: none) grouped
+    by node, and within each node ordered by each output's target: ties by row number,
+    as the CPU ranks them (its nodes keep their rows in row order)."""
+    xp = backend.xp
+    rows = xp.flatnonzero(slot_of_row >= 0)
+    slot = slot_of_row[rows]
+    host_size = device_to_host(xp.bincount(slot, minlength=n_nodes)).astype(np.int64)
+    start = np.concatenate(([0], np.cumsum(host_size)[:-1])).astype(np.int64)
+    orders = []
+    for k in range(backend.row_data.layout.n_outputs):
+        by_target = xp.argsort(backend.centred_by_output[k][rows], kind="stable")
+        by_node = xp.argsort(slot[by_target], kind="stable")
+        orders.append(xp.ascontiguousarray(rows[by_target[by_node]]))
+    return _NodeRows(orders, host_to_device(start, xp), host_to_device(host_size, xp), host_size)
+
+
+def _launch(backend, kernel, n_tasks, *args):
+    blocks, threads = backend.kernels.launch_config(max(1, n_tasks))
+    backend._launch(kernel, (blocks, threads), *args)
+
+
+def median_errors(backend, nodes):
+    """Each of ``nodes``' weighted median per output (n_nodes, n_outputs; the fit's
+    centred units), absolute error per output (the same shape), fixed-point weight and
+    sum of |w * y| per output, on the host, measured on the rows they hold now."""
+    node_rows = _node_rows(backend, len(nodes), _slot_of_row(backend, nodes))
+    return _median_errors_of(backend, node_rows, len(nodes))
+
+
+def tree_medians(backend, tree):
+    """Every node's median and absolute error per output (n_nodes, n_outputs) and its
+    fixed-point weight, once the tree is grown. Only leaves hold rows then
+    (``node_of_row``), so each depth's nodes are measured on the rows of the leaves below
+    them: a launch per output and depth."""
+    n_nodes = tree.node_count
+    left, right = tree.children_left[:n_nodes], tree.children_right[:n_nodes]
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    depth = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):  # children are numbered after their parent
+        if left[node] >= 0:
+            parent[[left[node], right[node]]] = node
+            depth[[left[node], right[node]]] = depth[node] + 1
+    n_outputs = backend.row_data.layout.n_outputs
+    medians = np.empty((n_nodes, n_outputs))
+    errors = np.empty((n_nodes, n_outputs))
+    weights = np.empty(n_nodes, dtype=np.int64)
+    table_size = backend._node_size.size
+    for d in range(int(depth.max(initial=0)) + 1):
+        nodes = np.flatnonzero(depth == d)
+        # Each node's ancestor at depth d (itself there; -1 above it), then its slot.
+        ancestor = np.arange(n_nodes)
+        while np.any(depth[ancestor] > d):
+            ancestor = np.where(depth[ancestor] > d, parent[ancestor], ancestor)
+        slot_of_node = np.full(table_size, -1, dtype=np.int32)
+        slot_of_depth_node = np.full(n_nodes, -1, dtype=np.int32)
+        slot_of_depth_node[nodes] = np.arange(nodes.size, dtype=np.int32)
+        below = depth >= d
+        slot_of_node[:n_nodes][below] = slot_of_depth_node[ancestor[below]]
+        slot_of_row = host_to_device(slot_of_node, backend.xp)[backend.node_of_row]
+        node_rows = _node_rows(backend, nodes.size, slot_of_row)
+        medians[nodes], errors[nodes], weights[nodes], _ = _median_errors_of(
+            backend, node_rows, nodes.size
+        )
+    return medians, errors, weights
+
+
+def _median_errors_of(backend, node_rows, n_nodes):
+    from gpu_tree.kernels import cuda_absolute_error as kernels
+
+    xp = backend.xp
+    layout = backend.row_data.layout
+    n_outputs = layout.n_outputs
+    scales = _scales(layout)
+    weight_column, sum_columns = _columns(backend)
+    medians = xp.empty((n_nodes, n_outputs))
+    errors = xp.empty((n_nodes, n_outputs))
+    weights = xp.empty(n_nodes, dtype=np.int64)
+    magnitudes = xp.empty((n_nodes, n_outputs), dtype=np.int64)
+    for k in range(n_outputs):
+        _launch(
+            backend,
+            kernels.node_median_errors,
+            n_nodes,
+            node_rows.orders[k],
+            node_rows.start,
+            node_rows.size,
+            backend.centred_by_output[k],
+            backend.row_stats,
+            weight_column,
+            sum_columns[k],
+            scales[0],
+            scales[1 + k],
+            k,
+            medians,
+            errors,
+            weights,
+            magnitudes,
+        )
+    return tuple(device_to_host(a) for a in (medians, errors, weights, magnitudes))
+
+
+def column_winners(
+    backend,
+    nodes,
+    feature_of,
+    drawn_bin,
+    csts,
+    lower,
+    upper,
+    min_samples_leaf,
+    min_weight_leaf,
+    rtol,
+) -> ColumnWinners:
+    """The best split of each of ``nodes`` on each column (:class:`ColumnWinners`).
+
+    ``feature_of`` (n_nodes, n_columns): the feature each column is; ``drawn_bin`` (the
+    same shape, or None): extremely randomised trees' drawn split of each column (its
+    left side's highest bin), the one split scored; ``csts`` (the same shape) each
+    column's monotonicity constraint, ``lower``/``upper`` (n_nodes) the nodes' bounds.
+    """
+    from gpu_tree.kernels import cuda_absolute_error as kernels
+
+    xp = backend.xp
+    layout = backend.row_data.layout
+    n_outputs = layout.n_outputs
+    scales = _scales(layout)
+    weight_column, sum_columns = _columns(backend)
+    n_nodes, n_columns = feature_of.shape
+    node_rows = _node_rows(backend, n_nodes, _slot_of_row(backend, nodes))
+    _, parent_errors, weights, magnitudes = _median_errors_of(backend, node_rows, n_nodes)
+    # As the CPU's _node_targets: the outputs' errors added in order, the tolerance from
+    # the integer sums of |w * y|.
+    parent = np.zeros(n_nodes)
+    size = np.zeros(n_nodes)
+    for k in range(n_outputs):
+        parent += parent_errors[:, k]
+        size += magnitudes[:, k].astype(np.float64) * scales[1 + k]
+    tolerance = rtol * size
+    missing_bin = backend.missing_bin
+    n_present_bins = missing_bin if missing_bin >= 0 else backend.n_bins
+    shape = (n_nodes, n_columns, n_present_bins)
+    errors = xp.empty((*shape, kernels.N_SETS))
+    medians = xp.empty((*shape, kernels.N_SETS))
+    left_counts = xp.empty(shape, dtype=np.int64)
+    left_weights = xp.empty(shape, dtype=np.int64)
+    missing_counts = xp.empty((n_nodes, n_columns), dtype=np.int64)
+    missing_weights = xp.empty((n_nodes, n_columns), dtype=np.int64)
+    features = host_to_device(np.ascontiguousarray(feature_of, dtype=np.int64), xp)
+    codes = backend.absolute_error_codes()
+    for k in range(n_outputs):
+        _launch(
+            backend,
+            kernels.candidate_errors,
+            int(np.prod(shape)),
+            node_rows.orders[k],
+            node_rows.start,
+            node_rows.size,
+            *codes,
+            features,
+            missing_bin,
+            n_present_bins,
+            backend.centred_by_output[k],
+            backend.row_stats,
+            weight_column,
+            sum_columns[k],
+            scales[0],
+            scales[1 + k],
+            k == 0,
+            errors,
+            medians,
+            left_counts,
+            left_weights,
+            missing_counts,
+            missing_weights,
+        )
+    drawn = np.full((n_nodes, n_columns), -1, dtype=np.int64) if drawn_bin is None else drawn_bin
+    winners = (
+        xp.empty((n_nodes, n_columns)),
+        xp.empty((n_nodes, n_columns), dtype=np.int64),
+        xp.empty((n_nodes, n_columns), dtype=np.int64),
+        xp.empty((n_nodes, n_columns), dtype=np.bool_),
+    )
+    _launch(
+        backend,
+        kernels.choose_splits,
+        n_nodes * n_columns,
+        errors,
+        medians,
+        left_counts,
+        left_weights,
+        missing_counts,
+        missing_weights,
+        node_rows.size,
+        host_to_device(weights, xp),
+        host_to_device(parent, xp),
+        host_to_device(tolerance, xp),
+        host_to_device(np.ascontiguousarray(drawn, dtype=np.int64), xp),
+        min_samples_leaf,
+        float(min_weight_leaf),
+        scales[0],
+        host_to_device(np.ascontiguousarray(csts, dtype=np.int8), xp),
+        host_to_device(np.ascontiguousarray(lower, dtype=np.float64), xp),
+        host_to_device(np.ascontiguousarray(upper, dtype=np.float64), xp),
+        *winners,
+    )
+    gain, low_bin, next_bin, missing_left = (device_to_host(a) for a in winners)
+    node_weight = weights.astype(np.float64) * scales[0]
+    return ColumnWinners(gain, low_bin, next_bin, missing_left, node_weight, tolerance)
