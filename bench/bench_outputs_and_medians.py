@@ -30,8 +30,8 @@ How to run (from the repository root)
     python bench/bench_outputs_and_medians.py --rows 200000 --outputs 5
     python bench/bench_outputs_and_medians.py --rows 2000000 --gpu     # on a GPU: + cuda
 
-``--gpu`` adds gpu_tree's histogram tree on ``device="cuda"`` to the multi-output cases
-(its fit time includes copying X to the GPU, as a user's fit does).
+``--gpu`` adds gpu_tree's histogram tree on ``device="cuda"`` to every case (its fit time
+includes copying X to the GPU, as a user's fit does).
 
 It prints a markdown section (command, machine, a table); ``--json PATH`` also writes every
 measurement.
@@ -73,7 +73,7 @@ def quartile_classes(Y):
 
 def estimators(case, depth, min_leaf, gpu=False):
     """(name, make) of each tool of a case; ``gpu``: also gpu_tree's histogram tree on
-    device="cuda" (not absolute error, which runs on the CPU only)."""
+    device="cuda"."""
     import sklearn.tree
 
     import gpu_tree
@@ -90,7 +90,7 @@ def estimators(case, depth, min_leaf, gpu=False):
         ("gpu_tree exact", lambda: ours(splitter="best", device="cpu", **params)),
         ("scikit-learn", lambda: theirs(random_state=0, **params)),
     )
-    if gpu and case != "absolute_error":
+    if gpu:
         tools = (("gpu_tree hist cuda", lambda: ours(device="cuda", **params)), *tools)
     return tools
 

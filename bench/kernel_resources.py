@@ -6,7 +6,8 @@ No GPU is needed. Two steps:
    under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) fits and predicts a few tiny
    models through the public estimators (classification with and without weights,
    regression, categorical subset and multiway splits, sparse X, float32 and float64 input), with
-   every kernel of ``gpu_tree.kernels.cuda`` wrapped to note the numba type of each
+   every kernel of ``gpu_tree.kernels.cuda`` (and ``.cuda_absolute_error``) wrapped to note
+   the numba type of each
    argument it is launched with. The backend passes the same array kinds on a GPU (CuPy
    arrays of the same dtypes and layouts), so these are the signatures it compiles there.
 2. Each distinct (kernel, signature) is compiled to PTX by numba
@@ -54,7 +55,23 @@ KERNELS = (
     "predict_forest",
     "sparse_histograms",
     "split_feature_codes",
+    "node_median_errors",
+    "candidate_errors",
+    "choose_splits",
 )
+# The module of each kernel outside gpu_tree.kernels.cuda.
+KERNEL_MODULES = dict.fromkeys(
+    ("node_median_errors", "candidate_errors", "choose_splits"),
+    "gpu_tree.kernels.cuda_absolute_error",
+)
+
+
+def kernel_module(name):
+    """The module that defines kernel ``name``."""
+    import importlib
+
+    return importlib.import_module(KERNEL_MODULES.get(name, "gpu_tree.kernels.cuda"))
+
 
 # Per-SM limits by compute capability (CUDA occupancy calculator's table).
 SM_LIMITS = {
@@ -107,7 +124,6 @@ def record_signatures():
 
     import gpu_tree
     from gpu_tree.backends.cuda import apply_on_device, predict_forest_on_device
-    from gpu_tree.kernels import cuda as kernels
     from gpu_tree.model.tree import forest_walk_arrays
 
     seen = {name: [] for name in KERNELS}
@@ -128,7 +144,8 @@ def record_signatures():
             return call
 
     for name in KERNELS:
-        setattr(kernels, name, Recorder(name, getattr(kernels, name)))
+        module = kernel_module(name)
+        setattr(module, name, Recorder(name, getattr(module, name)))
     rng = np.random.default_rng(0)
     n = 300
     X = rng.normal(size=(n, 3))
@@ -160,6 +177,11 @@ def record_signatures():
     S = sparse.csr_matrix(np.where(rng.random(X.shape) < 0.3, X, 0.0))
     gpu_tree.DecisionTreeClassifier(**common).fit(S, y)
     gpu_tree.DecisionTreeRegressor(**common).fit(S, X[:, 0], sample_weight=rng.random(n) + 0.5)
+    # Absolute error (medians searched on the rows), dense and sparse, weighted or not.
+    for data, weight in ((X, None), (S, rng.random(n) + 0.5)):
+        gpu_tree.DecisionTreeRegressor(criterion="absolute_error", **common).fit(
+            data, X[:, 0] + rng.normal(size=n), sample_weight=weight
+        )
     # A forest's prediction for a GPU array: every tree in one launch.
     for dtype in (np.float64, np.float32):
         forest = gpu_tree.RandomForestClassifier(3, max_depth=3, max_bins=16).fit(X, y)
@@ -336,7 +358,6 @@ def _compile_without_a_device(cc):
 
 
 def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: dict) -> list[dict]:
-    from gpu_tree.kernels import cuda as kernels
     from gpu_tree.kernels.cuda_api import cuda  # the compiler the kernels are built with
 
     cc = (int(arch[3:-1]), int(arch[-1]))
@@ -352,7 +373,8 @@ def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: dict) -> 
                 from numba import types
 
                 sig = types.void(*[_numba_type(d) for d in signature])
-                ptx, _ = cuda.compile_ptx(getattr(kernels, name).py_func, sig, cc=cc)
+                kernel = getattr(kernel_module(name), name)
+                ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
             except Exception as exc:  # noqa: BLE001 - report, go on with the others
                 row["error"] = f"compile_ptx: {type(exc).__name__}: {exc}".splitlines()[0]
                 log(f"{stem}: {row['error']}")
@@ -483,7 +505,7 @@ def main(argv=None):
     log(f"compiling with {compiler}, CUDA_HOME={os.environ.get('CUDA_HOME')}, {version}")
     rows = compile_all(signatures, args.arch, ptxas, out, threads)
     header = (
-        f"Kernels of gpu_tree.kernels.cuda for {args.arch}: PTX from {compiler} "
+        f"Kernels of gpu_tree.kernels.cuda and .cuda_absolute_error for {args.arch}: PTX from {compiler} "
         f"(`cuda.compile_ptx`, default options), assembled by `ptxas -v --gpu-name "
         f"{args.arch}` ({version}); occupancy at the launch's threads per block from the SM's "
         "limits (theoretical)."

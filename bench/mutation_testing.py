@@ -74,6 +74,8 @@ SPARSE_KERNELS = "kernels/cpu_sparse.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
 ABSOLUTE_ERROR_KERNELS = "kernels/cpu_absolute_error.py"
+MEDIAN_ERRORS = "kernels/_median_errors.py"
+CUDA_ABSOLUTE_ERROR = "kernels/cuda_absolute_error.py"
 NUMBA_CACHED = (
     SEARCH,
     CPU_KERNELS,
@@ -81,6 +83,8 @@ NUMBA_CACHED = (
     SPLIT_SCAN,
     SPARSE_KERNELS,
     ABSOLUTE_ERROR_KERNELS,
+    MEDIAN_ERRORS,
+    CUDA_ABSOLUTE_ERROR,
 )
 
 # The test files that exercise each source file, fastest and most direct first (pytest
@@ -137,6 +141,8 @@ FILE_TESTS = {
 CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
 FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
 FILE_TESTS[ABSOLUTE_ERROR_KERNELS] = ("tests/test_absolute_error.py",)
+FILE_TESTS[MEDIAN_ERRORS] = ("tests/test_absolute_error.py",)
+FILE_TESTS[CUDA_ABSOLUTE_ERROR] = ("tests/test_absolute_error.py",)
 FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
 FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
 FILE_TESTS[SPARSE_KERNELS] = ("tests/test_sparse.py",)
@@ -952,10 +958,37 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "AE2",
-        ABSOLUTE_ERROR_KERNELS,
+        MEDIAN_ERRORS,
         "    return score_left > score_right\n",
         "    return score_left < score_right\n",
         "absolute error: missing rows sent to the worse side",
+        tests=("tests/test_absolute_error.py",),
+    ),
+    M(
+        "AE3",
+        MEDIAN_ERRORS,
+        "    if 2 * w_below == total:\n",
+        "    if False:\n",
+        "absolute error: no mid-point median where the rows before the median weigh exactly "
+        "half (an even count of equal weights)",
+        tests=("tests/test_absolute_error.py",),
+    ),
+    M(
+        "AE4",
+        CUDA_ABSOLUTE_ERROR,
+        "                member[LEFT_WITH_MISSING] = is_left or is_missing\n",
+        "                member[LEFT_WITH_MISSING] = is_left\n",
+        "absolute error on the GPU: the missing rows left out of the left side that takes "
+        "them (the scan misses rows its totals count)",
+        tests=("tests/test_absolute_error.py",),
+    ),
+    M(
+        "AE5",
+        CUDA_ABSOLUTE_ERROR,
+        "                if improvement > best + tol:\n",
+        "                if improvement >= best:\n",
+        "absolute error on the GPU: a later candidate wins a tie within rounding (the CPU "
+        "keeps the first)",
         tests=("tests/test_absolute_error.py",),
     ),
     M(
