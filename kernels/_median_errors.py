@@ -61,6 +61,19 @@ def side_error(w_below, wy_below, w_total, wy_total, median, weight_scale, sum_s
     return 0.0
 
 
+def leaves_allowed(
+    n_left, n, fixed_left, fixed_total, weight_scale, min_samples_leaf, min_weight_leaf
+):
+    """Whether both sides of a split of ``n`` rows (fixed-point weight ``fixed_total``)
+    whose left holds ``n_left`` rows of weight ``fixed_left`` meet the leaf-size limits
+    (weights compared in real units)."""
+    if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+        return False
+    w_left = float(fixed_left) * weight_scale
+    w_right = float(fixed_total - fixed_left) * weight_scale
+    return w_left >= min_weight_leaf and w_right >= min_weight_leaf
+
+
 def admissible(cst, lower, upper, left_median, right_median):
     """scikit-learn's monotonicity check of a split (``cst`` +1 or -1; 0: none) with the
     children's medians as their values: ordered by ``cst`` and both within the node's

@@ -36,6 +36,7 @@ _median_of = njit(cache=True, inline="always")(_medians.median_of)
 _side_error = njit(cache=True, inline="always")(_medians.side_error)
 _admissible = njit(cache=True, inline="always")(_medians.admissible)
 _missing_go_left = njit(cache=True, inline="always")(_medians.missing_go_left)
+_leaves_allowed = njit(cache=True, inline="always")(_medians.leaves_allowed)
 MEDIAN_ERRORS_SOURCE_KEY = int(
     hashlib.sha256(Path(_medians.__file__).read_bytes()).hexdigest()[:15], 16
 )
@@ -281,13 +282,15 @@ def _compile_searches(source_key):
             for side in range(2):
                 if side == 1 and (n_missing == 0 or j == 0):
                     continue
-                n_left = k + side * n_missing
-                fixed_left = prefix_w[k] + side * missing_w
-                if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-                    continue
-                w_left = float(fixed_left) * weight_scale
-                w_right = float(total_w - fixed_left) * weight_scale
-                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                if not _leaves_allowed(
+                    k + side * n_missing,
+                    n,
+                    prefix_w[k] + side * missing_w,
+                    total_w,
+                    weight_scale,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                ):
                     continue
                 if side == 0:
                     at = n_missing + j - 1  # the missing rows (if any) and the last j present
@@ -450,14 +453,14 @@ def _compile_searches(source_key):
             for side in range(2):
                 if side == 1 and n_missing == 0:
                     continue
-                count = n_left + side * n_missing
-                fixed = fixed_left + side * fixed_missing
-                if count < min_samples_leaf or n - count < min_samples_leaf:
-                    continue
-                w = float(fixed) * weight_scale
-                if (
-                    w < min_weight_leaf
-                    or float(total_fixed - fixed) * weight_scale < min_weight_leaf
+                if not _leaves_allowed(
+                    n_left + side * n_missing,
+                    n,
+                    fixed_left + side * fixed_missing,
+                    total_fixed,
+                    weight_scale,
+                    min_samples_leaf,
+                    min_weight_leaf,
                 ):
                     continue
                 if side == 0:

@@ -59,6 +59,7 @@ _median_of = cuda.jit(device=True, cache=True)(_medians.median_of)
 _side_error = cuda.jit(device=True, cache=True)(_medians.side_error)
 _admissible = cuda.jit(device=True, cache=True)(_medians.admissible)
 _missing_go_left = cuda.jit(device=True, cache=True)(_medians.missing_go_left)
+_leaves_allowed = cuda.jit(device=True, cache=True)(_medians.leaves_allowed)
 
 
 _stored_position = cuda.jit(device=True, cache=True)(_walk.stored_position)
@@ -363,13 +364,15 @@ def _compile(source_key):
                 for side in range(2):
                     if side == 1 and (n_missing == 0 or (chosen < 0 and j == 0)):
                         continue
-                    n_left = k + side * n_missing
-                    fixed_left = left_weights[slot, column, b] + side * fixed_missing
-                    if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-                        continue
-                    w_left = float(fixed_left) * weight_scale
-                    w_right = float(total_w - fixed_left) * weight_scale
-                    if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                    if not _leaves_allowed(
+                        k + side * n_missing,
+                        n,
+                        left_weights[slot, column, b] + side * fixed_missing,
+                        total_w,
+                        weight_scale,
+                        min_samples_leaf,
+                        min_weight_leaf,
+                    ):
                         continue
                     left_set = LEFT if side == 0 else LEFT_WITH_MISSING
                     right_set = RIGHT_WITH_MISSING if side == 0 else RIGHT

@@ -749,3 +749,46 @@ def test_cuda_on_sparse_input_grows_the_dense_tree(never_dense, make):
         scipy.sparse.csr_matrix(dense), y, sample_weight=weight
     )
     _assert_same_trees(expected, tree)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n_outputs", [1, 2])
+def test_cuda_search_launches_and_copies(monkeypatch, n_outputs):
+    """Per searched level: a node launch and a candidate launch per output and one choice
+    launch; and only per-(node, feature) winners come back, never the candidates' arrays
+    (4 sets x features x bins per node). Once grown, one node launch per output and depth
+    measures every node's median."""
+    from gpu_tree.kernels import cuda_absolute_error as kernels
+
+    tally = []
+
+    class Counting:
+        def __init__(self, name, kernel):
+            self.name, self.kernel = name, kernel
+
+        def __getitem__(self, config):
+            tally.append(self.name)
+            return self.kernel[config]
+
+    for name in ("node_median_errors", "candidate_errors", "choose_splits"):
+        monkeypatch.setattr(kernels, name, Counting(name, getattr(kernels, name)))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 8))
+    Y = X[:, :n_outputs] + rng.standard_t(2, size=(150, n_outputs))
+    depth, n_bins = 3, 32
+    model = DecisionTreeRegressor(
+        criterion="absolute_error", max_depth=depth, max_bins=n_bins, device="cuda"
+    ).fit(X, Y[:, 0] if n_outputs == 1 else Y)
+    node_depth = np.zeros(model.tree_.node_count, dtype=int)
+    for node in range(model.tree_.node_count):
+        for child in (model.tree_.children_left[node], model.tree_.children_right[node]):
+            if child >= 0:
+                node_depth[child] = node_depth[node] + 1
+    assert node_depth.max() == depth
+    assert tally.count("choose_splits") == depth
+    assert tally.count("candidate_errors") == depth * n_outputs
+    assert tally.count("node_median_errors") == (depth + (depth + 1)) * n_outputs
+    for entry in model.fit_stats_[:depth]:
+        open_nodes = np.sum(node_depth == entry["level"])
+        candidate_bytes = open_nodes * X.shape[1] * (n_bins - 1) * 4 * 8
+        assert 0 < 4 * entry["device_to_host_bytes"] < candidate_bytes
