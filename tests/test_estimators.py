@@ -8,6 +8,7 @@ import pytest
 from _parity import assert_same_predictions_away_from_ties
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree.backends.cuda import cuda_status
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn import datasets  # noqa: E402
@@ -587,15 +588,21 @@ def test_splitter_best_is_scikit_learns_name_for_the_exact_search(tmp_path):
         DecisionTreeClassifier(splitter="bogus").fit(X, y)
 
 
-def test_friedman_mse_is_squared_error_with_scikit_learns_future_warning():
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_friedman_mse_is_squared_error_with_scikit_learns_future_warning(device):
     """scikit-learn 1.9 deprecates criterion="friedman_mse", mapping it to the squared
     error (Friedman's improvement ranks splits as the squared error's decrease does): the
-    same tree, and the same warning."""
+    same tree, and the same warning, on either device (CUDA: the simulator)."""
+    if device == "cuda" and not cuda_status()[0]:
+        pytest.skip(f"CUDA backend not usable: {cuda_status()[1]}")
     X, y = datasets.load_diabetes(return_X_y=True)
+    params = dict(max_depth=6 if device == "cpu" else 3, max_bins=256 if device == "cpu" else 32)
     with pytest.warns(FutureWarning, match='"friedman_mse" for criterion is deprecated'):
-        friedman = DecisionTreeRegressor(criterion="friedman_mse", max_depth=6).fit(X, y)
-    squared = DecisionTreeRegressor(criterion="squared_error", max_depth=6).fit(X, y)
-    assert_tree_equal(friedman.tree_, squared.tree_)
+        friedman = DecisionTreeRegressor(criterion="friedman_mse", device=device, **params)
+        friedman.fit(X, y)
+    assert friedman.device_ == device
+    squared = DecisionTreeRegressor(criterion="squared_error", device="cpu", **params).fit(X, y)
+    assert_tree_equal(friedman.tree_, squared.tree_, impurity_rtol=0, value_rtol=0)
     assert friedman.get_params()["criterion"] == "friedman_mse"
     with pytest.raises(ValueError, match="regression criterion"):
         DecisionTreeClassifier(criterion="friedman_mse").fit(X, y > 100)
