@@ -1238,11 +1238,13 @@ del M
 
 
 # -- worktree ---------------------------------------------------------------------------------
-def _git(*args, cwd=None, check=True) -> str:
+def _git(*args, cwd=None, check=True, strip=True) -> str:
+    """git's output, stripped unless ``strip`` is False (a file's text keeps its last
+    newline, which a snippet ending the file includes)."""
     result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if check and result.returncode:
         raise SystemExit(f"git {' '.join(args)} failed: {result.stderr.strip()}")
-    return result.stdout.strip()
+    return result.stdout.strip() if strip else result.stdout
 
 
 def prepare_worktree(path: Path, refresh: bool) -> None:
@@ -1502,7 +1504,7 @@ def main(argv=None) -> int:
     worktree = args.worktree.resolve()
     if args.list:
         # HEAD's files: the worktree may hold a mutant of a run in progress.
-        lines = check_mutants(lambda file: _git("show", f"HEAD:{file}", cwd=REPO), MUTANTS)
+        lines = check_mutants(lambda file: _git("show", f"HEAD:{file}", cwd=REPO, strip=False), MUTANTS)
         for m in selected:
             tag = "  [equivalent]" if m.equivalent else ""
             tests = ",".join(Path(t).stem for t in (m.tests or FILE_TESTS[m.file]))
