@@ -150,6 +150,10 @@ def _compile(source_key):
         order,
         node_start,
         node_size,
+        hist,
+        hist_slot,
+        hist_sum_channel,
+        count_channel,
         codes,
         sparse,
         indptr,
@@ -176,7 +180,11 @@ def _compile(source_key):
         """Per (slot, column, bin b < n_present_bins): the error and median of each of the
         four sets (LEFT ... RIGHT) that a split after bin b of the column's feature
         (``feature_of[slot, column]``; the rows' codes as :func:`_code_at` reads them)
-        makes of the slot's rows.
+        makes of the slot's rows. The sets' sums come from the level's histograms
+        (``hist[hist_slot[slot], column]``: the weight channel 0, the output's sum channel
+        ``hist_sum_channel`` and the row counts in ``count_channel``, -1: the weight
+        channel's, an unweighted fit's): O(bins); then one walk of the rows in target
+        order finds every set's median.
         ``errors`` (n_slots, n_columns, n_present_bins, 4) is set by the first output and
         added to by the others; ``medians`` (the same shape) holds the first output's, the
         one monotonicity constraints read. The first output also writes the count and
@@ -202,8 +210,9 @@ def _compile(source_key):
             b = task - slot * per_slot - column * n_present_bins
             f = feature_of[slot, column]
             first, n = node_start[slot], node_size[slot]
-            # Pass 1: the sums of the present rows of bins <= b, of the missing rows and
-            # of all the node's rows.
+            h = hist_slot[slot]
+            # The sums of the present rows of bins <= b, of the missing rows and of all
+            # the node's rows, from its histogram.
             n_left = 0
             n_missing = 0
             w_left = 0
@@ -212,19 +221,18 @@ def _compile(source_key):
             wy_missing = 0
             w_all = 0
             wy_all = 0
-            for q in range(first, first + n):
-                row = order[q]
-                w = _row_weight(row_stats, weight_column, row)
-                wy = row_stats[row, sum_column]
+            for k in range(hist.shape[2]):
+                w = hist[h, column, k, 0]
+                wy = hist[h, column, k, hist_sum_channel]
+                rows = w if count_channel < 0 else hist[h, column, k, count_channel]
                 w_all += w
                 wy_all += wy
-                code = _code_at(codes, sparse, indptr, indices, stored, zero_code, f, row)
-                if code == missing_bin:
-                    n_missing += 1
+                if k == missing_bin:
+                    n_missing += rows
                     w_missing += w
                     wy_missing += wy
-                elif code <= b:
-                    n_left += 1
+                elif k <= b:
+                    n_left += rows
                     w_left += w
                     wy_left += wy
             totals_w[LEFT], totals_wy[LEFT] = w_left, wy_left

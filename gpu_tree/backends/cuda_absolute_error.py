@@ -170,6 +170,8 @@ def _median_errors_of(backend, node_rows, n_nodes):
 def column_winners(
     backend,
     nodes,
+    hist,
+    hist_slots,
     feature_of,
     drawn_bin,
     csts,
@@ -181,7 +183,9 @@ def column_winners(
 ) -> ColumnWinners:
     """The best split of each of ``nodes`` on each column (:class:`ColumnWinners`).
 
-    ``feature_of`` (n_nodes, n_columns): the feature each column is; ``drawn_bin`` (the
+    ``hist`` (n_slots, n_columns, n_bins, n_channels): the level's dense histograms on the
+    device, node j's at slot ``hist_slots[j]``, column by column as ``feature_of``
+    (n_nodes, n_columns) numbers the features; ``drawn_bin`` (the
     same shape, or None): extremely randomised trees' drawn split of each column (its
     left side's highest bin), the one split scored; ``csts`` (the same shape) each
     column's monotonicity constraint, ``lower``/``upper`` (n_nodes) the nodes' bounds.
@@ -223,6 +227,10 @@ def column_winners(
             node_rows.orders[k],
             node_rows.start,
             node_rows.size,
+            hist,
+            host_to_device(np.ascontiguousarray(hist_slots, dtype=np.int64), xp),
+            1 + k,
+            backend.count_channel,
             *codes,
             features,
             missing_bin,

@@ -199,6 +199,8 @@ def _device_winners(backend, constraints, batch, slots, n_columns, drawn_splits,
         lower, upper = monotonic.lower, monotonic.upper
     return backend.absolute_error_winners(
         batch.nodes[slots],
+        batch.hist,  # the level's dense histograms: the candidates' sums
+        slots,
         feature_of,
         drawn_bin,
         csts,
