@@ -402,7 +402,8 @@ def _compile(source_key):
                     else:
                         score_left = score
                 go_left = _missing_go_left(score_left, score_right, n_missing, k, j, tol)
-                improvement = max(score_left, score_right)
+                # The larger (numba's built-in CUDA target cannot assemble max() here).
+                improvement = score_left if score_left > score_right else score_right
                 if chosen >= 0:
                     best = improvement
                     best_bin = b
