@@ -294,7 +294,7 @@ def _cpu_medians(backend, n_nodes):
     for node in range(n_nodes):
         # In row order, as the node's rows were when it was grown (its children have
         # reordered its slice since): tied targets rank by row number on both devices.
-        rows = np.sort(partition.rows(node))
+        rows = np.sort(partition.rows(node), kind="stable")  # a few sorted runs
         weights[node] = np.sum(weight[rows])
         for k in range(n_outputs):
             medians[node, k], errors[node, k] = node_median_and_error(
