@@ -338,7 +338,6 @@ class CPUHistogramBackend(_CPUBackend):
             category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
         )
         written = np.empty(nodes.size, dtype=np.int64)
-        exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
         regression = not layout.is_classification
         no_rows = np.zeros(0)
         cpu_subtrees.finish_subtrees(
@@ -356,7 +355,7 @@ class CPUHistogramBackend(_CPUBackend):
             self.n_bins,
             self.missing_code,
             self.missing_bin >= 0,
-            np.ldexp(1.0, -exponents),
+            layout.scales(),
             cpu_kernels.SPLIT_CRITERION_CODES[criterion],
             cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
             layout.n_classes if layout.is_classification else 0,

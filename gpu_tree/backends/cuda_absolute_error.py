@@ -5,7 +5,9 @@ Medians are not additive, so a split is scored on the node's rows, not on histog
 sums. A level's open nodes are searched in a few launches: the rows of the nodes are
 ordered by target within each node (two stable device sorts per output), then one thread
 per node measures its median and error, one per (node, column, bin) each candidate's
-four sets, and one per (node, column) runs the CPU search's choice over them. Only the
+four sets (their sums from the level's histograms, their medians from a walk of the
+node's rows in target order), and one per (node, column) runs the CPU search's choice
+over them. Only the
 per-(node, column) winners come back to the host, where
 :mod:`gpu_tree.growing.absolute_error` picks each node's column as on the CPU.
 
@@ -45,8 +47,7 @@ class _NodeRows(NamedTuple):
 
 def _scales(layout) -> np.ndarray:
     """The powers of two of the weight channel and each output's sum channel."""
-    exponents = np.asarray(layout.exponents[: 1 + layout.n_outputs], dtype=np.int64)
-    return np.ldexp(1.0, -exponents)
+    return layout.scales()[: 1 + layout.n_outputs]
 
 
 def _columns(backend):

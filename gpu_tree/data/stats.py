@@ -126,8 +126,13 @@ class StatsLayout:
         bits on every device."""
         out = stats.astype(np.float64)
         if any(self.exponents):
-            out *= xp.asarray(np.ldexp(1.0, -np.asarray(self.exponents, dtype=np.int64)))
+            out *= xp.asarray(self.scales())
         return out
+
+    def scales(self) -> np.ndarray:
+        """Each channel's power of two: a real statistic is its integer times it."""
+        exponents = np.asarray(self.exponents or (0,) * self.n_channels, dtype=np.int64)
+        return np.ldexp(1.0, -exponents)
 
     def weight(self, stats, xp=np):
         """Weighted number of rows (classification: of the first output's classes, which

@@ -241,8 +241,7 @@ def fixed_point_rows(row_data):
     layout = row_data.layout
     n_outputs = layout.n_outputs
     stats = row_data.row_stats
-    exponents = np.asarray(layout.exponents[: 1 + n_outputs], dtype=np.int64)
-    return stats[:, 0], stats[:, 1 : 1 + n_outputs], np.ldexp(1.0, -exponents)
+    return stats[:, 0], stats[:, 1 : 1 + n_outputs], layout.scales()[: 1 + n_outputs]
 
 
 def node_medians(backend, nodes) -> np.ndarray:

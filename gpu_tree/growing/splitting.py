@@ -468,7 +468,6 @@ def _select_compiled(search, chosen, chunk, slots, width):
     limit, most, binom, offsets = subset_search_tables(
         layout, categorical, int(n_nonempty[:, categorical.features].max(initial=0))
     )
-    exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
     winners = np.empty((n, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
     left_positions = np.empty((n, width), dtype=np.uint8)
     default_branch = np.empty(n, dtype=np.int64)
@@ -482,7 +481,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
         use_mask,
         is_categorical,
         categorical.multiway,
-        np.ldexp(1.0, -exponents),
+        layout.scales(),
         SPLIT_CRITERION_CODES[search.criterion],
         n_classes,
         layout.n_channels - 1 if layout.has_count_channel else -1,
@@ -648,9 +647,8 @@ def compiled_search(
     mask = np.ones((1, n_features), dtype=np.int64)
     if use_mask:
         mask = np.asarray(feature_mask, dtype=np.int64)
-    exponents = np.asarray(layout.exponents or [0] * n_channels, dtype=np.int64)
     centre = layout.fit_centre if not layout.is_classification else 0.0
-    scale_bits = np.append(np.ldexp(1.0, -exponents), centre).view(np.int64)
+    scale_bits = np.append(layout.scales(), centre).view(np.int64)
     if layout.is_classification:
         outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
     else:
