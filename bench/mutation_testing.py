@@ -1504,7 +1504,9 @@ def main(argv=None) -> int:
     worktree = args.worktree.resolve()
     if args.list:
         # HEAD's files: the worktree may hold a mutant of a run in progress.
-        lines = check_mutants(lambda file: _git("show", f"HEAD:{file}", cwd=REPO, strip=False), MUTANTS)
+        lines = check_mutants(
+            lambda file: _git("show", f"HEAD:{file}", cwd=REPO, strip=False), MUTANTS
+        )
         for m in selected:
             tag = "  [equivalent]" if m.equivalent else ""
             tests = ",".join(Path(t).stem for t in (m.tests or FILE_TESTS[m.file]))
