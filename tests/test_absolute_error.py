@@ -772,6 +772,14 @@ def test_cuda_search_launches_and_copies(monkeypatch, n_outputs):
 
     for name in ("node_median_errors", "candidate_errors", "choose_splits"):
         monkeypatch.setattr(kernels, name, Counting(name, getattr(kernels, name)))
+    from gpu_tree.backends.cuda import CUDAHistogramBackend
+
+    memory_checks = []
+    monkeypatch.setattr(
+        CUDAHistogramBackend,
+        "_check_level_memory",
+        lambda self, needed, n_nodes, what="histograms": memory_checks.append((what, needed)),
+    )
     rng = np.random.default_rng(3)
     X = rng.normal(size=(150, 8))
     Y = X[:, :n_outputs] + rng.standard_t(2, size=(150, n_outputs))
@@ -788,7 +796,34 @@ def test_cuda_search_launches_and_copies(monkeypatch, n_outputs):
     assert tally.count("choose_splits") == depth
     assert tally.count("candidate_errors") == depth * n_outputs
     assert tally.count("node_median_errors") == (depth + (depth + 1)) * n_outputs
-    for entry in model.fit_stats_[:depth]:
+    checked = [needed for what, needed in memory_checks if what == "absolute-error candidates"]
+    for level, entry in enumerate(model.fit_stats_[:depth]):
         open_nodes = np.sum(node_depth == entry["level"])
-        candidate_bytes = open_nodes * X.shape[1] * (n_bins - 1) * 4 * 8
+        candidate_bytes = open_nodes * X.shape[1] * n_bins * 4 * 8  # no missing bin here
         assert 0 < 4 * entry["device_to_host_bytes"] < candidate_bytes
+        # Checked against the free memory before they are allocated: the four sets'
+        # errors and medians, the left sides' counts and weights, 8 bytes each.
+        assert checked[level] == open_nodes * X.shape[1] * n_bins * (2 * 4 + 2) * 8
+
+
+def test_cuda_level_too_big_for_the_gpu_says_what_needs_the_memory():
+    """A level whose candidates' arrays do not fit in the free GPU memory is refused
+    before anything is allocated, naming them (checked with a stand-in for CuPy: the
+    simulator has no device memory to ask about)."""
+    from types import SimpleNamespace
+
+    from gpu_tree.backends.cuda import CUDAHistogramBackend
+
+    runtime = SimpleNamespace(memGetInfo=lambda: (1000, 10**9))
+    pool = SimpleNamespace(free_bytes=lambda: 24)
+    backend = SimpleNamespace(
+        xp=SimpleNamespace(
+            cuda=SimpleNamespace(runtime=runtime), get_default_memory_pool=lambda: pool
+        )
+    )
+    check = CUDAHistogramBackend._check_level_memory
+    check(backend, 1024, 3, "absolute-error candidates")  # exactly what is free
+    with pytest.raises(
+        MemoryError, match="3 nodes needs 1,025 bytes of absolute-error candidates but 1,024"
+    ):
+        check(backend, 1025, 3, "absolute-error candidates")

@@ -416,9 +416,10 @@ class CUDAHistogramBackend:
         self._check_level_memory(int(np.prod(shape)) * itemsize, n_nodes)
         return self.xp.empty(shape, dtype=layout.dtype)
 
-    def _check_level_memory(self, needed, n_nodes):
-        """Every level keeps dense histograms (no small-node path on the GPU yet): say so
-        clearly, rather than failing inside CuPy, when a deep level does not fit."""
+    def _check_level_memory(self, needed, n_nodes, what="histograms"):
+        """Every level keeps dense histograms (no small-node path on the GPU yet), and an
+        absolute-error level its candidates' arrays: say so clearly, rather than failing
+        inside CuPy, when a deep level does not fit."""
         if self.xp is np:
             return
         free = int(self.xp.cuda.runtime.memGetInfo()[0])
@@ -426,7 +427,7 @@ class CUDAHistogramBackend:
         if needed > free:
             raise MemoryError(
                 f"device='cuda': a tree level of {n_nodes:,} nodes needs {needed:,} bytes of "
-                f"histograms but {free:,} bytes of GPU memory are free; limit max_depth or "
+                f"{what} but {free:,} bytes of GPU memory are free; limit max_depth or "
                 "max_leaf_nodes, use fewer bins, or use device='cpu' for very deep trees"
             )
 

@@ -212,6 +212,11 @@ def column_winners(
     missing_bin = backend.missing_bin
     n_present_bins = missing_bin if missing_bin >= 0 else backend.n_bins
     shape = (n_nodes, n_columns, n_present_bins)
+    # Each candidate's four sets' errors and medians (float64), its left side's count and
+    # weight (int64).
+    backend._check_level_memory(
+        int(np.prod(shape)) * 8 * (2 * kernels.N_SETS + 2), n_nodes, "absolute-error candidates"
+    )
     errors = xp.empty((*shape, kernels.N_SETS))
     medians = xp.empty((*shape, kernels.N_SETS))
     left_counts = xp.empty(shape, dtype=np.int64)
