@@ -66,6 +66,22 @@ def _slot_of_row(backend, nodes):
     return slot_of_node[backend.node_of_row]
 
 
+def _output_rows(backend, k):
+    """What the kernels read of each row for output ``k``: its centred targets, the row
+    statistics, the columns of the weight and of the output's weighted sum
+    (:func:`_columns`), and those channels' scales."""
+    weight_column, sum_columns = _columns(backend)
+    scales = _scales(backend.row_data.layout)
+    return (
+        backend.centred_by_output[k],
+        backend.row_stats,
+        weight_column,
+        sum_columns[k],
+        scales[0],
+        scales[1 + k],
+    )
+
+
 def _node_rows(backend, n_nodes, slot_of_row) -> _NodeRows:
     """The rows of ``n_nodes`` nodes (``slot_of_row``: each row's node, -1: none) grouped
     by node, and within each node ordered by each output's target: ties by row number,
@@ -139,8 +155,6 @@ def _median_errors_of(backend, node_rows, n_nodes):
     xp = backend.xp
     layout = backend.row_data.layout
     n_outputs = layout.n_outputs
-    scales = _scales(layout)
-    weight_column, sum_columns = _columns(backend)
     medians = xp.empty((n_nodes, n_outputs))
     errors = xp.empty((n_nodes, n_outputs))
     weights = xp.empty(n_nodes, dtype=np.int64)
@@ -153,12 +167,7 @@ def _median_errors_of(backend, node_rows, n_nodes):
             node_rows.orders[k],
             node_rows.start,
             node_rows.size,
-            backend.centred_by_output[k],
-            backend.row_stats,
-            weight_column,
-            sum_columns[k],
-            scales[0],
-            scales[1 + k],
+            *_output_rows(backend, k),
             k,
             medians,
             errors,
@@ -197,7 +206,6 @@ def column_winners(
     layout = backend.row_data.layout
     n_outputs = layout.n_outputs
     scales = _scales(layout)
-    weight_column, sum_columns = _columns(backend)
     n_nodes, n_columns = feature_of.shape
     node_rows = _node_rows(backend, n_nodes, _slot_of_row(backend, nodes))
     _, parent_errors, weights, magnitudes = _median_errors_of(backend, node_rows, n_nodes)
@@ -217,13 +225,18 @@ def column_winners(
     backend._check_level_memory(
         int(np.prod(shape)) * 8 * (2 * kernels.N_SETS + 2), n_nodes, "absolute-error candidates"
     )
-    errors = xp.empty((*shape, kernels.N_SETS))
-    medians = xp.empty((*shape, kernels.N_SETS))
-    left_counts = xp.empty(shape, dtype=np.int64)
-    left_weights = xp.empty(shape, dtype=np.int64)
-    missing_counts = xp.empty((n_nodes, n_columns), dtype=np.int64)
-    missing_weights = xp.empty((n_nodes, n_columns), dtype=np.int64)
+    # What candidate_errors writes and choose_splits reads: the sets' errors and medians,
+    # the left sides' counts and weights, the missing rows' count and weight.
+    candidates = (
+        xp.empty((*shape, kernels.N_SETS)),
+        xp.empty((*shape, kernels.N_SETS)),
+        xp.empty(shape, dtype=np.int64),
+        xp.empty(shape, dtype=np.int64),
+        xp.empty((n_nodes, n_columns), dtype=np.int64),
+        xp.empty((n_nodes, n_columns), dtype=np.int64),
+    )
     features = host_to_device(np.ascontiguousarray(feature_of, dtype=np.int64), xp)
+    hist_slots = host_to_device(np.ascontiguousarray(hist_slots, dtype=np.int64), xp)
     codes = backend.absolute_error_codes()
     for k in range(n_outputs):
         _launch(
@@ -234,26 +247,16 @@ def column_winners(
             node_rows.start,
             node_rows.size,
             hist,
-            host_to_device(np.ascontiguousarray(hist_slots, dtype=np.int64), xp),
+            hist_slots,
             1 + k,
             backend.count_channel,
             *codes,
             features,
             missing_bin,
             n_present_bins,
-            backend.centred_by_output[k],
-            backend.row_stats,
-            weight_column,
-            sum_columns[k],
-            scales[0],
-            scales[1 + k],
+            *_output_rows(backend, k),
             k == 0,
-            errors,
-            medians,
-            left_counts,
-            left_weights,
-            missing_counts,
-            missing_weights,
+            *candidates,
         )
     drawn = np.full((n_nodes, n_columns), -1, dtype=np.int64) if drawn_bin is None else drawn_bin
     winners = (
@@ -266,12 +269,7 @@ def column_winners(
         backend,
         kernels.choose_splits,
         n_nodes * n_columns,
-        errors,
-        medians,
-        left_counts,
-        left_weights,
-        missing_counts,
-        missing_weights,
+        *candidates,
         node_rows.size,
         host_to_device(weights, xp),
         host_to_device(parent, xp),
