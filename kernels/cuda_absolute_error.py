@@ -6,12 +6,15 @@ A level's open nodes are searched together. The host orders each node's rows by 
 order, node by node (``order[node_start[s]:node_start[s] + node_size[s]]`` for slot s):
 
 - :func:`node_median_errors`, a thread per node: its weighted median and absolute error
-  (one output per launch), its integer weight and sum of |w * y| (the tolerance's size);
+  (one output per launch), its integer weight and sum of |w * y| (the tolerance's size).
+  The thread walks its node's rows twice, serially: at the root, one thread reads every
+  row;
 - :func:`candidate_errors`, a thread per (node, column, bin b): the four sets a split
   after bin b makes of the node's rows (present codes <= b, alone and with the missing
-  rows, and the rest), each set's median and error. Pass 1 sums each set's weight and
-  weighted target; pass 2 walks the rows in target order to each set's median. The
-  threads of a warp take neighbouring bins of one column, so they read the same rows;
+  rows, and the rest), each set's median and error. Each set's weight and weighted
+  target come from the level's histogram (O(bins)); one walk of the rows in target order
+  finds each set's median. The threads of a warp take neighbouring bins of one column,
+  so they read the same rows;
 - :func:`choose_splits`, a thread per (node, column): the CPU search's loop over the
   candidates (the same rules and ties: :mod:`._median_errors`), or one drawn split's
   score (extremely randomised trees).
