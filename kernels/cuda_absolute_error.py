@@ -6,9 +6,8 @@ A level's open nodes are searched together. The host orders each node's rows by 
 order, node by node (``order[node_start[s]:node_start[s] + node_size[s]]`` for slot s):
 
 - :func:`node_median_errors`, a thread per node: its weighted median and absolute error
-  (one output per launch), its integer weight and sum of |w * y| (the tolerance's size).
-  The thread walks its node's rows twice, serially: at the root, one thread reads every
-  row;
+  (one output per launch) from the sums the host finds for every node at once
+  (cumulative sums over all the rows in target order: no thread walks a node's rows);
 - :func:`candidate_errors`, a thread per (node, column, bin b): the four sets a split
   after bin b makes of the node's rows (present codes <= b, alone and with the missing
   rows, and the rest), each set's median and error. Each set's weight and weighted
@@ -92,61 +91,38 @@ def _row_weight(row_stats, weight_column, row):
 def _compile(source_key):
     @cuda.jit(cache=True)
     def node_median_errors(
-        order,
-        node_start,
-        node_size,
-        centred,
-        row_stats,
-        weight_column,
-        sum_column,
+        total_w,
+        total_wy,
+        w_below,
+        wy_below,
+        y_low,
+        y_high,
         weight_scale,
         sum_scale,
         output,
         medians,
         errors,
-        weights,
-        magnitudes,
     ):
-        """Per slot: the weighted median of output ``output`` (``centred``, its sums in
-        column ``sum_column`` of ``row_stats``) into ``medians[slot, output]``, its
-        absolute error into ``errors[slot, output]``, the node's fixed-point weight into
-        ``weights[slot]`` and its sum of |w * y| into ``magnitudes[slot, output]``."""
+        """Per slot: the weighted median of output ``output`` into
+        ``medians[slot, output]`` and its absolute error into ``errors[slot, output]``,
+        from the node's integer sums (``total_w``, ``total_wy``), those of its rows before
+        the median's (``w_below``, ``wy_below``), the target of the first row past half
+        (``y_high``) and of the first reaching half (``y_low``): the host finds them for
+        every node at once, with cumulative sums over the rows in target order."""
         source_key  # noqa: B018 - in the cache key only
         start = cuda.grid(1)
-        for slot in range(start, node_size.size, cuda.gridsize(1)):
-            first, n = node_start[slot], node_size[slot]
-            total_w = 0
-            total_wy = 0
-            magnitude = 0
-            for q in range(first, first + n):
-                row = order[q]
-                total_w += _row_weight(row_stats, weight_column, row)
-                wy = row_stats[row, sum_column]
-                total_wy += wy
-                magnitude += abs(wy)
-            cum_w = 0
-            cum_wy = 0
-            y_low = math.nan
-            median = math.nan
-            error = 0.0
-            for q in range(first, first + n):
-                row = order[q]
-                w = _row_weight(row_stats, weight_column, row)
-                grown = cum_w + w
-                if y_low != y_low and _reaches_half(grown, total_w):
-                    y_low = centred[row]
-                if _exceeds_half(grown, total_w):
-                    median = _median_of(y_low, centred[row], cum_w, total_w)
-                    error = _side_error(
-                        cum_w, cum_wy, total_w, total_wy, median, weight_scale, sum_scale
-                    )
-                    break
-                cum_w = grown
-                cum_wy += row_stats[row, sum_column]
+        for slot in range(start, total_w.size, cuda.gridsize(1)):
+            median = _median_of(y_low[slot], y_high[slot], w_below[slot], total_w[slot])
             medians[slot, output] = median
-            errors[slot, output] = error
-            weights[slot] = total_w
-            magnitudes[slot, output] = magnitude
+            errors[slot, output] = _side_error(
+                w_below[slot],
+                wy_below[slot],
+                total_w[slot],
+                total_wy[slot],
+                median,
+                weight_scale,
+                sum_scale,
+            )
 
     @cuda.jit(cache=True)
     def candidate_errors(

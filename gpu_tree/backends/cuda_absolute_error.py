@@ -3,8 +3,10 @@
 
 Medians are not additive, so a split is scored on the node's rows, not on histogram
 sums. A level's open nodes are searched in a few launches: the rows of the nodes are
-ordered by target within each node (two stable device sorts per output), then one thread
-per node measures its median and error, one per (node, column, bin) each candidate's
+ordered by target within each node (two stable device sorts per output), cumulative sums
+over those rows give every node's median and the sums on either side of it (a thread per
+node then finishes its error; no thread walks a node's rows), one thread per (node,
+column, bin) measures each candidate's
 four sets (their sums from the level's histograms, their medians from a walk of the
 node's rows in target order), and one per (node, column) runs the CPU search's choice
 over them. Only the
@@ -43,6 +45,7 @@ class _NodeRows(NamedTuple):
     start: object  # per node, where its rows begin in each order (device)
     size: object  # per node, its rows (device)
     host_size: np.ndarray
+    position_slot: object  # the node of each position of every order (device)
 
 
 def _scales(layout) -> np.ndarray:
@@ -96,7 +99,63 @@ def _node_rows(backend, n_nodes, slot_of_row) -> _NodeRows:
         by_target = xp.argsort(backend.centred_by_output[k][rows], kind="stable")
         by_node = xp.argsort(slot[by_target], kind="stable")
         orders.append(xp.ascontiguousarray(rows[by_target[by_node]]))
-    return _NodeRows(orders, host_to_device(start, xp), host_to_device(host_size, xp), host_size)
+    position_slot = xp.sort(slot)  # grouped by node, in node order: the same in every order
+    return _NodeRows(
+        orders,
+        host_to_device(start, xp),
+        host_to_device(host_size, xp),
+        host_size,
+        position_slot,
+    )
+
+
+def _prefix_sums(xp, values):
+    """Exclusive prefix sums with the total at the end: sums[i] is values[:i]'s (int64)."""
+    sums = xp.zeros(values.shape[0] + 1, dtype=np.int64)
+    xp.cumsum(values, out=sums[1:])
+    return sums
+
+
+def _median_sums(backend, node_rows, k):
+    """Output ``k``'s sums of every node at once, from cumulative sums over its rows in
+    target order: the totals of w, w * y and |w * y|, those of the rows before the median
+    (the first row whose cumulative weight exceeds half the node's) and the targets of
+    that row and of the first reaching half (``_median_errors``' median, found on the
+    integers as the CPU's Fenwick search finds it: where no row's weight exceeds half,
+    an all-zero weight, every row is "before" and the last row's target is taken)."""
+    xp = backend.xp
+    order = node_rows.orders[k]
+    centred, row_stats, weight_column, sum_column, _, _ = _output_rows(backend, k)
+    weight = (
+        xp.ones(order.shape[0], dtype=np.int64)
+        if weight_column < 0
+        else row_stats[order, weight_column]
+    )
+    weighted = row_stats[order, sum_column]
+    start = node_rows.start
+    end = start + node_rows.size
+    weight_sums = _prefix_sums(xp, weight)
+    weighted_sums = _prefix_sums(xp, weighted)
+    magnitude_sums = _prefix_sums(xp, xp.abs(weighted))
+    total_w = weight_sums[end] - weight_sums[start]
+    # Each position's cumulative weight within its node (inclusive), against its total.
+    slot = node_rows.position_slot
+    twice_cumulative = 2 * (weight_sums[1:] - weight_sums[start[slot]])
+    node_total = total_w[slot]
+    not_past = _prefix_sums(xp, (twice_cumulative <= node_total).astype(np.int64))
+    below_half = _prefix_sums(xp, (twice_cumulative < node_total).astype(np.int64))
+    high = start + (not_past[end] - not_past[start])  # the first row past half
+    low = start + (below_half[end] - below_half[start])  # the first reaching half
+    last = end - 1
+    return (
+        total_w,
+        weighted_sums[end] - weighted_sums[start],
+        weight_sums[high] - weight_sums[start],
+        weighted_sums[high] - weighted_sums[start],
+        centred[order[xp.minimum(low, last)]],
+        centred[order[xp.minimum(high, last)]],
+        magnitude_sums[end] - magnitude_sums[start],
+    )
 
 
 def _launch(backend, kernel, n_tasks, *args):
@@ -157,22 +216,21 @@ def _median_errors_of(backend, node_rows, n_nodes):
     n_outputs = layout.n_outputs
     medians = xp.empty((n_nodes, n_outputs))
     errors = xp.empty((n_nodes, n_outputs))
-    weights = xp.empty(n_nodes, dtype=np.int64)
     magnitudes = xp.empty((n_nodes, n_outputs), dtype=np.int64)
+    scales = _scales(layout)
     for k in range(n_outputs):
+        *sums, magnitudes[:, k] = _median_sums(backend, node_rows, k)
+        weights = sums[0]
         _launch(
             backend,
             kernels.node_median_errors,
             n_nodes,
-            node_rows.orders[k],
-            node_rows.start,
-            node_rows.size,
-            *_output_rows(backend, k),
+            *sums,
+            scales[0],
+            scales[1 + k],
             k,
             medians,
             errors,
-            weights,
-            magnitudes,
         )
     return tuple(device_to_host(a) for a in (medians, errors, weights, magnitudes))
 
