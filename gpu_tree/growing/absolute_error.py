@@ -93,9 +93,8 @@ def absolute_error_search(
         # histogram search breaks ties).
         k = int(np.argmax(gain >= np.max(gain) - tolerance))
         column = int(columns[k])
-        column_hist = hist[slot, column]
-        if on_device:  # one row of the GPU's histograms back
-            column_hist = device_to_host(column_hist)
+        # One row of a GPU fit's histograms back (counted there only: on the CPU a no-op).
+        column_hist = device_to_host(hist[slot, column])
         if drawn_splits is not None:
             low, high = 0, 1
         else:
@@ -106,9 +105,7 @@ def absolute_error_search(
         left = column_hist[: low + 1].sum(axis=0)
         parent = column_hist.sum(axis=0)
         if missing is not None:
-            column_missing = missing[slot, column]
-            if on_device:
-                column_missing = device_to_host(column_missing)
+            column_missing = device_to_host(missing[slot, column])
             parent = parent + column_missing
             if missing_left[k]:
                 left = left + column_missing
