@@ -75,6 +75,20 @@ _add_tree_values = cuda.jit(device=True, cache=True)(_walk.make_add_tree_values(
 _stored_position = cuda.jit(device=True, cache=True)(_walk.stored_position)
 
 THREADS_PER_BLOCK = 256
+
+
+@cuda.jit(cache=True)
+def probe(out):
+    """The toolchain check gpu_tree runs once per process before it trusts the GPU
+    (``gpu_tree.backends.cuda.probe_failure``): each element its index times 3 plus 1,
+    in int64 and float64 arithmetic, and one atomic addition per thread to ``out[0]``."""
+    start = cuda.grid(1)
+    for i in range(start, out.size, cuda.gridsize(1)):
+        if i > 0:
+            out[i] = np.int64(float(i) * 3.0) + 1
+        cuda.atomic.add(out, 0, 1)
+
+
 # The simulator runs each CUDA thread as a Python thread: a small grid-striding grid does
 # the same work as a full one, thousands of times faster there. Several blocks, not one,
 # so that the simulator exercises what only a multi-block launch has: block-private shared

@@ -23,17 +23,51 @@ import warnings
 MLIR_MODULE = "numba_cuda_mlir.cuda"
 
 
+def restore_numpy_row_stack():
+    """Give numpy back ``row_stack`` where it is gone, before any kernel compiles.
+
+    numba-cuda (0.24 to at least 0.30.4, numba/cuda/np/arrayobj.py) registers an overload
+    of ``np.row_stack`` when its typing context first loads, that is at a kernel's first
+    compile; NumPy 2.5 removed the function (deprecated since 2.0 as an alias of
+    ``vstack``), so every compile raised AttributeError. The alias is what numpy itself
+    defined, and it is added only where missing. Returns whether it was added."""
+    import numpy
+
+    if hasattr(numpy, "row_stack"):
+        return False
+    numpy.row_stack = numpy.vstack
+    return True
+
+
+NUMPY_ROW_STACK_RESTORED = restore_numpy_row_stack()
+
+
 def _simulator_enabled() -> bool:
     from numba.core import config
 
     return bool(config.ENABLE_CUDASIM)
 
 
+# numba-cuda (to at least 0.30.4) makes ``np.timedelta64("nat")`` when its datetime
+# helpers are imported; NumPy 2.5 deprecates the bare unit that implies, so importing
+# numba.cuda warns once, and under ``warnings.simplefilter("error")`` a user's first CUDA
+# fit would fail on it. Ignored around that import alone.
+NUMPY_TIMEDELTA_WARNING = r"The 'generic' unit for NumPy timedelta is deprecated"
+
+
+def _import_quietly(name):
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=NUMPY_TIMEDELTA_WARNING, category=DeprecationWarning
+        )
+        return importlib.import_module(name)
+
+
 def select_cuda():
     """(module, name): the CUDA module to compile kernels with, and its import name."""
     if not _simulator_enabled():
         try:
-            module = importlib.import_module(MLIR_MODULE)
+            module = _import_quietly(MLIR_MODULE)
         except ModuleNotFoundError as exc:
             if exc.name not in ("numba_cuda_mlir", MLIR_MODULE):  # not merely absent
                 _passed_over(f"it failed to import ({exc})")
@@ -43,7 +77,7 @@ def select_cuda():
             if callable(getattr(module, "jit", None)):
                 return module, MLIR_MODULE
             _passed_over("its cuda module has no jit decorator")
-    return importlib.import_module("numba.cuda"), "numba.cuda"
+    return _import_quietly("numba.cuda"), "numba.cuda"
 
 
 def _passed_over(why: str):

@@ -394,7 +394,10 @@ def test_unit_weights_are_never_copied_to_the_device(estimator, weighted, monkey
     assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
     assert len(built) == 1
     backend, row_data, copied = built[0]
-    codes = ((n_features, n), "|u1")  # the bin codes, feature-major
+    # The bin codes, feature-major. On a GPU they are made there from X (bin_columns), so
+    # the backend finds them on the device and copies nothing; the simulator's device
+    # arrays are host arrays, so there the backend's copy of them is seen.
+    codes = [] if REAL_GPU else [((n_features, n), "|u1")]
     if estimator == "classifier":
         rows = [((n,), "<i4")] + ([((n,), "<i8")] if weighted else [])  # classes, weights
     else:
@@ -403,7 +406,7 @@ def test_unit_weights_are_never_copied_to_the_device(estimator, weighted, monkey
         # where weighted.
         stats = ((n, 3), "<i8") if weighted else ((n, 1), "<i8")
         rows = [stats, ((1, n), "<f8")] + ([((n,), "<f8")] if weighted else [])
-    assert _per_row(copied, n) == sorted([codes, *rows])
+    assert _per_row(copied, n) == sorted([*codes, *rows])
     if not weighted:
         assert backend.unit_weight
         assert _to_host(backend.weight).size == 1
@@ -862,3 +865,72 @@ def test_a_sparse_fit_is_checked_for_its_stored_values_only():
     with pytest.raises(MemoryError, match=rf"needs {needed:,} bytes"):
         check_device_memory(X, mapper, layout, xp, free_bytes=needed - 1)
     check_device_memory(X, mapper, layout, xp, free_bytes=needed)
+
+
+# -- the probe: a GPU is chosen only once a kernel has compiled and run there ----------
+@pytest.fixture
+def failing_probe(monkeypatch):
+    """The probe kernel replaced by one whose launch fails as a broken toolchain's does;
+    the cached verdicts are cleared before and after."""
+    import gpu_tree.backends.cuda as cuda_backend
+    import gpu_tree.estimators.tree as tree_module
+
+    class Broken:
+        def __getitem__(self, config):
+            raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    def clear():
+        cuda_backend.probe_failure.cache_clear()
+        tree_module._warn_gpu_broken_once.cache_clear()
+
+    clear()
+    monkeypatch.setattr(cuda_kernels, "probe", Broken())
+    yield
+    monkeypatch.undo()
+    clear()
+
+
+def test_the_probe_kernel_runs_on_the_device():
+    from gpu_tree.backends.cuda import probe_failure
+
+    probe_failure.cache_clear()
+    assert probe_failure(xp) is None
+    assert cuda_status()[0]
+
+
+def test_a_failing_probe_makes_the_device_unusable_with_its_cause(failing_probe):
+    usable, reason, module = cuda_status()
+    assert not usable and module is None
+    assert "test kernel failed to compile or run" in reason
+    assert "AttributeError: module 'numpy' has no attribute 'row_stack'" in reason
+    X, y = _classification_data(60, 3, 2, 4, seed=1)
+    with pytest.raises(ValueError, match="device='cuda' is not usable here: .*row_stack"):
+        DecisionTreeClassifier(device="cuda").fit(X, y)
+
+
+def test_auto_fits_on_the_cpu_with_one_warning_naming_the_cause(failing_probe):
+    import warnings
+
+    X, y = _classification_data(60, 3, 2, 4, seed=1)
+    with pytest.warns(RuntimeWarning, match="device='auto' fits on the CPU: .*row_stack"):
+        first = DecisionTreeClassifier(device="auto").fit(X, y)
+    assert first.device_ == "cpu"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process, not at every fit
+        assert DecisionTreeClassifier(device="auto").fit(X, y).device_ == "cpu"
+
+
+def test_a_probe_that_writes_wrong_values_is_caught(monkeypatch, failing_probe):
+    from gpu_tree.backends.cuda import probe_failure
+
+    class Wrong:
+        def __getitem__(self, config):
+            def run(out):
+                out[:] = 7
+
+            return run
+
+    monkeypatch.setattr(cuda_kernels, "probe", Wrong())
+    probe_failure.cache_clear()
+    failure = probe_failure(xp)
+    assert failure is not None and "wrote 7 where" in failure and "element 0" in failure

@@ -12,6 +12,8 @@ the nodes they build (row lists) on both devices.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from _cli import run_cli
@@ -223,9 +225,10 @@ def test_every_launch_runs_on_the_current_stream(launches, monkeypatch):
     model = _fit("cuda", regression=True)
     fit_launches = len(launches)
     assert fit_launches > 0
-    from gpu_tree.backends.cuda import predict_on_device
+    from gpu_tree.backends.cuda import cuda_status, predict_on_device
 
-    predict_on_device(model.tree_, _data(True)[0], np)
+    xp = cuda_status()[2]  # CuPy on a GPU: numba-cuda refuses host arrays on a stream
+    predict_on_device(model.tree_, xp.asarray(_data(True)[0]), xp)
     assert len(launches) > fit_launches
     assert all(len(config) >= 3 and config[2] is stream for config in launches)
 
@@ -247,3 +250,86 @@ def test_count_per_level_adds_at_each_level_and_nothing_outside_a_fit():
     assert counters.at(2)["rows_read"] == 27
     assert counters.at(3)["rows_read"] == 30 and counters.at(3)["nodes_built"] == 4
     assert counters.at(0)["rows_read"] == 0
+
+
+# -- numba-cuda's small-grid warning -----------------------------------------------------
+def _small_grid_kernel():
+    """A stand-in kernel whose launch warns as numba-cuda's does for a grid of fewer than
+    128 blocks (dispatcher.py, _LaunchConfiguration), colour codes included."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    class Kernel:
+        launched = 0
+
+        def __getitem__(self, config):
+            grid = config[0]
+            warnings.warn(
+                NumbaPerformanceWarning(
+                    f"\x1b[1mGrid size {grid} will likely result in GPU under-utilization "
+                    "due to low occupancy.\x1b[0m"
+                ),
+                stacklevel=2,
+            )
+            return self.run
+
+        def run(self, *args):
+            Kernel.launched += 1
+
+    return Kernel()
+
+
+def test_gpu_tree_launches_do_not_raise_the_small_grid_warning_and_others_still_do():
+    from gpu_tree.utils.fit_stats import launch
+
+    kernel = _small_grid_kernel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        launch(kernel, (1, 256, 0))
+        assert kernel.launched == 1
+        with pytest.raises(Warning, match="Grid size 1 will likely"):
+            kernel[(1, 256, 0)]()  # a user's own launch still warns
+
+    class Noisy:
+        def __getitem__(self, config):
+            warnings.warn("some other warning", RuntimeWarning, stacklevel=2)
+            return lambda *args: None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="some other warning"):
+            launch(Noisy(), (1, 256, 0))  # only the small-grid warning is ignored
+
+
+def test_the_small_grid_pattern_matches_numba_cudas_message():
+    """The ignored pattern follows numba-cuda's source, where it is installed: a changed
+    message would otherwise warn on every fit again."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    from gpu_tree.utils.fit_stats import SMALL_GRID_WARNING
+
+    spec = importlib.util.find_spec("numba_cuda")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("numba-cuda is not installed")
+    source = Path(spec.submodule_search_locations[0], "numba", "cuda", "dispatcher.py")
+    text = source.read_text()
+    assert "will likely result in GPU " in text and "under-utilization" in text
+    assert re.match(
+        SMALL_GRID_WARNING,
+        "\x1b[1mGrid size 7 will likely result in GPU "
+        "under-utilization due to low occupancy.\x1b[0m",
+    )
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_a_cuda_fit_and_prediction_raise_no_warning(regression):
+    """tests/test_estimators.py fits with the default device under
+    ``simplefilter("error")``: on a GPU that is device="cuda"."""
+    X, y = _data(regression)
+    kind = DecisionTreeRegressor if regression else DecisionTreeClassifier
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = kind(max_depth=DEPTH, max_bins=MAX_BINS, device="cuda").fit(X, y)
+        model.predict(X)
+    assert model.device_ == "cuda"

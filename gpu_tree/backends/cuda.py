@@ -37,7 +37,7 @@ from gpu_tree.backends.rows import (
     squared_deviation_rows,
     squared_deviations_from,
 )
-from gpu_tree.data.validation import device_to_host, host_to_device, is_sparse
+from gpu_tree.data.validation import device_to_host, host_to_device, is_sparse, to_host
 from gpu_tree.kernels.compilation import choose_cupy_cache_folder
 from gpu_tree.utils.fit_stats import count, launch
 from gpu_tree.utils.install_hints import install_hint
@@ -58,7 +58,22 @@ def _cupy_or_none():
 
 
 def cuda_status():
-    """(usable, reason, xp): whether the CUDA backend can run here, and its array module."""
+    """(usable, reason, xp): whether the CUDA backend can run here, and its array module.
+
+    A device (a GPU, or the simulator) counts as usable only once the probe kernel has
+    compiled and run on it (:func:`probe_failure`): a toolchain that cannot build
+    kernels for it makes the CUDA backend unusable, with the cause as the reason."""
+    found, reason, xp = _device_found()
+    if not found:
+        return False, reason, None
+    failure = probe_failure(xp)
+    if failure is not None:
+        return False, f"{reason} found, but {failure}", None
+    return True, reason, xp
+
+
+def _device_found():
+    """(found, what, xp): a device to run the kernels on (the GPU, or the simulator)."""
     try:
         from numba import config
 
@@ -77,6 +92,48 @@ def cuda_status():
     except Exception as exc:  # noqa: BLE001 - any driver error means "not usable"
         return False, f"no usable NVIDIA GPU ({exc})", None
     return True, "NVIDIA GPU", cupy
+
+
+def gpu_found_but_broken() -> bool:
+    """Whether a device is here (a GPU, or the simulator) that fails the probe."""
+    found, _, xp = _device_found()
+    return found and probe_failure(xp) is not None
+
+
+# The probe's launch: 128 blocks (numba-cuda warns below that) of 32 threads, one
+# element each; the simulator's small grid strides over the same elements.
+PROBE_BLOCKS, PROBE_THREADS = 128, 32
+
+
+@functools.cache
+def probe_failure(xp):
+    """None where gpu_tree's probe kernel (``kernels/cuda.py``, ``probe``) compiles,
+    launches and writes what it should on the device ``xp`` works with; else what went
+    wrong, for a message. Once per process and array module: a GPU whose toolchain is
+    broken (numba-cuda against a NumPy it predates, PTX newer than the driver reads)
+    fails here, before a fit chooses it, instead of in the middle of one."""
+    try:
+        from gpu_tree.kernels import cuda as cuda_kernels
+
+        blocks, threads = cuda_kernels.SIMULATOR_GRID if xp is np else (PROBE_BLOCKS, PROBE_THREADS)
+        n = 2 * blocks * threads if xp is np else blocks * threads
+        out = xp.zeros(n, dtype=np.int64)
+        cuda_kernels.probe[blocks, threads, current_stream(xp)](out)
+        result = to_host(out)  # uncounted: no fit's copy
+    except Exception as exc:  # noqa: BLE001 - whatever breaks, the GPU is not usable
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        return (
+            f"gpu_tree's test kernel failed to compile or run ({type(exc).__name__}: {first_line})"
+        )
+    expected = np.arange(n, dtype=np.int64) * 3 + 1
+    expected[0] = n
+    if not np.array_equal(result, expected):
+        wrong = int(np.flatnonzero(result != expected)[0])
+        return (
+            f"gpu_tree's test kernel ran but wrote {int(result[wrong])} where "
+            f"{int(expected[wrong])} was due (element {wrong})"
+        )
+    return None
 
 
 def current_stream(xp):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
 import time
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -14,6 +16,7 @@ from gpu_tree.backends.cuda import (
     apply_on_device,
     check_cuda_support,
     cuda_status,
+    gpu_found_but_broken,
     predict_on_device,
 )
 from gpu_tree.backends.rows import RowData
@@ -97,7 +100,20 @@ def resolve_device(device, cpu_only: str | None = None) -> str:
                 f"device='cuda' is not usable here: {reason}; use device='cpu' or 'auto'"
             )
         return "cuda"
+    if not usable and gpu_found_but_broken():
+        _warn_gpu_broken_once(reason)
     return "cuda" if usable and xp is not np else "cpu"
+
+
+@functools.cache
+def _warn_gpu_broken_once(reason):
+    """device="auto" on a machine whose GPU fails gpu_tree's probe: fits run on the CPU,
+    and the user is told why once per process, not at every fit."""
+    warnings.warn(
+        f"gpu_tree: device='auto' fits on the CPU: {reason}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def check_int(name, value, low, high=None, allow_none=False):

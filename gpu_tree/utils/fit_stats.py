@@ -16,6 +16,7 @@ Copies are counted only in a CUDA fit: on the CPU the same calls move nothing.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -96,11 +97,21 @@ def count_per_level(quantity: str, levels, amounts) -> None:
         entry[quantity] += int(amount)
 
 
+# numba-cuda warns (NumbaPerformanceWarning) whenever a grid has fewer than 128 blocks.
+# gpu_tree sizes its grids to the work on purpose (a block per node at the tree's first
+# levels, a thread per row of a small node), so its own launches would warn on every fit;
+# the warning is ignored around them alone, and users' launches still warn. The text
+# starts with a terminal colour code, hence the leading ".*".
+SMALL_GRID_WARNING = r".*Grid size \d+ will likely result in GPU under-utilization"
+
+
 def launch(kernel, config, *args) -> None:
     """``kernel[config](*args)``, counted as a kernel launch: every CUDA launch of a fit
     goes through here (``config``: grid, block and stream)."""
     count("kernel_launches")
-    kernel[config](*args)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=SMALL_GRID_WARNING)
+        kernel[config](*args)
 
 
 def count_copy(direction: str, nbytes: int) -> None:
