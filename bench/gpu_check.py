@@ -85,7 +85,7 @@ SIZES = {
         entropy=200,
         sparse=(200, 10, 0.2),
         forest=(200, 2),
-        absolute_error=100,
+        absolute_error=40,
         depth=2,
         log2_values=256,
     ),
@@ -663,8 +663,11 @@ def step_parity(out: Path, smoke: bool):
     save()
     rows = sizes["absolute_error"]
     noisy = X[:rows, 0] + np.random.default_rng(2).laplace(size=rows)
-    cases[f"absolute_error {rows:,} depth 6"] = parity_case(
-        lambda: DecisionTreeRegressor(criterion="absolute_error", max_depth=6), X[:rows], noisy
+    ae_depth = min(6, depth)
+    cases[f"absolute_error {rows:,} depth {ae_depth}"] = parity_case(
+        lambda: DecisionTreeRegressor(criterion="absolute_error", max_depth=ae_depth),
+        X[:rows],
+        noisy,
     )
     save()
     print(json.dumps(results, indent=2, default=str))

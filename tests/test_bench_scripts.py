@@ -701,3 +701,31 @@ def test_outputs_and_medians_benchmark_compares_with_scikit_learn(tmp_path):
         exact, theirs = by[case, "gpu_tree exact"], by[case, "scikit-learn"]
         assert exact["score"] == pytest.approx(theirs["score"], abs=0.02)
         assert exact["leaves"] > 4
+
+
+@pytest.mark.timeout(900)
+def test_gpu_check_dry_run_under_the_simulator(tmp_path):
+    """bench/gpu_check.py's every step at tiny sizes under the simulator: the run a GPU
+    machine gets, so that it cannot first break there."""
+    out = tmp_path / "check"
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "gpu_check.py"), str(out), "--smoke", "--commit", "test"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
+        timeout=880,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-5000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["commit"] == "test" and summary["smoke"]
+    assert [*summary["steps"]] == ["env", "probe", "warmup", "matrix", "parity", "tests"]
+    assert all(step["status"] == "ok" for step in summary["steps"].values()), summary["steps"]
+    assert summary["probe"]["usable"]
+    assert summary["env"]["numpy_row_stack_restored"] in (True, False)
+    cases = summary["parity"]["cases"]
+    assert len(cases) == 6 and all(case["equal"] for case in cases.values()), cases
+    assert summary["parity"]["log2"]["differ"] == 0  # the simulator's log2 is the CPU's
+    assert summary["tests"]["tests"] >= 1 and summary["tests"]["failures"] == 0
+    assert set(summary["warmup"]) >= {"gini", "sparse", "wall_s"}
+    assert (out / "matrix" / "matrix.json").is_file()
+    assert "| parity case |" in (out / "summary.md").read_text()
