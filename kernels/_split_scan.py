@@ -34,6 +34,16 @@ which its tolerance scales with.
 
 :mod:`gpu_tree.kernels.cpu` compiles these helpers with ``numba.njit`` and
 :mod:`gpu_tree.kernels.cuda` with ``numba.cuda.jit(device=True)``.
+
+Every product that an addition or subtraction reads goes through ``product``: on the
+CPU plain ``a * b``; on a GPU libdevice's ``dmul_rn``, which the compiler never fuses with
+the addition into one fused multiply-add. NVVM fuses ``a * b + c`` by default (its
+``-fma=1``, which numba-cuda gives no way to turn off), rounding once where the CPU
+rounds twice: a score one unit in the last place away from the CPU's, enough to turn a
+tie or a ``min_impurity_decrease`` boundary the other way. Products by the channels'
+power-of-two scales are exact, so fusing them would change nothing; they go through
+``product`` all the same, so that tests/test_split_scan.py can prove that no product of
+this file is fused on the GPU.
 """
 
 import math
@@ -61,8 +71,16 @@ WINNER_SCORE, WINNER_NODE_WEIGHT = 4, 5
 WINNER_FIXED_COLUMNS = 6
 
 
-def make_split_scan(device_function, helpers=None, save_scores=False):
+def plain_product(a, b):
+    """``a * b``, rounded: the CPU's arithmetic, which never fuses it into an addition."""
+    return a * b
+
+
+def make_split_scan(device_function, product, helpers=None, save_scores=False):
     """The helpers, compiled by ``device_function`` (``njit`` or ``cuda.jit(device=True)``).
+
+    ``product``: a compiled ``a * b`` rounded on its own, never fused into the addition
+    that reads it (the module docstring; :func:`plain_product` on the CPU).
 
     ``save_scores``: :func:`score_feature`'s pass 1 keeps each candidate's result in its
     ``scored`` scratch (then 3 * (n_bins + 1) entries) and pass 2 reads them back instead
@@ -78,7 +96,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
     def plog2p(p):
         """p log2 p, and 0 for p = 0 (the limit)."""
         if p > 0.0:
-            return p * math.log2(p)
+            return product(p, math.log2(p))
         return 0.0
 
     @device_function
@@ -96,13 +114,13 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         """Channel ``c`` of a side, real: left (the prefix), right (total - prefix) or the
         parent (total), plus the missing rows' statistics if ``with_missing``."""
         if side == LEFT:
-            value = float(prefix[c]) * scale[c]
+            value = product(float(prefix[c]), scale[c])
         elif side == RIGHT:
-            value = float(total[c] - prefix[c]) * scale[c]
+            value = product(float(total[c] - prefix[c]), scale[c])
         else:
-            value = float(total[c]) * scale[c]
+            value = product(float(total[c]), scale[c])
         if with_missing:
-            value += float(missing[c]) * scale[c]
+            value += product(float(missing[c]), scale[c])
         return value
 
     @device_function
@@ -132,7 +150,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         w = channel(zero, prefix, total, missing, side, with_missing, scale)
         centred = channel(one, prefix, total, missing, side, with_missing, scale)
         centre = scale[scale.shape[0] - 1]
-        return w, centred + centre * w, abs(centred) + abs(centre) * abs(w)
+        return w, centred + product(centre, w), abs(centred) + product(abs(centre), abs(w))
 
     @device_function
     def poisson_positive(prefix, total, missing, side, with_missing, scale, rtol):
@@ -154,7 +172,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         centred = channel(one, prefix, total, missing, side, with_missing, scale)
         parent_centred = channel(one, prefix, total, missing, parent_side, parent_missing, scale)
         difference = centred / w - parent_centred / parent_w
-        return s * math.log1p(difference / (parent_s / parent_w))
+        return product(s, math.log1p(difference / (parent_s / parent_w)))
 
     @device_function
     def poisson_scale(prefix, total, missing, to_left, to_right, use_missing, scale):
@@ -176,7 +194,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         squares = 0.0
         for k in range(n_outputs):
             s = channel(1 + k, prefix, total, missing, side, with_missing, scale)
-            squares += s * s
+            squares += product(s, s)
         return squares
 
     @device_function
@@ -195,7 +213,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             squares = 0.0
             for c in range(first, end):
                 v = channel(c, prefix, total, missing, side, with_missing, scale)
-                squares += v * v
+                squares += product(v, v)
             return w - (squares / w if w > 0.0 else 0.0)
         largest = -math.inf  # misclassification: w - max_i c_i
         for c in range(first, end):
@@ -279,7 +297,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
                 distance += abs(p_left - p_right)
             f_left = w_left / w if w > 0.0 else 0.0
             f_right = w_right / w if w > 0.0 else 0.0
-            return parent[1] * (2.0 * f_left * f_right * distance)
+            return product(parent[1], 2.0 * f_left * f_right * distance)
         decrease = (
             parent[0]
             - weighted_impurity(
@@ -328,7 +346,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         if criterion == POISSON:
             scale = divisor
         elif criterion == ENTROPY or criterion == GAIN_RATIO:
-            scale = w * (1.0 + abs(math.log2(w if w > 0.0 else 1.0)))
+            scale = product(w, 1.0 + abs(math.log2(w if w > 0.0 else 1.0)))
             if criterion == GAIN_RATIO and divisor > 0.0:
                 scale = scale / divisor
         elif criterion == SQUARED_ERROR:
@@ -336,7 +354,7 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
         else:
             scale = w
         magnitude = abs(best) if math.isfinite(best) else 0.0
-        return rtol * (scale + magnitude)
+        return product(rtol, scale + magnitude)
 
     @device_function
     def monotonic_value(n_classes, prefix, total, missing, side, with_missing, scale):
@@ -574,10 +592,10 @@ def make_split_scan(device_function, helpers=None, save_scores=False):
             if use_missing:
                 value += missing[slot, feature, c]
             if c < n_weight:
-                weight += float(value) * scale[c]
+                weight += product(float(value), scale[c])
             else:
-                s = float(value) * scale[c]
-                squares += s * s
+                s = product(float(value), scale[c])
+                squares += product(s, s)
         out[0] = weight
         out[1] = squared_error_scale(n_outputs, weight, squares)
 

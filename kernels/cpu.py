@@ -1033,7 +1033,9 @@ WINNER_SCORE, WINNER_NODE_WEIGHT = _scan.WINNER_SCORE, _scan.WINNER_NODE_WEIGHT
 # Inlined and without reference counting, as in the subtree finisher (cpu_subtrees.py):
 # this is the CPU backend's split search at every level of numeric fits.
 _node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
-    borrowing_njit(forceinline=True), save_scores=True
+    borrowing_njit(forceinline=True),
+    borrowing_njit(forceinline=True)(_scan.plain_product),
+    save_scores=True,
 )
 SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdigest()
 

@@ -48,7 +48,10 @@ _helpers = {}
 # The numeric features' scan keeps its first pass's scores for the second (save_scores):
 # a rescore of every candidate would double their cost.
 _node_totals, _score_feature, _ = _scan.make_split_scan(
-    _cpu.borrowing_njit(forceinline=True), _helpers, save_scores=True
+    _cpu.borrowing_njit(forceinline=True),
+    _cpu.borrowing_njit(forceinline=True)(_scan.plain_product),
+    _helpers,
+    save_scores=True,
 )
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]

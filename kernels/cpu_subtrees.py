@@ -81,7 +81,9 @@ from .cpu_categorical import score_nodes, search_scratch
 # compile about twice as long (91 s against 39 s there; once, cached). Without reference
 # counting (borrowing_njit): 3.6 times faster again.
 _node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
-    borrowing_njit(forceinline=True), save_scores=True
+    borrowing_njit(forceinline=True),
+    borrowing_njit(forceinline=True)(_scan.plain_product),
+    save_scores=True,
 )
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)

@@ -270,3 +270,65 @@ def test_the_compiled_search_checks_monotonic_constraints_as_the_vectorised_one(
         changed = (free.has_split != reference.has_split) | (free.feature != reference.feature)
         constrained_away += int(np.any(changed | (free.bin != reference.bin)))
     assert constrained_away > 0
+
+
+# -- no fused multiply-add on the GPU where the CPU rounds twice ------------------------
+_FMA_PROBE = r"""
+import json, sys
+try:
+    from numba.cuda.cudadrv import nvvm
+
+    nvvm.NVVM()
+except Exception as exc:  # no libNVVM here: nothing to compile with
+    print(json.dumps({"skip": f"libNVVM is not available ({type(exc).__name__})"}))
+    sys.exit(0)
+from types import SimpleNamespace
+
+from numba.cuda import dispatcher
+
+from gpu_tree.kernels import cuda as kernels
+from gpu_tree.kernels.cuda_api import cuda
+
+# A device function compiles for the current device's compute capability, which needs a
+# driver; without one, it is told sm_90's (as bench/kernel_resources.py does).
+if hasattr(dispatcher, "get_current_device"):
+    dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=(9, 0))
+product = kernels._product  # the split scan's, as kernels/cuda.py hands it over
+
+def plain(out):
+    out[0] = out[1] + out[2] * out[3]
+
+def through_product(out):
+    out[0] = out[1] + product(out[2], out[3])
+
+counts = {}
+for function in (plain, through_product):
+    ptx, _ = cuda.compile_ptx(function, "void(float64[:])", cc=(9, 0))
+    counts[function.__name__] = ptx.count("fma.rn")
+print(json.dumps(counts))
+"""
+
+
+def test_gpu_products_feeding_additions_are_not_fused(tmp_path):
+    """NVVM fuses ``a + b * c`` into one fused multiply-add (rounded once) where the CPU
+    rounds twice; the split scan's ``product`` on the GPU (libdevice's dmul_rn) is never
+    fused. Compiled to sm_90 PTX in a child process (libNVVM, no GPU); the plain
+    expression is compiled too, so that the check sees a fusion where there is one."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _FMA_PROBE],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    if "skip" in counts:
+        pytest.skip(counts["skip"])
+    assert counts == {"plain": 1, "through_product": 0}
