@@ -418,7 +418,9 @@ def _compile_squared_deviation_kernels(helpers_key):
         helpers_key  # noqa: B018 - in the cache key only (see HELPERS_SOURCE_KEY)
         n_rows = node_of_row.shape[0]
         start = cuda.grid(1)
-        for i in range(start, max(n_rows, exponent.shape[0]), cuda.gridsize(1)):
+        # Not max(): Numba-CUDA-MLIR 0.6 cannot compile max() of two array lengths.
+        end = n_rows if n_rows > exponent.shape[0] else exponent.shape[0]
+        for i in range(start, end, cuda.gridsize(1)):
             if i < exponent.shape[0]:
                 exponent[i] = _term_exponent(largest[i])
             if i >= n_rows:
@@ -439,9 +441,19 @@ largest_squared_deviations, squared_deviation_sums = _compile_squared_deviation_
 )
 
 
+def _unfused_product(a, b):
+    """``a * b`` as libdevice's ``dmul_rn``, which NVVM never fuses into an addition
+    (kernels/_split_scan.py says why that matters)."""
+    return cuda.libdevice.dmul_rn(a, b)
+
+
+# The simulator runs plain Python arithmetic and has no libdevice.
+_product = cuda.jit(device=True, cache=True)(
+    _scan.plain_product if config.ENABLE_CUDASIM else _unfused_product
+)
 # The split search shared with the CPU twin (kernels/_split_scan.py: the same winners).
 _node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
-    cuda.jit(device=True, cache=True)
+    cuda.jit(device=True, cache=True), _product
 )
 # Threads of a split-scoring block: one per feature, striding; few, since a level's
 # nodes give the blocks.
