@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from gpu_tree.data.validation import is_dataframe, is_sparse
+from gpu_tree.data.validation import is_dataframe, is_device_array, is_sparse
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the bound on a subset's size, l in Zaki and Meira's
@@ -348,6 +348,8 @@ class CategoryMaps:
         features = self.features
         if features.size == 0:
             return self
+        if is_device_array(X):
+            X = _categorical_columns_on_host(X, features)
         if not is_dataframe(X) and np.ndim(X) == 2 and np.asarray(X).dtype.kind in "biuf":
             # One pass over the rows for every column (each a category per number).
             matrix = np.ascontiguousarray(X, dtype=np.float64)
@@ -543,11 +545,10 @@ def with_codes(X, maps: CategoryMaps):
         for k, j in enumerate(features):
             X.isetitem(int(j), codes[:, k])
         return X
-    if hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray):
+    if is_device_array(X):
         import cupy
 
-        host_columns = cupy.asnumpy(X[:, cupy.asarray(features)])
-        codes = maps.encode(_spread(host_columns, features, X.shape[1]))
+        codes = maps.encode(_categorical_columns_on_host(X, features))
         X = X.astype(cupy.float64, copy=True)
         X[:, cupy.asarray(features)] = cupy.asarray(codes)
         return X
@@ -560,8 +561,13 @@ def with_codes(X, maps: CategoryMaps):
     return array
 
 
-def _spread(columns, features, n_features):
-    """An (n, n_features) array holding ``columns`` at ``features`` (what encode reads)."""
-    out = np.empty((columns.shape[0], n_features), dtype=np.float64)
+def _categorical_columns_on_host(X, features):
+    """A GPU array's categorical columns copied to the host, in an (n, n_features) array
+    holding them at ``features`` (what fit and encode read; the other columns, numeric,
+    stay on the device and are never read here)."""
+    import cupy
+
+    columns = cupy.asnumpy(X[:, cupy.asarray(features)])
+    out = np.empty((columns.shape[0], X.shape[1]), dtype=np.float64)
     out[:, features] = columns
     return out

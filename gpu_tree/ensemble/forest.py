@@ -34,6 +34,7 @@ from gpu_tree.estimators.tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     check_int,
+    labels_of_winners,
     random_seed,
 )
 from gpu_tree.growing.backend import BinnedData, make_backend
@@ -673,8 +674,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         if self.n_outputs_ > 1:
             codes = np.column_stack([to_host(p.argmax(axis=1)) for p in proba])
             return labels_per_output(self.classes_, codes)
-        winner = to_host(proba.argmax(axis=1))
-        return self.classes_.take(winner)
+        return labels_of_winners(self.classes_, proba.argmax(axis=1))
 
 
 class RandomForestRegressor(RegressorMixin, _BaseForest):

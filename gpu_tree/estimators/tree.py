@@ -1099,11 +1099,16 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         if not is_device_array(X):
             return self.classes_.take(self.tree_.classes_of(self.tree_.apply(X)))
         proba = predict_on_device(self.tree_, X, cuda_status()[2])
-        # On the GPU: numeric labels stay there; other labels come back as a host array.
-        winner = proba.argmax(axis=1)
-        if self.classes_.dtype.kind in "biuf":
-            return cuda_status()[2].asarray(self.classes_)[winner]
-        return self.classes_[to_host(winner)]
+        return labels_of_winners(self.classes_, proba.argmax(axis=1))
+
+
+def labels_of_winners(classes, winner):
+    """The labels of the winning class indices: on the GPU (``winner`` a device array)
+    numeric labels stay there and other labels come back as a host array; on the host,
+    host labels."""
+    if is_device_array(winner) and classes.dtype.kind in "biuf":
+        return cuda_status()[2].asarray(classes)[winner]
+    return classes.take(to_host(winner))
 
 
 class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
