@@ -32,6 +32,7 @@ renders it. The exit status is 0 when every step ran and every parity case match
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -200,6 +201,8 @@ def tests_command(out: Path, smoke: bool, per_test_timeout: int):
     ]
     if smoke:  # the step itself, not the suite: one quick test of the device
         return command + [str(files[0]), "-k", "probe_kernel_runs"]
+    if importlib.util.find_spec("xdist") is None:  # pytest-xdist absent: one process
+        return command + list(map(str, files))
     workers = max(2, min(16, (os.cpu_count() or 2) - 2))
     return command + ["-n", str(workers), *map(str, files)]
 
@@ -349,26 +352,19 @@ def render(summary: dict) -> str:
 
 
 # -- the steps (in child processes) --------------------------------------------------------
-def _versions() -> dict:
-    from importlib import metadata
-
-    names = (
-        "numpy numba numba-cuda numba-cuda-mlir llvmlite cupy-cuda13x cupy-cuda12x "
-        "cuda-bindings cuda-core cuda-toolkit nvidia-nvjitlink nvidia-nvvm "
-        "nvidia-cuda-nvcc nvidia-cuda-runtime scikit-learn xgboost pytest pytest-xdist"
-    ).split()
-    found = {}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
+# The packages whose versions a run records.
+VERSIONED = (
+    "numpy numba numba-cuda numba-cuda-mlir llvmlite cupy-cuda13x cupy-cuda12x "
+    "cuda-bindings cuda-core cuda-toolkit nvidia-nvjitlink nvidia-nvvm "
+    "nvidia-cuda-nvcc nvidia-cuda-runtime scikit-learn xgboost pytest pytest-xdist"
+).split()
 
 
 def step_env(out: Path, smoke: bool):
     info = {"python": platform.python_version(), "host_cpus": os.cpu_count()}
-    info["versions"] = _versions()
+    from bench_gpu_matrix import _versions  # this script's folder is on sys.path
+
+    info["versions"] = _versions(VERSIONED)
     smi = shutil.which("nvidia-smi")
     if smi:
         result = subprocess.run([smi], capture_output=True, text=True, timeout=30)
