@@ -35,7 +35,7 @@ def restore_numpy_row_stack():
 
     if hasattr(numpy, "row_stack"):
         return False
-    numpy.row_stack = numpy.vstack
+    numpy.row_stack = numpy.vstack  # noqa: NPY201 - restoring the removed name is the point
     return True
 
 

@@ -342,3 +342,26 @@ def test_without_numba_cuda_mlir_numba_cuda_is_used_silently(tmp_path):
     result = _run(code, tmp_path, simulator=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == ["numba.cuda", True]
+
+
+def test_a_first_cuda_fit_under_warnings_as_errors_raises_nothing(tmp_path):
+    """numba-cuda's import warns under NumPy 2.5 (its datetime helpers); a user's first
+    CUDA fit, where numba.cuda is first imported, must not fail on that under
+    ``-W error`` (kernels/cuda_api.py ignores it around that import alone)."""
+    code = (
+        "import numpy as np\n"
+        "from gpu_tree import DecisionTreeClassifier\n"
+        "X = np.random.default_rng(0).normal(size=(80, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "print(DecisionTreeClassifier(device='cuda', max_depth=2).fit(X, y).device_)\n"
+    )
+    child_env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "cuda"
