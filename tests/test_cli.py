@@ -715,6 +715,32 @@ def test_real_process_entry_point(days, tmp_path):
     assert "not a gpu_tree model file" in failed.stderr
 
 
+def test_predict_with_standard_output_closed_names_the_way_out(days, tmp_path):
+    """``gputree predict model data >&-``: Python has no sys.stdout; the predictions
+    have nowhere to go, said as a usage error (not an internal TypeError)."""
+    data, model = days
+    scripts = Path(sys.executable).parent
+    command = (
+        [str(scripts / "gputree")]
+        if (scripts / "gputree").exists()
+        else [sys.executable, "-m", "gpu_tree.app.cli"]
+    )
+    closed = subprocess.run(
+        [*command, "predict", str(model), str(data)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        cwd=tmp_path,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),  # the child starts with its stdout closed
+    )
+    assert closed.returncode == 2, closed.stderr
+    assert "standard output is closed: write the predictions to a file with -o PATH" in (
+        closed.stderr
+    )
+
+
 # -- bench -------------------------------------------------------------------------------------
 def test_bench_no_peers_json(tmp_path):
     out = tmp_path / "bench.json"

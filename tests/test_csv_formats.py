@@ -194,6 +194,11 @@ def test_na_values_and_encoding_options_reach_every_command(tmp_path):
         run_cli("train", data, "-t", "y", "--encoding", "klingon", "-o", model),
         "unknown text encoding 'klingon'",
     )
+    for codec in ("base64", "zlib", "hex"):  # known codecs, but of bytes, not text
+        _error(
+            run_cli("train", data, "-t", "y", "--encoding", codec, "-o", model),
+            f"{codec!r} is not a text encoding",
+        )
 
 
 def test_text_format_options_are_refused_for_other_formats(tmp_path):

@@ -516,6 +516,15 @@ def _model_plan(model, target=None, target_kind=TEXT, role="target"):
     return plan, chosen
 
 
+def _standard_output(what: str):
+    """The text stream of standard output, refused with the way out where the process
+    was started with it closed (``gputree predict ... >&-``: Python then has none)."""
+    stream = click.get_text_stream("stdout")
+    if stream is None:
+        raise click.UsageError(f"standard output is closed: write {what} to a file with -o PATH")
+    return stream
+
+
 def _read_for_model(model, data, target=None, target_kind=TEXT, text_format=None, role="target"):
     plan, chosen = _model_plan(model, target, target_kind, role)
     text_format = text_format or {}
@@ -1389,7 +1398,7 @@ def predict(model, data, output, proba, id_column, text_format):
         columns += [probabilities[:, k].tolist() for k in range(probabilities.shape[1])]
     rows = zip(*columns, strict=True)
     if output == "-":
-        writer = csv.writer(click.get_text_stream("stdout"), lineterminator="\n")
+        writer = csv.writer(_standard_output("the predictions"), lineterminator="\n")
         writer.writerow(header)
         writer.writerows(rows)
         return

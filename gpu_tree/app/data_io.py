@@ -38,6 +38,7 @@ import codecs
 import contextlib
 import csv
 import gzip
+import io
 import itertools
 import math
 import warnings
@@ -313,6 +314,19 @@ class _TextFormat:
     missing: MissingValues
     encoding: str
 
+    def __post_init__(self):
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ValueError(f"unknown text encoding {self.encoding!r}") from None
+        try:  # a codec of bytes to bytes (base64, zlib, hex) is known but reads no text
+            io.TextIOWrapper(io.BytesIO(), encoding=self.encoding)
+        except LookupError:
+            raise ValueError(
+                f"{self.encoding!r} is not a text encoding (it turns bytes into bytes); "
+                "--encoding takes one such as latin-1, cp1252 or utf-16"
+            ) from None
+
     @property
     def python_encoding(self) -> str:
         """The codec for Python's reader: UTF-8 skips a byte-order mark, as pyarrow does."""
@@ -344,10 +358,6 @@ class _BecameText(Exception):
 
 def _read_csv(path, text_format, plan, hint) -> Table:
     source = str(path)
-    try:
-        codecs.lookup(text_format.encoding)
-    except LookupError:
-        raise ValueError(f"unknown text encoding {text_format.encoding!r}") from None
     if len(text_format.sep) != 1 or text_format.sep in '\r\n"':
         raise ValueError(
             f"the field separator must be one character, not a quote or line break: "
