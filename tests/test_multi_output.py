@@ -786,3 +786,16 @@ def test_classifier_reduced_error_pruning_is_refused():
     model = DecisionTreeClassifier(max_depth=2).fit(X, Y)
     with pytest.raises(ValueError, match="reduced_error_prune"):
         model.reduced_error_prune(X, Y)
+
+
+@pytest.mark.parametrize("missing", [np.nan, None, np.float32("nan")])
+def test_a_missing_label_in_a_2d_object_y_is_refused_as_scikit_learn_refuses_it(missing):
+    """Each output's labels are checked, not the rows as wholes: a NaN or None label in
+    an object y of two outputs is named by row and output (it once became a class).
+    scikit-learn refuses both too (a ValueError for NaN; None fails its label sort)."""
+    X = np.arange(8.0)[:, None]
+    Y = np.array([["a", "x"], ["b", missing], ["a", "x"], ["b", "y"]] * 2, dtype=object)
+    with pytest.raises((ValueError, TypeError)):
+        SkDecisionTreeClassifier().fit(X, Y)
+    with pytest.raises(ValueError, match=r"missing label\) at row 1, output 1"):
+        DecisionTreeClassifier().fit(X, Y)

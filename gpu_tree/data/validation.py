@@ -275,17 +275,32 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool, 
             ) from None
         bad = ~np.isfinite(numeric)
         if bad.any():
-            i, *column = np.unravel_index(int(np.argmax(bad)), bad.shape)
-            where = f"row {i}" + (f", output {column[0]}" if column else "")
-            what = "NaN" if np.isnan(numeric[(i, *column)]) else "infinity"
-            raise ValueError(f"Input y contains {what} at {where}")
+            first = int(np.argmax(bad))
+            what = "NaN" if np.isnan(numeric.flat[first]) else "infinity"
+            raise ValueError(f"Input y contains {what} at {_position(first, y.shape)}")
         if not is_classification:
             return numeric
     elif y.dtype.kind == "O":
-        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
-        if missing:
-            raise ValueError(f"Input y contains NaN (a missing label) at row {missing[0]}")
+        missing = next(
+            (
+                k
+                for k, v in enumerate(y.flat)
+                if v is None or (isinstance(v, (float, np.floating)) and v != v)
+            ),
+            None,
+        )
+        if missing is not None:
+            raise ValueError(
+                f"Input y contains NaN (a missing label) at {_position(missing, y.shape)}"
+            )
     return y
+
+
+def _position(flat_index: int, shape) -> str:
+    """Where an element of y is, for a message: its row, and its output where y has
+    several."""
+    row, *output = np.unravel_index(flat_index, shape)
+    return f"row {row}" + (f", output {output[0]}" if output else "")
 
 
 def check_classification_labels(y):
