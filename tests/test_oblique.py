@@ -2,6 +2,7 @@
 determinism, scikit-learn compatibility, exports, model files, prediction, input errors."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -412,3 +413,23 @@ def test_svm_needs_no_more_leaves_than_lda():
     assert leaves["svm"] <= leaves["lda"], leaves
     svm = ObliqueDecisionTreeClassifier("svm").fit(X[:2000], y[:2000])
     assert svm.score(X[2000:], y[2000:]) > 0.97
+
+
+def test_huge_regression_targets_grow_the_same_tree_scaled():
+    """Targets around 1e155 and beyond once left the oblique regressor a single leaf
+    (its squared sums overflowed; every split scored NaN). Scaled by a power of two, the
+    targets give the same tree, its values scaled by it (the axis-parallel tree splits
+    them too)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=300)
+    scale = 2.0**520  # about 3.4e156
+    small = ObliqueDecisionTreeRegressor(max_depth=3).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # impurities past 1.8e308 are inf
+        huge = ObliqueDecisionTreeRegressor(max_depth=3).fit(X, y * scale)
+    assert small.tree_.node_count > 1
+    assert huge.tree_.node_count == small.tree_.node_count
+    np.testing.assert_array_equal(huge.tree_.feature, small.tree_.feature)
+    np.testing.assert_array_equal(huge.tree_.threshold, small.tree_.threshold)
+    np.testing.assert_array_equal(huge.predict(X), small.predict(X) * scale)

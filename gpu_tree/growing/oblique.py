@@ -422,9 +422,15 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
         layout = StatsLayout(True, params.n_classes, has_count_channel=False)
         y = xp.asarray(y, dtype=xp.int64)
         centre = 0.0
+        exponent = 0
     else:
         layout = StatsLayout(False, 0, has_count_channel=False)
+        # In units of a power of two near the largest |y|: the squared sums the scores
+        # read overflow for targets around 1e155 in their own units (every split then
+        # scored NaN and the tree stayed a leaf). The scale is exact: the same splits.
         y = xp.asarray(y, dtype=xp.float64)
+        exponent = int(np.frexp(float(xp.max(xp.abs(y))))[1]) if y.size else 0
+        y = xp.ldexp(y, -exponent)
         centre = float(xp.sum(weight * y) / xp.sum(weight))
         y = y - centre  # centred: better conditioned sums
     stats = _row_stats(y, weight, layout, xp)
@@ -446,8 +452,8 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
             mean = totals[:, 1] / w
             deviation = y[rows] - mean[segment]
             spread = _segment_sum((weight[rows] * deviation * deviation)[:, None], segment, S, xp)
-            impurity = spread[:, 0] / w
-            values = (centre + mean)[:, None]
+            impurity = xp.ldexp(spread[:, 0] / w, 2 * exponent)
+            values = xp.ldexp(centre + mean, exponent)[:, None]
         impurity, w, values = to_host(impurity), to_host(w), to_host(values)
         split_feature = np.full(S, -1, dtype=np.int64)
         split_threshold = np.zeros(S)
