@@ -253,6 +253,43 @@ def test_bad_values_name_their_partition(client):
         )
 
 
+@pytest.mark.parametrize("bad", [-1.0, np.nan])
+def test_weights_the_in_memory_fit_refuses_are_refused_naming_their_partition(client, bad):
+    """A negative or NaN weight was once dropped with its row; the in-memory fit refuses
+    it, and so does this one, in its words. A partition of zero weights is allowed."""
+    X, y, _, _ = _data(600)
+    w = np.ones(600)
+    w[:200] = 0.0  # partition 0 weighs nothing: fine
+    w[450] = bad
+    with pytest.raises(ValueError) as in_memory:
+        LocalClassifier(device="cpu").fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match=r"partition 2: ") as distributed_error:
+        DecisionTreeClassifier(device="cpu").fit(
+            da.from_array(X, chunks=(200, 4)),
+            da.from_array(y, chunks=200),
+            sample_weight=da.from_array(w, chunks=200),
+        )
+    assert str(in_memory.value).replace("450", "50") in str(distributed_error.value)
+
+
+def test_nan_in_a_regression_target_is_refused_naming_its_partition(client):
+    X, _, target, _ = _data(400)
+    target[250] = np.nan
+    with pytest.raises(ValueError, match=r"partition 1: Input y contains NaN at row 50"):
+        DecisionTreeRegressor(device="cpu").fit(
+            da.from_array(X, chunks=(200, 4)), da.from_array(target, chunks=200)
+        )
+
+
+@pytest.mark.parametrize("timeout", [-5, 0, float("nan"), float("inf"), "10", True])
+def test_a_timeout_that_is_no_positive_number_is_refused(client, timeout):
+    X, y, _, _ = _data(100)
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        DecisionTreeClassifier(device="cpu").fit(
+            da.from_array(X, chunks=(50, 4)), da.from_array(y, chunks=50), timeout=timeout
+        )
+
+
 def test_binning_sample_beyond_200k_rows(client):
     """Past the binning subsample (200,000 rows) the edges come from a sample of rows
     drawn by global position: the same sample as the in-memory fit's."""

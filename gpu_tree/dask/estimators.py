@@ -3,6 +3,8 @@ estimators' parameters and tree, fitted on Dask collections spread over workers.
 
 from __future__ import annotations
 
+import math
+import numbers
 import uuid
 
 import numpy as np
@@ -65,6 +67,12 @@ class _DaskMixin:
             return super().fit(X, y, sample_weight)
         from distributed import default_client
 
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, numbers.Real)
+            or not (0 < timeout < math.inf)
+        ):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         client = client or default_client()
         settings = self._check_settings()  # the device is each worker's to decide
         if self.device not in local.DEVICES:
@@ -122,8 +130,8 @@ class _DaskMixin:
         name = type(self).__name__
         summaries = client.gather(
             [
-                client.submit(shards.partition_summary, a, b, c, self._is_classification, name)
-                for a, b, c in zip(X_f, y_f, w_f, strict=True)
+                client.submit(shards.partition_summary, a, b, c, self._is_classification, name, i)
+                for i, (a, b, c) in enumerate(zip(X_f, y_f, w_f, strict=True))
             ]
         )
         for i, (n_X, n_y, n_w, _) in enumerate(summaries):

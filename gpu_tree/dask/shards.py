@@ -20,7 +20,15 @@ from gpu_tree.data.binning import missing_by_feature
 from gpu_tree.data.categorical import is_missing_value, with_codes
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import exact_sum_parts
-from gpu_tree.data.validation import check_X, check_y, is_dataframe
+from gpu_tree.data.validation import (
+    NEGATIVE,
+    NOT_FINITE,
+    check_sample_weight,
+    check_X,
+    check_y,
+    is_dataframe,
+    weight_problem,
+)
 from gpu_tree.estimators.tree import resolve_device
 from gpu_tree.kernels import cpu as cpu_kernels
 
@@ -38,15 +46,31 @@ def _shard(key):
         ) from None
 
 
-def partition_summary(X, y, w, is_classification, name):
-    """Sizes and labels of one partition, checked: (n_X, n_y, n_w, distinct labels)."""
+def partition_summary(X, y, w, is_classification, name, index=0):
+    """Sizes and labels of one partition (the fit's ``index``-th), checked as the
+    in-memory fit checks y and sample_weight: (n_X, n_y, n_w, distinct labels). A
+    partition may weigh nothing (another may hold the positive weights)."""
     n_X = len(X)
     n_y = len(y) if y is not None else -1
     n_w = -1 if w is None else len(w)
     labels = None
-    if is_classification and n_y > 0:
-        y = check_y(np.asarray(y), n_y, estimator_name=name, is_classification=True)
-        labels = np.unique(y) if y.size else y
+    try:
+        if n_y > 0:
+            y = check_y(
+                np.asarray(y), n_y, estimator_name=name, is_classification=is_classification
+            )
+            if is_classification:
+                labels = np.unique(y)
+        if n_w > 0:
+            weight = np.asarray(w)
+            try:
+                problem, _ = weight_problem(weight.astype(np.float64))
+            except (TypeError, ValueError):
+                problem = NOT_FINITE  # not numbers: check_sample_weight says so
+            if problem in (NOT_FINITE, NEGATIVE):  # all zero is this partition's right
+                check_sample_weight(weight, n_w)  # raises, in the in-memory fit's words
+    except ValueError as exc:
+        raise ValueError(f"partition {index}: {exc}") from None
     return n_X, n_y, n_w, labels
 
 
