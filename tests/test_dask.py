@@ -281,6 +281,14 @@ def test_nan_in_a_regression_target_is_refused_naming_its_partition(client):
         )
 
 
+def test_poisson_is_refused_with_the_reason_not_an_attribute_error(client):
+    X, _, target, _ = _data(200)
+    with pytest.raises(NotImplementedError, match="criterion='poisson' fits on one machine"):
+        DecisionTreeRegressor(criterion="poisson", device="cpu").fit(
+            da.from_array(X, chunks=(100, 4)), da.from_array(np.abs(target), chunks=100)
+        )
+
+
 @pytest.mark.parametrize("timeout", [-5, 0, float("nan"), float("inf"), "10", True])
 def test_a_timeout_that_is_no_positive_number_is_refused(client, timeout):
     X, y, _, _ = _data(100)

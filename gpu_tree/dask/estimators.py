@@ -88,6 +88,12 @@ class _DaskMixin:
                 "distributed fits search histogram sums: criterion='absolute_error' (medians "
                 "of each node's rows) fits on one machine only"
             )
+        if settings.criterion == "poisson":  # its impurities are measured on the rows
+            raise NotImplementedError(
+                "criterion='poisson' fits on one machine only for now: its node impurities "
+                "(half Poisson deviances) are measured on each node's rows, which a "
+                "distributed fit keeps on the workers"
+            )
         group = ShardGroup(client, [], timeout)
         try:
             return self._fit_distributed(settings, X, y, sample_weight, group)
