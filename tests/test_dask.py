@@ -233,6 +233,18 @@ def test_empty_partitions_and_unknown_sizes(client, class_weight):
     model = DecisionTreeClassifier(**params).fit(X_kept, y_kept)
     local = LocalClassifier(**params).fit(X[keep_all], y[keep_all])
     assert_tree_equal(model.tree_, local.tree_)
+    # Prediction over the same chunks, the empty one included (once refused: 0 rows).
+    np.testing.assert_array_equal(model.predict(X_kept).compute(), local.predict(X[keep_all]))
+    np.testing.assert_array_equal(
+        model.predict_proba(X_kept).compute(), local.predict_proba(X[keep_all])
+    )
+    np.testing.assert_array_equal(model.apply(X_kept).compute(), local.apply(X[keep_all]))
+    import dask.dataframe as dd
+    import pandas as pd
+
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    filtered = frame[frame[0] > 10.0]  # no row passes: every partition empty
+    assert len(model.predict(filtered).compute()) == 0
 
 
 def test_no_rows_at_all_is_a_clear_error(client):

@@ -316,11 +316,19 @@ class _DaskMixin:
         if not _is_dask(X):
             return getattr(super(), method)(X)
         estimator = self.to_local()
+
+        def call(block):
+            # An empty partition or chunk (a filter's, say) has an empty answer: the
+            # in-memory estimator refuses 0 rows, as scikit-learn's does.
+            if len(block) == 0:
+                return np.empty((0,) if n_outputs is None else (0, n_outputs), dtype=dtype)
+            return getattr(estimator, method)(block)
+
         if hasattr(X, "divisions"):
             import pandas as pd
 
             def run(frame):
-                out = getattr(estimator, method)(frame)
+                out = call(frame)
                 if out.ndim == 1:
                     return pd.Series(out, index=frame.index)
                 return pd.DataFrame(out, index=frame.index)
@@ -329,10 +337,8 @@ class _DaskMixin:
         if X.ndim == 2 and len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
         if n_outputs is None:
-            return X.map_blocks(lambda b: getattr(estimator, method)(b), drop_axis=1, dtype=dtype)
-        return X.map_blocks(
-            lambda b: getattr(estimator, method)(b), chunks=(X.chunks[0], (n_outputs,)), dtype=dtype
-        )
+            return X.map_blocks(call, drop_axis=1, dtype=dtype)
+        return X.map_blocks(call, chunks=(X.chunks[0], (n_outputs,)), dtype=dtype)
 
     def apply(self, X):
         return self._map("apply", X, dtype=np.int64)
