@@ -1603,3 +1603,184 @@ def test_predict_copies_an_id_column_and_writes_to_stdout_without_o(tmp_path):
     headless.write_text("007,1,2\n008,3,4\n")
     shown = ok(run("predict", model, headless, "--no-header", "--id", "0")).stdout
     assert shown.splitlines() == ["x0,prediction", "007,0", "008,1"]
+
+
+# -- multi-output models (issue 43, items 13 and 16) -------------------------------------------
+# The command line trains one target; a model fitted in Python on a 2-D y (several
+# outputs) is read by predict, evaluate, info and export all the same.
+@pytest.fixture(scope="module")
+def multi_output(tmp_path_factory):
+    pd = pytest.importorskip("pandas")
+    folder = tmp_path_factory.mktemp("multi_output")
+    rng = np.random.default_rng(4)
+    n = 60
+    frame = pd.DataFrame({name: rng.normal(size=n).round(3) for name in ("a", "b", "c")})
+    frame["y"] = (frame["a"] > 0).astype(int)
+    frame["z"] = np.where(frame["b"] + 0.3 * rng.normal(size=n) > 0, "hi", "lo")
+    frame["r1"] = (2 * frame["a"] + rng.normal(size=n)).round(3)
+    frame["r2"] = (frame["b"] - frame["c"]).round(3)
+    frame["k"] = np.where(frame["c"] > 0.5, 2, 0)
+    data = folder / "data.csv"
+    frame.to_csv(data, index=False)
+    X = frame[["a", "b", "c"]]
+    models = {}
+    for name, estimator, targets in (
+        ("tree", gpu_tree.DecisionTreeClassifier(max_depth=3, device="cpu"), ["y", "z"]),
+        ("numbers", gpu_tree.DecisionTreeClassifier(max_depth=3, device="cpu"), ["y", "k"]),
+        ("forest", gpu_tree.RandomForestClassifier(5, max_depth=3, device="cpu"), ["y", "z"]),
+        ("regressor", gpu_tree.DecisionTreeRegressor(max_depth=3, device="cpu"), ["r1", "r2"]),
+    ):
+        Y = frame[targets].to_numpy() if name == "numbers" else frame[targets]
+        estimator.fit(X, Y)
+        models[name] = folder / f"{name}.json"
+        estimator.save(models[name])
+    return frame, data, models
+
+
+def _loaded_with_predictions(path, frame):
+    model = gpu_tree.load(path)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        X = frame[["a", "b", "c"]].to_numpy()
+        proba = model.predict_proba(X) if hasattr(model, "classes_") else None
+        return model, model.predict(X), proba
+
+
+@pytest.mark.parametrize("name", ["tree", "forest", "regressor"])
+def test_predict_writes_a_column_per_output_of_a_multi_output_model(multi_output, name):
+    frame, data, models = multi_output
+    model, predicted, _ = _loaded_with_predictions(models[name], frame)
+    rows = list(csv.reader(ok(run("predict", models[name], data)).stdout.splitlines()))
+    assert rows[0] == ["prediction_0", "prediction_1"]
+    assert len(rows) == len(frame) + 1
+    for k in range(2):
+        written = [row[k] for row in rows[1:]]
+        if name == "regressor":
+            assert [float(v) for v in written] == predicted[:, k].tolist()
+        else:
+            assert written == [str(v) for v in predicted[:, k].tolist()]
+
+
+@pytest.mark.parametrize("name", ["tree", "forest"])
+def test_predict_proba_writes_a_column_per_output_and_class(multi_output, name):
+    frame, data, models = multi_output
+    model, predicted, proba = _loaded_with_predictions(models[name], frame)
+    shown = ok(run("predict", models[name], data, "--proba", "--id", "r1")).stdout
+    rows = list(csv.reader(shown.splitlines()))
+    assert rows[0] == [
+        "r1",
+        "prediction_0",
+        "prediction_1",
+        "proba_0_0",
+        "proba_0_1",
+        "proba_1_hi",
+        "proba_1_lo",
+    ]
+    values = np.array([[float(v) for v in row[3:]] for row in rows[1:]])
+    np.testing.assert_array_equal(values, np.hstack(proba))
+    assert [row[2] for row in rows[1:]] == predicted[:, 1].tolist()
+
+
+def test_predict_proba_of_a_multi_output_regressor_is_a_usage_error(multi_output):
+    _, data, models = multi_output
+    assert_one_line_error(
+        run("predict", models["regressor"], data, "--proba"), "--proba needs a classification"
+    )
+
+
+def test_info_describes_each_output_of_a_multi_output_model(multi_output):
+    _, _, models = multi_output
+    shown = flat(ok(run("info", models["tree"])).stdout)
+    assert "outputs: 2" in shown
+    assert "classes of output 0: 2: 0, 1" in shown
+    assert "classes of output 1: 2: hi, lo" in shown
+    shown = flat(ok(run("info", models["forest"], "--tree", "1")).stdout)
+    assert "outputs: 2" in shown and "classes of output 1: 2: hi, lo" in shown
+    shown = flat(ok(run("info", models["regressor"])).stdout)
+    assert "outputs: 2" in shown and "classes" not in shown
+
+
+def test_export_draws_a_multi_output_classifier_with_each_outputs_classes(multi_output):
+    _, _, models = multi_output
+    assert ok(run("export", models["tree"])).stdout.startswith("|--- ")
+    assert "digraph" in ok(run("export", models["tree"], "--format", "dot")).stdout
+
+
+@pytest.mark.parametrize("name", ["tree", "numbers", "forest"])
+@pytest.mark.parametrize("given", ["repeated", "comma list"])
+def test_evaluate_scores_each_output_and_the_subset_accuracy(multi_output, name, given, tmp_path):
+    frame, data, models = multi_output
+    targets = ["y", "k"] if name == "numbers" else ["y", "z"]
+    model, predicted, _ = _loaded_with_predictions(models[name], frame)
+    given_targets = ["y", "7"] if name == "numbers" else targets  # k by its index too
+    options = ["-t", given_targets[0], "-t", given_targets[1]]
+    if given == "comma list":
+        options = ["-t", ",".join(given_targets)]
+    metrics_path = tmp_path / "metrics.json"
+    shown = flat(ok(run("evaluate", models[name], data, *options, "--json", metrics_path)).stdout)
+    truth = frame[targets].to_numpy()
+    right = predicted.astype(str) == truth.astype(str)
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["targets"] == targets and metrics["n_outputs"] == 2
+    assert metrics["task"] == "classification"
+    for k, output in enumerate(metrics["outputs"]):
+        assert output["target"] == targets[k]
+        assert output["accuracy"] == pytest.approx(right[:, k].mean())
+        assert f"output {k}, target {targets[k]!r}: accuracy {right[:, k].mean():.4f}" in shown
+    subset = right.all(axis=1).mean()
+    assert metrics["score"] == pytest.approx(subset)
+    assert f"score (subset accuracy: every output right): {subset:.4f}" in shown
+
+
+def test_evaluate_scores_a_multi_output_regressor_as_scikit_learn_does(multi_output, tmp_path):
+    from sklearn.metrics import r2_score
+
+    frame, data, models = multi_output
+    model, predicted, _ = _loaded_with_predictions(models["regressor"], frame)
+    metrics_path = tmp_path / "metrics.json"
+    args = ("evaluate", models["regressor"], data, "-t", "r1", "-t", "r2")
+    shown = flat(ok(run(*args, "--json", metrics_path)).stdout)
+    truth = frame[["r1", "r2"]].to_numpy()
+    metrics = json.loads(metrics_path.read_text())
+    for k, output in enumerate(metrics["outputs"]):
+        r2 = r2_score(truth[:, k], predicted[:, k])
+        assert output["r2"] == pytest.approx(r2)
+        assert f"output {k}, target 'r{k + 1}': R^2 {r2:.4f}" in shown
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        score = model.score(frame[["a", "b", "c"]].to_numpy(), truth)
+    assert metrics["score"] == pytest.approx(score)
+    assert f"score (R^2 averaged over the outputs): {score:.4f}" in shown
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "phrases"),
+    [
+        (
+            "regressor",
+            ["-t", "r1"],
+            ["predicts 2 outputs", "-t COL -t COL", "got 1 ('r1')"],
+        ),
+        ("tree", ["-t", "y,z,r1"], ["predicts 2 outputs", "got 3 ('y', 'z', 'r1')"]),
+        ("tree", [], ["Missing option '--target'", "2 outputs"]),
+        ("tree", ["-t", "y", "-t", "3"], ["the target column 'y' is given twice"]),
+        ("tree", ["-t", "y", "-t", "a"], ["the target column 'a' is a feature"]),
+        ("tree", ["-t", "y", "-t", "zz"], ["unknown target column 'zz'"]),
+    ],
+)
+def test_evaluate_refuses_a_wrong_number_of_targets_for_a_multi_output_model(
+    multi_output, name, options, phrases
+):
+    _, data, models = multi_output
+    assert_one_line_error(run("evaluate", models[name], data, *options), *phrases)
+
+
+def test_evaluate_of_a_one_output_model_takes_one_target(days):
+    data, model = days
+    assert_one_line_error(
+        run("evaluate", model, data, "-t", "play", "-t", "wind"),
+        "predicts one output",
+        "give one -t",
+    )
+    # A name holding a comma is still one column for a one-output model.
+    assert_one_line_error(run("evaluate", model, data, "-t", "play,wind"), "'play,wind'")

@@ -271,3 +271,37 @@ def test_the_command_line_imports_dask_only_when_asked():
         "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".tsv.gz"])
+def test_a_file_with_other_columns_is_named_with_the_columns_that_differ(suffix, rows, tmp_path):
+    """Issue 43, item 17: one file lacks a column of the first and has one of its own."""
+    first = rows.iloc[:100]
+    other = rows.iloc[100:200].drop(columns=["c"]).assign(extra=1.0)
+    paths = [tmp_path / f"part.0{suffix}", tmp_path / f"part.1{suffix}"]
+    for frame, path in zip((first, other), paths, strict=True):
+        if suffix == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False, sep="\t" if ".tsv" in suffix else ",")
+    output = tmp_path / "model.json"
+    result = run_cli("train", *paths, "-t", "y", "--workers", "2", "-o", output)
+    assert_one_line_error(
+        result,
+        f"{paths[1]}: its columns are not those of {paths[0]}",
+        "missing 'c'",
+        "extra 'extra'",
+        "every file must have the same columns",
+    )
+    assert not output.exists()
+
+
+def test_headerless_files_of_another_width_are_named(rows, tmp_path):
+    paths = [tmp_path / "part.0.csv", tmp_path / "part.1.csv"]
+    rows.iloc[:100].to_csv(paths[0], index=False, header=False)
+    rows.iloc[100:200].drop(columns=["c"]).to_csv(paths[1], index=False, header=False)
+    output = tmp_path / "model.json"
+    args = ["train", *paths, "--no-header", "-t", "4", "--workers", "2", "-o", output]
+    assert_one_line_error(
+        run_cli(*args), f"{paths[1]}: it has 5 columns, {paths[0]} has 6", "same columns"
+    )

@@ -147,6 +147,42 @@ def test_text_in_a_number_column_is_named_with_its_line_by_every_reader(tmp_path
     )
 
 
+def test_an_infinite_feature_value_is_the_same_error_from_every_reader(tmp_path, monkeypatch):
+    """A feature column (numbers or text, as its values decide) of numbers and an
+    infinity: every reader refuses it with its line (pyarrow's read it as a column of
+    floats, whose values it then took for text)."""
+    path = tmp_path / "inf.csv"
+    path.write_text("a,b,y\n1,2,0\n2,-Infinity,1\n3,4,0\n")
+    messages = _read_each(monkeypatch, path, _plan({"y": data_io.TEXT}))
+    assert messages == [messages[0]] * 3
+    assert messages[0].endswith(
+        "inf.csv, line 3: column 'b' holds '-Infinity': infinite values are not allowed"
+    )
+    _error(run_cli("train", path, "-t", "y", "-o", tmp_path / "m.json"), "line 3", "'-Infinity'")
+
+
+@pytest.mark.parametrize("token", ["inf", "-Infinity", "1e400", " INF "])
+def test_an_infinite_number_is_no_missing_value_token_for_any_reader(tmp_path, monkeypatch, token):
+    """Issue 43, item 18b: --na-values inf trained through pyarrow (its null values) but
+    not through the csv module (infinite values are refused before tokens are looked
+    at). Infinite values are not allowed in data, and a number token marks every
+    spelling of its value: an infinite token is refused, by every reader alike."""
+    path = tmp_path / "inf.csv"
+    path.write_text("a,b,y\n1,inf,0\n2,3,1\n3,4,0\n4,5,1\n")
+    for kinds in ({"y": data_io.TEXT}, {"b": data_io.TEXT}):
+        messages = _read_each(monkeypatch, path, _plan(kinds), na_values=(token,))
+        assert messages == [messages[0]] * 3
+        assert isinstance(messages[0], str), messages[0]
+        assert f"--na-values {token.strip()!r}" in messages[0]
+    model = tmp_path / "m.json"
+    _error(
+        run_cli("train", path, "-t", "y", "--na-values", f"none,{token}", "-o", model),
+        f"--na-values {token.strip()!r}: an infinite number cannot mark missing values",
+        "infinite values are not allowed in data",
+    )
+    assert not model.exists()
+
+
 def test_semicolon_file_is_read_with_sep_and_its_error_without_suggests_it(tmp_path):
     data = tmp_path / "semi.csv"
     rows = [f"{i};{'Yes' if i % 3 else 'No'};{1000 + 37 * i % 500};{i % 2}" for i in range(40)]

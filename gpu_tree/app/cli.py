@@ -19,6 +19,7 @@ import csv
 import functools
 import json
 import logging
+import numbers
 import os
 import signal
 import sys
@@ -259,7 +260,8 @@ _TEXT_FORMAT_OPTIONS = (
         metavar="TOKENS",
         multiple=True,
         help="CSV/TSV: more missing-value tokens, comma-separated (besides empty, ?, NA, "
-        "N/A, nan); a number token (-999) marks every field of that value.",
+        "N/A, nan); a number token (-999) marks every field of that value (not an "
+        "infinite one, such as inf: infinite values are not allowed in data).",
     ),
     click.option(
         "--encoding",
@@ -469,9 +471,12 @@ def _target_values(table, column, task):
 
 def _model_plan(model, target=None, target_kind=TEXT, role="target"):
     """A read plan for a model's features (by name; by position for files with no names
-    or a model without them), plus ``target``: the column of true values, or with
-    ``role="id"`` the column of row ids. Fills ``chosen`` with the feature columns' names
-    in the model's order, once the file's columns are known."""
+    or a model without them), plus ``target``: the column of true values (a list of
+    them, one per output, for a multi-output model), or with ``role="id"`` the column of
+    row ids. Fills ``chosen`` once the file's columns are known: ``features``, the
+    feature columns' names in the model's order; ``targets``, the target (or id)
+    columns' names, and ``target`` the first of them."""
+    specs = [] if target is None else [target] if isinstance(target, str) else list(target)
     names_in = getattr(model, "feature_names_in_", None)
     names_in = None if names_in is None else [str(n) for n in names_in]
     n_features = model.n_features_in_
@@ -483,19 +488,26 @@ def _model_plan(model, target=None, target_kind=TEXT, role="target"):
 
     def plan(names, generated):
         kinds = [SKIP] * len(names)
-        target_index = None
-        if target is not None:
-            target_index = resolve_column(target, names, f"{role} column")
-            kinds[target_index] = target_kind
-            chosen["target"] = names[target_index]
+        target_indices = []
+        for spec in specs:
+            index = resolve_column(spec, names, f"{role} column")
+            if index in target_indices:
+                raise ValueError(
+                    f"the {role} column {names[index]!r} is given twice (-t names one "
+                    "column per output of the model)"
+                )
+            target_indices.append(index)
+            kinds[index] = target_kind
+        if target_indices:
+            chosen["targets"] = [names[j] for j in target_indices]
+            chosen["target"] = chosen["targets"][0]
         if names_in is not None and all(name in names for name in names_in):
             columns = [names.index(name) for name in names_in]
-            if target_index in columns:
-                raise ValueError(
-                    f"the {role} column {names[target_index]!r} is a feature of the model"
-                )
+            clash = next((j for j in target_indices if j in columns), None)
+            if clash is not None:
+                raise ValueError(f"the {role} column {names[clash]!r} is a feature of the model")
         elif names_in is None or generated:
-            columns = [j for j in range(len(names)) if j != target_index]
+            columns = [j for j in range(len(names)) if j not in target_indices]
             if len(columns) == n_features + 1 and names[columns[-1]] == "y" and generated:
                 columns = columns[:-1]  # an .npz file's y
             if len(columns) != n_features:
@@ -644,7 +656,29 @@ def _predict(model, X, proba=False):
         start = time.perf_counter()
         out = model.predict_proba(X) if proba else model.predict(X)
         logger.info("predicted %d rows (%.2f s)", X.shape[0], time.perf_counter() - start)
+        if isinstance(out, list):  # a multi-output model's probabilities, one per output
+            return [np.asarray(p) for p in out]
         return np.asarray(out)
+
+
+def _n_outputs(model) -> int:
+    """The model's outputs: 1, or for a model fitted (in Python) on a 2-D y its columns."""
+    return int(getattr(model, "n_outputs_", 1))
+
+
+def _output_names(model) -> list[str]:
+    """The names a multi-output model's outputs go by in the command line's columns
+    (prediction_NAME, proba_NAME_CLASS) and messages: a fit on a 2-D y keeps no names of
+    its columns (a DataFrame's included), so the model file records none; their
+    numbers, 0, 1, ..."""
+    return [str(k) for k in range(_n_outputs(model))]
+
+
+def _classes_per_output(model) -> list[np.ndarray]:
+    """A classifier's labels, one array per output (a multi-output one keeps a list)."""
+    if _n_outputs(model) > 1:
+        return [np.asarray(classes) for classes in model.classes_]
+    return [np.asarray(model.classes_)]
 
 
 def _estimator_classes(forest=False):
@@ -1363,7 +1397,12 @@ def _fit_stats_table(estimator) -> str:
     metavar="PREDICTIONS.csv",
     help="Where to write the predictions (CSV); - or none: standard output.",
 )
-@click.option("--proba", is_flag=True, help="Also write each class's probability (proba_CLASS).")
+@click.option(
+    "--proba",
+    is_flag=True,
+    help="Also write each class's probability (proba_CLASS; a multi-output model's, "
+    "proba_OUTPUT_CLASS for each output and class).",
+)
 @click.option(
     "--id",
     "id_column",
@@ -1376,7 +1415,8 @@ def predict(model, data, output, proba, id_column, text_format):
 
     Columns are matched to the model's features by name (files without names, by
     position); other columns, the target among them, are ignored. The predictions go
-    to standard output unless -o names a file.
+    to standard output unless -o names a file. A multi-output model (fitted in Python
+    on a 2-D y) gets a column per output, prediction_0, prediction_1, ...
     """
     if output != "-":
         check_writable(output, inputs=(model, data))
@@ -1387,15 +1427,27 @@ def predict(model, data, output, proba, id_column, text_format):
         estimator, data, id_column, TEXT, text_format=text_format, role="id"
     )
     predicted = _predict(estimator, X)
-    header = ["prediction"]
-    columns = [predicted.tolist()]
+    several = _n_outputs(estimator) > 1
+    if several:  # (n_rows, n_outputs): a column per output
+        outputs = _output_names(estimator)
+        header = [f"prediction_{name}" for name in outputs]
+        columns = [predicted[:, k].tolist() for k in range(len(outputs))]
+    else:
+        header = ["prediction"]
+        columns = [predicted.tolist()]
     if id_column is not None:  # missing ids are written as empty fields
         header.insert(0, chosen["target"])
         columns.insert(0, table.column(chosen["target"]).values.tolist())
     if proba:
         probabilities = _predict(estimator, X, proba=True)
-        header += [f"proba_{label}" for label in estimator.classes_.tolist()]
-        columns += [probabilities[:, k].tolist() for k in range(probabilities.shape[1])]
+        if not several:
+            probabilities, outputs = [probabilities], [None]
+        for name, labels, values in zip(
+            outputs, _classes_per_output(estimator), probabilities, strict=True
+        ):
+            prefix = "proba_" if name is None else f"proba_{name}_"
+            header += [f"{prefix}{label}" for label in labels.tolist()]
+            columns += [values[:, k].tolist() for k in range(values.shape[1])]
     rows = zip(*columns, strict=True)
     if output == "-":
         writer = csv.writer(_standard_output("the predictions"), lineterminator="\n")
@@ -1465,6 +1517,107 @@ def _write_json(path, document):
         out.write(text + "\n")
 
 
+def _evaluation_targets(given, n_outputs, model, data) -> list[str]:
+    """evaluate's -t values as the columns of true values to read: one for a one-output
+    model (as given: a name with a comma is one name), one per output, in the outputs'
+    order, for a multi-output model (-t repeated, or a comma-separated list)."""
+    if n_outputs == 1:
+        if len(given) > 1:
+            raise click.UsageError(
+                f"{model} predicts one output: give one -t (the column of true values), "
+                f"not {len(given)} ({_shown([repr(spec) for spec in given])})"
+            )
+        if not given:
+            if extension(data) != ".npz":
+                raise click.UsageError("Missing option '--target' (the column of true values).")
+            return ["y"]
+        return list(given)
+    specs = split_specs(given)
+    if len(specs) != n_outputs:
+        got = f"got {len(specs)} ({_shown([repr(spec) for spec in specs])})" if specs else ""
+        raise click.UsageError(
+            ("" if specs else "Missing option '--target': ")
+            + f"{model} predicts {n_outputs} outputs (a multi-output model): give the "
+            f"{n_outputs} columns of their true values in the outputs' order, "
+            + " ".join(["-t COL"] * n_outputs)
+            + " (or -t "
+            + ",".join(["COL"] * n_outputs)
+            + ")"
+            + (f"; {got}" if got else "")
+        )
+    return specs
+
+
+def _true_labels(column, table, labels):
+    """A target column's values as a classifier's true labels: numbers where the model's
+    classes (``labels``, one output's) are numbers, else text."""
+    kinds = {
+        "number" if isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_)) else ""
+        for v in labels
+    }
+    if kinds != {"number"}:
+        return np.asarray([str(v) for v in column.values.tolist()], dtype=object), False
+    y_true = _as_numbers(column, table, "the model's classes are numbers")
+    integral = all(isinstance(v, numbers.Integral) for v in labels)
+    if integral and np.all(y_true == np.round(y_true)):
+        return y_true.astype(np.int64), True
+    return y_true, True
+
+
+def _score_classes(labels, column, table, predicted, probabilities):
+    """One output's classification metrics (accuracy, confusion matrix, per-class rates,
+    and from ``probabilities()`` — its (n_rows, n_classes) matrix, asked for only when
+    every true label is one of the model's — log-loss and ROC AUC), and each row's
+    correctness. Rows whose label the model never saw count as errors, with a warning;
+    none seen is an error."""
+    from gpu_tree.app.metrics import classification_metrics, probability_metrics
+    from gpu_tree.data.categorical import label_codes
+
+    labels = labels.tolist()
+    y_true, numeric = _true_labels(column, table, labels)
+    known = set(labels) if numeric else {str(label) for label in labels}
+    extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
+    metrics = classification_metrics(y_true, predicted, labels + extra)
+    true_codes = label_codes(y_true, labels + extra)
+    if extra and (true_codes >= len(labels)).all():
+        raise click.ClickException(
+            f"none of the {table.n_rows:,} rows has a target label the model saw in "
+            f"training: column {column.name!r} holds {_shown(extra)}, the model's "
+            f"classes are {_shown(labels)} (is it the right column, and are the labels "
+            "written the same way?)"
+        )
+    if extra:  # probabilities have no column for an unseen label
+        skipped = "some labels were never seen in training"
+        scored = {"log_loss": None, "roc_auc_per_class": [], "macro_roc_auc": None}
+    else:
+        skipped = None
+        scored = probability_metrics(true_codes, probabilities())
+    aucs = scored.pop("roc_auc_per_class")
+    aucs += [None] * (len(metrics["per_class"]) - len(aucs))  # unseen labels: none
+    for rates, auc in zip(metrics["per_class"], aucs, strict=True):
+        rates["roc_auc"] = auc
+    metrics.update(scored, probability_metrics_skipped=skipped)
+    if extra:
+        # Usually a labelling difference between files (adult's test set writes
+        # "<=50K." where its training set has "<=50K"), which no metric would reveal.
+        unseen_rows = sum(rates["support"] for rates in metrics["per_class"][len(labels) :])
+        click.echo(
+            f"gputree: warning: {unseen_rows:,} of {table.n_rows:,} rows have a target "
+            f"label the model never saw in training ({_shown(extra)}; the model's classes: "
+            f"{_shown(labels)}) in column {column.name!r}; they count as errors",
+            err=True,
+        )
+    correct = true_codes == label_codes(predicted, labels + extra)
+    return metrics, correct
+
+
+def _labelled(metrics) -> dict:
+    """Classification metrics for the JSON file: each class's rates with its label."""
+    for label, rates in zip(metrics["labels"], metrics["per_class"], strict=True):
+        rates["label"] = label
+    return metrics
+
+
 @main.command(short_help="Score a model on data with true values.")
 @_verbosity_options
 @click.argument("model", type=_DATA)
@@ -1472,12 +1625,15 @@ def _write_json(path, document):
 @click.option(
     "-t",
     "--target",
+    "targets",
     metavar="COL",
-    help="The column of true values: a name or an index (.npz default: y).",
+    multiple=True,
+    help="The column of true values: a name or an index (.npz default: y). A multi-output "
+    "model's: one per output, in the outputs' order (-t COL -t COL, or -t COL,COL).",
 )
 @click.option("--json", "json_path", metavar="PATH", help="Also save the metrics as JSON.")
 @_text_format_options
-def evaluate(model, data, target, json_path, text_format):
+def evaluate(model, data, targets, json_path, text_format):
     """Score MODEL on DATA, whose TARGET column holds the true values.
 
     Classification: accuracy, confusion matrix, and per class (against the rest)
@@ -1486,70 +1642,35 @@ def evaluate(model, data, target, json_path, text_format):
     ratio is 0/0; macro F1, macro ROC AUC and log-loss. Rows whose label the model never
     saw count as errors (with a warning); if no row's label was seen, it fails.
     Regression: R^2, MAE and RMSE.
+
+    A multi-output model (fitted in Python on a 2-D y) takes one TARGET per output, in
+    the outputs' order; each output is scored (accuracy, or R^2; all its metrics with
+    --json), and so is the whole as scikit-learn's score does: the share of rows whose
+    every output is right, or the outputs' R^2 averaged.
     """
-    from gpu_tree.app.metrics import (
-        classification_metrics,
-        probability_metrics,
-        regression_metrics,
-    )
-    from gpu_tree.data.categorical import label_codes
+    from gpu_tree.app.metrics import regression_metrics
 
     if json_path:
         check_writable(json_path, inputs=(model, data))
-    if target is None:
-        if extension(data) != ".npz":
-            raise click.UsageError("Missing option '--target' (the column of true values).")
-        target = "y"
     estimator = _load(model)
+    n_outputs = _n_outputs(estimator)
+    targets = _evaluation_targets(targets, n_outputs, model, data)
     classifier = _is_classifier(estimator)
-    numeric_target = not classifier or estimator.classes_.dtype.kind in "biuf"
-    table, X, chosen = _read_for_model(estimator, data, target, TEXT, text_format)
-    column = table.column(chosen["target"])
-    _check_target_present(table, column)
+    table, X, chosen = _read_for_model(estimator, data, targets, TEXT, text_format)
+    columns = [table.column(name) for name in chosen["targets"]]
+    for column in columns:
+        _check_target_present(table, column)
+    if n_outputs > 1:
+        return _evaluate_outputs(estimator, X, table, columns, model, data, json_path)
+    (column,) = columns
     predicted = _predict(estimator, X)
     if not classifier:
         y_true = _as_numbers(column, table, "a regression model needs numbers")
         metrics = regression_metrics(y_true, predicted)
     else:
-        if numeric_target:
-            y_true = _as_numbers(column, table, "the model's classes are numbers")
-            whole = np.all(y_true == np.round(y_true)) and estimator.classes_.dtype.kind in "biu"
-            y_true = y_true.astype(np.int64) if whole else y_true
-        else:
-            y_true = np.asarray([str(v) for v in column.values.tolist()], dtype=object)
-        labels = estimator.classes_.tolist()
-        known = {str(label) for label in labels} if not numeric_target else set(labels)
-        extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
-        metrics = classification_metrics(y_true, predicted, labels + extra)
-        true_codes = label_codes(y_true, labels + extra)
-        if extra and (true_codes >= len(labels)).all():
-            raise click.ClickException(
-                f"none of the {table.n_rows:,} rows has a target label the model saw in "
-                f"training: column {chosen['target']!r} holds {_shown(extra)}, the model's "
-                f"classes are {_shown(labels)} (is it the right column, and are the labels "
-                "written the same way?)"
-            )
-        if extra:  # probabilities have no column for an unseen label
-            skipped = "some labels were never seen in training"
-            scored = {"log_loss": None, "roc_auc_per_class": [], "macro_roc_auc": None}
-        else:
-            skipped = None
-            scored = probability_metrics(true_codes, _predict(estimator, X, proba=True))
-        aucs = scored.pop("roc_auc_per_class")
-        aucs += [None] * (len(metrics["per_class"]) - len(aucs))  # unseen labels: none
-        for rates, auc in zip(metrics["per_class"], aucs, strict=True):
-            rates["roc_auc"] = auc
-        metrics.update(scored, probability_metrics_skipped=skipped)
-        if extra:
-            # Usually a labelling difference between files (adult's test set writes
-            # "<=50K." where its training set has "<=50K"), which no metric would reveal.
-            unseen_rows = sum(rates["support"] for rates in metrics["per_class"][len(labels) :])
-            click.echo(
-                f"gputree: warning: {unseen_rows:,} of {table.n_rows:,} rows have a target "
-                f"label the model never saw in training ({_shown(extra)}; the model's "
-                f"classes: {_shown(labels)}); they count as errors",
-                err=True,
-            )
+        metrics, _ = _score_classes(
+            estimator.classes_, column, table, predicted, lambda: _predict(estimator, X, True)
+        )
     shown = f"{metrics['task']}"
     if classifier:
         shown += f", {len(estimator.classes_)} classes"
@@ -1565,8 +1686,87 @@ def evaluate(model, data, target, json_path, text_format):
     if json_path:
         document = {"model": str(model), "data": str(data), "target": chosen["target"], **metrics}
         if classifier:
-            for label, rates in zip(metrics["labels"], document["per_class"], strict=True):
-                rates["label"] = label
+            _labelled(document)
+        _write_json(json_path, document)
+        click.echo(f"metrics saved to {json_path}")
+
+
+def _evaluate_outputs(estimator, X, table, columns, model, data, json_path):
+    """evaluate for a multi-output model: each output against its column (accuracy, or
+    R^2, MAE and RMSE; all of an output's metrics in the JSON file), then the model as
+    scikit-learn's ``score`` scores it: subset accuracy (the rows whose every output is
+    right), or R^2 averaged over the outputs."""
+    from gpu_tree.app.metrics import multi_output_r2, regression_metrics, subset_accuracy
+
+    classifier = _is_classifier(estimator)
+    predicted = _predict(estimator, X)  # (n_rows, n_outputs)
+    names = [column.name for column in columns]
+    outputs = []
+    if classifier:
+        probabilities = []  # every output's, predicted once when the first is asked for
+
+        def of_output(k):
+            if not probabilities:
+                probabilities.extend(_predict(estimator, X, proba=True))
+            return probabilities[k]
+
+        correct = []
+        for k, (labels, column) in enumerate(
+            zip(_classes_per_output(estimator), columns, strict=True)
+        ):
+            metrics, right = _score_classes(
+                labels, column, table, predicted[:, k], functools.partial(of_output, k)
+            )
+            outputs.append(_labelled(metrics))
+            correct.append(right)
+        score = subset_accuracy(np.column_stack(correct))
+        measure = "subset accuracy: every output right"
+        shown_score = (
+            f"{_rate(score['accuracy'])} ({score['n_correct']:,} of {score['n_rows']:,} rows)"
+        )
+        score = score["accuracy"]
+    else:
+        truth = []
+        for k, column in enumerate(columns):
+            y_true = _as_numbers(column, table, "a regression model needs numbers")
+            outputs.append(regression_metrics(y_true, predicted[:, k]))
+            truth.append(y_true)
+        score = multi_output_r2(np.column_stack(truth), predicted)
+        measure = "R^2 averaged over the outputs"
+        shown_score = _rate(score)
+    task = "classification" if classifier else "regression"
+    click.echo(
+        f"evaluated {model} on {data}: {table.n_rows:,} rows, targets "
+        f"{', '.join(repr(n) for n in names)} ({len(names)} outputs), {task}"
+    )
+    for output, name, metrics in zip(_output_names(estimator), names, outputs, strict=True):
+        if classifier:
+            what = (
+                f"accuracy {_rate(metrics['accuracy'])} ({metrics['n_correct']:,} of "
+                f"{metrics['n_rows']:,} rows), macro F1 {_rate(metrics['macro_f1'])}, "
+                f"{len(metrics['labels'])} classes"
+            )
+        else:
+            what = (
+                f"R^2 {_rate(metrics['r2'])}, MAE {metrics['mae']:.6g}, RMSE {metrics['rmse']:.6g}"
+            )
+        click.echo(f"output {output}, target {name!r}: {what}")
+    click.echo(f"score ({measure}): {shown_score}")
+    if json_path:
+        document = {
+            "model": str(model),
+            "data": str(data),
+            "targets": names,
+            "task": task,
+            "n_rows": table.n_rows,
+            "n_outputs": len(names),
+            "outputs": [
+                {"output": k, "target": name, **metrics}
+                for k, (name, metrics) in enumerate(zip(names, outputs, strict=True))
+            ],
+            "score": score,
+            "score_measure": measure,
+        }
         _write_json(json_path, document)
         click.echo(f"metrics saved to {json_path}")
 
@@ -1575,7 +1775,9 @@ def evaluate(model, data, target, json_path, text_format):
 def _names(estimator):
     names = getattr(estimator, "feature_names_in_", None)
     feature_names = None if names is None else [str(n) for n in names]
-    class_names = [str(c) for c in estimator.classes_] if _is_classifier(estimator) else None
+    class_names = None  # a multi-output tree's nodes are labelled by each output's classes_
+    if _is_classifier(estimator) and _n_outputs(estimator) == 1:
+        class_names = [str(c) for c in estimator.classes_]
     return feature_names, class_names
 
 
@@ -1734,10 +1936,18 @@ def info(model, tree):
                 f"{shown.tree_.node_count} nodes",
             )
         )
+    if _n_outputs(estimator) > 1:
+        rows.append(("outputs", f"{_n_outputs(estimator)} (a multi-output model)"))
     if _is_classifier(estimator):
-        rows.append(
-            ("classes", f"{len(estimator.classes_)}: {_shown(estimator.classes_.tolist(), 30)}")
-        )
+        per_output = _classes_per_output(estimator)
+        names = _output_names(estimator) if len(per_output) > 1 else [None]
+        for name, labels in zip(names, per_output, strict=True):
+            rows.append(
+                (
+                    "classes" if name is None else f"classes of output {name}",
+                    f"{len(labels)}: {_shown(labels.tolist(), 30)}",
+                )
+            )
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
         click.echo(f"{key + ':':<{width}} {value}")

@@ -145,10 +145,23 @@ class MissingValues:
     """What reads as a missing value in a text file: an empty field, ``?``, ``NA``,
     ``N/A``, ``nan`` (any case), and the user's own tokens (``--na-values``), each compared
     with a field stripped of surrounding spaces, exactly. A token that is a number also
-    marks every field of that value in a numeric column ("-999" and "-999.0" alike)."""
+    marks every field of that value in a numeric column ("-999" and "-999.0" alike).
+
+    A token that is an infinite number ("inf", "-Infinity", "1e400") is refused, here,
+    for every reader of text files (pyarrow's, the csv module's, Dask's): infinite
+    values are not allowed in data (a numeric column holding one is an error naming its
+    line, from every reader), and a number token would mark every spelling of its value,
+    so such a token would be a second, partial rule for them."""
 
     def __init__(self, extra=()):
         self.extra = frozenset(token.strip() for token in extra)
+        infinite = sorted(t for t in self.extra if _is_infinite(t))
+        if infinite:
+            raise ValueError(
+                f"--na-values {infinite[0]!r}: an infinite number cannot mark missing values "
+                "(infinite values are not allowed in data); write the file's missing values "
+                "as empty fields, NA, or a finite token given to --na-values (-999, say)"
+            )
         self.numbers = np.array(sorted(float(t) for t in self.extra if _is_number(t)))
 
     def __contains__(self, text: str) -> bool:
@@ -453,7 +466,11 @@ def _read_csv_arrow(path, text_format, names, kinds, skip_rows, source) -> Table
         values, kind = None, kinds[j]
         if kind in (NUMBER, FEATURE):
             values = _arrow_numbers(data, missing, pa, pc)
-            if values is None and (kind == NUMBER or _all_numbers(data, missing, pc)):
+            if values is None and (
+                kind == NUMBER
+                or _arrow_numeric(data.type, pa)  # numbers pyarrow read, an infinite one among
+                or _all_numbers(data, missing, pc)
+            ):
                 return None  # an error to locate, or numbers only Python reads
         if values is None:
             values, kind = _arrow_text(data, missing, pc), CATEGORY if kind == FEATURE else kind
@@ -547,6 +564,14 @@ def _arrow_text(data, missing, pc) -> np.ndarray:
 def _is_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _is_infinite(text: str) -> bool:
+    """Whether ``text`` reads (as Python's float() reads it) as an infinite number."""
+    try:
+        return math.isinf(float(text))
     except ValueError:
         return False
 

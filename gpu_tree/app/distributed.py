@@ -15,8 +15,12 @@ Dask is imported here only, inside the functions that need it, so that ``gputree
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import csv
+import functools
 import glob
+import gzip
 import logging
 import os
 import re
@@ -24,7 +28,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpu_tree.app.data_io import MISSING_TOKENS, MissingValues, extension
+from gpu_tree.app.data_io import (
+    MISSING_TOKENS,
+    PARQUET_HINT,
+    MissingValues,
+    _TextFormat,
+    extension,
+)
 from gpu_tree.utils.install_hints import install_hint
 
 # gpu_tree is not on a package index: name the packages pip finds anywhere, and the
@@ -227,8 +237,88 @@ class DistributedTable:
     missing: MissingValues = field(default_factory=MissingValues)
 
 
+def _parquet_columns(path) -> list[str]:
+    """A Parquet file's column names, from its footer (pandas' index columns left out,
+    as Dask's reader leaves them)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(PARQUET_HINT) from None
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(f"{path}: not readable as Parquet ({_one_line(exc)})") from None
+    index = (schema.pandas_metadata or {}).get("index_columns", [])
+    return [name for name in schema.names if name not in index]
+
+
+def _text_header(path, header, sep, encoding) -> list[str]:
+    """A CSV/TSV file's first non-blank row, its fields stripped: the column names, or
+    with ``header=False`` the first row of data (only its width counts)."""
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    if codecs.lookup(encoding).name == "utf-8":
+        encoding = "utf-8-sig"  # a byte-order mark is no part of the first name
+    try:
+        with opener(path, "rt", encoding=encoding, newline="") as handle:
+            for row in csv.reader(handle, delimiter=sep):
+                if any(field.strip() for field in row):
+                    return [field.strip() for field in row]
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not {exc.encoding} text ({exc.reason}); if the file has another "
+            "encoding, pass it: --encoding latin-1, say"
+        ) from None
+    except (csv.Error, EOFError, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{path}: not readable as CSV ({_one_line(exc)})") from None
+    return []
+
+
+def check_same_columns(files: DataFiles, header=True, sep=None, encoding="utf-8"):
+    """A ValueError naming the first file whose columns are not the first file's (the
+    columns it lacks and those it adds; without a header, its width), before any worker
+    reads a row: Dask takes the first file's columns for every file, and a file
+    without one of them fails on a worker. The order of the columns may differ."""
+    if len(files.files) < 2:
+        return
+    if files.kind == "parquet":
+        columns_of = _parquet_columns
+    else:
+        sep = sep or files.default_sep
+        columns_of = functools.partial(_text_header, header=header, sep=sep, encoding=encoding)
+    first, *others = files.files
+    expected = columns_of(first)
+    for path in others:
+        found = columns_of(path)
+        if not header and files.kind == "text":
+            if len(found) != len(expected):
+                raise ValueError(
+                    f"{path}: it has {len(found)} columns, {first} has {len(expected)}; "
+                    "every file must have the same columns"
+                )
+            continue
+        missing = [name for name in expected if name not in found]
+        extra = [name for name in found if name not in expected]
+        if missing or extra:
+            differences = [
+                f"{what} {_shown(names)}"
+                for what, names in (("missing", missing), ("extra", extra))
+                if names
+            ]
+            raise ValueError(
+                f"{path}: its columns are not those of {first}: {'; '.join(differences)} "
+                "(every file must have the same columns, in any order)"
+            )
+
+
+def _shown(names, limit=8) -> str:
+    shown = ", ".join(repr(name) for name in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def read_files(files: DataFiles, header=True, sep=None, na_values=(), encoding="utf-8"):
-    """A :class:`DistributedTable` over ``files`` (nothing read but headers and footers)."""
+    """A :class:`DistributedTable` over ``files`` (nothing read but headers and footers;
+    every file's, to check that they have the same columns)."""
     import dask.dataframe as dd
 
     source = files.describe()
@@ -242,6 +332,7 @@ def read_files(files: DataFiles, header=True, sep=None, na_values=(), encoding="
                 raise ValueError(f"{source}: {option} is for .csv and .tsv files only")
         if encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "utf8sig"):
             raise ValueError(f"{source}: --encoding is for .csv and .tsv files only")
+        check_same_columns(files)
         try:
             frame = dd.read_parquet(files.files)
         except (OSError, ValueError) as exc:
@@ -249,6 +340,12 @@ def read_files(files: DataFiles, header=True, sep=None, na_values=(), encoding="
         names = [str(name) for name in frame.columns]
         text = {name for name, dtype in frame.dtypes.items() if _is_text_dtype(dtype)}
         return DistributedTable(frame, names, source, text)
+    # The tokens and the encoding checked as a single-file train checks them (an
+    # infinite token, a codec of bytes), before any file is opened.
+    missing = _TextFormat(
+        sep or files.default_sep, header, MissingValues(na_values), encoding
+    ).missing
+    check_same_columns(files, header, sep, encoding)
     frame = dd.read_csv(
         files.files,
         sep=sep or files.default_sep,
@@ -265,7 +362,7 @@ def read_files(files: DataFiles, header=True, sep=None, na_values=(), encoding="
     else:
         names = [f"x{j}" for j in range(len(frame.columns))]
     frame = frame.rename(columns=dict(zip(frame.columns, names, strict=True)))
-    return DistributedTable(frame, names, source, text_file=True, missing=MissingValues(na_values))
+    return DistributedTable(frame, names, source, text_file=True, missing=missing)
 
 
 def _one_line(text) -> str:

@@ -27,6 +27,11 @@ A ratio whose denominator is 0 (0/0: the class never occurs, or is never predict
 undefined and given as ``None`` ("n/a" in the command line's tables), never 0 and never an
 error. Regression: R^2 = 1 - SS_res / SS_tot (``None`` when the true values are all
 equal), MAE = mean |y - p|, RMSE = sqrt(mean (y - p)^2).
+
+Multi-output models are scored output by output, and as a whole as scikit-learn's
+``score`` scores them: subset accuracy (the rows whose every output is right), or the
+outputs' R^2 averaged (an output of equal true values counting 1 if predicted exactly,
+else 0).
 """
 
 from __future__ import annotations
@@ -181,3 +186,35 @@ def regression_metrics(y_true, y_pred) -> dict:
         "mae": float(np.mean(np.abs(residual))),
         "rmse": math.sqrt(ss_res / y_true.size),
     }
+
+
+def subset_accuracy(correct) -> dict:
+    """Multi-output classification: the share of rows whose every output is right, from
+    ``correct`` (n_rows, n_outputs) booleans: scikit-learn's accuracy_score of 2-D
+    labels ("subset accuracy"), which a multi-output classifier's ``score`` is."""
+    correct = np.asarray(correct, dtype=bool)
+    if correct.ndim != 2 or correct.shape[0] == 0:
+        raise ValueError(f"no rows to evaluate, or not one column per output: {correct.shape}")
+    n_correct = int(correct.all(axis=1).sum())
+    return {
+        "accuracy": ratio(n_correct, correct.shape[0]),
+        "n_correct": n_correct,
+        "n_rows": int(correct.shape[0]),
+    }
+
+
+def multi_output_r2(y_true, y_pred) -> float:
+    """Multi-output regression: each output's R^2 averaged, as scikit-learn's
+    r2_score(multioutput="uniform_average") gives it (a regressor's ``score``). An
+    output whose true values are all equal counts 1.0 when predicted exactly, else 0.0,
+    as scikit-learn has it (its R^2 alone, in :func:`regression_metrics`, is None)."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_true.shape != y_pred.shape or y_true.ndim != 2 or y_true.shape[0] == 0:
+        raise ValueError(f"{y_true.shape} true values but {y_pred.shape} predictions")
+    ss_res = np.sum((y_true - y_pred) ** 2, axis=0)
+    ss_tot = np.sum((y_true - y_true.mean(axis=0)) ** 2, axis=0)
+    scores = np.where(ss_res == 0, 1.0, 0.0)
+    spread = ss_tot != 0
+    scores[spread] = 1.0 - ss_res[spread] / ss_tot[spread]
+    return float(scores.mean())
