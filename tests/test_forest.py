@@ -368,7 +368,7 @@ def test_fewest_rows_and_settings_that_grow_trees_one_at_a_time(classification):
         ({"n_estimators": 0}, "n_estimators must be >= 1"),
         ({"oob_score": True, "bootstrap": False}, "only available if bootstrap=True"),
         ({"max_samples": 10, "bootstrap": False}, "max_samples cannot be set"),
-        ({"max_samples": 1.5}, "max_samples must be None"),
+        ({"max_samples": 0.0}, "'max_samples' parameter of RandomForestClassifier must be"),
         ({"n_jobs": 0}, "n_jobs must be None or a non-zero int"),
         ({"max_features": "half"}, "max_features"),
     ],

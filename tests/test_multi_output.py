@@ -635,8 +635,8 @@ def test_classifier_pruning_and_extra_trees():
         (lambda: DecisionTreeClassifier(min_purity=0.9), "min_purity"),
         (lambda: DecisionTreeClassifier(categorical_features=[0]), "numeric features only"),
         (
-            lambda: RandomForestClassifier(n_estimators=2, class_weight="balanced_subsample"),
-            "balanced_subsample",
+            lambda: RandomForestClassifier(n_estimators=2, oob_score=True),
+            "Got multiclass-multioutput",  # as scikit-learn: no OOB score of such y
         ),
     ],
     ids=[
@@ -694,14 +694,16 @@ def test_cuda_forests_equal_cpu_forests(estimator):
 
 def test_classifier_forests(tmp_path):
     """Forests average each output's class probabilities: predict (n, n_outputs),
-    predict_proba and oob_decision_function_ lists of one array per output, oob_score_
-    the outputs' mean accuracy; about as accurate as scikit-learn's forest; a forest of
-    one tree on every row and feature is that tree; files keep it all."""
+    predict_proba a list of one array per output; for multilabel y
+    oob_decision_function_ (n, 2, n_outputs) and oob_score_ the subset accuracy, as
+    scikit-learn's; about as accurate as scikit-learn's forest; a forest of one tree on
+    every row and feature is that tree; files keep it all."""
     from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
+    from sklearn.metrics import accuracy_score
 
     X, Y, _ = _class_data(n=900, seed=29)
     Y = Y[:, :2]
-    forest = RandomForestClassifier(n_estimators=20, random_state=0, oob_score=True)
+    forest = RandomForestClassifier(n_estimators=20, random_state=0)
     forest.fit(X[:600], Y[:600])
     theirs = SkRandomForestClassifier(n_estimators=20, random_state=0).fit(X[:600], Y[:600])
 
@@ -711,15 +713,19 @@ def test_classifier_forests(tmp_path):
     assert forest.predict(X[600:]).shape == (300, 2)
     assert accuracy(forest.predict(X[600:])) > accuracy(theirs.predict(X[600:])) - 0.03
     assert [p.shape for p in forest.predict_proba(X[:5])] == [(5, 2), (5, 4)]
-    oob = forest.oob_decision_function_
-    assert [p.shape for p in oob] == [(600, 2), (600, 4)]
-    expected = np.mean([np.mean(p.argmax(axis=1) == Y[:600, k]) for k, p in enumerate(oob)])
-    assert forest.oob_score_ == pytest.approx(expected)
     forest.save(tmp_path / "forest.json")
     loaded = gpu_tree.load(tmp_path / "forest.json")
     np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
-    for a, b in zip(loaded.oob_decision_function_, oob, strict=True):
-        np.testing.assert_array_equal(a, b)
+    labels = np.column_stack([Y[:, 0], Y[:, 1] > 1]).astype(int)  # multilabel
+    multilabel = RandomForestClassifier(n_estimators=20, random_state=0, oob_score=True)
+    multilabel.fit(X[:600], labels[:600])
+    oob = multilabel.oob_decision_function_
+    assert oob.shape == (600, 2, 2)
+    assert multilabel.oob_score_ == pytest.approx(accuracy_score(labels[:600], oob.argmax(1)))
+    multilabel.save(tmp_path / "multilabel.json")
+    loaded = gpu_tree.load(tmp_path / "multilabel.json")
+    np.testing.assert_array_equal(loaded.oob_decision_function_, oob)
+    assert loaded.oob_score_ == multilabel.oob_score_
     one = RandomForestClassifier(n_estimators=1, bootstrap=False, max_features=None).fit(X, Y)
     np.testing.assert_array_equal(one.predict(X), DecisionTreeClassifier().fit(X, Y).predict(X))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import time
 import warnings
 import weakref
@@ -29,10 +30,13 @@ import numpy as np
 from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_forest_on_device
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.binning import SparseCodes
-from gpu_tree.data.validation import is_device_array, to_host
+from gpu_tree.data.stats import FIXED_POINT_BITS
+from gpu_tree.data.validation import is_device_array, is_sparse, to_host
 from gpu_tree.estimators.tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
     check_int,
     labels_of_winners,
     random_seed,
@@ -71,6 +75,17 @@ __all__ = [
 # on their batch, so this changes speed and memory only.
 FOREST_BATCH_BYTES = 2 << 30
 
+# A tree's bootstrap sample is drawn this many rows at a time (or the number of rows, if
+# more), each chunk counted before the next is drawn: the same counts as one draw of every
+# index (one stream of numbers), in memory that does not grow with max_samples.
+BOOTSTRAP_CHUNK = 1 << 20
+
+# scikit-learn's message for a max_samples of the wrong type or out of its range.
+_MAX_SAMPLES_RULE = (
+    "The 'max_samples' parameter of {name} must be None, a float in the range (0.0, inf) "
+    "or an int in the range [1, inf). Got {value!r} instead."
+)
+
 
 def forest_batches(n_trees, bytes_per_tree, budget) -> list[range]:
     """Consecutive batches of tree indices, each holding at most ``budget`` bytes (one
@@ -83,6 +98,9 @@ class _BaseForest(BaseEstimator):
     """Shared fitting and prediction; subclasses name their tree class."""
 
     _tree_class = DecisionTreeClassifier
+    # The unfitted tree of scikit-learn's ``estimator`` attribute (the kind of tree a
+    # forest of this class is made of, with its default parameters).
+    _estimator_class = DecisionTreeClassifier
     # Extremely randomised trees: a random threshold per node and feature.
     _random_thresholds = False
     # Parameters passed on to every tree (the rest are the forest's own).
@@ -105,11 +123,41 @@ class _BaseForest(BaseEstimator):
         "monotonic_cst",
     )
 
+    # -- scikit-learn's ensemble surface ---------------------------------------------------
+    # The forest's parameters each tree is given (scikit-learn's ``estimator_params``; a
+    # tree's random_state is its index in the forest, and class weights the forest's).
+    estimator_params = _tree_params
+
+    @property
+    def estimator(self):
+        """The kind of tree the forest is made of, unfitted, with its default parameters
+        (scikit-learn's forests' ``estimator``; not a parameter, as there)."""
+        return self._estimator_class()
+
+    @property
+    def estimator_(self):
+        """The fitted forest's ``estimator`` (scikit-learn's fitted attribute of that name;
+        worked out, not stored: a forest read from a model file has it too)."""
+        if not getattr(self, "estimators_", None):
+            raise AttributeError(f"{type(self).__name__} is not fitted: it has no estimator_")
+        return self.estimator
+
+    def __len__(self):
+        """The number of fitted trees (scikit-learn's ``BaseEnsemble``)."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The fitted tree(s) at ``index`` of ``estimators_``."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        """The fitted trees, in order."""
+        return iter(self.estimators_)
+
     # -- checks ---------------------------------------------------------------------------
     def _check_forest_params(self, n_samples):
         """n_estimators, bootstrap, oob_score and max_samples checked; returns the rows
-        each tree draws (the bootstrap size) and the class_weight trees apply (None for
-        'balanced_subsample', which the forest applies per tree)."""
+        each tree draws (the bootstrap size; every row without bootstrap)."""
         check_int("n_estimators", self.n_estimators, 1)
         if not isinstance(self.bootstrap, bool | np.bool_):
             raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
@@ -117,21 +165,45 @@ class _BaseForest(BaseEstimator):
             raise ValueError("Out of bag estimation only available if bootstrap=True")
         if not (callable(self.oob_score) or isinstance(self.oob_score, bool | np.bool_)):
             raise ValueError(f"oob_score must be True or False, got {self.oob_score!r}")
+        return self._n_samples_bootstrap_of(n_samples)
+
+    def _n_samples_bootstrap_of(self, n_samples):
+        """The rows each tree draws, by scikit-learn's rules (its
+        ``_get_n_samples_bootstrap``): None, every row; an int >= 1, that many (more than
+        there are rows too); a float > 0, that fraction of the rows, rounded down (at least
+        one; above 1.0 too), with scikit-learn's warning where that is few. A bool is
+        refused (True is no fraction). Refused too: a sample whose row indices cannot fit
+        in memory, before anything is drawn."""
         max_samples = self.max_samples
         if max_samples is None:
             return n_samples
+        rule = _MAX_SAMPLES_RULE.format(name=type(self).__name__, value=max_samples)
+        if isinstance(max_samples, bool | np.bool_):
+            raise TypeError(rule)
+        integral = isinstance(max_samples, numbers.Integral)
+        if not integral and not isinstance(max_samples, float):
+            raise TypeError(rule)  # scikit-learn's RealNotInt: a float (np.float64 too)
+        if (integral and max_samples < 1) or (not integral and not 0.0 < max_samples < math.inf):
+            raise ValueError(rule)
         if not self.bootstrap:
             raise ValueError(
                 "max_samples cannot be set if bootstrap=False: either switch to "
                 "bootstrap=True or set max_samples=None"
             )
-        if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
-            return check_int("max_samples", max_samples, 1)
-        if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
-            return max(round(n_samples * float(max_samples)), 1)
-        raise ValueError(
-            f"max_samples must be None, an int >= 1 or a float in (0, 1], got {max_samples!r}"
-        )
+        if integral:
+            n_drawn = int(max_samples)
+        else:
+            n_drawn = max(int(max_samples * n_samples), 1)
+            if n_drawn < max(10, n_samples ** (1 / 3)):
+                warnings.warn(
+                    f"Using the fractional value {max_samples=} when the number of samples "
+                    f"is {n_samples} results in a low number ({n_drawn}) of bootstrap "
+                    "samples. We recommend passing `max_samples` as an integer instead.",
+                    UserWarning,
+                    stacklevel=5,  # fit's caller
+                )
+        _check_sample_fits(max_samples, n_drawn)
+        return n_drawn
 
     def _make_template(self):
         """A tree estimator of the forest's tree parameters: it checks them and the data,
@@ -139,7 +211,11 @@ class _BaseForest(BaseEstimator):
         params = {name: getattr(self, name) for name in self._tree_params}
         if self._is_classification:
             class_weight = self.class_weight
-            params["class_weight"] = None if class_weight == "balanced_subsample" else class_weight
+            if class_weight == "balanced_subsample":
+                # Each tree's bootstrap sample weighed by the forest (_in_bag); without
+                # bootstrap every tree's sample is every row: 'balanced', as scikit-learn.
+                class_weight = None if self.bootstrap else "balanced"
+            params["class_weight"] = class_weight
             params["min_purity"] = self.min_purity
         template = self._tree_class(**params, random_state=0)
         if not self._is_classification:  # criterion="poisson": a forest's message
@@ -148,7 +224,10 @@ class _BaseForest(BaseEstimator):
 
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Grow the forest on X (n_samples, n_features) and y (n_samples,)."""
+        """Grow the forest on X (n_samples, n_features) and y (n_samples,) or
+        (n_samples, n_outputs)."""
+        if is_sparse(y):  # scikit-learn's forests' words
+            raise ValueError("sparse multilabel-indicator for y is not supported.")
         with estimator_display(check_verbose(self.verbose)):
             return self._fit(X, y, sample_weight)
 
@@ -157,13 +236,6 @@ class _BaseForest(BaseEstimator):
         settings = template._check_params()
         with _numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
-            if prepared.targets.ndim > 1 and getattr(self, "class_weight", None) == (
-                "balanced_subsample"
-            ):
-                raise ValueError(
-                    "class_weight='balanced_subsample' weighs one output's classes: with "
-                    "multi-output y, use 'balanced' or a list of one dict per output"
-                )
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(settings, prepared.categorical)
             if random_thresholds and prepared.categorical is not None:
@@ -178,7 +250,18 @@ class _BaseForest(BaseEstimator):
             n_drawn = self._check_forest_params(n_samples)
             self._fitted_from(template)
             first = self._first_new_tree()
+            # As scikit-learn: scored when trees are added, or when asked for the first
+            # time of the trees there are (a warm start that adds none).
+            score_oob = bool(self.oob_score) and (
+                first is not None or not hasattr(self, "oob_score_")
+            )
+            if score_oob:
+                self._check_oob_target()  # before any tree grows
+            self._n_samples = n_samples
+            self._n_samples_bootstrap = n_drawn if self.bootstrap else None
             if first is None:
+                if score_oob:
+                    self._set_oob_score(prepared, n_drawn)
                 return self
             data = template._training_data(
                 prepared.X,
@@ -198,10 +281,11 @@ class _BaseForest(BaseEstimator):
             )
         new = [self._tree_estimator(template, tree, t) for t, tree in trees]
         self.estimators_ = [*self.estimators_[:first], *new]
-        if self.oob_score:
+        if score_oob:
             self._set_oob_score(prepared, n_drawn)
-        elif hasattr(self, "oob_score_"):
-            del self.oob_score_
+        else:  # the trees changed: an earlier fit's out-of-bag attributes no longer hold
+            for name in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
+                self.__dict__.pop(name, None)
         return self
 
     def _fitted_from(self, template):
@@ -239,10 +323,36 @@ class _BaseForest(BaseEstimator):
         weight = prepared.weight
         if not self.bootstrap:
             return None  # every tree holds every row once
-        largest = float(weight.max(initial=0.0))
+        bound = n_drawn * float(weight.max(initial=0.0))
         if self._is_classification and self.class_weight == "balanced_subsample":
-            largest *= n_drawn  # a class drawn once is weighted up to n_drawn times
-        return n_drawn * largest
+            # One output's balanced weights of a sample of N draws sum to N (each present
+            # class's draws weigh N / n_present in all), so a tree weighs at most N times
+            # the largest weight. Each further output multiplies a row's weight by at most
+            # N / 2 (its class drawn once, among at least two present), or by 1 where the
+            # output has one class.
+            n_classes = np.atleast_1d(self.n_classes_)
+            several = int(np.count_nonzero(n_classes > 1))
+            bound *= max(1.0, n_drawn / 2) ** max(several - 1, 0)
+            if several > 1:
+                self._check_balanced_subsample_range(weight, n_classes, n_drawn, bound)
+        return bound
+
+    @staticmethod
+    def _check_balanced_subsample_range(weight, n_classes, n_drawn, bound):
+        """Several outputs' 'balanced_subsample' weights: refuse a bound so far above the
+        smallest weight a drawn row can have (its sample weight over the product of the
+        outputs' class counts) that the forest's fixed-point units (bound / 2**61) would
+        hold that weight to worse than 1 part in 4096."""
+        smallest = float(weight[weight > 0].min(initial=math.inf)) / float(np.prod(n_classes))
+        if bound > smallest * 2.0 ** (FIXED_POINT_BITS - 12):
+            raise ValueError(
+                f"class_weight='balanced_subsample' with {n_classes.size} outputs and "
+                f"{n_drawn:,} rows drawn per tree: a tree's rows may weigh up to "
+                f"{bound:.3g} in all (each further output multiplies a row's weight by up "
+                f"to {n_drawn / 2:g}), too wide a range for the forest's integer statistics "
+                "to hold its smallest weights precisely; draw fewer rows per tree "
+                "(max_samples), or use class_weight='balanced'"
+            )
 
     def _in_bag(self, tree, prepared, n_drawn):
         """Tree ``tree``'s rows and their weights: its bootstrap sample (rows drawn with
@@ -265,8 +375,21 @@ class _BaseForest(BaseEstimator):
 
     def _bootstrap_counts(self, tree, n_samples, n_drawn):
         """How many times each row is drawn into tree ``tree``'s bootstrap sample."""
+        counts = None
+        for drawn in self._bootstrap_draws(tree, n_samples, n_drawn):
+            chunk = np.bincount(drawn, minlength=n_samples)
+            counts = chunk if counts is None else counts + chunk
+        return counts
+
+    def _bootstrap_draws(self, tree, n_samples, n_drawn):
+        """Tree ``tree``'s bootstrap sample, the rows in the order drawn (with replacement,
+        from a generator keyed by the forest's seed and the tree), chunk by chunk
+        (BOOTSTRAP_CHUNK rows, or the number of rows if more): one stream of numbers, so
+        the chunks are the one draw of every row's index, without ever holding it."""
         generator = np.random.default_rng([self._seed, tree])
-        return np.bincount(generator.integers(0, n_samples, n_drawn), minlength=n_samples)
+        chunk = max(BOOTSTRAP_CHUNK, n_samples)
+        for start in range(0, n_drawn, chunk):
+            yield generator.integers(0, n_samples, min(chunk, n_drawn - start))
 
     def _grow_trees(self, template, settings, prepared, data, scales, n_drawn, trees):
         """Grow ``trees`` (indices), batch by batch: [(index, Tree)]."""
@@ -274,7 +397,9 @@ class _BaseForest(BaseEstimator):
         one_at_a_time = settings.max_leaf_nodes is not None or (
             settings.min_weight_fraction_leaf > 0 and self.bootstrap
         )
-        per_tree = self._bytes_per_tree(data, settings, n_drawn, n_features)
+        # A tree holds each row once at most, however many times drawn.
+        n_rows = min(n_drawn, prepared.weight.shape[0])
+        per_tree = self._bytes_per_tree(data, settings, n_rows, n_features)
         budget = FOREST_BATCH_BYTES if template.device_ == "cpu" else _device_budget()
         batches = [range(t, t + 1) for t in trees] if one_at_a_time else None
         if batches is None:
@@ -390,6 +515,32 @@ class _BaseForest(BaseEstimator):
             )
         return total / np.maximum(n_trees, 1)[:, None], n_trees
 
+    def _check_oob_target(self):
+        """Refuse, as scikit-learn does, targets whose OOB score has no default: a
+        classifier's multiclass-multioutput y (several outputs, one of more than two
+        classes), even with a callable ``oob_score``."""
+        if not self._is_classification or self.n_outputs_ == 1:
+            return
+        if int(np.max(self.n_classes_)) > 2:
+            raise ValueError(
+                "The type of target cannot be used to compute OOB estimates. Got "
+                "multiclass-multioutput while only the following are supported: "
+                "continuous, continuous-multioutput, binary, multiclass, "
+                "multilabel-indicator."
+            )
+
+    def _oob_scoring(self, default):
+        """The OOB score's function: ``oob_score`` itself if callable (called as
+        ``oob_score(y, y_pred)``, as scikit-learn calls it), else ``default``."""
+        return self.oob_score if callable(self.oob_score) else default
+
+    @staticmethod
+    def _oob_y(prepared):
+        """y as scikit-learn passes it to the OOB score: (n_samples, n_outputs), float64
+        (a classifier's class indices)."""
+        targets = prepared.targets
+        return np.ascontiguousarray(targets.reshape(targets.shape[0], -1), dtype=np.float64)
+
     # -- prediction -----------------------------------------------------------------------
     def _check_fitted(self):
         check_fitted(self, bool(getattr(self, "estimators_", None)))
@@ -429,6 +580,56 @@ class _BaseForest(BaseEstimator):
         self._check_fitted()
         X = to_host(self.estimators_[0]._validate_X_predict(X))
         return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1)
+
+    def decision_path(self, X):
+        """The nodes each sample passes through in every tree, as scikit-learn's forests
+        give them: (indicator, n_nodes_ptr), a SciPy CSR matrix (n_samples, the trees'
+        nodes side by side) and (n_estimators + 1,) offsets, tree t's columns being
+        ``indicator[:, n_nodes_ptr[t]:n_nodes_ptr[t + 1]]``."""
+        from scipy.sparse import hstack
+
+        self._check_fitted()
+        X = to_host(self.estimators_[0]._validate_X_predict(X))
+        indicators = [e.tree_.decision_path(X) for e in self.estimators_]
+        n_nodes_ptr = np.array([0, *(i.shape[1] for i in indicators)]).cumsum()
+        return hstack(indicators).tocsr(), n_nodes_ptr
+
+    @property
+    def estimators_samples_(self):
+        """Each tree's sample, as scikit-learn's forests give it: the indices of the rows
+        drawn into its bootstrap sample (``n_samples_bootstrap`` of them, in the order
+        drawn, repeats included: its rows' counts are the weights it grew with), or every
+        row without bootstrap; int32 (int64 past 2**31 - 1 rows). Drawn again at each
+        access, not stored."""
+        self._check_fitted()
+        n_samples = getattr(self, "_n_samples", None)
+        if n_samples is None:
+            raise AttributeError(
+                "estimators_samples_ is known from the fit only: a forest read from a model "
+                "file does not record its training rows"
+            )
+        n_drawn = self._n_samples_bootstrap
+        dtype = np.int32 if n_samples <= np.iinfo(np.int32).max else np.int64
+        per_tree = n_samples if n_drawn is None else n_drawn
+        needed = len(self.estimators_) * per_tree * np.dtype(dtype).itemsize
+        available = _available_memory_bytes()
+        if available is not None and needed > available:
+            raise MemoryError(
+                f"estimators_samples_ of {len(self.estimators_)} trees of {per_tree:,} rows "
+                f"each (max_samples={self.max_samples!r}) needs {needed:,} bytes, more than "
+                f"the {available:,} bytes of memory available"
+            )
+        if n_drawn is None:
+            return [np.arange(n_samples, dtype=dtype) for _ in self.estimators_]
+        samples = []
+        for t in range(len(self.estimators_)):
+            drawn = np.empty(n_drawn, dtype=dtype)
+            start = 0
+            for chunk in self._bootstrap_draws(t, n_samples, n_drawn):
+                drawn[start : start + chunk.size] = chunk
+                start += chunk.size
+            samples.append(drawn)
+        return samples
 
     @property
     def feature_importances_(self):
@@ -482,11 +683,49 @@ def _rows_of(data, rows, device):
     return data._replace(X_binned=codes[:, rows])
 
 
+def _available_memory_bytes():
+    """Bytes of memory available now (Linux's MemAvailable, else free pages), or None
+    where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_sample_fits(max_samples, n_drawn):
+    """Refuse a bootstrap sample whose row indices (int64, as a tree's sample is drawn,
+    and as scikit-learn holds it) cannot fit in the memory available: drawn chunk by
+    chunk it would not be held, but it could never be returned (estimators_samples_),
+    and its draws would take hours."""
+    needed = 8 * n_drawn
+    available = _available_memory_bytes()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"max_samples={max_samples!r} draws {n_drawn:,} rows per tree, whose indices "
+            f"take {needed:,} bytes: more than the {available:,} bytes of memory "
+            f"available; use a max_samples of at most {available // 8:,} rows"
+        )
+
+
 def _device_budget():
     """Half the GPU's free memory: a batch's rows and histograms (the CPU's budget in the
     simulator)."""
     free = free_device_bytes(cuda_status()[2])
     return FOREST_BATCH_BYTES if free is None else free // 2
+
+
+def _subset_accuracy(y, predicted):
+    """The fraction of rows whose every output is predicted right (scikit-learn's
+    accuracy_score, for one output or several)."""
+    predicted = predicted.reshape(y.shape[0], -1)
+    return float(np.mean(np.all(y == predicted, axis=1)))
 
 
 class _numba_threads:
@@ -533,9 +772,14 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
     bootstrap : bool
         Each tree grows on a bootstrap sample (rows drawn with replacement, weighted by
         the times drawn); False: every tree on every row.
-    oob_score : bool
-        Score the forest on each row's out-of-bag trees (accuracy): ``oob_score_`` and
-        ``oob_decision_function_``.
+    oob_score : bool or callable
+        Score the forest on each row's out-of-bag trees: ``oob_score_`` (the accuracy;
+        of several outputs, the subset accuracy, as ``score``) and
+        ``oob_decision_function_``. A callable is the score, called as scikit-learn
+        calls it: ``oob_score(y, y_pred)``, y the class indices (n_samples, n_outputs)
+        as float64 and y_pred the argmax of ``oob_decision_function_`` over its classes.
+        As scikit-learn, refused for multiclass-multioutput y (several outputs, one of
+        more than two classes).
     n_jobs : int or None
         CPU threads for growing and predicting (None: every core; -1 too).
     random_state : int, numpy Generator or None
@@ -544,26 +788,40 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         Progress on standard error, per batch of trees.
     warm_start : bool
         Keep the fitted trees and add ``n_estimators - len(estimators_)`` new ones.
-    class_weight : dict, "balanced", "balanced_subsample" or None
+    class_weight : dict, list of dicts, "balanced", "balanced_subsample" or None
         As the tree's; "balanced_subsample" weighs classes by their counts in each
-        tree's bootstrap sample.
+        tree's bootstrap sample (with several outputs, the product of every output's
+        weights), and is "balanced" without bootstrap, as in scikit-learn.
     max_samples : int, float or None
-        Rows drawn per tree (a float: a fraction of the rows); None: as many as there
-        are rows.
+        Rows drawn per tree, as scikit-learn's: an int >= 1 (more than there are rows
+        too), or a float > 0 (above 1.0 too), that fraction of the rows rounded down;
+        None: as many as there are rows. A sample whose row indices cannot fit in the
+        memory available is refused.
 
     Attributes
     ----------
     estimators_ : list of DecisionTreeClassifier
+        Also ``len(forest)``, ``forest[i]`` and ``iter(forest)``, as scikit-learn's
+        ensembles.
+    estimator, estimator_ : the kind of tree (unfitted, default parameters), as
+        scikit-learn's; ``estimator_params`` the parameters each tree is given.
+    estimators_samples_ : list of ndarray
+        Each tree's bootstrap sample: the indices of its drawn rows, repeats included
+        (every row without bootstrap).
     classes_, n_classes_, n_features_in_, feature_names_in_, n_outputs_
     feature_importances_ : ndarray of shape (n_features,)
-    oob_score_, oob_decision_function_ : with ``oob_score=True``
+    oob_score_ : float
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes), or (n_samples,
+        n_classes, n_outputs) for multilabel y, as scikit-learn's
     n_batches_ : int
         How many batches the last fit grew its trees in (each batch's levels in one
         histogram pass).
     """
 
     _tree_class = DecisionTreeClassifier
+    _estimator_class = DecisionTreeClassifier
     _is_classification = True
+    estimator_params = (*_BaseForest._tree_params, "min_purity")
 
     def __init__(
         self,
@@ -630,31 +888,34 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
     @staticmethod
     def _balanced_multipliers(classes, draws):
         """'balanced_subsample': each row's class weight from its class's count in the
-        bootstrap sample (rows counted as often as drawn), scikit-learn's formula."""
-        n_classes = int(classes.max(initial=0)) + 1
-        counts = np.bincount(classes, weights=draws, minlength=n_classes)
-        present = counts > 0
-        multipliers = np.zeros(n_classes)
-        multipliers[present] = counts.sum() / (present.sum() * counts[present])
-        return multipliers[classes]
+        bootstrap sample (rows counted as often as drawn), scikit-learn's formula
+        (compute_sample_weight('balanced', y, indices=sample)); with several outputs
+        (``classes`` (n_samples, n_outputs)) the product of every output's."""
+        multipliers = np.ones(classes.shape[0])
+        for codes in classes.reshape(classes.shape[0], -1).T:
+            n_classes = int(codes.max(initial=0)) + 1
+            counts = np.bincount(codes, weights=draws, minlength=n_classes)
+            present = counts > 0
+            of_class = np.zeros(n_classes)
+            of_class[present] = counts.sum() / (present.sum() * counts[present])
+            multipliers *= of_class[codes]
+        return multipliers
 
     def _set_oob_score(self, prepared, n_drawn):
+        """oob_decision_function_, as scikit-learn's: (n_samples, n_classes), or with
+        several outputs (n_samples, n_classes, n_outputs) (multilabel y: two classes
+        each; an output of one class is padded with zeros); oob_score_ the accuracy (the
+        subset accuracy of several outputs, as ``score``) or ``oob_score(y, y_pred)``."""
         proba, _ = self._oob_values(prepared, n_drawn)
-        targets = prepared.targets
-        if self.n_outputs_ > 1:  # a list per output; the score the outputs' mean accuracy
-            self.oob_decision_function_ = per_output(proba, self.n_classes_)
-            self.oob_score_ = float(
-                np.mean(
-                    [
-                        np.mean(p.argmax(axis=1) == targets[:, k])
-                        for k, p in enumerate(self.oob_decision_function_)
-                    ]
-                )
-            )
-            return
+        n_samples = proba.shape[0]
+        if self.n_outputs_ > 1:  # (n, n_outputs, most classes) flattened
+            width = int(np.max(self.n_classes_))
+            proba = proba.reshape(n_samples, self.n_outputs_, width).transpose(0, 2, 1)
+            proba = np.ascontiguousarray(proba)
         self.oob_decision_function_ = proba
-        predicted = proba.argmax(axis=1)
-        self.oob_score_ = float(np.mean(predicted == targets))
+        y = self._oob_y(prepared)
+        score = self._oob_scoring(_subset_accuracy)
+        self.oob_score_ = score(y, proba.argmax(axis=1))
 
     def predict_proba(self, X):
         """The trees' class probabilities, averaged: (n_samples, n_classes), or a list of
@@ -683,9 +944,11 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
     feature, as in scikit-learn), ``criterion`` to "squared_error" (or "poisson" or
     "absolute_error", as :class:`gpu_tree.DecisionTreeRegressor` takes them), and there
     is no ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
-    ``oob_prediction_``."""
+    ``oob_prediction_``; a callable ``oob_score`` is called as ``oob_score(y,
+    oob_prediction_)``, y of shape (n_samples, n_outputs), as scikit-learn calls it."""
 
     _tree_class = DecisionTreeRegressor
+    _estimator_class = DecisionTreeRegressor
     _is_classification = False
 
     def __init__(
@@ -748,6 +1011,9 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         values, _ = self._oob_values(prepared, n_drawn)
         y = prepared.targets
         self.oob_prediction_ = values[:, 0] if y.ndim == 1 else values
+        if callable(self.oob_score):  # as scikit-learn calls it
+            self.oob_score_ = self.oob_score(self._oob_y(prepared), self.oob_prediction_)
+            return
         # R², of each output and averaged over them (scikit-learn's uniform average).
         residual = np.sum((y - self.oob_prediction_) ** 2, axis=0)
         spread = np.sum((y - y.mean(axis=0)) ** 2, axis=0)
@@ -772,6 +1038,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
     """
 
     _random_thresholds = True
+    _estimator_class = ExtraTreeClassifier
 
     def __init__(
         self,
@@ -838,6 +1105,7 @@ class ExtraTreesRegressor(RandomForestRegressor):
     Parameters and attributes as :class:`RandomForestRegressor`'s."""
 
     _random_thresholds = True
+    _estimator_class = ExtraTreeRegressor
 
     def __init__(
         self,

@@ -71,7 +71,6 @@ from gpu_tree.model.tree import (
     TREE_LEAF,
     TREE_UNDEFINED,
     Tree,
-    per_output,
     scaled_weighted_impurity,
 )
 from gpu_tree.utils.atomic_files import atomic_text
@@ -284,6 +283,8 @@ def _forest_document(forest) -> dict:
                 [np.pad(v, ((0, 0), (0, widest - v.shape[1]))) for v in values], axis=1
             )
         values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 3:  # (n_samples, n_classes, n_outputs): stored output by output
+            values = values.transpose(0, 2, 1).reshape(values.shape[0], -1)
         oob = {
             "score": _floats([score])[0],
             "n_samples": values.shape[0],
@@ -601,8 +602,10 @@ def _forest_from_document(read, document, kind, regression):
         forest.oob_score_ = score
         if regression:
             forest.oob_prediction_ = values[:, 0] if n_outputs == 1 else values
-        elif n_outputs > 1:
-            forest.oob_decision_function_ = per_output(values, n_classes)
+        elif n_outputs > 1:  # scikit-learn's (n_samples, n_classes, n_outputs)
+            width = int(np.max(n_classes))
+            values = values.reshape(values.shape[0], n_outputs, width).transpose(0, 2, 1)
+            forest.oob_decision_function_ = np.ascontiguousarray(values)
         else:
             forest.oob_decision_function_ = values
 
