@@ -397,6 +397,34 @@ def test_warm_start_errors_and_warnings(classification):
         forest.fit(X, y)
 
 
+def test_a_warm_start_refuses_input_its_kept_trees_would_misread(classification):
+    """The kept trees read category codes and class indices as they were: a refit whose
+    column has other categories, or whose classes differ, once grew new trees on the new
+    codes beside them (a forest scoring 0.49 whose trees each scored 1.0)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    colour = rng.choice(["red", "green", "blue"], size=300)
+    frame = pd.DataFrame({"colour": colour, "x": rng.normal(size=300)})
+    y = (colour == "red").astype(int)
+    forest = RandomForestClassifier(3, warm_start=True, max_depth=3, random_state=0)
+    forest.fit(frame, y)
+    forest.set_params(n_estimators=5)
+    other = frame.assign(colour=np.where(colour == "red", "crimson", colour))
+    with pytest.raises(ValueError, match=r"column 'colour' has the categories .*crimson"):
+        forest.fit(other, y)
+    with pytest.raises(ValueError, match=r"warm_start: the classes \['no', 'yes'\] differ"):
+        forest.fit(frame, np.where(y == 1, "yes", "no"))
+    assert len(forest.estimators_) == 3  # nothing grown by the refused fits
+    forest.fit(frame, y)  # the same input: more trees
+    assert len(forest.estimators_) == 5 and forest.score(frame, y) == 1.0
+    X, y_numbers = classification
+    numbers = RandomForestClassifier(2, warm_start=True, max_depth=2, random_state=0)
+    numbers.fit(X, y_numbers).set_params(n_estimators=3)
+    with pytest.raises(ValueError, match="n_features_in_=3 but the kept trees have"):
+        numbers.fit(X[:, :3], y_numbers)
+
+
 def test_n_jobs_limits_threads_and_restores_them(classification):
     import numba
 

@@ -248,6 +248,7 @@ class _BaseForest(BaseEstimator):
                 )
             n_samples = prepared.weight.shape[0]
             n_drawn = self._check_forest_params(n_samples)
+            self._check_kept_trees_read_alike(template)
             self._fitted_from(template)
             first = self._first_new_tree()
             # As scikit-learn: scored when trees are added, or when asked for the first
@@ -287,6 +288,45 @@ class _BaseForest(BaseEstimator):
             for name in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
                 self.__dict__.pop(name, None)
         return self
+
+    def _check_kept_trees_read_alike(self, template):
+        """A warm start keeps the trees grown before: this fit's input must mean to them
+        what it meant then (the same features, outputs, classes and category codes), or
+        they would read the new codes with the old ones' meaning."""
+        kept = getattr(self, "estimators_", None) if self.warm_start else None
+        if not kept:
+            return
+        before = kept[0]
+        way_out = "fit with warm_start=False to grow every tree on this data"
+        for name in ("n_features_in_", "n_outputs_"):
+            if getattr(template, name) != getattr(before, name):
+                raise ValueError(
+                    f"warm_start: this fit has {name}={getattr(template, name)} but the kept "
+                    f"trees have {getattr(before, name)}; {way_out}"
+                )
+        if not _same_values(
+            getattr(template, "feature_names_in_", None), getattr(before, "feature_names_in_", None)
+        ):
+            raise ValueError(
+                f"warm_start: the feature names differ from the kept trees'; {way_out}"
+            )
+        if self._is_classification and not _same_values(template.classes_, before.classes_):
+            raise ValueError(
+                f"warm_start: the classes {_listed(template.classes_)} differ from the kept "
+                f"trees' {_listed(before.classes_)}; {way_out}"
+            )
+        names = getattr(template, "feature_names_in_", None)
+        numeric = [None] * template.n_features_in_
+        now = getattr(template, "categories_", None) or numeric
+        then = getattr(before, "categories_", None) or numeric
+        for j, (new, old) in enumerate(zip(now, then, strict=True)):
+            if not _same_values(new, old):
+                column = names[j] if names is not None else f"feature {j}"
+                raise ValueError(
+                    f"warm_start: column {column!r} has the categories {_listed(new)} in this "
+                    f"fit but {_listed(old)} in the kept trees, which would read its new codes "
+                    f"as the old ones; {way_out}"
+                )
 
     def _fitted_from(self, template):
         """The forest's fitted attributes that describe the input, as its trees have them."""
@@ -1161,3 +1201,29 @@ class ExtraTreesRegressor(RandomForestRegressor):
             max_category_subset=max_category_subset,
             monotonic_cst=monotonic_cst,
         )
+
+
+def _same_values(a, b) -> bool:
+    """Whether two fitted descriptions (arrays, lists of arrays per output, or None) hold
+    the same values in the same order."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, list) or isinstance(b, list):
+        return (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
+            and all(_same_values(x, y) for x, y in zip(a, b, strict=True))
+        )
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all(a == b))
+
+
+def _listed(values) -> str:
+    """Values for a message: a list, shortened past ten."""
+    if values is None:
+        return "none (numeric)"
+    if isinstance(values, list):
+        return "[" + ", ".join(_listed(v) for v in values) + "]"
+    shown = np.asarray(values).tolist()
+    return str(shown if len(shown) <= 10 else [*shown[:10], "..."])
