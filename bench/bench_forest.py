@@ -179,12 +179,12 @@ def timed(call):
 
 
 def _on_device(X):
-    """A CuPy copy of ``X`` (the rows as they are, where CuPy is missing)."""
-    try:
-        import cupy
-    except ImportError:
-        return X
-    return cupy.asarray(X)
+    """``X`` in the CUDA backend's array module: a CuPy copy on a GPU, the rows as they
+    are under the simulator (where CuPy may be installed without a device)."""
+    from gpu_tree.backends.cuda import cuda_status
+
+    usable, _, xp = cuda_status()
+    return xp.asarray(X) if usable else X
 
 
 def _to_host(values) -> np.ndarray:
