@@ -385,6 +385,19 @@ def test_prediction_cost_needs_costs_and_a_fitted_tree():
         model.prediction_cost(X, feature_costs=[1, -1, 1, 1])
 
 
+def test_costs_whose_sum_overflows_are_refused_naming_the_feature():
+    """Each cost finite but their sum not (1.7e308 twice): a path's cost would be inf."""
+    X, y = _classification(seed=12)
+    huge = [1.7e308, 1.7e308, 1.0, 1.0]
+    model = DecisionTreeClassifier(device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match=r"feature_costs\[1\] is 1.7e\+308: the costs of all"):
+        model.prediction_cost(X, feature_costs=huge)
+    with pytest.raises(ValueError, match=r"feature_costs\[1\] is 1.7e\+308"):
+        DecisionTreeClassifier(device="cpu", feature_costs=huge).fit(X, y)
+    costs = model.prediction_cost(X, feature_costs=[8e307, 8e307, 1.0, 1.0])  # sums finite
+    assert np.isfinite(costs).all()
+
+
 # -- parameters ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("params", "message"),

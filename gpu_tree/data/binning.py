@@ -137,6 +137,71 @@ def _edges_of_sorted(values, max_bins: int, n_zeros: int = 0):
     return edges[edges < distinct[-1]], False
 
 
+# The edges of a feature that has none (one value, or none at all): shared by every such
+# feature, as a sparse X's empty columns are (size 0: nothing in it can change).
+_NO_EDGES = np.zeros(0)
+_NO_EDGES.flags.writeable = False
+
+
+def _sparse_edges(sample, features, max_bins: int):
+    """:func:`_edges_of_sorted` of the columns ``features`` of a canonical CSR ``sample``
+    (each column's stored values, NaN left out, and its rows that store nothing counted
+    as zeros), for those of them that store a value: (their positions, their (edges,
+    one_value_per_bin) pairs). A column that stores nothing has a single value, 0, so no
+    edge, and one value per bin: the caller's default, never visited here.
+
+    The cost follows the stored values, not the columns: the columns that store a value
+    and have a few distinct values (at most ``max_bins``, zero included; most columns of
+    a sparse X) get their midpoints from one sort of all stored values, and only the
+    others (more distinct values than bins: at most stored values / ``max_bins`` of them,
+    quantile edges; or every row stored: edges in the values' own dtype) are visited one
+    by one, with the same :func:`_edges_of_sorted`. Either way, the edges are those it
+    gives column by column (the same operations on the same values)."""
+    n_rows, n_features = sample.shape
+    columns = sample.tocsc()  # O(stored values + columns), in SciPy's compiled code
+    n_stored = np.diff(columns.indptr)  # NaN included: a stored NaN is not a zero
+    wanted = np.zeros(n_features, dtype=bool)
+    wanted[features] = True
+    wanted &= n_stored > 0
+    # Columns whose every row stores a value: no zero inserted, so _edges_of_sorted
+    # computes in their dtype (float32 edges of float32 values): visited one by one.
+    full = wanted & (n_stored == n_rows)
+    with_zeros = wanted & ~full
+    # Each column with zeros: its stored values (NaN out) and one 0.0, in float64, as
+    # _edges_of_sorted concatenates them; sorted by column, then value, the inserted zero
+    # before any stored one (-0.0 or 0.0), as its searchsorted(side="left") puts it.
+    column_of = np.repeat(np.arange(n_features, dtype=np.int64), n_stored)
+    keep = with_zeros[column_of] & ~np.isnan(columns.data)
+    zero_columns = np.flatnonzero(with_zeros)
+    column_of = np.concatenate([column_of[keep], zero_columns])
+    values = np.concatenate([columns.data[keep].astype(np.float64), np.zeros(zero_columns.size)])
+    is_stored = np.concatenate([np.ones(keep.sum(), np.int8), np.zeros(zero_columns.size, np.int8)])
+    order = np.lexsort((is_stored, values, column_of))
+    column_of, values = column_of[order], values[order]
+    is_new = np.ones(values.size, dtype=bool)  # distinct (column, value) pairs
+    np.not_equal(values[1:], values[:-1], out=is_new[1:])
+    is_new[1:] |= column_of[1:] != column_of[:-1]
+    column_of, distinct = column_of[is_new], values[is_new]
+    n_distinct = np.bincount(column_of, minlength=n_features)
+    few = with_zeros & (n_distinct <= max_bins)
+    # Few distinct values: an edge between each two neighbours, _midpoints' arithmetic.
+    pair = (column_of[1:] == column_of[:-1]) & few[column_of[1:]]
+    below, above = distinct[:-1][pair], distinct[1:][pair]
+    midpoints = below / 2.0 + above / 2.0
+    flat = np.where(midpoints >= above, below, midpoints)
+    few_columns = np.flatnonzero(few)
+    ends = np.cumsum(n_distinct[few_columns] - 1)
+    starts = ends - (n_distinct[few_columns] - 1)
+    found = {
+        f: (flat[start:end], True)
+        for f, start, end in zip(few_columns.tolist(), starts.tolist(), ends.tolist(), strict=True)
+    }
+    for f in np.flatnonzero(full | (with_zeros & ~few)).tolist():
+        present, n_zeros = sparse.column_values(columns, f)
+        found[f] = _edges_of_sorted(present, max_bins, n_zeros)
+    return list(found), list(found.values())
+
+
 class SparseCodes(NamedTuple):
     """The bin codes of a sparse X, in its CSR layout.
 
@@ -248,35 +313,43 @@ class BinMapper:
         n_categories = np.asarray(n_categories)
         check_category_counts(n_categories, self.max_bins, self.has_missing_, feature_names)
 
-        found = [None] * n_features
-        for f in np.flatnonzero(n_categories > 0):  # code k gets bin k: edges between codes
-            found[f] = np.arange(n_categories[f] - 1) + 0.5, True
-        numeric = np.flatnonzero(n_categories == 0)
-        n_values = sample.shape[0] * numeric.size
-        if sparse.is_sparse(sample):  # a column's stored values, and its zeros counted
-            columns = sample.tocsc()
-            numeric_edges = []
-            for f in numeric:
-                present, n_zeros = sparse.column_values(columns, f)
-                numeric_edges.append(_edges_of_sorted(present, value_bins, n_zeros))
-        elif n_values < PARALLEL_MIN_ELEMENTS:
-            numeric_edges = _edges_of_columns(sample, numeric, value_bins)
-        else:
-            # numpy's sort releases the GIL, so threads sort several features at once.
-            numeric_edges = parallel_map(
-                lambda f: _edges_and_kind(sample[:, f], value_bins), numeric, n_values
-            )
-        for f, result in zip(numeric, numeric_edges, strict=True):
-            found[f] = result
-        edges, one_value_per_bin = zip(*found, strict=True) if found else ((), ())
-        self.edges_ = list(edges)
+        # Each feature's edges (none, one bin, until found: a sparse X's columns that
+        # store nothing keep these), and whether each of its values has a bin of its own:
+        # arrays, not a list of pairs per feature (a sparse X may have millions of columns).
+        edges = [_NO_EDGES] * n_features
         # Features whose sampled values each have a bin: thresholds go midway between
         # the actual neighbouring values (so histogram search equals exact search), which
         # needs each bin's smallest and largest value. Quantile-binned features use
         # their edges as bin bounds instead.
-        self.one_value_per_bin_ = np.array(one_value_per_bin, dtype=bool)
+        one_value_per_bin = np.ones(n_features, dtype=bool)
+        n_bins_per_feature = np.ones(n_features, dtype=np.int64)
+
+        def record(features, found):
+            for f, (feature_edges, one_per_bin) in zip(features, found, strict=True):
+                edges[f] = feature_edges
+                one_value_per_bin[f] = one_per_bin
+                n_bins_per_feature[f] = feature_edges.size + 1
+
+        categorical = np.flatnonzero(n_categories > 0)  # code k gets bin k: edges between codes
+        record(categorical, [(np.arange(n_categories[f] - 1) + 0.5, True) for f in categorical])
+        numeric = np.flatnonzero(n_categories == 0)
+        n_values = sample.shape[0] * numeric.size
+        if sparse.is_sparse(sample):  # a column's stored values, and its zeros counted
+            record(*_sparse_edges(sample, numeric, value_bins))
+        elif n_values < PARALLEL_MIN_ELEMENTS:
+            record(numeric, _edges_of_columns(sample, numeric, value_bins))
+        else:
+            # numpy's sort releases the GIL, so threads sort several features at once.
+            record(
+                numeric,
+                parallel_map(
+                    lambda f: _edges_and_kind(sample[:, f], value_bins), numeric, n_values
+                ),
+            )
+        self.edges_ = edges
+        self.one_value_per_bin_ = one_value_per_bin
         self._tables = None
-        self.n_bins_per_feature_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
+        self.n_bins_per_feature_ = n_bins_per_feature
         self.n_bins_ = int(self.n_bins_per_feature_.max()) + (1 if self.has_missing_ else 0)
         # The missing values' bin (-1: the training data had none).
         self.missing_bin_ = self.n_bins_ - 1 if self.has_missing_ else -1
@@ -361,9 +434,9 @@ class BinMapper:
             bin_upper,
         )
         # The value 0's bin: the number of edges below 0 (edges[b-1] < x <= edges[b]).
-        zero_code = np.array(
-            [np.searchsorted(e, 0.0, side="left") for e in self.edges_], dtype=np.int64
-        )
+        zero_code = np.zeros(n_features, dtype=np.int64)  # a feature without edges: bin 0
+        for f in np.flatnonzero(self.n_bins_per_feature_ > 1).tolist():  # columns that store
+            zero_code[f] = np.searchsorted(self.edges_[f], 0.0, side="left")
         has_zeros = np.bincount(X.indices, minlength=n_features) < n_samples
         tracked = np.flatnonzero(has_zeros & self.one_value_per_bin_)
         bin_lower[tracked, zero_code[tracked]] = np.minimum(
@@ -429,8 +502,10 @@ class BinMapper:
         if getattr(self, "_tables", None) is None:
             n_features = len(self.edges_)
             offsets = np.zeros(n_features + 1, dtype=np.int64)
-            offsets[1:] = np.cumsum([e.size for e in self.edges_])
-            flat = np.concatenate(self.edges_).astype(np.float64) if offsets[-1] else np.zeros(0)
+            np.cumsum(self.n_bins_per_feature_ - 1, out=offsets[1:])
+            # Only the features with edges: a sparse X may have millions without.
+            with_edges = [self.edges_[f] for f in np.flatnonzero(self.n_bins_per_feature_ > 1)]
+            flat = np.concatenate(with_edges).astype(np.float64) if with_edges else np.zeros(0)
             n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
             lookup = np.empty((n_features, n_cells + 1), dtype=np.int64)
             cells_per_unit = np.empty(n_features)

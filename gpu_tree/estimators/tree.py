@@ -190,6 +190,18 @@ def check_feature_costs(feature_costs, n_features, cost_criterion=None) -> np.nd
     if bad.size:
         j = int(bad[0])
         raise ValueError(f"feature_costs[{j}] must be finite and >= 0, got {float(costs[j])}")
+    # A path's cost sums its features' costs (prediction_cost, the cost-aware criteria):
+    # the costs of all the features together must be finite, or a sum overflows to inf.
+    with np.errstate(over="ignore"):
+        total = np.cumsum(costs)
+    over = np.flatnonzero(~np.isfinite(total))
+    if over.size:
+        j = int(over[0])
+        raise ValueError(
+            f"feature_costs[{j}] is {float(costs[j])!r}: the costs of all the features "
+            f"together must be finite (at most {np.finfo(np.float64).max:.4g}), as a "
+            "prediction's cost sums them; scale the costs down"
+        )
     free = np.flatnonzero(costs == 0)
     if cost_criterion == "tan_schlimmer" and free.size:
         j = int(free[0])
@@ -713,7 +725,10 @@ class _BaseDecisionTree(BaseEstimator):
             )
         self._category_maps = CategoryMaps(mask, feature_names).fit(X)
         self.is_categorical_ = mask
-        self.categories_ = [self._category_maps.categories.get(j) for j in range(n_features)]
+        found = self._category_maps.categories  # by feature; most fits have none
+        self.categories_ = (
+            [found.get(j) for j in range(n_features)] if found else [None] * n_features
+        )
         if not mask.any():
             return None
         return CategoricalSearch(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.sparse import canonical_csr
+from gpu_tree.data.sparse import canonical_csr, check_sparse_structure
 from gpu_tree.data.stats import BITSET_WORD_DTYPE
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
@@ -692,7 +692,10 @@ def _canonical(X):
     """A SciPy sparse X as the walk reads it: canonical CSR (each row's columns sorted,
     the binary search needs it), X itself where it is one already (the estimators' check
     made it so); another format, unsorted or duplicate columns (tree_.apply called on
-    any matrix) are converted, never read wrongly."""
+    any matrix) are converted, never read wrongly. Its index arrays are checked first
+    (``check_sparse_structure``): the walk, and SciPy's own canonical-format check, read
+    them unchecked."""
+    check_sparse_structure(X)
     canonical = (
         X.format == "csr"
         and X.indices.dtype == np.int64
