@@ -1,19 +1,26 @@
 """Model-file fuzzer: damaged model files are refused, never crash, hang or mislead.
 
-Fits a few real models (classifier, regressor, categorical subsets, multiway), saves them,
-and makes ``--cases`` damaged copies, one random edit each: a number of a tree array
-replaced by a hostile value (0, -1, huge or out-of-range integers, NaN, infinities,
-strings, lists, booleans), a field deleted, an array truncated or lengthened, a top-level
-field replaced. A child process loads each copy and, when the loader accepts it, predicts,
-walks and exports with it. Every case ends as:
+Fits a few real models (classifier, regressor, categorical subsets, multiway, an oblique
+classifier), saves them, and makes ``--cases`` damaged copies, one random edit each: a
+number of a tree array replaced by a hostile value (0, -1, huge or out-of-range integers,
+NaN, infinities, strings, lists, booleans), a field deleted, an array truncated or
+lengthened, a top-level field replaced; and, in a classifier's file, its class labels'
+dtype string (structured, bytes, complex, void, datetime, str of huge or too short a
+length...), one of its labels (out of its dtype's range, of another type, a repeat), or
+one node's class fractions (all 0, scaled, nudged off a sum of 1). A child process loads
+each copy and, when the loader accepts it, predicts, walks and exports with it. Every
+case ends as:
 
 - ``refused``: the loader raised ValueError (the one error a damaged file may give);
 - ``worked``: loaded, and predict, predict_proba, apply, decision_path, export_text and
-  feature_importances_ ran, with finite outputs (and probabilities in [0, 1]); importances
-  may refuse, with their documented ValueError, a regressor whose impurities lie beyond
-  float64's range (+inf, or 0 at a split node);
+  feature_importances_ ran, with finite outputs (and probabilities in [0, 1], each row's
+  summing to 1); importances may refuse, with their documented ValueError, a regressor
+  whose impurities lie beyond float64's range (+inf, or 0 at a split node);
 - ``defect``: anything else: another exception, a crash (the child died), a hang
-  (``--timeout`` per case), or non-finite predictions from a file the loader accepted.
+  (``--timeout`` per case), a load that took more than ``LOAD_MEMORY_MB`` of memory (the
+  child's data is capped at ``--memory-limit``, so a huge allocation fails as a
+  MemoryError instead of taking the machine), or non-finite predictions from a file the
+  loader accepted.
 
 The child reports each case before running it, so a crash or hang names its case; the
 parent then starts a new child at the next case. Output: the counts, and each defect
@@ -61,6 +68,48 @@ HOSTILE = [
     [0],
     {},
 ]
+# Class label dtype strings: what a fit makes (bool, integers, floats, str, datetime with
+# a unit, "object") beside what it never makes, or makes too short or huge ("<U200000000"
+# in a 9 KB file asked for 2.4 GB, issue 43).
+HOSTILE_DTYPES = [
+    "<U200000000",
+    "<U500000000",
+    "<U1",
+    "<U0",
+    "U",
+    "<M8[ns]",
+    "<m8[ns]",
+    "M8",
+    "i8,i8",
+    "(1000000000,)i8",
+    "|V8",
+    "|S3",
+    "<c16",
+    "O",
+    "object",
+    "|b1",
+    "<f2",
+    "<f4",
+    ">i8",
+    "|i1",
+    "<u8",
+    "float128",
+    "xyz",
+    "",
+    "<U" + "9" * 30,
+]
+# Class labels beyond their dtype: past int64 and float64, fractions, other types.
+HOSTILE_LABELS = [2**70, -(2**70), 2**64, 1e308, -1e308, 0.5, 2049.0, "no", "a" * 40, None]
+# Edits of one node's class fractions (a classifier's value row).
+FRACTION_EDITS = {
+    "all 0": lambda row: [0.0] * len(row),
+    "halved": lambda row: [v / 2 for v in row],
+    "doubled": lambda row: [v * 2 for v in row],
+    "first + 1e-6": lambda row: [row[0] + 1e-6, *row[1:]],
+    "first - 1e-6": lambda row: [row[0] - 1e-6, *row[1:]],
+}
+# Memory a load may take (peak resident growth, MB): a model file of a few KB needs little.
+LOAD_MEMORY_MB = 256
 
 
 def fitted_documents() -> dict[str, dict]:
@@ -85,6 +134,9 @@ def fitted_documents() -> dict[str, dict]:
         "multiway": gpu_tree.DecisionTreeClassifier(
             max_depth=3, device="cpu", categorical_features=[3], categorical_split="multiway"
         ).fit(X, y),
+        "oblique": gpu_tree.ObliqueDecisionTreeClassifier(max_depth=3, device="cpu").fit(
+            np.nan_to_num(X), y
+        ),
     }
     documents = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -95,10 +147,37 @@ def fitted_documents() -> dict[str, dict]:
     return documents
 
 
+def _tree_key(doc: dict) -> str:
+    return "tree" if "tree" in doc else "oblique_tree"
+
+
+def damage_labels(doc: dict, rng: random.Random) -> tuple[dict, str]:
+    """One random edit of a classifier's class labels or of one node's class fractions
+    (``doc`` is a copy, edited in place)."""
+    classes, tree = doc["classes"], doc[_tree_key(doc)]
+    kind = rng.random()
+    if kind < 0.35:
+        classes["dtype"] = rng.choice(HOSTILE_DTYPES)
+        return doc, f"classes.dtype = {classes['dtype']!r}"
+    if kind < 0.7:
+        index = rng.randrange(len(classes["values"]))
+        value = rng.choice(HOSTILE_LABELS + HOSTILE + [classes["values"][index - 1]])
+        classes["values"][index] = value
+        return doc, f"classes.values[{index}] = {value!r:.60}"
+    width = len(tree["value"]) // tree["node_count"]  # classes (one output)
+    node = rng.randrange(tree["node_count"])
+    name = rng.choice(sorted(FRACTION_EDITS))
+    row = tree["value"][node * width : (node + 1) * width]
+    tree["value"][node * width : (node + 1) * width] = FRACTION_EDITS[name](row)
+    return doc, f"class fractions of node {node}: {name}"
+
+
 def damage(document: dict, rng: random.Random) -> tuple[dict, str]:
     """One random edit of a copy of ``document``, and a description of it."""
     doc = copy.deepcopy(document)
-    tree = doc["tree"]
+    if isinstance(doc.get("classes"), dict) and rng.random() < 0.25:
+        return damage_labels(doc, rng)
+    tree = doc[_tree_key(doc)]
     arrays = [k for k, v in tree.items() if isinstance(v, list)]
     kind = rng.random()
     if kind < 0.6:  # one entry of a tree array
@@ -127,32 +206,46 @@ def damage(document: dict, rng: random.Random) -> tuple[dict, str]:
         name = rng.choice(list(tree) + list(doc))
         (tree if name in tree else doc).pop(name)
         return doc, f"{name} deleted"
-    name = rng.choice([k for k in doc if k != "tree"])  # a top-level field replaced
+    name = rng.choice([k for k in doc if k != _tree_key(doc)])  # a top-level field replaced
     doc[name] = rng.choice(HOSTILE)
     return doc, f"{name} = {doc[name]!r}"
 
 
 # The child: loads each case, uses what loads, prints one line per case.
 _CHILD = r"""
-import json, sys, warnings
+import json, os, resource, sys, warnings
 import numpy as np
 import gpu_tree
 warnings.simplefilter("ignore")
+limit = int(os.environ.get("FUZZ_MEMORY_LIMIT", "0"))
+if limit:  # a huge allocation fails here (MemoryError: a defect), not on the machine
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    if hard == resource.RLIM_INFINITY or hard > limit:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+load_kb = int(os.environ.get("FUZZ_LOAD_MEMORY_MB", "256")) * 1024
 paths = json.loads(sys.stdin.read())
 rng = np.random.default_rng(0)
 for i, path in enumerate(paths):
     print(f"start {i}", flush=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB (Linux)
     try:
         model = gpu_tree.load(path)
     except ValueError:
-        print(f"refused {i}", flush=True)
-        continue
+        model = None
     except BaseException as exc:
         print(f"defect {i} load raised {type(exc).__name__}: {str(exc)[:200]}", flush=True)
         continue
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak
+    if grown > load_kb:
+        print(f"defect {i} load took {grown // 1024} MB of memory", flush=True)
+        continue
+    if model is None:
+        print(f"refused {i}", flush=True)
+        continue
     try:
         X = rng.normal(size=(50, model.n_features_in_))
-        X[::7, 0] = np.nan
+        if not type(model).__name__.startswith("Oblique"):  # oblique trees refuse NaN
+            X[::7, 0] = np.nan
         categorical = getattr(model, "_category_maps", None)
         for f in (getattr(categorical, "features", []) if categorical is not None else []):
             X[:, f] = rng.integers(-1, 8, size=50)
@@ -164,11 +257,15 @@ for i, path in enumerate(paths):
             proba = model.predict_proba(X)
             if not (np.all(np.isfinite(proba)) and np.all((proba >= 0) & (proba <= 1))):
                 problem = "probabilities outside [0, 1]"
+            elif not np.allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+                problem = "probabilities that do not sum to 1"
         model.apply(X)
         model.decision_path(X)
         gpu_tree.export_text(model)
         try:
-            importances = model.feature_importances_
+            importances = np.zeros(1)  # oblique trees have none
+            if hasattr(type(model), "feature_importances_"):
+                importances = model.feature_importances_
         except ValueError as exc:  # documented: impurities beyond float64 (+inf, or 0 split)
             if "impurity lies beyond float64's range" not in str(exc):
                 raise
@@ -202,10 +299,16 @@ def _forward_lines(stream, lines: queue.Queue) -> None:
     lines.put("")
 
 
-def run(cases, timeout: float, child_code: str = _CHILD) -> dict:
+def run(
+    cases, timeout: float, child_code: str = _CHILD, memory_limit: int | None = 3 << 30
+) -> dict:
     """Run every case in child processes (``child_code`` reads the paths as JSON on stdin
     and prints ``start i`` then ``refused i``, ``worked i`` or ``defect i ...`` per case);
-    a child that dies or hangs makes a defect of its case, and a new child goes on."""
+    a child that dies or hangs makes a defect of its case, and a new child goes on.
+    ``memory_limit`` (bytes, None: none): the children's data limit (RLIMIT_DATA)."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "FUZZ_LOAD_MEMORY_MB": str(LOAD_MEMORY_MB)}
+    if memory_limit:
+        env["FUZZ_MEMORY_LIMIT"] = str(int(memory_limit))
     n_cases = len(cases)
     counts = {"tried": n_cases, "refused": 0, "worked": 0, "defects": 0}
     defects = []
@@ -218,7 +321,7 @@ def run(cases, timeout: float, child_code: str = _CHILD) -> dict:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            env=env,
         )
         child.stdin.write(json.dumps(batch))
         child.stdin.close()
@@ -266,10 +369,17 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
+    parser.add_argument(
+        "--memory-limit", type=float, default=3.0, help="GiB of data per child (0: no limit)"
+    )
     parser.add_argument("--json", help="write the counts and defects here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        result = run(make_cases(args.cases, args.seed, Path(folder)), args.timeout)
+        result = run(
+            make_cases(args.cases, args.seed, Path(folder)),
+            args.timeout,
+            memory_limit=int(args.memory_limit * (1 << 30)) or None,
+        )
     counts = result["counts"]
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     for index, edit, outcome in result["defects"]:
