@@ -677,15 +677,18 @@ def test_library_prints_nothing(capsys):
     assert capsys.readouterr() == ("", "")
 
 
+def _gputree_command() -> list[str]:
+    """The installed console script, or the module where there is none."""
+    scripts = Path(sys.executable).parent
+    if (scripts / "gputree").exists():
+        return [str(scripts / "gputree")]
+    return [sys.executable, "-m", "gpu_tree.app.cli"]
+
+
 def test_real_process_entry_point(days, tmp_path):
     data, model = days
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    scripts = Path(sys.executable).parent
-    command = (
-        [str(scripts / "gputree")]
-        if (scripts / "gputree").exists()
-        else [sys.executable, "-m", "gpu_tree.app.cli"]
-    )
+    command = _gputree_command()
     done = subprocess.run(
         [*command, "predict", str(model), str(data), "-o", str(tmp_path / "p.csv")],
         capture_output=True,
@@ -719,12 +722,7 @@ def test_predict_with_standard_output_closed_names_the_way_out(days, tmp_path):
     """``gputree predict model data >&-``: Python has no sys.stdout; the predictions
     have nowhere to go, said as a usage error (not an internal TypeError)."""
     data, model = days
-    scripts = Path(sys.executable).parent
-    command = (
-        [str(scripts / "gputree")]
-        if (scripts / "gputree").exists()
-        else [sys.executable, "-m", "gpu_tree.app.cli"]
-    )
+    command = _gputree_command()
     closed = subprocess.run(
         [*command, "predict", str(model), str(data)],
         stdout=subprocess.DEVNULL,
