@@ -832,7 +832,7 @@ def test_cuda_level_too_big_for_the_gpu_says_what_needs_the_memory():
 def test_small_nodes_are_searched_on_one_thread(monkeypatch):
     """A node's search is one call: through a parallel region for a small node, a
     forest's fits ran 20-50 times slower on a busy machine (threads spinning at its
-    barrier). Small nodes take the serial twin; the same trees either way."""
+    barrier). Small nodes take the serial twin, large ones the parallel kernel."""
     import gpu_tree.kernels.cpu as cpu_kernels
     from gpu_tree.kernels import cpu_absolute_error as searches
 
@@ -847,8 +847,11 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
 
     for name in ("best_absolute_error_splits", "drawn_absolute_error_splits"):
         wrapper = getattr(searches, name)
-        monkeypatch.setattr(wrapper, "serial", recording(wrapper.serial, (name, "serial")))
-        monkeypatch.setattr(wrapper, "parallel", recording(wrapper.parallel, (name, "parallel")))
+        serial = wrapper.serial
+        monkeypatch.setattr(wrapper, "serial", recording(serial, (name, "serial")))
+        # The routing is what is checked: "parallel" runs the serial twin here, sparing
+        # CI a compile of the parallel kernels that no other test needs.
+        monkeypatch.setattr(wrapper, "parallel", recording(serial, (name, "parallel")))
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 4))
     y = X[:, 0] + rng.laplace(size=300)
@@ -859,14 +862,12 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
         drawn = ExtraTreeRegressor(random_state=0, **params).fit(X, y)
         return exact, drawn
 
-    small = fits()
+    fits()
     assert set(calls) == {
         ("best_absolute_error_splits", "serial"),
         ("drawn_absolute_error_splits", "serial"),
     }
     calls.clear()
     monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", 0)  # every node "large"
-    large = fits()
+    fits()
     assert {label for _, label in calls} == {"parallel"}
-    for a, b in zip(small, large, strict=True):
-        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
