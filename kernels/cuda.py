@@ -41,7 +41,7 @@ from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
 from . import compilation
-from .cuda_api import cuda
+from .cuda_api import cuda, device_function
 
 # Before the first kernel is decorated: where numba caches them (see .compilation).
 compilation.choose_cache_folder(Path(__file__).parent)
@@ -62,17 +62,15 @@ HELPERS_SOURCE_KEY = int(
 )
 
 # The bin search shared with the CPU kernels (one source, the same codes).
-_lookup_cell = cuda.jit(device=True, cache=True)(_search.lookup_cell)
-_bin_code = cuda.jit(device=True, cache=True)(_search.make_bin_code(_lookup_cell))
+_lookup_cell = device_function(cache=True)(_search.lookup_cell)
+_bin_code = device_function(cache=True)(_search.make_bin_code(_lookup_cell))
 # The tree walk shared with the CPU prediction kernel (one source, the same leaves).
-_in_category_set = cuda.jit(device=True, cache=True)(_walk.in_category_set)
-_dense_value = cuda.jit(device=True, cache=True)(_walk.dense_value)
-_leaf_of_row = cuda.jit(device=True, cache=True)(
-    _walk.make_leaf_of_row(_in_category_set, _dense_value)
-)
-_add_tree_values = cuda.jit(device=True, cache=True)(_walk.make_add_tree_values(_leaf_of_row))
+_in_category_set = device_function(cache=True)(_walk.in_category_set)
+_dense_value = device_function(cache=True)(_walk.dense_value)
+_leaf_of_row = device_function(cache=True)(_walk.make_leaf_of_row(_in_category_set, _dense_value))
+_add_tree_values = device_function(cache=True)(_walk.make_add_tree_values(_leaf_of_row))
 # Where a CSR row stores a column (a sparse X's split feature, at a partition).
-_stored_position = cuda.jit(device=True, cache=True)(_walk.stored_position)
+_stored_position = device_function(cache=True)(_walk.stored_position)
 
 THREADS_PER_BLOCK = 256
 
@@ -160,7 +158,7 @@ def shared_histogram_entries(dtype) -> int:
     )
 
 
-@cuda.jit(device=True, inline=True, cache=True)
+@device_function(inline=True, cache=True)
 def _add_row(
     target, index, i, is_classification, y_class, weight, unit_weight, count_channel, row_stats
 ):
@@ -350,12 +348,12 @@ def shared_features_per_block(
     return min(n_features, entries // per_feature) if per_feature else 0
 
 
-_squared_deviation = cuda.jit(device=True, cache=True)(_deviations.squared_deviation)
-_fixed_point_term = cuda.jit(device=True, cache=True)(_deviations.fixed_point_term)
-_term_exponent = cuda.jit(device=True, cache=True)(_deviations.term_exponent)
+_squared_deviation = device_function(cache=True)(_deviations.squared_deviation)
+_fixed_point_term = device_function(cache=True)(_deviations.fixed_point_term)
+_term_exponent = device_function(cache=True)(_deviations.term_exponent)
 
 
-@cuda.jit(device=True, inline=True, cache=True)
+@device_function(inline=True, cache=True)
 def _record_extremes(i, slot, centred, weight, unit_weight, mean, largest, lowest, highest):
     """Row i's part of pass 1 for its node's ``slot``: atomic max and min (any order)."""
     term = _squared_deviation(centred, weight, unit_weight, i, mean)
@@ -448,12 +446,12 @@ def _unfused_product(a, b):
 
 
 # The simulator runs plain Python arithmetic and has no libdevice.
-_product = cuda.jit(device=True, cache=True)(
+_product = device_function(cache=True)(
     _scan.plain_product if config.ENABLE_CUDASIM else _unfused_product
 )
 # The split search shared with the CPU twin (kernels/_split_scan.py: the same winners).
 _node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
-    cuda.jit(device=True, cache=True), _product
+    device_function(cache=True), _product
 )
 # Threads of a split-scoring block: one per feature, striding; few, since a level's
 # nodes give the blocks.

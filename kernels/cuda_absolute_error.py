@@ -34,7 +34,7 @@ import numpy as np
 from . import _median_errors as _medians
 from . import _tree_walk as _walk
 from . import compilation
-from .cuda_api import cuda
+from .cuda_api import cuda, device_function
 
 # Before the first kernel is decorated: where numba caches them (see .compilation).
 compilation.choose_cache_folder(Path(__file__).parent)
@@ -55,19 +55,19 @@ MEDIAN_ERRORS_SOURCE_KEY = int(
 LEFT, RIGHT_WITH_MISSING, LEFT_WITH_MISSING, RIGHT = range(4)
 N_SETS = 4
 
-_exceeds_half = cuda.jit(device=True, cache=True)(_medians.exceeds_half)
-_reaches_half = cuda.jit(device=True, cache=True)(_medians.reaches_half)
-_median_of = cuda.jit(device=True, cache=True)(_medians.median_of)
-_side_error = cuda.jit(device=True, cache=True)(_medians.side_error)
-_admissible = cuda.jit(device=True, cache=True)(_medians.admissible)
-_missing_go_left = cuda.jit(device=True, cache=True)(_medians.missing_go_left)
-_leaves_allowed = cuda.jit(device=True, cache=True)(_medians.leaves_allowed)
+_exceeds_half = device_function(cache=True)(_medians.exceeds_half)
+_reaches_half = device_function(cache=True)(_medians.reaches_half)
+_median_of = device_function(cache=True)(_medians.median_of)
+_side_error = device_function(cache=True)(_medians.side_error)
+_admissible = device_function(cache=True)(_medians.admissible)
+_missing_go_left = device_function(cache=True)(_medians.missing_go_left)
+_leaves_allowed = device_function(cache=True)(_medians.leaves_allowed)
 
 
-_stored_position = cuda.jit(device=True, cache=True)(_walk.stored_position)
+_stored_position = device_function(cache=True)(_walk.stored_position)
 
 
-@cuda.jit(device=True, inline=True, cache=True)
+@device_function(inline=True, cache=True)
 def _code_at(codes, sparse, indptr, indices, stored, zero_code, f, row):
     """Row ``row``'s bin code of feature ``f``: ``codes[f, row]``, or for a sparse X
     (``sparse``) its stored value's code, found by a binary search of the row's stored
@@ -80,7 +80,7 @@ def _code_at(codes, sparse, indptr, indices, stored, zero_code, f, row):
     return zero_code[f]
 
 
-@cuda.jit(device=True, inline=True, cache=True)
+@device_function(inline=True, cache=True)
 def _row_weight(row_stats, weight_column, row):
     """A row's fixed-point weight: 1 in an unweighted fit (``weight_column`` -1)."""
     if weight_column < 0:

@@ -44,6 +44,10 @@ def _run(code, tmp_path, simulator=False, extra_path=None, env=None):
 
 # -- cache=True, in the source -----------------------------------------------------------
 def _is_cuda_jit(node) -> bool:
+    """``cuda.jit``, or ``device_function`` (kernels/cuda_api.py: ``cuda.jit(device=True,
+    ...)`` with the same keywords)."""
+    if isinstance(node, ast.Name):
+        return node.id == "device_function"
     return (
         isinstance(node, ast.Attribute)
         and node.attr == "jit"
@@ -152,9 +156,11 @@ def test_the_cache_check_finds_uncached_declarations():
         "@cuda.jit(cache=True)\n"
         "def d(x): pass\n"
         "e = cuda.jit(cache=True, device=True)(a)\n"
+        "f = device_function()(a)\n"  # line 10: no cache keyword
+        "g = device_function(cache=True)(a)\n"
     )
-    assert jit_sites_without_cache(source) == [2, 4, 5, 6]
-    assert count_jit_sites(source) == 6
+    assert jit_sites_without_cache(source) == [2, 4, 5, 6, 10]
+    assert count_jit_sites(source) == 8
 
 
 # -- cache=True, on the compiled objects -------------------------------------------------
@@ -365,3 +371,64 @@ def test_a_first_cuda_fit_under_warnings_as_errors_raises_nothing(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "cuda"
+
+
+# -- device functions under the simulator ----------------------------------------------------
+def _reads_no_cuda(x):
+    return x + 1
+
+
+def _reads_cuda(x):
+    return cuda.threadIdx.x + x
+
+
+def _defines_a_function_reading_cuda(x):
+    def inner():
+        return cuda.threadIdx.x
+
+    return inner() + x
+
+
+def test_the_simulator_keeps_device_functions_that_read_no_cuda_as_plain_python():
+    """The simulator's device-function wrapper takes a lock every thread of a launch
+    shares, twice a call; a helper that reads no ``cuda`` global needs none of what it
+    does, so under the simulator it stays the plain function. A helper that reads ``cuda``
+    (directly or in a function it defines) keeps the wrapper, which swaps in the fake
+    module. With the simulator off, every helper is compiled."""
+    from numba import config
+
+    from gpu_tree.kernels import _median_errors
+    from gpu_tree.kernels import cuda_absolute_error as absolute_error_kernels
+    from gpu_tree.kernels.cuda_api import device_function
+
+    compile_device = device_function(cache=True)
+    if not config.ENABLE_CUDASIM:
+        assert compile_device(_reads_no_cuda) is not _reads_no_cuda
+        return
+    assert compile_device(_reads_no_cuda) is _reads_no_cuda
+    assert absolute_error_kernels._median_of is _median_errors.median_of
+    for reads_cuda in (_reads_cuda, _defines_a_function_reading_cuda):
+        wrapped = compile_device(reads_cuda)
+        assert wrapped is not reads_cuda and wrapped.__wrapped__ is reads_cuda
+
+
+def test_a_device_function_reading_cuda_runs_in_a_simulated_kernel():
+    import numpy as np
+    from numba import config
+
+    from gpu_tree.kernels.cuda_api import device_function
+
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("checks the simulator")
+    thread_index = device_function(cache=True)(_reads_cuda)
+    plus_one = device_function(cache=True)(_reads_no_cuda)
+
+    @cuda.jit(cache=True)
+    def both(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = plus_one(thread_index(0))
+
+    out = np.zeros(8)
+    both[2, 4](out)
+    np.testing.assert_array_equal(out, np.tile(np.arange(4.0) + 1, 2))
