@@ -275,10 +275,23 @@ def _filled_bins(n_nonempty, missing, use_missing, f):
     return filled
 
 
-def _compile_finish_one(source_hash):
-    # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
+def _variant(function, with_categorical):
+    """``function`` named after its variant: numba names a compiled function's symbols and
+    its cache files after the Python function's qualified name, and two variants under
+    one name could meet in one process, one from the disk cache and one compiled there,
+    where a call could reach the other's code."""
+    suffix = "_categorical" if with_categorical else "_numeric"
+    function.__name__ += suffix
+    function.__qualname__ += suffix
+    return function
 
-    @njit(cache=True)
+
+def _compile_finish_one(source_hash, with_categorical):
+    # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
+    # ``with_categorical`` is a constant of the compiled code: where it is False, numba
+    # prunes the categorical search before typing it, and a fit without categorical
+    # features does not compile it (about half the finisher's first compile).
+
     def finish_one(
         X_binned,
         rows,
@@ -566,7 +579,7 @@ def _compile_finish_one(source_hash):
                         taken += 1
                         if first_drawn < 0:
                             first_drawn = at
-            if has_categorical:
+            if with_categorical and has_categorical:
                 # The level-wise path's search, on this node alone; every pass holds all
                 # of a feature's candidates (the module docstring says why).
                 score_nodes(
@@ -778,16 +791,16 @@ def _compile_finish_one(source_hash):
             n_nodes += 2
         return n_nodes
 
-    return finish_one
+    return njit(cache=True)(_variant(finish_one, with_categorical))
 
 
-# A module global, not a closure variable of finish_subtrees: numba keys its disk cache on
+# Module globals, not closure variables of finish_subtrees: numba keys its disk cache on
 # closure variables, and a dispatcher's key would differ in every process.
-_finish_one = _compile_finish_one(SOURCE_HASH)
+_finish_one_numeric = _compile_finish_one(SOURCE_HASH, False)
+_finish_one_categorical = _compile_finish_one(SOURCE_HASH, True)
 
 
-def _compile_finish_subtrees(source_hash):
-    @njit(parallel=True, cache=True)
+def _compile_finish_subtrees(source_hash, with_categorical):
     def finish_subtrees(
         X_binned,
         sample_indices,
@@ -840,7 +853,8 @@ def _compile_finish_subtrees(source_hash):
         source_hash  # noqa: B018 - in the cache key only
         for r in prange(root_start.shape[0]):
             a, b = out_offset[r], out_offset[r + 1]
-            out_count[r] = _finish_one(
+            finish_one = _finish_one_categorical if with_categorical else _finish_one_numeric
+            out_count[r] = finish_one(
                 X_binned,
                 sample_indices[root_start[r] : root_end[r]],
                 row_stats,
@@ -882,10 +896,11 @@ def _compile_finish_subtrees(source_hash):
                 out_category_words[a:b],
             )
 
-    return finish_subtrees
+    return njit(parallel=True, cache=True)(_variant(finish_subtrees, with_categorical))
 
 
-finish_subtrees = _compile_finish_subtrees(SOURCE_HASH)
+finish_subtrees_numeric = _compile_finish_subtrees(SOURCE_HASH, False)
+finish_subtrees_categorical = _compile_finish_subtrees(SOURCE_HASH, True)
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
@@ -893,5 +908,17 @@ compilation.watch(globals())
 # Serial below SERIAL_MAX_ELEMENTS of the roots' rows times features: a small tree is one
 # task, for which waking the thread pool cost as much as growing it (3 ms of a 1,000-row
 # fit's 6 on a busy machine).
-finish_subtrees = SerialWhenSmall(finish_subtrees, node_values)
-compilation.watch({"finish_subtrees": finish_subtrees.serial})
+finish_subtrees_numeric = SerialWhenSmall(finish_subtrees_numeric, node_values)
+finish_subtrees_categorical = SerialWhenSmall(finish_subtrees_categorical, node_values)
+compilation.watch(
+    {
+        "finish_subtrees_numeric": finish_subtrees_numeric.serial,
+        "finish_subtrees_categorical": finish_subtrees_categorical.serial,
+    }
+)
+
+
+def finisher(has_categorical: bool):
+    """The subtree finisher for a fit: ``finish_subtrees`` above, compiled with the
+    categorical search only where the fit has categorical features."""
+    return finish_subtrees_categorical if has_categorical else finish_subtrees_numeric

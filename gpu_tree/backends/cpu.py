@@ -340,7 +340,8 @@ class CPUHistogramBackend(_CPUBackend):
         written = np.empty(nodes.size, dtype=np.int64)
         regression = not layout.is_classification
         no_rows = np.zeros(0)
-        cpu_subtrees.finish_subtrees(
+        has_categorical = bool(np.any(categories.is_categorical))
+        cpu_subtrees.finisher(has_categorical)(
             self.X_binned,
             partition.sample_indices,
             start,
@@ -362,7 +363,7 @@ class CPUHistogramBackend(_CPUBackend):
             n_channels - 1 if layout.has_count_channel else -1,
             np.asarray(settings, dtype=np.float64),
             np.asarray(categories.is_categorical, dtype=np.bool_),
-            bool(np.any(categories.is_categorical)),
+            has_categorical,
             int(categories.max_subset),
             int(categories.subset_limit),
             int(categories.most),
