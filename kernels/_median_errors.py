@@ -11,7 +11,18 @@ and "above" the rest. W and WY are sums of the rows' fixed-point statistics (int
 channel), so they are the same whatever order the rows are added in: the CPU's Fenwick
 tree over target ranks (:mod:`gpu_tree.kernels.cpu_absolute_error`) and the GPU's scan of
 a node's rows in target order (:mod:`gpu_tree.kernels.cuda_absolute_error`) reach the
-same integers, and :func:`side_error` turns them into the same float64 bits.
+same integers, and the side error (:func:`make_side_error`) turns them into the same
+float64 bits.
+
+That error is a difference of terms that can be far larger than itself: where one row
+weighs 1e15 times the others and sits at the median, ``WY_above`` and ``m * W_above``
+are both of its size and cancel to the others' few units. So it is computed without
+that cancellation: the integers split exactly into float64 pairs, the products by the
+median exact as pairs (Dekker's TwoProduct) and the six terms summed with their rounding
+errors carried (Ogita, Rump and Oishi's Sum2): the float64 nearest the integers' error
+to within a few units in its own last place, however large the terms. Split searches
+can then take as ties only improvements within rounding of the node's own error (the
+bound on every side's), never within rounding of its sums.
 
 The median follows scikit-learn's tree criterion, decided on those integers: the first
 row in target order whose cumulative weight exceeds half the set's (``2 * cumulative >
@@ -46,19 +57,83 @@ def median_of(y_low, y_high, w_below, total):
     return y_high
 
 
-def side_error(w_below, wy_below, w_total, wy_total, median, weight_scale, sum_scale):
-    """sum w |y - median| of a set of rows from its integer sums (``w_total``,
+# Veltkamp's splitter for float64: 2**27 + 1 (53 bits of significand, halves of 26).
+_SPLITTER = 134217729.0
+
+
+def make_side_error(device_function, product):
+    """The side error, its helpers compiled by ``device_function`` (``numba.njit`` or a
+    CUDA device function). ``product``: ``a * b`` rounded on its own, never fused with an
+    addition that reads it (the CPU's plain product; libdevice's ``dmul_rn`` on a GPU,
+    kernels/_split_scan.py says why): Dekker's TwoProduct is exact only if every product
+    in it is rounded, and a fused multiply-add would also give the GPU other bits than
+    the CPU.
+
+    Returns ``side_error(w_below, wy_below, w_total, wy_total, median, weight_scale,
+    sum_scale)``: sum w |y - median| of a set of rows from its integer sums (``w_total``,
     ``wy_total``) and those of its rows ranked before the median's (``w_below``,
-    ``wy_below``); the scales are the channels' powers of two (StatsLayout.real).
-    Rounding can leave a tiny negative for a set of equal targets: 0 then."""
-    w_above = w_total - w_below
-    wy_above = wy_total - wy_below
-    above = float(wy_above) * sum_scale - median * (float(w_above) * weight_scale)
-    below = median * (float(w_below) * weight_scale) - float(wy_below) * sum_scale
-    error = above + below
-    if error > 0.0:
-        return error
-    return 0.0
+    ``wy_below``); the scales are the channels' powers of two (StatsLayout.real), by which
+    products are exact. A tiny negative (a set of equal targets, whose weighted sums are
+    rounded to the fixed point apart from its weights) gives 0."""
+
+    @device_function
+    def two_sum(a, b):
+        """(s, e): s = a + b rounded and e its rounding error, s + e = a + b exactly
+        (Knuth)."""
+        s = a + b
+        b_part = s - a
+        a_part = s - b_part
+        return s, (a - a_part) + (b - b_part)
+
+    @device_function
+    def halves(a):
+        """a = high + low exactly, each of at most 26 significant bits (Veltkamp)."""
+        c = product(_SPLITTER, a)
+        high = c - (c - a)
+        return high, a - high
+
+    @device_function
+    def two_product(a, b):
+        """(p, e): p = a * b rounded and e its rounding error, p + e = a * b exactly
+        (Dekker; neither overflows nor underflows here)."""
+        p = product(a, b)
+        a_high, a_low = halves(a)
+        b_high, b_low = halves(b)
+        e = product(a_high, b_high) - p
+        e = e + product(a_high, b_low)
+        e = e + product(a_low, b_high)
+        return p, e + product(a_low, b_low)
+
+    @device_function
+    def integer_halves(n):
+        """An integer of magnitude below 2**62 as float64 high + low exactly (high the
+        nearest float64; low the rest, below 2**10)."""
+        high = float(n)
+        return high, float(n - int(high))
+
+    @device_function
+    def side_error(w_below, wy_below, w_total, wy_total, median, weight_scale, sum_scale):
+        # sum w |y - m| = (WY_above - WY_below) - m (W_above - W_below), each difference
+        # at most a sum of |fixed-point values| (below 2**62: gpu_tree.data.stats).
+        wy_high, wy_low = integer_halves((wy_total - wy_below) - wy_below)
+        w_high, w_low = integer_halves((w_total - w_below) - w_below)
+        p_high, e_high = two_product(median, product(w_high, weight_scale))
+        p_low, e_low = two_product(median, product(w_low, weight_scale))
+        # Sum2: the terms' rounding errors gathered in ``carried``.
+        error, carried = two_sum(product(wy_high, sum_scale), -p_high)
+        error, e = two_sum(error, product(wy_low, sum_scale))
+        carried = carried + e
+        error, e = two_sum(error, -p_low)
+        carried = carried + e
+        error, e = two_sum(error, -e_high)
+        carried = carried + e
+        error, e = two_sum(error, -e_low)
+        error = error + (carried + e)
+        if error > 0.0:
+            return error
+        return 0.0
+
+    return side_error
 
 
 def leaves_allowed(

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _median_errors as _medians
+from . import _split_scan as _scan
 from . import compilation
 from .cpu import SerialWhenSmall
 
@@ -34,7 +35,9 @@ compilation.choose_cache_folder(Path(__file__).parent)
 _exceeds_half = njit(cache=True, inline="always")(_medians.exceeds_half)
 _reaches_half = njit(cache=True, inline="always")(_medians.reaches_half)
 _median_of = njit(cache=True, inline="always")(_medians.median_of)
-_side_error = njit(cache=True, inline="always")(_medians.side_error)
+_side_error = _medians.make_side_error(
+    njit(inline="always"), njit(inline="always")(_scan.plain_product)
+)
 _admissible = njit(cache=True, inline="always")(_medians.admissible)
 _missing_go_left = njit(cache=True, inline="always")(_medians.missing_go_left)
 _leaves_allowed = njit(cache=True, inline="always")(_medians.leaves_allowed)
@@ -345,13 +348,18 @@ def _compile_searches(source_key):
 
         Returns per feature (improvement, left_value, next_value, missing_left) of
         :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance
-        of the improvements (:func:`_node_targets`). ``csts``: each feature's
-        monotonicity constraint, ``lower``/``upper`` the node's bounds.
+        of the improvements: ``rtol`` times the node's error (the outputs' added), which
+        bounds every side's error and so the terms improvements differ by (a node's sums
+        can be far larger: one row weighing 1e15 times the others, at the median, adds
+        nothing to the error and all but everything to sum |w * y|). ``csts``: each
+        feature's monotonicity constraint, ``lower``/``upper`` the node's bounds.
         """
         source_key  # noqa: B018 - in the cache key only
-        weight, sums, sorted_y, rank_of, total_w, tolerance = _node_targets(
-            rows, y_all, weight_all, sums_all, scales, rtol
+        weight, sums, sorted_y, rank_of, total_w = _node_targets(
+            rows, y_all, weight_all, sums_all, scales
         )
+        parent = _error_of(np.arange(rows.size), rank_of, sorted_y, weight, sums, scales)[0]
+        tolerance = rtol * parent
         n_features = features.size
         improvement = np.empty(n_features)
         left_value = np.empty(n_features)
@@ -418,10 +426,11 @@ def _compile_searches(source_key):
         """
         source_key  # noqa: B018 - in the cache key only
         n = rows.size
-        weight, sums, sorted_y, rank_of, total_w, tolerance = _node_targets(
-            rows, y_all, weight_all, sums_all, scales, rtol
+        weight, sums, sorted_y, rank_of, total_w = _node_targets(
+            rows, y_all, weight_all, sums_all, scales
         )
         parent = _error_of(np.arange(n), rank_of, sorted_y, weight, sums, scales)[0]
+        tolerance = rtol * parent
         total_fixed = np.sum(weight)
         weight_scale = scales[0]
         n_features = features.size
@@ -502,12 +511,10 @@ def _compile_searches(source_key):
 
 
 @njit(cache=True)
-def _node_targets(rows, y_all, weight_all, sums_all, scales, rtol):
+def _node_targets(rows, y_all, weight_all, sums_all, scales):
     """A node's fixed-point weights and weighted sums (rows ``rows``; the sums one row per
     output), each output's sorted targets and their ranks (:func:`_target_ranks`, from
-    ``y_all``, (n_samples, n_outputs)), its weight, and the rounding tolerance of its
-    improvements: ``rtol`` times sum |w * y| over the outputs (from the integer sums: the
-    same on every device), the size of the sums every error is computed from."""
+    ``y_all``, (n_samples, n_outputs)), and its weight."""
     n = rows.size
     n_outputs = y_all.shape[1]
     weight = np.empty(n, dtype=np.int64)
@@ -518,17 +525,13 @@ def _node_targets(rows, y_all, weight_all, sums_all, scales, rtol):
     sums = np.empty((n_outputs, n), dtype=np.int64)
     sorted_y = np.empty((n_outputs, n))
     rank_of = np.empty((n_outputs, n), dtype=np.int64)
-    size = 0.0
     y = np.empty(n)
     for k in range(n_outputs):
-        magnitude = 0
         for i in range(n):
             y[i] = y_all[rows[i], k]
             sums[k, i] = sums_all[rows[i], k]
-            magnitude += abs(sums[k, i])
-        size += float(magnitude) * scales[1 + k]
         sorted_y[k], rank_of[k] = _target_ranks(y)
-    return weight, sums, sorted_y, rank_of, float(total_w) * scales[0], rtol * size
+    return weight, sums, sorted_y, rank_of, float(total_w) * scales[0]
 
 
 (

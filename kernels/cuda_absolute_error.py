@@ -30,8 +30,10 @@ import math
 from pathlib import Path
 
 import numpy as np
+from numba import config
 
 from . import _median_errors as _medians
+from . import _split_scan as _scan
 from . import _tree_walk as _walk
 from . import compilation
 from .cuda_api import cuda, device_function
@@ -55,10 +57,22 @@ MEDIAN_ERRORS_SOURCE_KEY = int(
 LEFT, RIGHT_WITH_MISSING, LEFT_WITH_MISSING, RIGHT = range(4)
 N_SETS = 4
 
+
+def _unfused_product(a, b):
+    """``a * b`` as libdevice's ``dmul_rn``, which NVVM never fuses into an addition: the
+    side error's exact products need every product rounded (kernels/_split_scan.py)."""
+    return cuda.libdevice.dmul_rn(a, b)
+
+
+# The simulator runs plain Python arithmetic and has no libdevice.
+_product = device_function(cache=True)(
+    _scan.plain_product if config.ENABLE_CUDASIM else _unfused_product
+)
+
 _exceeds_half = device_function(cache=True)(_medians.exceeds_half)
 _reaches_half = device_function(cache=True)(_medians.reaches_half)
 _median_of = device_function(cache=True)(_medians.median_of)
-_side_error = device_function(cache=True)(_medians.side_error)
+_side_error = _medians.make_side_error(device_function(cache=True), _product)
 _admissible = device_function(cache=True)(_medians.admissible)
 _missing_go_left = device_function(cache=True)(_medians.missing_go_left)
 _leaves_allowed = device_function(cache=True)(_medians.leaves_allowed)

@@ -276,7 +276,7 @@ class CUDAHistogramBackend:
         return cuda_absolute_error.column_winners(self, nodes, *args)
 
     def absolute_error_medians(self, nodes):
-        """Each node's medians, errors, weight and sums of |w * y|, measured on its rows
+        """Each node's medians, errors and weight, measured on its rows
         (:func:`gpu_tree.backends.cuda_absolute_error.median_errors`)."""
         return cuda_absolute_error.median_errors(self, nodes)
 

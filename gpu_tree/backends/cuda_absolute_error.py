@@ -118,7 +118,7 @@ def _prefix_sums(xp, values):
 
 def _median_sums(backend, node_rows, k):
     """Output ``k``'s sums of every node at once, from cumulative sums over its rows in
-    target order: the totals of w, w * y and |w * y|, those of the rows before the median
+    target order: the totals of w and w * y, those of the rows before the median
     (the first row whose cumulative weight exceeds half the node's) and the targets of
     that row and of the first reaching half (``_median_errors``' median, found on the
     integers as the CPU's Fenwick search finds it: where no row's weight exceeds half,
@@ -136,7 +136,6 @@ def _median_sums(backend, node_rows, k):
     end = start + node_rows.size
     weight_sums = _prefix_sums(xp, weight)
     weighted_sums = _prefix_sums(xp, weighted)
-    magnitude_sums = _prefix_sums(xp, xp.abs(weighted))
     total_w = weight_sums[end] - weight_sums[start]
     # Each position's cumulative weight within its node (inclusive), against its total.
     slot = node_rows.position_slot
@@ -154,7 +153,6 @@ def _median_sums(backend, node_rows, k):
         weighted_sums[high] - weighted_sums[start],
         centred[order[xp.minimum(low, last)]],
         centred[order[xp.minimum(high, last)]],
-        magnitude_sums[end] - magnitude_sums[start],
     )
 
 
@@ -165,8 +163,8 @@ def _launch(backend, kernel, n_tasks, *args):
 
 def median_errors(backend, nodes):
     """Each of ``nodes``' weighted median per output (n_nodes, n_outputs; the fit's
-    centred units), absolute error per output (the same shape), fixed-point weight and
-    sum of |w * y| per output, on the host, measured on the rows they hold now."""
+    centred units), absolute error per output (the same shape) and fixed-point weight,
+    on the host, measured on the rows they hold now."""
     node_rows = _node_rows(backend, len(nodes), _slot_of_row(backend, nodes))
     return _median_errors_of(backend, node_rows, len(nodes))
 
@@ -202,7 +200,7 @@ def tree_medians(backend, tree):
         slot_of_node[:n_nodes][below] = slot_of_depth_node[ancestor[below]]
         slot_of_row = host_to_device(slot_of_node, backend.xp)[backend.node_of_row]
         node_rows = _node_rows(backend, nodes.size, slot_of_row)
-        medians[nodes], errors[nodes], weights[nodes], _ = _median_errors_of(
+        medians[nodes], errors[nodes], weights[nodes] = _median_errors_of(
             backend, node_rows, nodes.size
         )
     return medians, errors, weights
@@ -216,10 +214,9 @@ def _median_errors_of(backend, node_rows, n_nodes):
     n_outputs = layout.n_outputs
     medians = xp.empty((n_nodes, n_outputs))
     errors = xp.empty((n_nodes, n_outputs))
-    magnitudes = xp.empty((n_nodes, n_outputs), dtype=np.int64)
     scales = _scales(layout)
     for k in range(n_outputs):
-        *sums, magnitudes[:, k] = _median_sums(backend, node_rows, k)
+        sums = _median_sums(backend, node_rows, k)
         weights = sums[0]
         _launch(
             backend,
@@ -232,7 +229,7 @@ def _median_errors_of(backend, node_rows, n_nodes):
             medians,
             errors,
         )
-    return tuple(device_to_host(a) for a in (medians, errors, weights, magnitudes))
+    return tuple(device_to_host(a) for a in (medians, errors, weights))
 
 
 def column_winners(
@@ -266,15 +263,13 @@ def column_winners(
     scales = _scales(layout)
     n_nodes, n_columns = feature_of.shape
     node_rows = _node_rows(backend, n_nodes, _slot_of_row(backend, nodes))
-    _, parent_errors, weights, magnitudes = _median_errors_of(backend, node_rows, n_nodes)
-    # As the CPU's _node_targets: the outputs' errors added in order, the tolerance from
-    # the integer sums of |w * y|.
+    _, parent_errors, weights = _median_errors_of(backend, node_rows, n_nodes)
+    # As the CPU's best_absolute_error_splits: the outputs' errors added in order, the
+    # tolerance that of the node's error.
     parent = np.zeros(n_nodes)
-    size = np.zeros(n_nodes)
     for k in range(n_outputs):
         parent += parent_errors[:, k]
-        size += magnitudes[:, k].astype(np.float64) * scales[1 + k]
-    tolerance = rtol * size
+    tolerance = rtol * parent
     missing_bin = backend.missing_bin
     n_present_bins = missing_bin if missing_bin >= 0 else backend.n_bins
     shape = (n_nodes, n_columns, n_present_bins)
