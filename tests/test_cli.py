@@ -748,8 +748,34 @@ def test_bench_no_peers_json(tmp_path):
     (ours,) = report["results"]
     assert ours["name"] == "gpu_tree" and ours["status"] == "ok" and ours["fit_ratio"] == 1.0
     assert len(ours["fit_s_all"]) == 3 and ours["fit_s"] == sorted(ours["fit_s_all"])[1]
+    assert ours["fits"] == 3 and "median of up to 3 timed fit(s)" in result.stdout
+    # The untimed fit and predict compiled every path the timed ones take.
+    assert ours["compile_s"] == 0.0 and "compiled for" not in result.stdout
     assert 0.55 < ours["accuracy"] <= 1.0 and report["tree"]["depth"] <= 4
     assert report["settings"]["rows"] == 2000 and report["machine"]["cpus"] >= 1
+
+
+def test_bench_records_compilation_inside_timed_fits():
+    """A model that compiles anew in every fit: the warm-up cannot absorb it, and the
+    result says how long numba compiled inside the timed fits."""
+    import numba
+    import numpy as np
+
+    from gpu_tree.app.bench import time_model
+
+    class CompilesEveryFit:
+        def fit(self, X, y):
+            self.mean = numba.njit(lambda v: v.mean())(np.asarray(y, dtype=float))
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.mean > 0.5)
+
+    X = np.zeros((20, 2))
+    y = np.arange(20) % 2
+    result = time_model("fresh", "cpu", CompilesEveryFit, (X, y, X, y), repeats=2)
+    assert result.status == "ok" and len(result.fit_times) == 2
+    assert 0 < result.compile_s <= sum(result.fit_times)
 
 
 def test_bench_multiclass(tmp_path):

@@ -2067,7 +2067,8 @@ def bench(
     click.echo(
         f"gputree {__version__}: {n_train:,} train / {rows - n_train:,} test rows x {features} "
         f"features, {classes} classes, depth {depth}, {bins} bins, criterion {criterion}, "
-        f"device {backend}, median of {repeats} fit(s) ({rows_rule})"
+        f"device {backend}, median of up to {repeats} timed fit(s) after an untimed one "
+        f"({rows_rule})"
         + (f", forests of {forest} trees" if forest else "")
     )
 
@@ -2095,18 +2096,24 @@ def bench(
 
     reference = results[0]
     click.echo(
-        f"{'model':<48} {'device':>6} {'fit s':>9} {'predict s':>10} {'accuracy':>9} "
-        f"{'fit vs gpu_tree':>16} {'predict vs gpu_tree':>20}"
+        f"{'model':<48} {'device':>6} {'fits':>4} {'fit s':>9} {'predict s':>10} "
+        f"{'accuracy':>9} {'fit vs gpu_tree':>16} {'predict vs gpu_tree':>20}"
     )
     for result in results:
         if result.status != "ok":
             continue
         row = result.as_dict(reference)
         click.echo(
-            f"{result.name:<48} {result.device:>6} {row['fit_s']:9.3f} {row['predict_s']:10.4f} "
-            f"{row['accuracy']:9.4f} {row['fit_ratio']:15.2f}x {row['predict_ratio']:19.2f}x"
+            f"{result.name:<48} {result.device:>6} {row['fits']:>4} {row['fit_s']:9.3f} "
+            f"{row['predict_s']:10.4f} {row['accuracy']:9.4f} {row['fit_ratio']:15.2f}x "
+            f"{row['predict_ratio']:19.2f}x"
         )
     for result in results:
+        if result.status == "ok" and result.compile_s > 0:
+            click.echo(
+                f"{result.name}: numba compiled for {result.compile_s:.2f} s inside the timed "
+                "fits; their times include it"
+            )
         if result.status != "ok":
             click.echo(f"{result.name}: failed: {result.error}")
     if missing:
