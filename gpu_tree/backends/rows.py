@@ -196,8 +196,14 @@ def compact_from_dense(dense, missing_bin, width=None):
 
 def fixed_point_weights(weight, weight_exponent):
     """Weights (already in the fit's power-of-two scale) as the histograms count them:
-    their fixed-point integers, and those integers' real values."""
+    their fixed-point integers, and those integers' real values.
+
+    A positive weight below half a unit (2**-62 of the total weight) counts as one unit,
+    not 0: a row the tree holds must weigh something, as in scikit-learn, where only rows
+    of zero weight are left out. A node of such rows alone would otherwise weigh 0 and
+    hold class fractions summing to 0 (predict_proba rows of zeros)."""
     fixed = to_fixed_point(weight, weight_exponent)
+    np.maximum(fixed, np.asarray(weight) > 0, out=fixed)
     return fixed, from_fixed_point(fixed, weight_exponent)
 
 

@@ -46,8 +46,9 @@ COUNT_DTYPE = np.int32
 COUNT_DTYPE_MAX_ROWS = np.iinfo(COUNT_DTYPE).max
 
 # Fixed point: |every column's total| * 2**exponent stays at most 2**FIXED_POINT_BITS, so
-# that with each value's rounding (half a unit per row, for fewer than 2**61 rows) every
-# partial sum stays below 2**62 and far from int64's limit.
+# that with each value's rounding (at most a unit per row: half a unit, or a positive
+# weight below half a unit raised to one; for fewer than 2**61 rows) every partial sum
+# stays below 2**62 and far from int64's limit.
 FIXED_POINT_BITS = 61
 
 # Regression: centred targets, times the total weight (at least 1), stay below 2 to this
@@ -218,7 +219,8 @@ def fixed_point_exponent(values) -> int:
 
     A value then moves by at most half a unit, 2**-e / 2, which is at most 2**-61 of the
     column's absolute total (a unit is between 2**-61 and 2**-60 of it); a value below
-    2**-62 of the total becomes 0. A power-of-two scale of the values shifts e and leaves
+    2**-62 of the total becomes 0 (a positive weight counts as one unit instead:
+    rows.fixed_point_weights). A power-of-two scale of the values shifts e and leaves
     the integers unchanged.
     """
     return fixed_point_exponent_of(binade_sum(np.abs(np.asarray(values, dtype=np.float64))))

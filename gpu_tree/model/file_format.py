@@ -1189,8 +1189,8 @@ def _check_values(read, tree, is_classification):
     >= 0, summing to 1 within 1e-9: a fit's sum to a few ulps), and past an output's
     classes (multi-output: padding to the most classes) zeros, so that no prediction
     names a class the output does not have. Only a node of zero weight may hold zeros
-    (a fit makes one where sample weights too small for its fixed-point sums round to
-    0); a weighted node's zeros would predict probabilities summing to 0."""
+    (files of fits that rounded weights below their fixed point's unit to 0 hold such
+    nodes); a weighted node's zeros would predict probabilities summing to 0."""
     weight = tree.weighted_n_node_samples
     for k, count in enumerate(tree.n_classes):
         value = tree.value[:, k, :]
