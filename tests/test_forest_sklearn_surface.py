@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn import ensemble as sk_ensemble
 from sklearn import tree as sk_tree
-from sklearn.metrics import accuracy_score
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.class_weight import compute_sample_weight
 
 import gpu_tree.ensemble.forest as forest_module
@@ -300,6 +300,29 @@ def test_warm_start_without_new_trees_computes_a_newly_asked_oob_score(model, da
         fresh = model(6, oob_score=True, **params, device="cpu").fit(X, y)
     assert hasattr(theirs, "oob_score_") and hasattr(ours, "oob_score_")
     assert ours.oob_score_ == fresh.oob_score_
+
+
+@pytest.mark.parametrize("model", [RandomForestRegressor, ExtraTreesRegressor])
+@pytest.mark.parametrize("n_estimators", [2, 30], ids=["rows without OOB trees", "every row"])
+@pytest.mark.parametrize("outputs", ["one", "two constant", "constant and not"])
+def test_oob_r2_of_a_constant_y_is_scikit_learn_s_finite_score(model, n_estimators, outputs, data):
+    """Issue 43: a constant y has no spread, and oob_score_ was NaN. scikit-learn's R²
+    (r2_score, force_finite) scores such an output 1 where every OOB prediction is exact
+    and 0 where one is not (a row no tree left out is predicted 0)."""
+    X, _ = data
+    constant = np.full(X.shape[0], 3.0)
+    y = {
+        "one": constant,
+        "two constant": np.c_[constant, constant - 7.0],
+        "constant and not": np.c_[constant, X[:, 0]],
+    }[outputs]
+    params = dict(n_estimators=n_estimators, oob_score=True, bootstrap=True, random_state=0)
+    theirs = _quiet(lambda: _sk(model)(**params).fit(X, y))
+    ours = _quiet(lambda: model(**params, device="cpu").fit(X, y))
+    assert np.isfinite(ours.oob_score_)
+    assert ours.oob_score_ == pytest.approx(r2_score(y, ours.oob_prediction_), rel=1e-12)
+    if outputs != "constant and not":  # the trees' predictions are exact alike
+        assert ours.oob_score_ == theirs.oob_score_
 
 
 # -- the ensemble surface -----------------------------------------------------------------------

@@ -1054,11 +1054,14 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         if callable(self.oob_score):  # as scikit-learn calls it
             self.oob_score_ = self.oob_score(self._oob_y(prepared), self.oob_prediction_)
             return
-        # R², of each output and averaged over them (scikit-learn's uniform average).
+        # R², of each output and averaged over them (scikit-learn's uniform average). An
+        # output of constant y has no spread to explain: as scikit-learn's r2_score
+        # (force_finite), it scores 1 where predicted exactly and 0 otherwise, not NaN.
         residual = np.sum((y - self.oob_prediction_) ** 2, axis=0)
         spread = np.sum((y - y.mean(axis=0)) ** 2, axis=0)
         scores = 1.0 - residual / np.where(spread > 0, spread, 1.0)
-        self.oob_score_ = float(np.mean(np.where(spread > 0, scores, math.nan)))
+        constant_score = np.where(residual == 0, 1.0, 0.0)
+        self.oob_score_ = float(np.mean(np.where(spread > 0, scores, constant_score)))
 
     def predict(self, X):
         """The trees' predictions, averaged: (n_samples,), or (n_samples, n_outputs) for
