@@ -431,6 +431,98 @@ def test_evaluate_warns_of_labels_the_model_never_saw(days, tmp_path):
     assert "log-loss: n/a (some labels were never seen in training)" in result.stdout
 
 
+def _boolean_model(tmp_path, n_outputs=1):
+    """A classifier fitted in Python on a bool y (classes False, True), saved; its
+    features, true labels (n_rows, n_outputs) and predictions."""
+    from gpu_tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2)).round(3)
+    noisy = X + 0.8 * rng.normal(size=X.shape)
+    Y = np.c_[noisy[:, 0] > 0, noisy[:, 1] > 0.3][:, :n_outputs]
+    model = DecisionTreeClassifier(max_depth=2, device="cpu").fit(
+        X, Y[:, 0] if n_outputs == 1 else Y
+    )
+    assert model.classes_.dtype == bool if n_outputs == 1 else model.classes_[0].dtype == bool
+    path = tmp_path / "boolean.json"
+    model.save(path)
+    predicted = model.predict(X).reshape(len(X), n_outputs)
+    return path, X, Y, predicted, model
+
+
+def _boolean_text(Y, written):
+    return {
+        "True/False": Y.astype(str),
+        "true/false": np.char.lower(Y.astype(str)),
+        "TRUE/FALSE": np.char.upper(Y.astype(str)),
+        "1/0": Y.astype(int).astype(str),
+    }[written]
+
+
+@pytest.mark.parametrize("written", ["True/False", "true/false", "TRUE/FALSE", "1/0", ".npz"])
+def test_evaluate_scores_a_model_of_boolean_labels_as_scikit_learn_does(written, tmp_path):
+    """Issue 43: a model fitted in Python on a bool y has classes False and True, which
+    no file holds as such: the CSV text "True" never matched the label True (evaluate
+    failed, "true label 'True' (row 0) is not among [False, True]"), nor did an .npz's
+    or a Parquet file's booleans, read as 1.0 and 0.0 (no label seen)."""
+    from sklearn.metrics import accuracy_score, confusion_matrix, log_loss
+
+    model_path, X, Y, predicted, model = _boolean_model(tmp_path)
+    y = Y[:, 0]
+    if written == ".npz":
+        data = tmp_path / "data.npz"
+        np.savez(data, X=X, y=y)
+        target = []
+    else:
+        data = tmp_path / "data.csv"
+        truth = _boolean_text(Y, written)[:, 0]
+        data.write_text(
+            "a,b,y\n" + "".join(f"{a},{b},{t}\n" for (a, b), t in zip(X, truth, strict=True))
+        )
+        target = ["-t", "y"]
+    metrics_path = tmp_path / "metrics.json"
+    shown = ok(run("evaluate", model_path, data, *target, "--json", metrics_path)).stdout
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["labels"] == [False, True]
+    accuracy = accuracy_score(y, predicted[:, 0])
+    assert 0.5 < accuracy < 1.0  # a score that a mismatch of labels would change
+    assert metrics["accuracy"] == pytest.approx(accuracy)
+    assert f"accuracy: {accuracy:.4f}" in shown
+    assert metrics["confusion_matrix"] == confusion_matrix(y, predicted[:, 0]).tolist()
+    assert metrics["log_loss"] == pytest.approx(log_loss(y, model.predict_proba(X)))
+
+
+def test_evaluate_counts_a_boolean_model_s_other_labels_as_unseen(tmp_path):
+    model_path, X, Y, predicted, _ = _boolean_model(tmp_path)
+    truth = Y[:, 0].astype(str).astype(object)
+    truth[:3] = ["maybe", "2", "yes"]
+    data = tmp_path / "data.csv"
+    data.write_text(
+        "a,b,y\n" + "".join(f"{a},{b},{t}\n" for (a, b), t in zip(X, truth, strict=True))
+    )
+    result = ok(run("evaluate", model_path, data, "-t", "y"))
+    assert "3 of 80 rows have a target label the model never saw" in flat(result.stderr)
+    right = (Y[3:, 0] == predicted[3:, 0]).sum()
+    assert f"({right} of 80 rows)" in result.stdout
+
+
+def test_evaluate_scores_a_multi_output_model_of_boolean_labels(tmp_path):
+    from sklearn.metrics import accuracy_score
+
+    model_path, X, Y, predicted, _ = _boolean_model(tmp_path, n_outputs=2)
+    truth = _boolean_text(Y, "true/false")
+    data = tmp_path / "data.csv"
+    data.write_text(
+        "a,b,y,z\n" + "".join(f"{a},{b},{t},{u}\n" for (a, b), (t, u) in zip(X, truth, strict=True))
+    )
+    metrics_path = tmp_path / "metrics.json"
+    ok(run("evaluate", model_path, data, "-t", "y,z", "--json", metrics_path))
+    metrics = json.loads(metrics_path.read_text())
+    for k, output in enumerate(metrics["outputs"]):
+        assert output["accuracy"] == pytest.approx(accuracy_score(Y[:, k], predicted[:, k]))
+    assert metrics["score"] == pytest.approx(np.all(Y == predicted, axis=1).mean())
+
+
 def test_text_columns_are_categorical_by_themselves_and_numbers_by_code_on_request(tmp_path):
     """A CSV column holding text is categorical with no option (as Parquet's strings are);
     --categorical is for columns of numbers that are codes. A model trained with a column

@@ -1548,9 +1548,28 @@ def _evaluation_targets(given, n_outputs, model, data) -> list[str]:
     return specs
 
 
+_BOOLEAN_WORDS = {"true": True, "false": False}
+
+
+def _boolean_label(value):
+    """A target value as a boolean class's label: True and False in any case, and 1 and 0
+    (a Parquet or .npz boolean column reads as numbers), as text or numbers; any other
+    value as it is, a label the model never saw."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
+        return _BOOLEAN_WORDS[value.strip().lower()]
+    number = _number_or_none(value)
+    return bool(number) if number in (0.0, 1.0) else value
+
+
 def _true_labels(column, table, labels):
-    """A target column's values as a classifier's true labels: numbers where the model's
-    classes (``labels``, one output's) are numbers, else text."""
+    """A target column's values as a classifier's true labels: booleans where the model's
+    classes (``labels``, one output's) are booleans (a model fitted in Python on a bool
+    y: no file holds them as such, and their text "True" is not the label True), numbers
+    where they are numbers, else text. The flag: labels compare as values, not as text."""
+    if labels and all(isinstance(v, (bool, np.bool_)) for v in labels):
+        return np.asarray([_boolean_label(v) for v in column.values.tolist()], dtype=object), True
     kinds = {
         "number" if isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_)) else ""
         for v in labels
@@ -1574,8 +1593,8 @@ def _score_classes(labels, column, table, predicted, probabilities):
     from gpu_tree.data.categorical import label_codes
 
     labels = labels.tolist()
-    y_true, numeric = _true_labels(column, table, labels)
-    known = set(labels) if numeric else {str(label) for label in labels}
+    y_true, as_values = _true_labels(column, table, labels)
+    known = set(labels) if as_values else {str(label) for label in labels}
     extra = sorted({v for v in y_true.tolist() if v not in known}, key=str)
     metrics = classification_metrics(y_true, predicted, labels + extra)
     true_codes = label_codes(y_true, labels + extra)
