@@ -770,3 +770,219 @@ def test_the_same_hostile_input_grows_the_same_tree_twice_and_on_cuda(
     for model in (cpu[1], *cuda):
         assert_tree_equal(model.tree_, cpu[0].tree_, impurity_rtol=0, value_rtol=0)
         np.testing.assert_array_equal(_outputs(model, X), _outputs(cpu[0], X))
+
+
+# ---------------------------------------------------------------------------------------
+# Newer surfaces: sparse X, multi-output y, the median and Poisson criteria, monotonicity
+# constraints, forests
+# ---------------------------------------------------------------------------------------
+
+FAST = settings(PROPERTIES, max_examples=15)  # each property runs in a few seconds
+SPARSE_FORMATS = ["csr", "csc", "coo"]
+
+
+@st.composite
+def _sparse_matrix(draw, dense):
+    """``dense`` as a SciPy sparse matrix of a drawn format, some of its zeros stored
+    explicitly (a stored 0 is a zero all the same)."""
+    import scipy.sparse as sp
+
+    rows, columns = np.nonzero(dense)
+    zero_rows, zero_columns = np.nonzero(dense == 0)
+    stored_zeros = draw(hnp.arrays(bool, zero_rows.size))
+    rows = np.r_[rows, zero_rows[stored_zeros]]
+    columns = np.r_[columns, zero_columns[stored_zeros]]
+    coo = sp.coo_matrix((dense[rows, columns], (rows, columns)), shape=dense.shape)
+    return coo.asformat(draw(st.sampled_from(SPARSE_FORMATS)))
+
+
+@FAST
+@given(
+    X=_pooled_matrix(st.sampled_from([0.0, 0.0, 0.0, -0.0, 1.0, -2.5, 3.0, 1e3]), max_rows=30),
+    regression=st.booleans(),
+    splitter=st.sampled_from(["hist", "exact", "random"]),
+    data=st.data(),
+)
+def test_a_sparse_X_grows_the_tree_of_the_dense_X(X, regression, splitter, data):
+    """CSR, CSC or COO, zeros implicit or stored, rows of zero weight: the tree the same
+    values grow dense, node for node, and the same predictions of the sparse rows."""
+    y = data.draw(_targets(X.shape[0], regression))
+    weight = data.draw(
+        st.none()
+        | hnp.arrays(np.float64, X.shape[0], elements=st.sampled_from([0.0, 0.5, 1.0, 3.0])).filter(
+            np.any
+        )
+    )
+    X_sparse = data.draw(_sparse_matrix(X))
+    params = {"splitter": splitter, "random_state": 0, "max_bins": data.draw(st.integers(2, 8))}
+    dense = _estimator(regression, **params).fit(X, y, sample_weight=weight)
+    sparse = _estimator(regression, **params).fit(X_sparse, y, sample_weight=weight)
+    assert_tree_equal(sparse.tree_, dense.tree_, impurity_rtol=0, value_rtol=0)
+    np.testing.assert_array_equal(_outputs(sparse, X_sparse), _outputs(dense, X))
+    np.testing.assert_array_equal(sparse.apply(X_sparse), dense.apply(X))
+
+
+@FAST
+@given(
+    data=small_integer_data(regression=True),
+    n_outputs=st.integers(2, 3),
+    scales=st.lists(st.sampled_from([1.0, -0.5, 1e6, 3e-4]), min_size=3, max_size=3),
+    splitter=st.sampled_from(["hist", "exact"]),
+    more=st.data(),
+)
+def test_a_multi_output_regressor_predicts_each_leaf_s_weighted_mean_of_every_output(
+    data, n_outputs, scales, splitter, more
+):
+    """predict gives (n_samples, n_outputs), and where a row lands, each output's value is
+    the weighted mean of that output over the training rows of its leaf."""
+    X, y, weight, params = data
+    others = [
+        more.draw(hnp.arrays(np.float64, y.size, elements=st.integers(-3, 3).map(float)))
+        for _ in range(n_outputs - 1)
+    ]
+    Y = np.column_stack([y, *others]) * np.array(scales[:n_outputs])
+    model = DecisionTreeRegressor(splitter=splitter, device="cpu", **params)
+    model.fit(X, Y, sample_weight=weight)
+    predicted = model.predict(X)
+    assert predicted.shape == (y.size, n_outputs)
+    w = np.ones(y.size) if weight is None else weight
+    leaves = model.apply(X)
+    tolerance = {"rtol": 1e-12, "atol": 1e-12 * np.max(np.abs(Y))}
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        mean = np.average(Y[rows], axis=0, weights=w[rows])
+        np.testing.assert_allclose(predicted[rows], np.tile(mean, (rows.sum(), 1)), **tolerance)
+        np.testing.assert_allclose(model.tree_.value[leaf, :, 0], mean, **tolerance)
+
+
+_target_pool = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.sampled_from([0.0, 1.0, 2.0**-40, 1e300, -1e300, 5e-324]),
+)
+
+
+@FAST
+@given(
+    X=_pooled_matrix(st.one_of(_finite_float, _edge_float, st.just(np.nan)), max_rows=30),
+    criterion=st.sampled_from(["absolute_error", "poisson"]),
+    splitter=st.sampled_from(["hist", "exact", "random"]),
+    data=st.data(),
+)
+def test_the_median_and_poisson_criteria_fit_any_valid_input_to_their_leaf_values(
+    X, criterion, splitter, data
+):
+    """Hostile X (missing values, float64's extremes), targets from 5e-324 to 1e300 (Poisson:
+    none negative, a positive sum), weights with zeros: the fit does not raise, every
+    prediction is finite, and a leaf's value is what the criterion makes of its training
+    rows of weight: a weighted median (no value has a smaller weighted absolute error) or
+    the weighted mean (to the fixed point's precision: 2**-61 of the total per row)."""
+    n_rows = X.shape[0]
+    targets = _target_pool.map(abs) if criterion == "poisson" else _target_pool
+    y = data.draw(hnp.arrays(np.float64, n_rows, elements=targets))
+    weight = data.draw(
+        st.none()
+        | hnp.arrays(np.float64, n_rows, elements=st.sampled_from([0.0, 0.5, 1.0, 3.0])).filter(
+            np.any
+        )
+    )
+    w = np.ones(n_rows) if weight is None else weight
+    kept = w > 0
+    assume(criterion != "poisson" or np.sum(y[kept]) > 0)
+    model = DecisionTreeRegressor(
+        criterion=criterion, splitter=splitter, random_state=0, max_depth=4, device="cpu"
+    ).fit(X, y, sample_weight=weight)
+    predicted = model.predict(X)
+    assert np.all(np.isfinite(predicted))
+    leaves = model.apply(X)
+    largest = np.max(np.abs(y[kept]))
+    for leaf in np.unique(leaves[kept]):
+        rows = kept & (leaves == leaf)
+        value = model.tree_.value[leaf, 0, 0]
+        np.testing.assert_array_equal(predicted[leaves == leaf], value)
+        leaf_weight = np.sum(w[rows])
+        if criterion == "poisson":
+            # Each row's w * (y - centre) moves by at most 2**-61 of their absolute total.
+            slack = rows.sum() * 2.0**-60 * np.sum(w) * 2 * largest / leaf_weight
+            mean = np.average(y[rows], weights=w[rows])
+            assert abs(value - mean) <= slack + 1e-12 * mean, (value, mean)
+        else:
+
+            def error(v, rows=rows):
+                return np.sum(w[rows] * np.abs(y[rows] - v))
+
+            least = min(error(t) for t in y[rows])
+            assert error(value) <= least + 1e-12 * leaf_weight * largest, (value, least)
+
+
+@FAST
+@given(
+    data=small_integer_data(),
+    regression=st.booleans(),
+    cst=st.lists(st.sampled_from([1, -1, 0]), min_size=3, max_size=3),
+    splitter=st.sampled_from(["hist", "exact"]),
+    forest=st.booleans(),
+)
+def test_predictions_are_monotone_along_a_constrained_feature(
+    data, regression, cst, splitter, forest
+):
+    """monotonic_cst +1 (-1): with the other features fixed, the prediction (a binary
+    classifier's probability of classes_[1]) never falls (rises) as the constrained
+    feature grows, through and beyond its training values, for a tree and a forest."""
+    X, y, weight, params = data
+    cst = cst[: X.shape[1]]
+    assume(any(cst))
+    if not regression:
+        y = (y > 0).astype(int)
+        assume(np.unique(y).size == 2)  # scikit-learn's rule: binary classification only
+    params = {**params, "splitter": splitter, "monotonic_cst": cst}
+    if forest:
+        from gpu_tree import RandomForestClassifier, RandomForestRegressor
+
+        Forest = RandomForestRegressor if regression else RandomForestClassifier
+        del params["splitter"]  # a forest's trees search as its max_bins says
+        model = Forest(n_estimators=3, random_state=0, device="cpu", **params)
+    else:
+        model = _estimator(regression, **params)
+    model.fit(X, y, sample_weight=weight)
+    for feature in np.flatnonzero(cst):
+        values = np.unique(X[:, feature])
+        grid = np.r_[values[0] - 1, values, (values[:-1] + values[1:]) / 2, values[-1] + 1]
+        grid.sort()
+        for row in X[: min(8, X.shape[0])]:
+            probes = np.repeat(row[None], grid.size, axis=0)
+            probes[:, feature] = grid
+            out = model.predict(probes) if regression else model.predict_proba(probes)[:, 1]
+            steps = np.diff(out) * cst[feature]
+            assert np.all(steps >= 0), (feature, grid, out)
+
+
+@FAST
+@given(
+    data=small_integer_data(),
+    bootstrap=st.booleans(),
+    extra=st.booleans(),
+    max_features=st.sampled_from([None, "sqrt", 1]),
+)
+def test_a_forest_s_probabilities_are_its_trees_mean_and_sum_to_one(
+    data, bootstrap, extra, max_features
+):
+    """RandomForestClassifier (and ExtraTreesClassifier): every predict_proba row sums to 1
+    and is the mean of its trees' predict_proba rows, one column per class of the forest
+    even where a tree drew no row of a class."""
+    from gpu_tree import ExtraTreesClassifier, RandomForestClassifier
+
+    X, y, weight, params = data
+    Forest = ExtraTreesClassifier if extra else RandomForestClassifier
+    model = Forest(
+        n_estimators=4,
+        bootstrap=bootstrap,
+        max_features=max_features,
+        random_state=0,
+        device="cpu",
+        **params,
+    ).fit(X, y, sample_weight=weight)
+    proba = model.predict_proba(X)
+    assert proba.shape == (y.size, np.unique(y).size)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    trees = np.mean([tree.predict_proba(X) for tree in model.estimators_], axis=0)
+    np.testing.assert_allclose(proba, trees, rtol=1e-12, atol=1e-15)
