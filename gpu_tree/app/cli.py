@@ -293,19 +293,15 @@ def _text_format_options(command):
     return with_text_format
 
 
-def _model_files():
-    """The model-file module, once the estimators it builds are registered (importing
-    them registers them; the command line imports them only when it needs them):
-    gpu_tree.ensemble registers the forests, and through gpu_tree.estimators the trees."""
-    import gpu_tree.ensemble  # noqa: F401
-    from gpu_tree.model import file_format
-
-    return file_format
-
-
 def _load(path):
+    """The model in a model file, as a saved model (gpu_tree.model.saved: the estimator's
+    fitted attributes and host prediction, checked as gpu_tree.load checks the file),
+    not as its estimator, whose import (scikit-learn, SciPy, pandas, the training code
+    and kernels) took seconds of each command's start."""
+    from gpu_tree.model.saved import load_saved_model
+
     start = time.perf_counter()
-    model = _model_files().load_model(path)
+    model = load_saved_model(path)
     logger.info("loaded %s (%.2f s)", path, time.perf_counter() - start)
     return model
 
@@ -1932,9 +1928,11 @@ def export(model, fmt, output, max_depth, decimals, filled, tree):
 def info(model, tree):
     """Describe MODEL: format, versions, parameters, tree size (a forest's trees, and with
     --tree N that tree's), features, classes, device."""
-    file_format = _model_files()
-    document = file_format.read_model_document(model)  # read and parsed once
-    estimator = file_format.model_from_document(document, str(model))  # validates it all
+    from gpu_tree.model import saved
+    from gpu_tree.model.file_format import read_model_document
+
+    document = read_model_document(model)  # read and parsed once
+    estimator = saved.model_from_document(document, str(model))  # validates it all
     rows = [
         ("model file", str(model)),
         ("format", f"{document.get('format')} version {document.get('format_version')}"),

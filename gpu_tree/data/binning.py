@@ -21,8 +21,6 @@ import numpy as np
 from gpu_tree.data import sparse
 from gpu_tree.data.categorical import feature_label
 from gpu_tree.data.validation import device_to_host, host_to_device, to_host
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
 from gpu_tree.utils.progress import step
@@ -60,6 +58,8 @@ def missing_by_feature(X) -> np.ndarray:
     """Whether each feature (column) of X holds a missing value (NaN), as a bool array:
     a host array in one compiled pass, a GPU array on the GPU (only the answer comes
     back)."""
+    from gpu_tree.kernels import cpu as cpu_kernels
+
     if isinstance(X, np.ndarray):
         return np.asarray(cpu_kernels.columns_with_nan(X), dtype=bool)
     return np.asarray(device_to_host((X != X).any(axis=0)), dtype=bool)
@@ -229,6 +229,8 @@ class SparseCodes(NamedTuple):
 
     def dense(self) -> np.ndarray:
         """The codes as a dense (n_features, n_samples) matrix (a GPU backend's input)."""
+        from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
+
         out = np.empty(self.shape, dtype=self.codes.dtype)
         cpu_sparse_kernels.dense_codes(self.indptr, self.indices, self.codes, self.zero_code, out)
         return out
@@ -378,6 +380,8 @@ class BinMapper:
             quantile-binned features: its edges, edges[b-1] < x <= edges[b] (-inf / +inf
             past the first / last edge).
         """
+        from gpu_tree.kernels import cpu as cpu_kernels
+
         start = time.perf_counter()
         n_samples, n_features = X.shape
         edges, offsets, lookup, cells_per_unit = self._search_tables()
@@ -415,6 +419,8 @@ class BinMapper:
         without densifying it: the codes of its stored values (:class:`SparseCodes`), and
         each bin's bounds (those of the value 0 included where a feature has rows that
         store nothing)."""
+        from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
+
         start = time.perf_counter()
         n_samples, n_features = X.shape
         edges, offsets, lookup, cells_per_unit = self._search_tables()
@@ -499,6 +505,8 @@ class BinMapper:
 
     def _search_tables(self):
         """Flat edges, their offsets per feature, and the lookup grid (built once)."""
+        from gpu_tree.kernels import cpu as cpu_kernels
+
         if getattr(self, "_tables", None) is None:
             n_features = len(self.edges_)
             offsets = np.zeros(n_features + 1, dtype=np.int64)

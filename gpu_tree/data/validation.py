@@ -7,8 +7,6 @@ import warnings
 
 import numpy as np
 
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.utils.compat import DataConversionWarning
 from gpu_tree.utils.fit_stats import count_copy
 
 
@@ -151,6 +149,8 @@ PARALLEL_CHECK_MIN_VALUES = 1 << 22
 def _has_infinity(array) -> bool:
     """Whether a 2-D float32/float64 array holds an infinity."""
     if array.size >= PARALLEL_CHECK_MIN_VALUES and array.flags.c_contiguous:
+        from gpu_tree.kernels import cpu as cpu_kernels  # numba: imported where used
+
         return bool(cpu_kernels.has_infinity(array))
     return bool(np.isinf(array).any())
 
@@ -245,6 +245,8 @@ def check_y(y, n_samples: int, *, estimator_name: str, is_classification: bool, 
         y = y.to_numpy()
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        from gpu_tree.utils.compat import DataConversionWarning  # scikit-learn's, if installed
+
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please change the shape of y "
             "to (n_samples,), for example using ravel().",

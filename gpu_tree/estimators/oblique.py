@@ -43,6 +43,7 @@ from gpu_tree.growing.oblique import (
     ObliqueParams,
     grow_oblique_tree,
 )
+from gpu_tree.model.oblique import refuse_missing_values
 from gpu_tree.utils.compat import (
     BaseEstimator,
     ClassifierMixin,
@@ -57,15 +58,6 @@ def _check_count(name, value, low, allow_none=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
-
-
-def _check_refused_nan(X):
-    if np.isnan(X).any():
-        rows, cols = np.nonzero(np.isnan(X))
-        raise ValueError(
-            f"Input X contains NaN (column {cols[0]}, row {rows[0]}): oblique trees do not "
-            "take missing values; impute them first"
-        )
 
 
 class _BaseObliqueTree(BaseEstimator):
@@ -103,7 +95,7 @@ class _BaseObliqueTree(BaseEstimator):
     def _fit(self, X, y, sample_weight):
         names = feature_names_of(X)
         X = check_X(X, estimator_name=type(self).__name__)
-        _check_refused_nan(X)
+        refuse_missing_values(X)
         X = X.astype(np.float64)
         y = check_y(
             y,
@@ -143,7 +135,7 @@ class _BaseObliqueTree(BaseEstimator):
         self._check_fitted()
         check_feature_names(self, X)
         X = check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
-        _check_refused_nan(X)
+        refuse_missing_values(X)
         return X.astype(np.float64)
 
     def apply(self, X):

@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 import numbers
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,6 +89,22 @@ _TREE_ESTIMATORS: dict[str, object] = {}
 # ``read(reader, document, estimator) -> estimator`` (checks and fills the estimator made
 # with the saved parameters; ``reader.fail`` raises the ValueError naming the file).
 _CODECS: dict[str, object] = {}
+
+
+class EstimatorRegistry(NamedTuple):
+    """What the loader builds a model file's estimator from, by the file's class name:
+    ``classes`` (made with the saved parameters), ``tree_estimators`` (an ensemble's
+    ``tree_estimator``) and ``codecs`` (see ``_CODECS``)."""
+
+    classes: dict
+    tree_estimators: dict
+    codecs: dict
+
+
+# The estimators' registry (register_estimator fills it). Another registry loads a model
+# file into other classes: gpu_tree.model.saved's, which need no estimator.
+ESTIMATORS = EstimatorRegistry(_REGISTRY, _TREE_ESTIMATORS, _CODECS)
+
 _NON_FINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -423,7 +440,10 @@ def read_model_document(path) -> dict:
     return document
 
 
-def model_from_document(document, source="model"):
+def model_from_document(document, source="model", registry=None):
+    """The estimator a parsed model file describes, every field checked; ``registry``:
+    the classes to build (default: the estimators', :data:`ESTIMATORS`)."""
+    registry = ESTIMATORS if registry is None else registry
     read = _Reader(source)
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
@@ -438,21 +458,21 @@ def model_from_document(document, source="model"):
             f"{FORMAT_VERSION}); use the gpu_tree version that wrote it"
         )
     kind = read.field(document, "estimator", str)
-    if kind not in _REGISTRY:
-        read.fail(f"unknown estimator {kind!r}; expected one of {sorted(_REGISTRY)}")
-    regression = not getattr(_REGISTRY[kind], "_is_classification", True)
-    if kind in _CODECS:
-        estimator = _construct(read, document, kind)
+    if kind not in registry.classes:
+        read.fail(f"unknown estimator {kind!r}; expected one of {sorted(registry.classes)}")
+    regression = not getattr(registry.classes[kind], "_is_classification", True)
+    if kind in registry.codecs:
+        estimator = _construct(read, document, registry.classes[kind])
         estimator.device_ = read.field(document, "device", str)
-        return _CODECS[kind].read(read, document, estimator)
-    if kind in _TREE_ESTIMATORS:
-        return _forest_from_document(read, document, kind, regression)
+        return registry.codecs[kind].read(read, document, estimator)
+    if kind in registry.tree_estimators:
+        return _forest_from_document(read, document, kind, regression, registry)
     tree = _read_tree(read, read.field(document, "tree", dict), regression)
     n_features = read.field(document, "n_features_in", int)
     if n_features != tree.n_features:
         read.fail(f"n_features_in is {n_features} but the tree has {tree.n_features} features")
 
-    estimator = _construct(read, document, kind)
+    estimator = _construct(read, document, registry.classes[kind])
     estimator.tree_ = tree
     estimator.n_features_in_ = n_features
     estimator.n_outputs_ = tree.n_outputs
@@ -464,16 +484,16 @@ def model_from_document(document, source="model"):
     return estimator
 
 
-def _construct(read, document, kind):
-    """The registered estimator class ``kind``, made with the saved parameters."""
+def _construct(read, document, estimator_class):
+    """``estimator_class`` (the file's, from the registry) made with the saved parameters."""
     params = dict(read.field(document, "params", dict))
     class_weight = params.get("class_weight")
     if isinstance(class_weight, dict):
         params["class_weight"] = {k: v for k, v in class_weight.get("pairs", [])}
     try:
-        return _REGISTRY[kind](**params)
+        return estimator_class(**params)
     except TypeError as exc:
-        read.fail(f"the saved parameters do not fit {kind}: {exc}")
+        read.fail(f"the saved parameters do not fit {estimator_class.__name__}: {exc}")
 
 
 def _read_fitted_state(read, document, n_features, regression, trees, tree_read) -> dict:
@@ -532,7 +552,7 @@ def _read_fitted_state(read, document, n_features, regression, trees, tree_read)
     return fitted
 
 
-def _forest_from_document(read, document, kind, regression):
+def _forest_from_document(read, document, kind, regression, registry):
     """A forest: every tree read and checked as a single tree is, the trees checked
     against each other and the forest, and the forest's tree estimators rebuilt."""
     documents = read.field(document, "trees", list)
@@ -556,7 +576,7 @@ def _forest_from_document(read, document, kind, regression):
                 "forest's trees share their categories"
             )
 
-    forest = _construct(read, document, kind)
+    forest = _construct(read, document, registry.classes[kind])
     n_estimators = getattr(forest, "n_estimators", None)
     if n_estimators != len(trees) or isinstance(n_estimators, bool):
         read.fail(f"params.n_estimators is {n_estimators!r}, but the forest has {len(trees)} trees")
@@ -612,7 +632,7 @@ def _forest_from_document(read, document, kind, regression):
         else:
             forest.oob_decision_function_ = values
 
-    tree_estimator = _TREE_ESTIMATORS[kind]
+    tree_estimator = registry.tree_estimators[kind]
     estimators = []
     for k, tree in enumerate(trees):
         try:

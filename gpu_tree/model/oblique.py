@@ -66,6 +66,17 @@ def project(X, coefficients, xp=np):
     return out
 
 
+def refuse_missing_values(X):
+    """Refuse an X with NaN, naming its first: oblique trees take no missing values (the
+    estimators' fit and predict, and a model file's saved model, check X so)."""
+    if np.isnan(X).any():
+        rows, cols = np.nonzero(np.isnan(X))
+        raise ValueError(
+            f"Input X contains NaN (column {cols[0]}, row {rows[0]}): oblique trees do not "
+            "take missing values; impute them first"
+        )
+
+
 class ObliqueTree:
     """A fitted oblique tree (see the module docstring for its arrays)."""
 

@@ -35,8 +35,11 @@ import numpy as np
 
 from gpu_tree.data.sparse import canonical_csr, check_sparse_structure
 from gpu_tree.data.stats import BITSET_WORD_DTYPE
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels.cpu import WALK_NODE_COLUMNS
+from gpu_tree.kernels.walk import WALK_NODE_COLUMNS
+
+# The compiled kernels (numba: a second or more to import on a busy machine) are imported
+# by the methods that run them (:func:`_kernels`): a model file is read, described and
+# exported without them.
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -306,7 +309,7 @@ class Tree:
             raise ValueError(f"collapse must have one entry per node ({self.node_count})")
         left, right, kind = self.children_left, self.children_right, self.split_kind
         opened = (left != TREE_LEAF) & ~collapse  # internal nodes that stay internal
-        old = cpu_kernels.breadth_first_order(left, right, kind == MULTIWAY, opened, root)
+        old = _kernels().breadth_first_order(left, right, kind == MULTIWAY, opened, root)
         new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
         new_id[old] = np.arange(old.size)
 
@@ -411,6 +414,7 @@ class Tree:
             return None
         leaf = self._children_left[:n] == TREE_LEAF
         itself = np.arange(n, dtype=np.int64)
+        cpu_kernels = _kernels()
         steps = np.empty((n, cpu_kernels.STEP_COLUMNS), dtype=np.int64)
         steps[:, cpu_kernels.STEP_LEFT] = np.where(leaf, itself, self._children_left[:n])
         steps[:, cpu_kernels.STEP_RIGHT] = np.where(leaf, itself, self._children_right[:n])
@@ -477,6 +481,7 @@ class Tree:
         numeric splits only is walked many rows in lock step. Every walk reaches the same
         leaves. A sparse X (canonical CSR: ``data.sparse.check_sparse_X``) is walked as it
         is, each value a binary search of its row's stored columns."""
+        cpu_kernels = _kernels()
         out = np.empty(X.shape[0], dtype=np.int64)
         rows = X.shape[0]
         if not isinstance(X, np.ndarray):  # CSR: the walk takes (indptr, indices, data)
@@ -656,6 +661,7 @@ def forest_lockstep_arrays(trees):
         return None
     node_start = np.cumsum([0] + [tree.node_count for tree in trees])
     shifted = []
+    cpu_kernels = _kernels()
     for k, (steps, _) in enumerate(parts):
         steps = steps.copy()
         for column in (cpu_kernels.STEP_LEFT, cpu_kernels.STEP_RIGHT):
@@ -674,7 +680,7 @@ def predict_forest_lockstep(packed, X) -> np.ndarray:
     """:func:`predict_forest` through the lock-step walk: ``packed`` is
     :func:`forest_lockstep_arrays`' result (the same leaves, so the same bits)."""
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    cpu_kernels.predict_forest_lockstep(X, *packed, out)
+    _kernels().predict_forest_lockstep(X, *packed, out)
     return out
 
 
@@ -684,7 +690,7 @@ def predict_forest(packed, X) -> np.ndarray:
     over the rows walks every tree (the serial twin on small batches). A sparse X
     (canonical CSR) is walked as it is."""
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    cpu_kernels.predict_forest(_walked(X), *packed, out)
+    _kernels().predict_forest(_walked(X), *packed, out)
     return out
 
 
@@ -714,3 +720,10 @@ def _walked(X):
 
 def _walk_column(name) -> int:
     return WALK_NODE_COLUMNS.index(name)
+
+
+def _kernels():
+    """The CPU kernels (gpu_tree.kernels.cpu), imported on first use."""
+    from gpu_tree.kernels import cpu
+
+    return cpu

@@ -1,0 +1,301 @@
+"""A model file's fitted model without its estimator class: what the ``gputree`` command
+reads, describes, exports and predicts with.
+
+The estimators derive from scikit-learn's ``BaseEstimator`` where it is installed, so
+importing one imports scikit-learn (and SciPy and pandas, which it imports), the training
+code and the numba kernels: seconds of every command's start. The classes here stand in
+for them after a fit, under the estimator's class name: the model-file loader
+(:func:`gpu_tree.model.file_format.model_from_document`, every field checked as for an
+estimator) sets the same fitted attributes on them, and they predict a host X (a NumPy
+array or a SciPy sparse matrix) as the estimator does: the same checks of X and the same
+category codes, messages and tree walks, so the same predictions
+(tests/test_cli_startup.py compares them for every kind of model). Reading a model needs
+no kernel. A small batch (:data:`PYTHON_WALK_MAX_STEPS`) is walked in Python, by the
+kernels' own walk uncompiled (``gpu_tree.kernels.walk``: the same leaves); a larger one by
+the compiled CPU kernels, imported then (numba, and its first call: about a second).
+
+They do not fit, and take no GPU array. Their parameters (``get_params``) are the file's
+and the defaults of those a file leaves out, not checked against the estimator's
+signature as :func:`gpu_tree.load` checks them; a forest's trees hold the forest's
+``criterion`` and their own ``random_state``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+
+import numpy as np
+
+from gpu_tree.data.categorical import with_codes
+from gpu_tree.data.frames import as_pandas_frame
+from gpu_tree.data.sparse import check_sparse_X
+from gpu_tree.data.validation import check_feature_names, check_X, is_device_array, is_sparse
+from gpu_tree.kernels.walk import leaf_of_row
+from gpu_tree.model import file_format
+from gpu_tree.model.oblique import OBLIQUE_CODEC, refuse_missing_values
+from gpu_tree.model.tree import (
+    forest_lockstep_arrays,
+    forest_walk_arrays,
+    labels_per_output,
+    per_output,
+    predict_forest,
+    predict_forest_lockstep,
+)
+from gpu_tree.utils.compat import check_fitted
+
+# Up to this many node visits (a dense X's rows times each tree's depth plus one, over the
+# trees) a saved model walks its trees in Python: about 2 microseconds a node, 0.1 s at
+# most, against a second or more to import numba and load the compiled walk, so that a
+# ``gputree predict`` of a few rows never imports numba.
+PYTHON_WALK_MAX_STEPS = 50_000
+
+
+def _walks_in_python(trees, X) -> bool:
+    steps = X.shape[0] * sum(tree.max_depth + 1 for tree in trees)
+    return isinstance(X, np.ndarray) and steps <= PYTHON_WALK_MAX_STEPS
+
+
+def _leaves(tree, X) -> np.ndarray:
+    """The leaf each row of a dense X reaches in ``tree``, walked in Python."""
+    arrays = tree.walk_arrays()
+    rows = X.shape[0]
+    return np.fromiter((leaf_of_row(X, i, *arrays, 0) for i in range(rows)), np.int64, rows)
+
+
+class SavedModel:
+    """A fitted model read from a model file: its parameters as attributes (and from
+    ``get_params``), and the fitted attributes the loader sets."""
+
+    _is_classification = True
+    # The parameters a model file leaves out (how a fit is shown; monotonic_cst where
+    # None: gpu_tree.model.file_format) and the estimators' defaults of them, which a
+    # model loaded by gpu_tree.load has. The oblique trees have neither.
+    _unsaved_defaults = {"verbose": 0, "monotonic_cst": None}
+
+    def __init__(self, **params):
+        self._params = {**self._unsaved_defaults, **params}
+        vars(self).update(self._params)
+
+    def get_params(self, deep=True) -> dict:
+        return dict(self._params)
+
+    def _host(self, X):
+        if is_device_array(X):
+            raise ValueError(
+                f"a {type(self).__name__} read from a model file predicts host arrays; load "
+                "it with gpu_tree.load to predict a GPU array"
+            )
+        return X
+
+
+class _Tree(SavedModel):
+    def _check_fitted(self):
+        check_fitted(self, hasattr(self, "tree_"))
+
+    def get_depth(self) -> int:
+        self._check_fitted()
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        self._check_fitted()
+        return self.tree_.n_leaves
+
+    def _validate_X_predict(self, X):
+        """X checked, and its categorical columns coded, as the tree estimators check a
+        host X before predicting."""
+        self._check_fitted()
+        X = self._host(as_pandas_frame(X))
+        name = type(self).__name__
+        maps = getattr(self, "_category_maps", None)
+        check_feature_names(self, X)  # before any coding: categorical columns by position
+        if maps is not None and maps.features.size > 0:
+            n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
+            if n_features != self.n_features_in_:
+                check_X(X, n_features_expected=self.n_features_in_, estimator_name=name)
+            X = with_codes(X, maps)  # unseen categories become NaN: the missing rule
+        check = check_sparse_X if is_sparse(X) else check_X
+        return check(X, n_features_expected=self.n_features_in_, estimator_name=name)
+
+    def apply(self, X) -> np.ndarray:
+        X = self._validate_X_predict(X)
+        if _walks_in_python([self.tree_], X):
+            return _leaves(self.tree_, X)
+        return self.tree_.apply(X)
+
+    def _leaf_values(self, X) -> np.ndarray:
+        return self.tree_.values_of(self.apply(X))
+
+
+class _TreeClassifier(_Tree):
+    def predict_proba(self, X):
+        values = self._leaf_values(X)
+        return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
+
+    def predict(self, X) -> np.ndarray:
+        codes = self.tree_.classes_of(self.apply(X))
+        if self.n_outputs_ > 1:
+            return labels_per_output(self.classes_, codes)
+        return self.classes_.take(codes)
+
+
+class _TreeRegressor(_Tree):
+    _is_classification = False
+
+    def predict(self, X) -> np.ndarray:
+        return self._leaf_values(X)[..., 0]
+
+
+class _ObliqueTree(_Tree):
+    _unsaved_defaults = {}
+
+    def _validate_X_predict(self, X):
+        """X checked as the oblique estimators check it (no missing values)."""
+        self._check_fitted()
+        self._host(X)
+        check_feature_names(self, X)
+        X = check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
+        refuse_missing_values(X)
+        return X.astype(np.float64)
+
+    def apply(self, X) -> np.ndarray:
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def _leaf_values(self, X) -> np.ndarray:
+        return self.tree_.predict(self._validate_X_predict(X))
+
+
+class _ObliqueClassifier(_ObliqueTree):
+    def predict_proba(self, X) -> np.ndarray:
+        return self._leaf_values(X)
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_.take(np.argmax(self.predict_proba(X), axis=1))
+
+
+class _ObliqueRegressor(_ObliqueTree):
+    _is_classification = False
+
+    def predict(self, X) -> np.ndarray:
+        return self._leaf_values(X)[:, 0]
+
+
+class _Forest(SavedModel):
+    def _check_fitted(self):
+        check_fitted(self, bool(getattr(self, "estimators_", None)))
+
+    def _mean_leaf_values(self, X) -> np.ndarray:
+        """The trees' leaf values averaged, (n_samples, n_values), as the forests walk
+        a host X (numeric splits of a dense X in lock step, others by the general walk),
+        a small batch in Python: per row the trees' values added in order, then divided
+        by their number, as the kernels add them (the same bits)."""
+        self._check_fitted()
+        X = self.estimators_[0]._validate_X_predict(X)
+        trees = [estimator.tree_ for estimator in self.estimators_]
+        if _walks_in_python(trees, X):
+            out = np.zeros((X.shape[0], trees[0].value[0].size))
+            for tree in trees:
+                out += tree.value.reshape(tree.node_count, -1)[_leaves(tree, X)]
+            out /= len(trees)
+            return out
+        with _numba_threads(getattr(self, "n_jobs", None)):
+            lockstep = forest_lockstep_arrays(trees) if isinstance(X, np.ndarray) else None
+            if lockstep is not None:
+                return predict_forest_lockstep(lockstep, X)
+            return predict_forest(forest_walk_arrays(trees), X)
+
+
+class _ForestClassifier(_Forest):
+    def predict_proba(self, X):
+        values = self._mean_leaf_values(X)
+        return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
+
+    def predict(self, X) -> np.ndarray:
+        proba = self.predict_proba(X)
+        if self.n_outputs_ > 1:
+            codes = np.column_stack([p.argmax(axis=1) for p in proba])
+            return labels_per_output(self.classes_, codes)
+        return self.classes_.take(proba.argmax(axis=1))
+
+
+class _ForestRegressor(_Forest):
+    _is_classification = False
+
+    def predict(self, X) -> np.ndarray:
+        values = self._mean_leaf_values(X)
+        return values[:, 0] if self.n_outputs_ == 1 else values
+
+
+@contextlib.contextmanager
+def _numba_threads(n_jobs):
+    """numba's threads limited to a forest's ``n_jobs`` while its trees predict, as the
+    forests limit them (None: every core; -k: all but k - 1)."""
+    if n_jobs is None:
+        yield
+        return
+    import numba
+
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
+    cores = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+# The estimator classes a model file may name (gpu_tree.estimators and gpu_tree.ensemble
+# register the same names: tests/test_cli_startup.py checks it), each by the saved-model
+# class that stands in for it; a forest's, with the class name of its trees.
+_TREES = {
+    "DecisionTreeClassifier": _TreeClassifier,
+    "DecisionTreeRegressor": _TreeRegressor,
+    "ExtraTreeClassifier": _TreeClassifier,
+    "ExtraTreeRegressor": _TreeRegressor,
+    "ObliqueDecisionTreeClassifier": _ObliqueClassifier,
+    "ObliqueDecisionTreeRegressor": _ObliqueRegressor,
+}
+_FORESTS = {
+    "RandomForestClassifier": (_ForestClassifier, "DecisionTreeClassifier"),
+    "RandomForestRegressor": (_ForestRegressor, "DecisionTreeRegressor"),
+    "ExtraTreesClassifier": (_ForestClassifier, "DecisionTreeClassifier"),
+    "ExtraTreesRegressor": (_ForestRegressor, "DecisionTreeRegressor"),
+}
+
+
+def _named(name: str, base: type) -> type:
+    """``base`` under an estimator's class name, which messages and ``gputree info`` show."""
+    return type(name, (base,), {"__module__": __name__, "__qualname__": name})
+
+
+CLASSES = {name: _named(name, base) for name, base in _TREES.items()}
+CLASSES.update({name: _named(name, base) for name, (base, _) in _FORESTS.items()})
+
+
+def _tree_estimator(forest, index):
+    """Tree ``index`` of ``forest``, unfitted: the loader gives it the fitted state."""
+    params = {"random_state": index}
+    if hasattr(forest, "criterion"):
+        params["criterion"] = forest.criterion
+    return CLASSES[_FORESTS[type(forest).__name__][1]](**params)
+
+
+REGISTRY = file_format.EstimatorRegistry(
+    classes=CLASSES,
+    tree_estimators={name: _tree_estimator for name in _FORESTS},
+    codecs={name: OBLIQUE_CODEC for name in _TREES if name.startswith("Oblique")},
+)
+
+
+def model_from_document(document, source="model") -> SavedModel:
+    """The saved model a parsed model file describes, checked as
+    :func:`gpu_tree.model.file_format.model_from_document` checks an estimator's."""
+    return file_format.model_from_document(document, source, REGISTRY)
+
+
+def load_saved_model(path) -> SavedModel:
+    """The saved model in the model file ``path``; a ``ValueError`` says what is wrong
+    with a bad file, as :func:`gpu_tree.load` says it."""
+    return model_from_document(file_format.read_model_document(path), str(path))
