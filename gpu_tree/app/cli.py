@@ -2085,8 +2085,7 @@ def bench(
         f"gputree {__version__}: {n_train:,} train / {rows - n_train:,} test rows x {features} "
         f"features, {classes} classes, depth {depth}, {bins} bins, criterion {criterion}, "
         f"device {backend}, median of up to {repeats} timed fit(s) after an untimed one "
-        f"({rows_rule})"
-        + (f", forests of {forest} trees" if forest else "")
+        f"({rows_rule})" + (f", forests of {forest} trees" if forest else "")
     )
 
     def ours():

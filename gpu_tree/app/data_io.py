@@ -220,7 +220,7 @@ def read_table(
     if ext in (".csv", ".tsv", ".csv.gz", ".tsv.gz"):
         if sep is None:
             sep = "\t" if ext.startswith(".tsv") else ","
-        text_format = _TextFormat(sep, header, MissingValues(na_values), encoding)
+        text_format = TextFormat(sep, header, MissingValues(na_values), encoding)
         return _read_csv(path, text_format, plan, hint)
     for given, option in ((not header, "--no-header"), (sep, "--sep"), (na_values, "--na-values")):
         if given:
@@ -326,7 +326,7 @@ def _parse_text(values, missing=DEFAULT_MISSING):
 
 
 @dataclass(frozen=True)
-class _TextFormat:
+class TextFormat:
     sep: str
     header: bool
     missing: MissingValues

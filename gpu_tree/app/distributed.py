@@ -32,7 +32,7 @@ from gpu_tree.app.data_io import (
     MISSING_TOKENS,
     PARQUET_HINT,
     MissingValues,
-    _TextFormat,
+    TextFormat,
     extension,
 )
 from gpu_tree.utils.install_hints import install_hint
@@ -342,7 +342,7 @@ def read_files(files: DataFiles, header=True, sep=None, na_values=(), encoding="
         return DistributedTable(frame, names, source, text)
     # The tokens and the encoding checked as a single-file train checks them (an
     # infinite token, a codec of bytes), before any file is opened.
-    missing = _TextFormat(
+    missing = TextFormat(
         sep or files.default_sep, header, MissingValues(na_values), encoding
     ).missing
     check_same_columns(files, header, sep, encoding)
