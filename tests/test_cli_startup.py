@@ -8,6 +8,7 @@ assertions): bench/RESULTS.md has the times."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -321,6 +322,24 @@ def test_the_saved_models_stand_in_for_every_registered_estimator():
         stand_in = saved.REGISTRY.classes[name]
         assert stand_in.__name__ == name
         assert stand_in._is_classification == getattr(estimator_class, "_is_classification", True)
+        names = set(inspect.signature(estimator_class.__init__).parameters) - {"self"}
+        assert stand_in._parameters == names, name
+
+
+def test_a_parameter_the_estimator_does_not_take_is_refused_alike(tmp_path):
+    """A model file saving a parameter its estimator has no such name for: gpu_tree.load
+    and the command line refuse it with the same message."""
+    X = np.arange(20.0).reshape(10, 2)
+    path = tmp_path / "model.json"
+    gpu_tree.DecisionTreeClassifier(max_depth=2).fit(X, np.arange(10) % 2).save(path)
+    document = json.loads(path.read_text())
+    document["params"]["max_dpth"] = 3
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="unexpected keyword argument 'max_dpth'") as loaded:
+        gpu_tree.load(path)
+    with pytest.raises(ValueError) as read:
+        saved.load_saved_model(path)
+    assert str(read.value) == str(loaded.value)
 
 
 @pytest.mark.skipif(not SNAPSHOTS.is_dir(), reason="no model snapshots")

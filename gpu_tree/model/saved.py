@@ -73,7 +73,16 @@ class SavedModel:
     # model loaded by gpu_tree.load has. The oblique trees have neither.
     _unsaved_defaults = {"verbose": 0, "monotonic_cst": None}
 
+    # The estimator's parameter names (set per class below): a file saving any other is
+    # refused, as the estimator's constructor refuses it for gpu_tree.load.
+    _parameters: frozenset = frozenset()
+
     def __init__(self, **params):
+        for name in params:
+            if name not in self._parameters:
+                raise TypeError(
+                    f"{type(self).__name__}.__init__() got an unexpected keyword argument '{name}'"
+                )
         self._params = {**self._unsaved_defaults, **params}
         vars(self).update(self._params)
 
@@ -265,9 +274,45 @@ _FORESTS = {
 }
 
 
+# The estimators' parameter names (tests/test_cli_startup.py checks them against their
+# signatures): those of every axis-parallel tree, a classifier's own, a forest's own and
+# the tree parameters a forest does not take; the oblique trees'.
+_TREE_PARAMETERS = frozenset(
+    {
+        "categorical_features", "categorical_split", "ccp_alpha", "cost_criterion",
+        "cost_weight", "criterion", "device", "feature_costs", "max_bins",
+        "max_category_subset", "max_depth", "max_features", "max_leaf_nodes",
+        "min_impurity_decrease", "min_samples_leaf", "min_samples_split",
+        "min_weight_fraction_leaf", "monotonic_cst", "random_state", "splitter", "verbose",
+    }
+)  # fmt: skip
+_CLASSIFIER_PARAMETERS = frozenset({"class_weight", "min_purity"})
+_FOREST_PARAMETERS = frozenset(
+    {"bootstrap", "max_samples", "n_estimators", "n_jobs", "oob_score", "warm_start"}
+)
+_NOT_FOREST_PARAMETERS = frozenset({"cost_criterion", "cost_weight", "feature_costs"})
+_OBLIQUE_PARAMETERS = frozenset(
+    {
+        "alpha", "criterion", "device", "direction", "direction_max_iter", "max_depth",
+        "min_samples_leaf", "min_samples_split", "random_state",
+    }
+)  # fmt: skip
+
+
+def _parameters_of(base: type) -> frozenset:
+    if issubclass(base, _ObliqueTree):
+        return _OBLIQUE_PARAMETERS
+    names = _TREE_PARAMETERS
+    if issubclass(base, _Forest):
+        names = (names - _NOT_FOREST_PARAMETERS) | _FOREST_PARAMETERS
+    return names | _CLASSIFIER_PARAMETERS if base._is_classification else names
+
+
 def _named(name: str, base: type) -> type:
-    """``base`` under an estimator's class name, which messages and ``gputree info`` show."""
-    return type(name, (base,), {"__module__": __name__, "__qualname__": name})
+    """``base`` under an estimator's class name, which messages and ``gputree info`` show,
+    with that estimator's parameter names."""
+    namespace = {"__module__": __name__, "__qualname__": name, "_parameters": _parameters_of(base)}
+    return type(name, (base,), namespace)
 
 
 CLASSES = {name: _named(name, base) for name, base in _TREES.items()}
