@@ -46,7 +46,7 @@ RUN pip install --no-cache-dir -c docker/constraints.txt ".[cuda13,bench,plot,pa
 # (`docker run -u UID`: an unknown uid with HOME /): numba uses a cache folder only where
 # it can write it. Where it cannot (`docker run --read-only`), the kernels compile into
 # the temporary directory, or run uncached; CuPy's kernels go to ~/.cupy, else there too.
-RUN python -m gpu_tree.app.warm_up \
+RUN gputree warm-up \
     && python -c "import matplotlib.font_manager" \
     && chmod -R a+rwX "$NUMBA_CACHE_DIR" "$MPLCONFIGDIR"
 

@@ -936,8 +936,26 @@ def test_bench_rejects_bad_options_in_one_line(monkeypatch):
 def test_version_and_help():
     assert __version__ in ok(run("--version")).stdout
     usage = ok(run()).stdout
-    for command in ("train", "predict", "evaluate", "export", "info", "bench"):
+    for command in ("train", "predict", "evaluate", "export", "info", "bench", "warm-up"):
         assert command in usage
+
+
+def test_warm_up_runs_the_warm_up_in_a_folder_it_removes(monkeypatch):
+    """``gputree warm-up`` is the Dockerfile's build step (gpu_tree.app.warm_up, which
+    the image build runs for real); here its work is stood in for, as it compiles for
+    minutes on a fresh install."""
+    from gpu_tree.app import warm_up
+
+    folders = []
+
+    def record(folder):
+        assert folder.is_dir() and not any(folder.iterdir())
+        folders.append(folder)
+
+    monkeypatch.setattr(warm_up, "warm_up", record)
+    result = ok(run("warm-up"))
+    assert "kernels compiled and cached" in result.stdout
+    assert len(folders) == 1 and not folders[0].exists()
 
 
 # -- export dot and png (gpu_tree.export_graphviz, gpu_tree.plot_tree) ------------------------

@@ -385,6 +385,6 @@ def test_the_docker_image_compiles_its_kernels_at_build_time():
     dockerfile = (REPO / "Dockerfile").read_text()
     assert "NUMBA_CACHE_DIR=/opt/gputree/numba-cache" in dockerfile
     install = dockerfile.index("pip install")
-    warm_up = dockerfile.index("RUN python -m gpu_tree.app.warm_up")
+    warm_up = dockerfile.index("RUN gputree warm-up")
     assert install < warm_up < dockerfile.index("USER ")
     assert 'chmod -R a+rwX "$NUMBA_CACHE_DIR"' in dockerfile[warm_up:]

@@ -1,4 +1,5 @@
-"""Compile the CPU kernels ahead of time: ``python -m gpu_tree.app.warm_up``.
+"""Compile the CPU kernels ahead of time: ``gputree warm-up`` (or ``python -m
+gpu_tree.app.warm_up``).
 
 The Docker image runs this at build time, so that its numba cache holds the kernels and
 the container's first ``gputree train`` starts in about a second instead of compiling
