@@ -27,7 +27,6 @@ import numpy as np
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.data.validation import (
     check_classification_labels,
-    check_feature_names,
     check_sample_weight,
     check_X,
     check_y,
@@ -43,7 +42,7 @@ from gpu_tree.growing.oblique import (
     ObliqueParams,
     grow_oblique_tree,
 )
-from gpu_tree.model.oblique import refuse_missing_values
+from gpu_tree.model.oblique import checked_oblique_X, refuse_missing_values
 from gpu_tree.utils.compat import (
     BaseEstimator,
     ClassifierMixin,
@@ -133,10 +132,7 @@ class _BaseObliqueTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         self._check_fitted()
-        check_feature_names(self, X)
-        X = check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
-        refuse_missing_values(X)
-        return X.astype(np.float64)
+        return checked_oblique_X(self, X)
 
     def apply(self, X):
         """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""

@@ -24,16 +24,20 @@ from gpu_tree.data.binning import check_category_counts, check_max_bins, missing
 from gpu_tree.data.categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
+    check_text_of_numbers,
+    column_kinds,
+    declared_features,
     label_codes,
     resolve_categorical_features,
+    warn_id_like,
     with_codes,
 )
 from gpu_tree.data.frames import as_pandas_frame
+from gpu_tree.data.predict_input import checked_host_X, coded_for_predict
 from gpu_tree.data.sparse import canonical_csr, check_sparse_X, densified
 from gpu_tree.data.stats import StatsLayout, words_for
 from gpu_tree.data.validation import (
     check_classification_labels,
-    check_feature_names,
     check_sample_weight,
     check_X,
     check_X_on_device,
@@ -381,6 +385,8 @@ class _BaseDecisionTree(BaseEstimator):
         X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
         categorical = self._learn_categories(X, feature_names, settings)
+        if categorical is not None:
+            self._check_category_columns(X, feature_names)
         X, y, weight = self._validate_data(X, y, sample_weight)
         sizes = self._check_size_params(*X.shape)
         self._record_input_shape(X, feature_names, sizes.max_features)
@@ -704,6 +710,21 @@ class _BaseDecisionTree(BaseEstimator):
             )
         return categorical
 
+    def _check_category_columns(self, X, feature_names):
+        """The checks of the categorical columns that read X's rows (a Dask fit learns its
+        categories from the partitions' distinct values, not rows): a column of text taken
+        as categorical by its type that reads as numbers but for a few values is refused
+        (check_text_of_numbers), and a column of nearly as many categories as rows is
+        warned of (warn_id_like)."""
+        maps = self._category_maps
+        n_features = maps.mask.size
+        declared, exact = declared_features(self.categorical_features, n_features, feature_names)
+        if not exact:
+            kinds = column_kinds(X, n_features)
+            detected = [j for j in maps.features if not declared[j] and kinds[j] in ("O", "U", "S")]
+            check_text_of_numbers(X, maps, detected, feature_names)
+        warn_id_like(maps, len(X), feature_names, stacklevel=2)
+
     def _learn_category_maps(self, X, feature_names):
         if self.categorical_split not in CATEGORICAL_SPLITS:
             raise ValueError(
@@ -743,19 +764,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         self._check_fitted()
-        X = as_pandas_frame(X)
-        maps = getattr(self, "_category_maps", None)
-        categorical = maps is not None and maps.features.size > 0
-        if categorical or not is_device_array(X):
-            # Before any coding: categorical columns are read by position.
-            check_feature_names(self, X)
-        if categorical:
-            n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
-            if n_features != self.n_features_in_:
-                check_X(
-                    X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
-                )
-            X = with_codes(X, maps)  # unseen categories become NaN: the missing rule
+        X = coded_for_predict(self, X)
         if is_device_array(X):
             usable, reason, xp = cuda_status()
             if not usable:
@@ -763,12 +772,7 @@ class _BaseDecisionTree(BaseEstimator):
             return check_X_on_device(
                 X, xp, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__
             )
-        check = check_sparse_X if is_sparse(X) else check_X
-        return check(
-            X,
-            n_features_expected=self.n_features_in_,
-            estimator_name=type(self).__name__,
-        )
+        return checked_host_X(self, X)
 
     def _leaf_values(self, X):
         """``tree_.value`` of each row's leaf, (n_samples, n_outputs): on the GPU for a

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpu_tree.data.validation import check_feature_names, check_X
+
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
 OBLIQUE = -3  # ``feature`` of an oblique node
@@ -75,6 +77,15 @@ def refuse_missing_values(X):
             f"Input X contains NaN (column {cols[0]}, row {rows[0]}): oblique trees do not "
             "take missing values; impute them first"
         )
+
+
+def checked_oblique_X(model, X):
+    """``X`` checked as a fitted oblique tree (``model``) predicts it: its feature names
+    and shape against the fit's, no missing value; as float64."""
+    check_feature_names(model, X)
+    X = check_X(X, n_features_expected=model.n_features_in_, estimator_name=type(model).__name__)
+    refuse_missing_values(X)
+    return X.astype(np.float64)
 
 
 class ObliqueTree:

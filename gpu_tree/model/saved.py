@@ -27,13 +27,12 @@ import numbers
 
 import numpy as np
 
-from gpu_tree.data.categorical import with_codes
 from gpu_tree.data.frames import as_pandas_frame
-from gpu_tree.data.sparse import check_sparse_X
-from gpu_tree.data.validation import check_feature_names, check_X, is_device_array, is_sparse
+from gpu_tree.data.predict_input import checked_host_X, coded_for_predict
+from gpu_tree.data.validation import is_device_array
 from gpu_tree.kernels.walk import leaf_of_row
 from gpu_tree.model import file_format
-from gpu_tree.model.oblique import OBLIQUE_CODEC, refuse_missing_values
+from gpu_tree.model.oblique import OBLIQUE_CODEC, checked_oblique_X
 from gpu_tree.model.tree import (
     forest_lockstep_arrays,
     forest_walk_arrays,
@@ -115,16 +114,7 @@ class _Tree(SavedModel):
         host X before predicting."""
         self._check_fitted()
         X = self._host(as_pandas_frame(X))
-        name = type(self).__name__
-        maps = getattr(self, "_category_maps", None)
-        check_feature_names(self, X)  # before any coding: categorical columns by position
-        if maps is not None and maps.features.size > 0:
-            n_features = np.shape(X)[1] if len(np.shape(X)) == 2 else None
-            if n_features != self.n_features_in_:
-                check_X(X, n_features_expected=self.n_features_in_, estimator_name=name)
-            X = with_codes(X, maps)  # unseen categories become NaN: the missing rule
-        check = check_sparse_X if is_sparse(X) else check_X
-        return check(X, n_features_expected=self.n_features_in_, estimator_name=name)
+        return checked_host_X(self, coded_for_predict(self, X))
 
     def apply(self, X) -> np.ndarray:
         X = self._validate_X_predict(X)
@@ -161,11 +151,7 @@ class _ObliqueTree(_Tree):
     def _validate_X_predict(self, X):
         """X checked as the oblique estimators check it (no missing values)."""
         self._check_fitted()
-        self._host(X)
-        check_feature_names(self, X)
-        X = check_X(X, n_features_expected=self.n_features_in_, estimator_name=type(self).__name__)
-        refuse_missing_values(X)
-        return X.astype(np.float64)
+        return checked_oblique_X(self, self._host(X))
 
     def apply(self, X) -> np.ndarray:
         return self.tree_.apply(self._validate_X_predict(X))
