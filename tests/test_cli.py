@@ -948,7 +948,8 @@ def test_warm_up_runs_the_warm_up_in_a_folder_it_removes(monkeypatch):
 
     folders = []
 
-    def record(folder):
+    def record(command, folder):
+        assert command is gpu_tree.app.cli.main
         assert folder.is_dir() and not any(folder.iterdir())
         folders.append(folder)
 

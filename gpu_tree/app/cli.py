@@ -1996,7 +1996,7 @@ def warm_up():
     through this command line; minutes on a fresh install, seconds once cached."""
     from gpu_tree.app.warm_up import main as run_warm_up
 
-    run_warm_up()
+    run_warm_up(main)
 
 
 # -- bench -------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Compile the CPU kernels ahead of time: ``gputree warm-up`` (or ``python -m
-gpu_tree.app.warm_up``).
+"""Compile the CPU kernels ahead of time: ``gputree warm-up``, which hands this module the
+command line to run (``command``: the ``gputree`` click group).
 
 The Docker image runs this at build time, so that its numba cache holds the kernels and
 the container's first ``gputree train`` starts in about a second instead of compiling
@@ -21,14 +21,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from gpu_tree.app.cli import main as gputree
 from gpu_tree.kernels import cpu as cpu_kernels
 
 COLOURS = ("red", "green", "blue", "grey")
@@ -52,14 +50,14 @@ def _write_table(path: Path, n_rows: int, seed: int = 0):
             writer.writerow([*values, COLOURS[colour[i]], label[i], f"{amount[i]:.6g}"])
 
 
-def _run(*args: str):
+def _run(command, *args: str):
     with contextlib.redirect_stdout(io.StringIO()):  # its reports would fill the build log
-        code = gputree(["--quiet", *args], standalone_mode=False)
+        code = command(["--quiet", *args], standalone_mode=False)
     if code:
         raise SystemExit(f"gputree {' '.join(args)} failed (status {code})")
 
 
-def warm_up(folder: Path):
+def warm_up(command, folder: Path):
     # Small enough for the serial twins, and large enough for the parallel kernels (the
     # kernels over rows alone included); shallow trees, so that it takes seconds.
     large_rows = cpu_kernels.SERIAL_MAX_ELEMENTS + 1000
@@ -73,22 +71,28 @@ def warm_up(folder: Path):
             ("amount", "label", ()),
         ):
             _run(
-                "train", str(data), "-t", target, "--ignore", ignore, "-c", "colour",
+                command, "train", str(data), "-t", target, "--ignore", ignore, "-c", "colour",
                 "--device", "cpu", "--max-depth", "6", "-o", str(model), *extra,
             )  # fmt: skip
-            _run("predict", str(model), str(data), "-o", str(folder / "predictions.csv"))
+            _run(command, "predict", str(model), str(data), "-o", str(folder / "predictions.csv"))
     # The image's default command: its depth-10 Higgs-shaped fit and its predictions of
     # 50,000 rows (the parallel lock-step walk, which the files above are too small for).
-    _run("bench", "--rows", str(BENCH_ROWS), "--no-peers", "--repeats", "1", "--device", "cpu")
+    _run(
+        command,
+        "bench",
+        "--rows",
+        str(BENCH_ROWS),
+        "--no-peers",
+        "--repeats",
+        "1",
+        "--device",
+        "cpu",
+    )
 
 
-def main():
+def main(command):
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gputree-warm-up-") as folder:
-        warm_up(Path(folder))
+        warm_up(command, Path(folder))
     print(f"gputree: kernels compiled and cached ({time.perf_counter() - start:.0f} s)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
