@@ -24,12 +24,8 @@ from gpu_tree.data.binning import check_category_counts, check_max_bins, missing
 from gpu_tree.data.categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
-    check_text_of_numbers,
-    column_kinds,
-    declared_features,
     label_codes,
     resolve_categorical_features,
-    warn_id_like,
     with_codes,
 )
 from gpu_tree.data.frames import as_pandas_frame
@@ -385,8 +381,6 @@ class _BaseDecisionTree(BaseEstimator):
         X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
         categorical = self._learn_categories(X, feature_names, settings)
-        if categorical is not None:
-            self._check_category_columns(X, feature_names)
         X, y, weight = self._validate_data(X, y, sample_weight)
         sizes = self._check_size_params(*X.shape)
         self._record_input_shape(X, feature_names, sizes.max_features)
@@ -709,21 +703,6 @@ class _BaseDecisionTree(BaseEstimator):
                 "or another criterion with categorical_split='multiway'"
             )
         return categorical
-
-    def _check_category_columns(self, X, feature_names):
-        """The checks of the categorical columns that read X's rows (a Dask fit learns its
-        categories from the partitions' distinct values, not rows): a column of text taken
-        as categorical by its type that reads as numbers but for a few values is refused
-        (check_text_of_numbers), and a column of nearly as many categories as rows is
-        warned of (warn_id_like)."""
-        maps = self._category_maps
-        n_features = maps.mask.size
-        declared, exact = declared_features(self.categorical_features, n_features, feature_names)
-        if not exact:
-            kinds = column_kinds(X, n_features)
-            detected = [j for j in maps.features if not declared[j] and kinds[j] in ("O", "U", "S")]
-            check_text_of_numbers(X, maps, detected, feature_names)
-        warn_id_like(maps, len(X), feature_names, stacklevel=2)
 
     def _learn_category_maps(self, X, feature_names):
         if self.categorical_split not in CATEGORICAL_SPLITS:
