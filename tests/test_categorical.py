@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -17,8 +18,16 @@ from _parity import weighted_child_impurity
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.app.metrics import confusion_matrix
-from gpu_tree.data.categorical import CategoryMaps, label_codes, with_codes
+from gpu_tree.data.categorical import (
+    CategoryMaps,
+    IdLikeColumnWarning,
+    label_codes,
+    stray_text,
+    stray_text_limit,
+    with_codes,
+)
 from gpu_tree.data.stats import bitset, bitset_members
+from gpu_tree.data.validation import check_X, columns_named
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
 from gpu_tree.testing import assert_tree_equal
 
@@ -232,6 +241,161 @@ def test_an_index_just_past_the_features_is_refused_naming_it(index):
         DecisionTreeClassifier(categorical_features=[index], device="cpu").fit(X, y)
     with pytest.raises(ValueError, match=rf"holds the index {index}, but X has 3 features"):
         DecisionTreeClassifier(categorical_features=[0, index], device="cpu").fit(X, y)
+
+
+# -- text that reads as numbers, explicit lists, identifier-like columns (issue 45) ----------
+def _sales_frame(n=400, seed=0):
+    """Age as numbers written as text (an object column, as pandas.read_csv leaves a
+    column with one typo in it), a column of numbers and one of text."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(25, 81, n)
+    frame = pd.DataFrame(
+        {
+            "Age": age.astype(str).astype(object),
+            "Income": rng.normal(size=n),
+            "ShelveLoc": rng.choice(["Bad", "Good", "Medium"], n).astype(object),
+        }
+    )
+    return frame, (age > 50).astype(int)
+
+
+@pytest.mark.parametrize("dtype", ["object", "string"])
+def test_text_of_numbers_with_a_typo_is_refused_naming_column_rows_and_values(dtype):
+    """One "4G" made Age (numbers read as text) categorical, 57 categories, silently."""
+    frame, y = _sales_frame()
+    frame.loc[17, "Age"] = "4G"
+    frame.loc[[3, 9], "Age"] = None  # missing values are not typos
+    frame = frame.astype({"Age": dtype})
+    message = (
+        r"feature 0 \('Age'\) is text that reads as numbers but for 1 of its 398 values: "
+        r"'4G' \(row 17\)\. Typos\? .*\(57 categories\).*na_values.*categorical_features"
+    )
+    with pytest.raises(ValueError, match=message):
+        DecisionTreeClassifier(device="cpu").fit(frame, y)
+    # Declared, the column is categorical as the user says, "4G" a category among others.
+    model = DecisionTreeClassifier(categorical_features=["Age"], device="cpu").fit(frame, y)
+    assert model.is_categorical_.tolist() == [True, False, True]
+    assert "4G" in model.categories_[0].tolist()
+    # Made missing, it is a column of numbers.
+    fixed = frame.assign(Age=pd.to_numeric(frame["Age"], errors="coerce"))
+    assert DecisionTreeClassifier(device="cpu").fit(fixed, y).is_categorical_.tolist() == [
+        False,
+        False,
+        True,
+    ]
+
+
+def test_a_numpy_array_of_text_with_a_typo_is_refused_by_position():
+    frame, y = _sales_frame()
+    text = frame[["ShelveLoc", "Age"]].to_numpy().astype(str)
+    text[[5, 6], 1] = "?"
+    with pytest.raises(ValueError, match=r"feature 1 is text .* 2 of its 400 .*'\?' \(rows 5, 6\)"):
+        DecisionTreeClassifier(device="cpu").fit(text, y)
+
+
+def test_a_typo_in_a_wide_text_column_of_numbers_is_the_typo_error_not_raise_max_bins():
+    # Thousands of distinct numbers and one "12x4": the advice was to raise max_bins.
+    rng = np.random.default_rng(1)
+    values = rng.normal(0, 1000, 3000).round(3).astype(str).astype(object)
+    values[33] = "12x4"
+    frame = pd.DataFrame({"a": rng.random(3000), "b": values})
+    with pytest.raises(
+        ValueError, match=r"feature 1 \('b'\) is text .*'12x4' \(row 33\)"
+    ) as caught:
+        DecisionTreeClassifier(device="cpu").fit(frame, np.arange(3000) % 2)
+    assert "max_bins" not in str(caught.value)
+
+
+def test_what_the_typo_rule_leaves_categorical():
+    frame, y = _sales_frame()
+    # Text that is all numbers is a type chosen on purpose: categorical, as before.
+    model = DecisionTreeClassifier(device="cpu").fit(frame, y)
+    assert model.is_categorical_.tolist() == [True, False, True]
+    # More values of text than max(3, 1%) of 400: a column of text.
+    more = frame.copy()
+    more.loc[[1, 2, 3, 4, 5], "Age"] = "unknown"
+    assert DecisionTreeClassifier(device="cpu").fit(more, y).is_categorical_[0]
+    # A pandas category column is categorical by its type: not looked at.
+    typed = frame.copy()
+    typed.loc[17, "Age"] = "4G"
+    typed = typed.astype({"Age": "category"})
+    assert DecisionTreeClassifier(device="cpu").fit(typed, y).is_categorical_[0]
+
+
+@pytest.mark.parametrize(
+    "n_present, limit", [(5, 0), (10, 1), (29, 2), (30, 3), (400, 4), (1000, 10), (10**6, 10**4)]
+)
+def test_the_typo_limit_is_max_3_or_1_percent_and_at_most_a_tenth(n_present, limit):
+    assert stray_text_limit(n_present) == limit
+
+
+def test_stray_text_finds_the_rows_and_values_of_a_few_words_among_numbers():
+    values = np.array(["1", "2.5", None, "4G", " 7 ", "x", "4G"] + ["3"] * 293, dtype=object)
+    rows, words, n_present = stray_text(values)
+    assert rows.tolist() == [3, 5, 6] and words == ["4G", "x"] and n_present == 299
+    words_only = np.array(["a", "b", "c"] * 10 + ["1"], dtype=object)
+    assert stray_text(words_only) is None  # mostly text
+    assert stray_text(np.array(["1", "2"] * 20, dtype=object)) is None  # all numbers
+
+
+def test_a_list_of_categorical_features_adds_to_the_columns_of_text():
+    """categorical_features=['balance'] once switched off the columns of text, so that a
+    text column (student) was then an error; it adds to them, as --categorical does."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(
+        {
+            "student": rng.choice(["No", "Yes"], 80).astype(object),
+            "balance": rng.integers(0, 4, 80),
+            "income": rng.normal(size=80),
+        }
+    )
+    y = (frame["student"] == "Yes").to_numpy() ^ (frame["balance"] > 1).to_numpy()
+    for spec in (["balance"], [1]):
+        model = DecisionTreeClassifier(categorical_features=spec, device="cpu").fit(frame, y)
+        assert model.is_categorical_.tolist() == [True, True, False]
+    # A boolean mask says exactly which: the column of text must be among them.
+    mask = DecisionTreeClassifier(categorical_features=[True, True, False], device="cpu")
+    assert mask.fit(frame, y).is_categorical_.tolist() == [True, True, False]
+    with pytest.raises(ValueError, match=r"column 0 \('student'\) holds a non-numeric value"):
+        DecisionTreeClassifier(categorical_features=[False, True, False], device="cpu").fit(
+            frame, y
+        )
+
+
+def test_an_identifier_like_column_is_warned_of_naming_it():
+    frame, y = _sales_frame(n=100)
+    frame["name"] = [f"customer {i}" for i in range(100)]
+    with pytest.warns(
+        IdLikeColumnWarning, match=r"feature 3 \('name'\) has 100 categories in 100"
+    ) as caught:
+        DecisionTreeClassifier(device="cpu").fit(frame, y)
+    assert [w.message.feature for w in caught if w.category is IdLikeColumnWarning] == [3]
+    assert issubclass(IdLikeColumnWarning, UserWarning)
+    assert "drop the column from X" in str(caught[0].message)
+    # Half the rows or fewer, or under 20 rows: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdLikeColumnWarning)
+        DecisionTreeClassifier(device="cpu").fit(
+            frame.assign(name=[f"c{i % 50}" for i in range(100)]), y
+        )
+        DecisionTreeClassifier(device="cpu").fit(frame.iloc[:19], y[:19])
+
+
+def test_messages_name_the_columns_an_unnamed_x_is_given():
+    """The command line fits on an array of a file's columns: its errors named them by
+    position in that array ("categorical feature 1 has 7608 categories")."""
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=300), np.arange(300) % 20]
+    y = rng.integers(0, 2, 300)
+    estimator = DecisionTreeClassifier(categorical_features=[1], max_bins=16, device="cpu")
+    with columns_named(["income", "store"]):
+        with pytest.raises(ValueError, match=r"categorical column 'store' has 20 categories"):
+            estimator.fit(X, y)
+        X[4, 0] = np.inf
+        with pytest.raises(ValueError, match=r"in column 'income' at row 4"):
+            check_X(X)
+    with pytest.raises(ValueError, match=r"in column 0 at row 4"):  # outside: positions
+        check_X(X)
 
 
 def _hand_walk(tree, x, categorical):

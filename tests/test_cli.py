@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -570,6 +571,153 @@ def test_task_can_be_forced(tmp_path):
     data.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
     result = ok(run("train", data, "-t", "y", "--task", "regression", "-o", tmp_path / "m.json"))
     assert "DecisionTreeRegressor" in result.stdout
+
+
+# -- what a newcomer trips over (issue 45) -------------------------------------------------
+def _sales_csv(path, age_typos=None, n=300, blank_line=True):
+    """Carseats-like rows: Age (whole numbers, ``age_typos`` {row: text} written instead),
+    Income, ShelveLoc (text) and Sales (0/1); a blank line after the third row, so that
+    rows and lines differ."""
+    rng = np.random.default_rng(0)
+    age, income = rng.integers(25, 81, n), rng.normal(50, 10, n).round(2)
+    lines = ["Age,Income,ShelveLoc,Sales"]
+    for i in range(n):
+        written = (age_typos or {}).get(i, str(age[i]))
+        lines.append(f"{written},{income[i]},{('Bad', 'Good', 'Medium')[i % 3]},{int(age[i] > 50)}")
+        if blank_line and i == 2:
+            lines.append("")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("reader", [True, False, "arrow"])
+def test_a_typo_in_a_numeric_column_is_refused_not_made_categorical(reader, tmp_path, monkeypatch):
+    """One "4G" among a column's numbers once made the column categorical, each number a
+    category of its own, without a word: the column, its line and value are named, with
+    the ways out."""
+    _use_reader(monkeypatch, reader)
+    data = _sales_csv(tmp_path / "sales.csv", {16: "4G"})  # line 19: header, blank line
+    model = tmp_path / "m.json"
+    result = run("train", data, "-t", "Sales", "-o", model)
+    assert_one_line_error(
+        result,
+        "column 'Age' holds numbers but for 1 of its 300 values: '4G' (line 19)",
+        "Typos?",
+        "--na-values 4G",
+        "--categorical Age",
+    )
+    assert not model.exists()
+    marked = ok(run("train", data, "-t", "Sales", "--na-values", "4G", "-o", model))
+    assert "3 features (1 categorical)" in marked.stdout
+    assert gpu_tree.load(model).categories_[0] is None  # Age numeric, one value missing
+    declared = ok(run("train", data, "-t", "Sales", "--categorical", "Age", "-o", model))
+    assert "3 features (2 categorical)" in declared.stdout
+    assert "4G" in gpu_tree.load(model).categories_[0].tolist()
+
+
+def test_more_text_than_typos_keeps_a_column_categorical(tmp_path):
+    # 4 values of text in 300 rows: more than max(3, 1%), so a column of text as before.
+    typos = {i: f"code{i}" for i in (5, 50, 150, 250)}
+    data = _sales_csv(tmp_path / "sales.csv", typos)
+    result = ok(run("train", data, "-t", "Sales", "-o", tmp_path / "m.json"))
+    assert "3 features (2 categorical)" in result.stdout
+
+
+def test_a_typo_in_a_wide_numeric_column_is_the_typo_error_not_raise_max_bins(tmp_path):
+    # Thousands of distinct numbers and one "12x4": the advice was to raise max_bins.
+    rng = np.random.default_rng(1)
+    values = rng.normal(0, 1000, 3000).round(3).astype(str)
+    values[33] = "12x4"
+    data = tmp_path / "wide.csv"
+    data.write_text("a,b,y\n" + "".join(f"{i % 7},{v},{i % 2}\n" for i, v in enumerate(values)))
+    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    assert_one_line_error(result, "column 'b' holds numbers but for 1", "'12x4' (line 35)")
+    assert "max_bins" not in result.stderr
+
+
+def test_a_parquet_string_column_of_numbers_and_a_typo_is_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    age = [str(25 + i % 50) for i in range(200)]
+    age[7] = "n.a."
+    table = pa.table({"Age": age, "y": [i % 2 for i in range(200)]})
+    pq.write_table(table, tmp_path / "d.parquet")
+    result = run("train", tmp_path / "d.parquet", "-t", "y", "-o", tmp_path / "m.json")
+    assert_one_line_error(result, "column 'Age' holds numbers but for 1", "'n.a.' (row 8)")
+
+
+def test_categorical_and_text_columns_add_up_as_in_python(tmp_path):
+    """--categorical adds columns of numbers to the columns of text, which stay
+    categorical: the estimators' categorical_features=[...] reads the same."""
+    rng = np.random.default_rng(2)
+    n = 80
+    student = rng.choice(["No", "Yes"], n)
+    balance = rng.integers(0, 4, n)
+    y = (student == "Yes") ^ (balance > 1)
+    data = tmp_path / "credit.csv"
+    data.write_text(
+        "student,balance,y\n"
+        + "".join(f"{s},{b},{int(v)}\n" for s, b, v in zip(student, balance, y, strict=True))
+    )
+    result = ok(
+        run("train", data, "-t", "y", "--categorical", "balance", "-o", tmp_path / "m.json")
+    )
+    assert "2 features (2 categorical)" in result.stdout
+    model = gpu_tree.load(tmp_path / "m.json")
+    assert [c.tolist() for c in model.categories_] == [["No", "Yes"], ["0", "1", "2", "3"]]
+
+
+def test_classification_of_a_continuous_target_names_the_option_not_a_class(tmp_path):
+    data = _sales_csv(tmp_path / "sales.csv")
+    result = run("train", data, "-t", "Income", "--task", "classification", "-o", tmp_path / "m")
+    assert_one_line_error(
+        result, "sales.csv, line 2: the target column 'Income' holds", "--task regression"
+    )
+    assert "DecisionTreeRegressor" not in result.stderr
+
+
+def _ids_csv(path, n):
+    path.write_text("id,x,y\n" + "".join(f"u{i:05d},{i % 7},{i % 2}\n" for i in range(n)))
+    return path
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_an_identifier_like_column_is_warned_of_with_the_option_that_leaves_it_out(quiet, tmp_path):
+    data = _ids_csv(tmp_path / "ids.csv", 200)
+    result = ok(run("train", data, "-t", "y", *quiet, "-o", tmp_path / "m.json"))
+    assert flat(result.stderr) == (
+        "gputree: warning: the categorical column 'id' has 200 categories in 200 rows: is "
+        "it an identifier (an id, a name, free text)? Its splits would learn the training "
+        "rows by heart and send new values down the missing-value path; leave it out with "
+        "--ignore id"
+    )
+    result = ok(run("train", data, "-t", "y", "--ignore", "id", "-o", tmp_path / "m.json"))
+    assert result.stderr == ""
+
+
+def test_errors_of_a_fit_name_the_column_not_its_position(tmp_path):
+    # 2,000 ids: more categories than max_bins; the warning comes first, then the error,
+    # which names the column (it said "categorical feature 0 has 2000 categories").
+    data = _ids_csv(tmp_path / "ids.csv", 2000)
+    result = run("train", data, "-t", "y", "-o", tmp_path / "m.json")
+    assert result.exit_code == 2
+    warning, error = result.stderr.strip().splitlines()
+    assert warning.startswith("gputree: warning: the categorical column 'id' has 2,000 categories")
+    assert error.startswith("gputree: error: categorical column 'id' has 2,000 categories, more")
+
+
+def test_a_perfect_model_s_log_loss_is_zero_and_counts_have_separators(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n" + "".join(f"{i},{int(i >= 750)}\n" for i in range(1500)))
+    model, metrics = tmp_path / "m.json", tmp_path / "metrics.json"
+    trained = ok(run("train", data, "-t", "y", "-v", "-o", model))
+    shown = ok(run("evaluate", model, data, "-t", "y", "-v", "--json", metrics))
+    assert "log-loss: 0.0000" in shown.stdout
+    loss = json.loads(metrics.read_text())["log_loss"]
+    assert loss == 0.0 and not math.copysign(1.0, loss) < 0
+    said = trained.stdout + trained.stderr + shown.stdout + shown.stderr
+    assert "1,500 rows" in said
+    assert not re.search(r"\b\d{4,} rows", said), said
 
 
 # -- errors ------------------------------------------------------------------------------------

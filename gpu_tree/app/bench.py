@@ -129,7 +129,7 @@ def time_model(name, device, factory, data, repeats) -> Result:
     X_train, y_train, X_test, _ = data
     result = Result(name, device)
     try:
-        logger.info("%s: warm-up fit on %d rows (not timed)", name, len(y_train))
+        logger.info("%s: warm-up fit on %s rows (not timed)", name, f"{len(y_train):,}")
         factory().fit(X_train, y_train).predict(X_test)
         compiling = _compile_timer()
         try:

@@ -21,6 +21,7 @@ import json
 import logging
 import numbers
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -312,9 +313,9 @@ def _read(path, plan, hint=None, text_format=None):
     logger.info("reading %s (%.1f MB)", path, size / 1e6, extra=step("reading", 0, size, unit="B"))
     table = read_table(path, plan, hint, **(text_format or {}))
     logger.info(
-        "read %s: %d rows, %d of %d columns used (%.2f s)",
+        "read %s: %s rows, %d of %d columns used (%.2f s)",
         path,
-        table.n_rows,
+        f"{table.n_rows:,}",
         len(table.columns),
         len(table.names),
         time.perf_counter() - start,
@@ -460,7 +461,16 @@ def _target_values(table, column, task):
         return _as_numbers(column, table, "--task regression needs numbers"), task
     if numeric is None or column.categorical and column.is_text:
         return np.asarray(column.values.tolist()), task  # string labels
-    if np.all(numeric == np.round(numeric)) and np.abs(numeric).max() < 2**53:
+    fractional = numeric != np.round(numeric)
+    if fractional.any():  # the estimator's refusal would name its Python class
+        row = int(np.argmax(fractional))
+        value = column.values[row] if column.is_text else repr(float(numeric[row]))
+        raise ValueError(
+            f"{table.source}, {table.where(row)}: the target column {column.name!r} holds "
+            f"{value}, a number that is not whole, and --task classification needs class "
+            "labels: to predict a number, pass --task regression (or --task auto)"
+        )
+    if np.abs(numeric).max() < 2**53:
         return numeric.astype(np.int64), task
     return numeric, task
 
@@ -651,7 +661,7 @@ def _predict(model, X, proba=False):
         warnings.filterwarnings("ignore", message=".*feature names.*", category=UserWarning)
         start = time.perf_counter()
         out = model.predict_proba(X) if proba else model.predict(X)
-        logger.info("predicted %d rows (%.2f s)", X.shape[0], time.perf_counter() - start)
+        logger.info("predicted %s rows (%.2f s)", f"{X.shape[0]:,}", time.perf_counter() - start)
         if isinstance(out, list):  # a multi-output model's probabilities, one per output
             return [np.asarray(p) for p in out]
         return np.asarray(out)
@@ -981,6 +991,9 @@ def train(
             kinds[resolve_column(spec, names, "column in --ignore")] = SKIP
         for spec in categorical_specs:
             kinds[resolve_column(spec, names, "column in --categorical")] = CATEGORY
+        found["declared"] = {
+            name for name, kind in zip(names, kinds, strict=True) if kind == CATEGORY
+        }
         t = resolve_column(target, names, "target column")
         if kinds[t] == SKIP:
             raise ValueError(f"the target column {names[t]!r} is also in --ignore")
@@ -1004,6 +1017,7 @@ def train(
     features = [c for c in table.columns if c.name not in not_features]
     if not features:
         raise ValueError(f"{data}: no feature columns besides the target {found['target']!r}")
+    _check_text_of_numbers(table, features, found["declared"])
     y, task = _target_values(table, target_column, task)
     sample_weight = None
     if weight is not None:
@@ -1013,12 +1027,16 @@ def train(
     estimator_class = classifier_class if task == "classification" else regressor_class
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
-        params["categorical_features"] = categorical_features
+        # A mask, which the estimator takes as it is: the columns were found here, as the
+        # file was read (text, plus --categorical), and a list would have it look at every
+        # column of X again for text.
+        params["categorical_features"] = [c.categorical for c in features]
     X = feature_matrix(features)
     estimator = estimator_class(**params, **(forest_params or {}))
-    logger.info("fitting %s on %d rows x %d features", estimator_class.__name__, *X.shape)
+    name, (n_rows, n_columns) = estimator_class.__name__, X.shape
+    logger.info("fitting %s on %s rows x %d features", name, f"{n_rows:,}", n_columns)
     start = time.perf_counter()
-    estimator.fit(X, y, sample_weight=sample_weight)
+    _fit_on_columns(estimator, X, y, sample_weight, features, found["declared"])
     fit_seconds = time.perf_counter() - start
     # The command line knows the column names; the model file keeps them (a forest's
     # trees share them, as they would after a fit on a DataFrame).
@@ -1038,6 +1056,70 @@ def train(
         fitted_on=f"{fit_seconds:.3f} s on {estimator.device_}",
         output=output,
     )
+
+
+def _check_text_of_numbers(table, features, declared):
+    """Refuse a feature column found categorical because it held text (not one declared
+    with --categorical, nor an ARFF nominal attribute) whose values are numbers but for a
+    few (data.categorical.stray_text's rule): typos, far more likely than a categorical
+    feature, which would silently have had a category for each of its numbers."""
+    from gpu_tree.data.categorical import shown_values, stray_text
+
+    for column in features:
+        if not column.categorical or not column.is_text or column.nominal:
+            continue
+        if column.name in declared:
+            continue
+        distinct = [v for v in dict.fromkeys(column.values.tolist()) if v is not None]
+        found = stray_text(column.values, distinct)
+        if found is None:
+            continue
+        rows, words, n_present = found
+        where = ", ".join(table.where(int(i)) for i in rows[:5]) + (" ..." if rows.size > 5 else "")
+        raise ValueError(
+            f"{table.source}: column {column.name!r} holds numbers but for {rows.size} of its "
+            f"{n_present:,} values: {shown_values(words)} ({where}). Typos? Read as text, "
+            f"each number would be a category of its own ({len(distinct):,} categories). "
+            "Correct those values, mark them missing (--na-values "
+            f"{shlex.quote(','.join(words))}), or declare the column categorical "
+            f"(--categorical {shlex.quote(column.name)}) to keep every value as a category"
+        )
+
+
+def _fit_on_columns(estimator, X, y, sample_weight, features, declared):
+    """Fit ``estimator`` on X, the array of the file's ``features`` columns: its messages
+    name them (not by their position in X), and its warning of an identifier-like
+    categorical column is shown as the command line's warnings are, with the option that
+    leaves the column out, whatever -q or -v (the fit's other warnings: with -v only)."""
+    from gpu_tree.data.categorical import IdLikeColumnWarning
+    from gpu_tree.data.validation import columns_named
+
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IdLikeColumnWarning)
+            with columns_named([c.name for c in features]):
+                estimator.fit(X, y, sample_weight=sample_weight)
+    finally:
+        for warning in caught:
+            if not isinstance(warning.message, IdLikeColumnWarning):
+                warnings.showwarning(
+                    warning.message, warning.category, warning.filename, warning.lineno
+                )
+                continue
+            found = warning.message
+            name = features[found.feature].name
+            also = (
+                ", or take it out of --categorical to use its numbers" if name in declared else ""
+            )
+            click.echo(
+                f"gputree: warning: the categorical column {name!r} has "
+                f"{found.n_categories:,} categories in {found.n_rows:,} rows: is it an "
+                "identifier (an id, a name, free text)? Its splits would learn the training "
+                "rows by heart and send new values down the missing-value path; leave it out "
+                f"with --ignore {shlex.quote(name)}{also}",
+                err=True,
+            )
 
 
 def _report_training(

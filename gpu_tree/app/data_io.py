@@ -79,6 +79,7 @@ class Column:
     name: str
     values: np.ndarray  # float64 with NaN for missing, or object: str with None for missing
     categorical: bool = False
+    nominal: bool = False  # an ARFF nominal attribute: categorical, its values declared
 
     @property
     def is_text(self) -> bool:
@@ -878,7 +879,7 @@ def _read_arff(path, plan, hint) -> Table:
         if nominal[j] or kind == CATEGORY:
             text = np.empty(len(values), dtype=object)
             text[:] = values
-            columns.append(Column(names[j], text, categorical=True))
+            columns.append(Column(names[j], text, categorical=True, nominal=nominal[j]))
             continue
         out = np.empty(len(values))
         for i, value in enumerate(values):

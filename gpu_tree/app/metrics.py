@@ -14,8 +14,9 @@ the confusion matrix M (rows: true class, columns: predicted class, n rows in al
 Macro F1 is the mean of the classes' defined F1 values. From predicted probabilities P
 (a row per row, a column per class of the model), with y the true classes:
 
-    log-loss = -mean over rows of ln max(P[row, y], eps)   (eps: float64's machine epsilon,
-               as scikit-learn clips; a leaf that never saw the class would give infinity)
+    log-loss = -mean over rows of ln min(max(P[row, y], eps), 1)   (eps: float64's machine
+               epsilon, as scikit-learn clips; a leaf that never saw the class would give
+               infinity; 1: a mean of probabilities rounded past it would give -0.0)
     ROC AUC of class c against the rest = the probability that a row of class c scores
                higher on P[:, c] than a row of another class, ties counting half
                (Mann-Whitney U / (positives x negatives), from average ranks)
@@ -161,7 +162,9 @@ def probability_metrics(true_codes, proba) -> dict:
     eps = np.finfo(np.float64).eps
     aucs = [roc_auc(true_codes == c, proba[:, c]) for c in range(proba.shape[1])]
     return {
-        "log_loss": float(-np.mean(np.log(np.maximum(of_true_class, eps)))),
+        # Probabilities clipped to at most 1 (a forest's mean may round past it) and the
+        # mean subtracted from 0.0, not negated: a perfect model's loss is 0.0, not -0.0.
+        "log_loss": float(0.0 - np.mean(np.log(np.clip(of_true_class, eps, 1.0)))),
         "roc_auc_per_class": aucs,
         "macro_roc_auc": mean_of_defined(aucs),
     }

@@ -13,7 +13,7 @@ from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
 from gpu_tree.data.binning import BinMapper
-from gpu_tree.data.categorical import column_kinds, resolve_categorical_features
+from gpu_tree.data.categorical import column_kinds, declared_features
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import (
     StatsLayout,
@@ -367,13 +367,15 @@ class _Totals:
 
 
 def _category_candidates(spec, meta, names, n_features) -> np.ndarray:
-    """The columns whose distinct values the categories are learned from: those named by
-    ``categorical_features``, or (by type) those whose type may hold categories (a
-    Dask DataFrame's meta is empty: an object column's values cannot tell yet)."""
-    if spec is not None and not isinstance(spec, str):
-        return resolve_categorical_features(spec, meta, n_features, names)
+    """The columns whose distinct values the categories are learned from: those
+    ``categorical_features`` names, and unless it names them all (a boolean mask, an
+    empty list) those whose type may hold categories (a Dask DataFrame's meta is empty:
+    an object column's values cannot tell yet)."""
+    declared, exact = declared_features(spec, n_features, names)
+    if exact:
+        return declared
     kinds = column_kinds(meta, n_features)
-    return np.array([kind == "category" or kind in "OUS" for kind in kinds], dtype=bool)
+    return declared | np.array([kind == "category" or kind in "OUS" for kind in kinds], dtype=bool)
 
 
 def _union_of_distinct_values(pieces, meta):

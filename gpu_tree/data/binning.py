@@ -48,7 +48,7 @@ def check_category_counts(n_categories, max_bins, has_missing, feature_names=Non
         f = too_many[0]
         reason = " (one bin is kept for missing values)" if has_missing else ""
         raise ValueError(
-            f"categorical {feature_label(f, feature_names)} has {n_categories[f]} categories, "
+            f"categorical {feature_label(f, feature_names)} has {n_categories[f]:,} categories, "
             f"more than the {value_bins} bins max_bins={max_bins} allows{reason}; raise "
             f"max_bins (up to {MAX_BINS_LIMIT}) or merge rare categories"
         )
@@ -357,9 +357,9 @@ class BinMapper:
         self.missing_bin_ = self.n_bins_ - 1 if self.has_missing_ else -1
         self.bin_dtype_ = np.uint8 if self.n_bins_ <= 256 else np.uint16
         logger.debug(
-            "bin edges of %d features from %d rows (%.2f s)",
+            "bin edges of %d features from %s rows (%.2f s)",
             n_features,
-            sample.shape[0],
+            f"{sample.shape[0]:,}",
             time.perf_counter() - start,
         )
         return self
@@ -405,8 +405,8 @@ class BinMapper:
         )
         self._bounds_from_edges(bin_lower, bin_upper)
         logger.info(
-            "binned %d rows x %d features, at most %d bins (%.2f s)",
-            n_samples,
+            "binned %s rows x %d features, at most %d bins (%.2f s)",
+            f"{n_samples:,}",
             n_features,
             self.n_bins_,
             time.perf_counter() - start,
@@ -453,10 +453,10 @@ class BinMapper:
         )
         self._bounds_from_edges(bin_lower, bin_upper)
         logger.info(
-            "binned %d rows x %d features (sparse, %d values stored), at most %d bins (%.2f s)",
-            n_samples,
+            "binned %s rows x %d features (sparse, %s values stored), at most %d bins (%.2f s)",
+            f"{n_samples:,}",
             n_features,
-            X.data.size,
+            f"{X.data.size:,}",
             self.n_bins_,
             time.perf_counter() - start,
             extra=step("binning", n_features, n_features, unit="feature", done=True),
@@ -494,8 +494,8 @@ class BinMapper:
         bin_lower, bin_upper = device_to_host(bin_lower), device_to_host(bin_upper)
         self._bounds_from_edges(bin_lower, bin_upper)
         logger.info(
-            "binned %d rows x %d features on the GPU, at most %d bins (%.2f s)",
-            n_samples,
+            "binned %s rows x %d features on the GPU, at most %d bins (%.2f s)",
+            f"{n_samples:,}",
             n_features,
             self.n_bins_,
             time.perf_counter() - start,

@@ -14,11 +14,18 @@ Category sets of subset splits are stored as bitsets (layout: :mod:`gpu_tree.dat
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 
 import numpy as np
 
-from gpu_tree.data.validation import is_dataframe, is_device_array, is_sparse
+from gpu_tree.data.validation import (
+    given_column_name,
+    is_dataframe,
+    is_device_array,
+    is_sparse,
+)
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the bound on a subset's size, l in Zaki and Meira's
@@ -37,27 +44,42 @@ def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.
     """Boolean mask of the categorical features from ``categorical_features``.
 
     ``spec``: None or "from_dtype" (the columns whose type says they are categories:
-    :func:`categorical_by_type`), a boolean mask of length n_features, or feature indices
-    or names (an empty list: none).
+    :func:`categorical_by_type`); feature indices or names, which add to those (a column
+    of numbers listed is a categorical one, and the columns of text stay categorical: the
+    command line's ``--categorical`` reads the same); or a boolean mask of length
+    n_features, which says exactly which, as an empty list does (none: every column
+    numeric). See :func:`declared_features`.
     """
+    declared, exact = declared_features(spec, n_features, feature_names)
+    if exact:
+        return declared
+    return declared | categorical_by_type(X, n_features, feature_names, skip=declared)
+
+
+def declared_features(spec, n_features: int, feature_names) -> tuple[np.ndarray, bool]:
+    """(mask, exact): the features ``categorical_features`` names, and whether they are
+    all the categorical features (a boolean mask, or an empty list) rather than added to
+    those found by type (None, "from_dtype", a list of indices or names)."""
     mask = np.zeros(n_features, dtype=bool)
     if spec is None:
-        return categorical_by_type(X, n_features, feature_names)
+        return mask, False
     if isinstance(spec, str):
         if spec != "from_dtype":
             raise ValueError(
                 f"categorical_features={spec!r} is not understood: pass 'from_dtype', a "
                 "boolean mask, or a list of feature indices or names"
             )
-        return categorical_by_type(X, n_features, feature_names)
+        return mask, False
     items = list(np.asarray(spec, dtype=object).ravel()) if not np.isscalar(spec) else [spec]
-    if len(items) and all(isinstance(v, (bool, np.bool_)) for v in items):
+    if not items:
+        return mask, True
+    if all(isinstance(v, (bool, np.bool_)) for v in items):
         if len(items) != n_features:
             raise ValueError(
                 f"categorical_features is a boolean mask of length {len(items)}, but X has "
                 f"{n_features} features"
             )
-        return np.asarray(items, dtype=bool)
+        return np.asarray(items, dtype=bool), True
     for item in items:
         if isinstance(item, str):
             if feature_names is None:
@@ -83,19 +105,22 @@ def resolve_categorical_features(spec, X, n_features: int, feature_names) -> np.
                 f"categorical_features holds {item!r}: expected feature indices, names or a "
                 "boolean mask"
             )
-    return mask
+    return mask, False
 
 
-def categorical_by_type(X, n_features: int, feature_names) -> np.ndarray:
+def categorical_by_type(X, n_features: int, feature_names, skip=None) -> np.ndarray:
     """The features that are categories by their type, as HistGradientBoosting, LightGBM
     and XGBoost take them without being told: a pandas ``category`` column, and a column of
     text (a DataFrame's object or string column, a numpy string or object column) whose
     present values are all strings. A column of numbers stays numeric; one mixing numbers
-    and text is refused, naming it and a row of each (which did the user mean?)."""
+    and text is refused, naming it and a row of each (which did the user mean?). The
+    features of ``skip`` (a mask: those declared categorical) are not looked at."""
     mask = np.zeros(n_features, dtype=bool)
     if n_features == 0 or is_sparse(X):  # a sparse matrix holds numbers only
         return mask
     for j, kind in enumerate(column_kinds(X, n_features)):
+        if skip is not None and skip[j]:
+            continue
         if kind == "category" or kind in "US":
             mask[j] = True
         elif kind == "O":
@@ -232,7 +257,140 @@ def _factorized_text(X, j):
 
 
 def feature_label(j, feature_names):
-    return f"feature {j} ({feature_names[j]!r})" if feature_names is not None else f"feature {j}"
+    """How a message names feature ``j``: by position and name, by the name the caller
+    gave (:func:`gpu_tree.data.validation.columns_named`), or by position alone."""
+    if feature_names is not None:
+        return f"feature {j} ({feature_names[j]!r})"
+    name = given_column_name(j)
+    return f"column {name!r}" if name is not None else f"feature {j}"
+
+
+# A column of text whose present values all read as numbers but for a few is far more
+# likely a numeric column with typos ("4G", "12x4") or unmarked missing values ("none")
+# than a categorical feature: taken as text, each of its numbers became a category of
+# its own, silently. Such a column is refused (stray_text) when the values that are not
+# numbers are at most STRAY_TEXT_MIN of them or STRAY_TEXT_SHARE of the present values,
+# whichever is more, and at most a tenth of them (a column of 9 words and 1 number is
+# text). A column of text that is all numbers stays categorical: a type chosen on purpose.
+STRAY_TEXT_MIN = 3
+STRAY_TEXT_SHARE = 0.01
+
+
+def stray_text_limit(n_present: int) -> int:
+    """The most values that are not numbers a column of ``n_present`` present values of
+    text may hold and still be refused as numbers with typos (see STRAY_TEXT_MIN)."""
+    return min(max(STRAY_TEXT_MIN, int(n_present * STRAY_TEXT_SHARE)), n_present // 10)
+
+
+def _reads_as_number(text) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
+
+
+def stray_text(values, distinct=None):
+    """For a column of text ``values`` (a 1-D object array of strings, missing values
+    None, NaN or pandas' NA) whose present values all read as finite numbers (as
+    Python's float() reads them) but for a few (at most :func:`stray_text_limit`):
+    (rows of those values, their distinct values in order of first row, the number of
+    present values). None for any other column. ``distinct``: the column's distinct
+    present values, where known (the check then reads the rows only for a suspect)."""
+    values = np.asarray(values, dtype=object)
+    bound = stray_text_limit(values.size)  # present values are at most every row
+    if bound == 0:
+        return None
+    if distinct is None:
+        distinct = [v for v in dict.fromkeys(values.tolist()) if not is_missing_value(v)]
+    words = []
+    n_numbers = 0
+    for value in distinct:
+        if _reads_as_number(value):
+            n_numbers += 1
+        else:
+            words.append(value)
+            if len(words) > bound:
+                return None
+    if not words or n_numbers == 0:
+        return None
+    present = _present(values)
+    n_present = int(present.sum())
+    word_set = set(words)
+    rows = np.flatnonzero(
+        present & np.fromiter((v in word_set for v in values.tolist()), bool, values.size)
+    )
+    if rows.size > stray_text_limit(n_present):
+        return None
+    in_order = list(dict.fromkeys(values[rows].tolist()))
+    return rows, in_order, n_present
+
+
+def shown_values(values, limit=5) -> str:
+    """Values for a message: their reprs, the first ``limit`` of them."""
+    values = list(values)
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def check_text_of_numbers(X, maps, features, feature_names):
+    """Refuse, naming the rows and values, each of ``features`` (columns of text taken as
+    categorical by their type, not declared) that :func:`stray_text` finds to be numbers
+    with a few values of text."""
+    for j in features:
+        categories = maps.categories.get(int(j))
+        if categories is None or categories.size < 2:
+            continue
+        found = stray_text(np.asarray(_column(X, j), dtype=object), categories.tolist())
+        if found is None:
+            continue
+        rows, words, n_present = found
+        at = ", ".join(str(int(i)) for i in rows[:5]) + (" ..." if rows.size > 5 else "")
+        raise ValueError(
+            f"{feature_label(j, feature_names)} is text that reads as numbers but for "
+            f"{rows.size} of its {n_present:,} values: {shown_values(words)} (row"
+            f"{'s' if rows.size > 1 else ''} {at}). Typos? Taken as text, every number would "
+            f"be a category of its own ({categories.size:,} categories). Correct those "
+            "values, make them missing (NaN; pandas.read_csv takes na_values=), or list the "
+            "column in categorical_features to keep it categorical"
+        )
+
+
+# A categorical column with more categories than this share of the rows (from
+# ID_LIKE_MIN_ROWS rows) is likely an identifier (an id, a name, free text): its splits
+# learn the training rows by heart and send new ones down the missing-value path.
+ID_LIKE_SHARE = 0.5
+ID_LIKE_MIN_ROWS = 20
+
+
+class IdLikeColumnWarning(UserWarning):
+    """A categorical feature with nearly as many categories as rows; ``feature``, its
+    index, ``n_categories`` and ``n_rows`` say which and how many (the command line
+    words its own message from them)."""
+
+    def __init__(self, message, feature, n_categories, n_rows):
+        super().__init__(message)
+        self.feature, self.n_categories, self.n_rows = feature, n_categories, n_rows
+
+
+def is_id_like(n_categories: int, n_rows: int) -> bool:
+    return n_rows >= ID_LIKE_MIN_ROWS and n_categories > ID_LIKE_SHARE * n_rows
+
+
+def warn_id_like(maps, n_rows, feature_names, stacklevel=2):
+    """An :class:`IdLikeColumnWarning` for each categorical feature of ``maps`` with
+    nearly as many categories as rows (:func:`is_id_like`)."""
+    for j, categories in maps.categories.items():
+        if is_id_like(len(categories), n_rows):
+            message = (
+                f"categorical {feature_label(j, feature_names)} has {len(categories):,} "
+                f"categories in {n_rows:,} rows: is it an identifier (an id, a name, free "
+                "text)? Its splits would learn the training rows by heart and send new values "
+                "down the missing-value path; drop the column from X (or, a column of numbers, "
+                "leave it out of categorical_features)"
+            )
+            warnings.warn(
+                IdLikeColumnWarning(message, j, len(categories), n_rows), stacklevel=stacklevel
+            )
 
 
 def _sorted_categories(values: np.ndarray, label: str) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.validation import check_n_features, is_sparse
+from gpu_tree.data.validation import check_n_features, column_label, is_sparse
 
 __all__ = [
     "canonical_csr",
@@ -61,8 +61,8 @@ def check_sparse_X(X, *, n_features_expected=None, estimator_name="the estimator
         k = infinite[0]
         row = int(np.searchsorted(csr.indptr, k, side="right")) - 1
         raise ValueError(
-            f"Input X contains infinity or a value too large in column {csr.indices[k]} at "
-            f"row {row} (value {csr.data[k]})"
+            f"Input X contains infinity or a value too large in "
+            f"{column_label(csr.indices[k], None)} at row {row} (value {csr.data[k]})"
         )
     return csr
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
 import warnings
 
@@ -63,8 +65,33 @@ def _refuse_duplicates(names, where):
         seen.add(name)
 
 
+# Column names for messages about X when X itself has none: the command line fits on an
+# array of a file's columns, whose user knows them by name (and whose positions in X are
+# not the file's, the target and the ignored columns left out).
+_GIVEN_NAMES = contextvars.ContextVar("gpu_tree_given_column_names", default=None)
+
+
+@contextlib.contextmanager
+def columns_named(names):
+    """Within the block, messages name the columns of an X without names by ``names``."""
+    token = _GIVEN_NAMES.set([str(name) for name in names])
+    try:
+        yield
+    finally:
+        _GIVEN_NAMES.reset(token)
+
+
+def given_column_name(j) -> str | None:
+    """Column j's name from :func:`columns_named`, or None outside it."""
+    names = _GIVEN_NAMES.get()
+    return names[int(j)] if names is not None and 0 <= int(j) < len(names) else None
+
+
 def column_label(j, names):
-    return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
+    if names is not None:
+        return f"column {j} ({names[j]!r})"
+    name = given_column_name(j)
+    return f"column {name!r}" if name is not None else f"column {j}"
 
 
 def _convert_object_columns(array, names, first_column=0):
@@ -447,6 +474,7 @@ def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the es
     if bool(bad.any()):
         row, column = (int(v) for v in xp.argwhere(bad)[0])
         raise ValueError(
-            f"Input X contains infinity or a value too large in column {column} at row {row}"
+            f"Input X contains infinity or a value too large in {column_label(column, None)} "
+            f"at row {row}"
         )
     return xp.ascontiguousarray(X)

@@ -24,8 +24,12 @@ from gpu_tree.data.binning import check_category_counts, check_max_bins, missing
 from gpu_tree.data.categorical import (
     CATEGORICAL_SPLITS,
     CategoryMaps,
+    check_text_of_numbers,
+    column_kinds,
+    declared_features,
     label_codes,
     resolve_categorical_features,
+    warn_id_like,
     with_codes,
 )
 from gpu_tree.data.frames import as_pandas_frame
@@ -381,6 +385,8 @@ class _BaseDecisionTree(BaseEstimator):
         X = as_pandas_frame(X)  # polars, pyarrow, any Arrow table: one path (data/frames.py)
         feature_names = feature_names_of(X)
         categorical = self._learn_categories(X, feature_names, settings)
+        if categorical is not None:
+            self._check_category_columns(X, feature_names)
         X, y, weight = self._validate_data(X, y, sample_weight)
         sizes = self._check_size_params(*X.shape)
         self._record_input_shape(X, feature_names, sizes.max_features)
@@ -704,6 +710,21 @@ class _BaseDecisionTree(BaseEstimator):
             )
         return categorical
 
+    def _check_category_columns(self, X, feature_names):
+        """The checks of the categorical columns that read X's rows (a Dask fit learns its
+        categories from the partitions' distinct values, not rows): a column of text taken
+        as categorical by its type that reads as numbers but for a few values is refused
+        (check_text_of_numbers), and a column of nearly as many categories as rows is
+        warned of (warn_id_like)."""
+        maps = self._category_maps
+        n_features = maps.mask.size
+        declared, exact = declared_features(self.categorical_features, n_features, feature_names)
+        if not exact:
+            kinds = column_kinds(X, n_features)
+            detected = [j for j in maps.features if not declared[j] and kinds[j] in ("O", "U", "S")]
+            check_text_of_numbers(X, maps, detected, feature_names)
+        warn_id_like(maps, len(X), feature_names, stacklevel=2)
+
     def _learn_category_maps(self, X, feature_names):
         if self.categorical_split not in CATEGORICAL_SPLITS:
             raise ValueError(
@@ -878,12 +899,16 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         type says so, a pandas ``category``, polars ``Categorical`` or ``Enum`` or Arrow
         dictionary column and a column of text (a DataFrame's object or string column, a
         numpy string or object column, whose present values are all strings); a column
-        mixing numbers and text is refused. Columns of numbers are numeric unless listed
-        here; an empty list makes every column numeric. The
-        values of a categorical feature are labels (numbers or strings); missing values
-        and, at prediction, categories not seen in training follow each node's missing
-        rule.
-        A feature may have at most ``max_bins`` categories (one less with missing values).
+        mixing numbers and text is refused, and so is a column of text whose values all
+        read as numbers but for at most max(3, 1%) of them (and a tenth): typos, far
+        likelier than categories. A list of indices or names adds to those (columns of
+        numbers are numeric unless listed; a listed column of text is not checked for
+        typos); a boolean mask says exactly which, and an empty list makes every column
+        numeric. The values of a categorical feature are labels (numbers or strings);
+        missing values and, at prediction, categories not seen in training follow each
+        node's missing rule. A feature may have at most ``max_bins`` categories (one less
+        with missing values); one with more categories than half the rows (from 20 rows)
+        is warned of, as a likely identifier.
     categorical_split : {"binary", "multiway"}
         ``binary``: splits "x in V" (Zaki and Meira, Algorithm 19.3), V a subset of the
         categories; exact for
