@@ -706,6 +706,15 @@ def test_errors_of_a_fit_name_the_column_not_its_position(tmp_path):
     assert error.startswith("gputree: error: categorical column 'id' has 2,000 categories, more")
 
 
+def test_an_infinite_value_of_an_npz_file_names_its_column(tmp_path):
+    X = np.arange(12.0).reshape(4, 3)
+    X[2, 1] = np.inf
+    path = tmp_path / "d.npz"
+    np.savez(path, X=X, y=np.arange(4) % 2, feature_names=np.array(["a", "income", "c"]))
+    result = run("train", path, "-o", tmp_path / "m.json")
+    assert_one_line_error(result, "array 'X' is infinite at row 3, column 1 ('income')")
+
+
 def test_a_perfect_model_s_log_loss_is_zero_and_counts_have_separators(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("x,y\n" + "".join(f"{i},{int(i >= 750)}\n" for i in range(1500)))

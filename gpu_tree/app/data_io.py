@@ -968,11 +968,17 @@ def _numeric_matrix(array, what, source):
         raise ValueError(
             f"{source}: {what} should be a non-empty 2-D array, got shape {array.shape}"
         )
-    array = np.asarray(array, dtype=np.float64)
-    bad = np.argwhere(np.isinf(array))
+    return np.asarray(array, dtype=np.float64)
+
+
+def _refuse_infinity(X, what, names, source):
+    """An infinite value of X, named by its row and its column's position and name."""
+    bad = np.argwhere(np.isinf(X))
     if bad.size:
-        raise ValueError(f"{source}: {what} is infinite at row {bad[0][0] + 1}, column {bad[0][1]}")
-    return array
+        row, j = int(bad[0][0]), int(bad[0][1])
+        raise ValueError(
+            f"{source}: {what} is infinite at row {row + 1}, column {j} ({names[j]!r})"
+        )
 
 
 def _read_numpy(path, ext, plan) -> Table:
@@ -986,6 +992,7 @@ def _read_numpy(path, ext, plan) -> Table:
         X = _numeric_matrix(loaded, "the array", source)
         names = [f"x{j}" for j in range(X.shape[1])]
         generated = True
+        _refuse_infinity(X, "the array", names, source)
     else:
         with loaded:
             files = set(loaded.files)
@@ -1007,6 +1014,7 @@ def _read_numpy(path, ext, plan) -> Table:
             names = [str(n) for n in np.asarray(feature_names).ravel().tolist()]
             if len(names) != X.shape[1] or len(set(names)) != len(names):
                 raise ValueError(f"{source}: 'feature_names' should be {X.shape[1]} distinct names")
+        _refuse_infinity(X, "array 'X'", names, source)
         if y is not None:
             if y.ndim != 1 or y.shape[0] != X.shape[0]:
                 raise ValueError(
