@@ -289,19 +289,10 @@ def _reads_as_number(text) -> bool:
         return False
 
 
-def stray_text(values, distinct=None):
-    """For a column of text ``values`` (a 1-D object array of strings, missing values
-    None, NaN or pandas' NA) whose present values all read as finite numbers (as
-    Python's float() reads them) but for a few (at most :func:`stray_text_limit`):
-    (rows of those values, their distinct values in order of first row, the number of
-    present values). None for any other column. ``distinct``: the column's distinct
-    present values, where known (the check then reads the rows only for a suspect)."""
-    values = np.asarray(values, dtype=object)
-    bound = stray_text_limit(values.size)  # present values are at most every row
-    if bound == 0:
-        return None
-    if distinct is None:
-        distinct = [v for v in dict.fromkeys(values.tolist()) if not is_missing_value(v)]
+def _words_among_numbers(distinct, bound):
+    """Those of ``distinct`` (a column's distinct values) that do not read as numbers,
+    where there are 1 to ``bound`` of them beside at least one number; else None (looked
+    at until more than ``bound`` are found: a column of words stops at once)."""
     words = []
     n_numbers = 0
     for value in distinct:
@@ -311,7 +302,21 @@ def stray_text(values, distinct=None):
             words.append(value)
             if len(words) > bound:
                 return None
-    if not words or n_numbers == 0:
+    return words if words and n_numbers else None
+
+
+def stray_text(values, distinct=None):
+    """For a column of text ``values`` (a 1-D object array of strings, missing values
+    None, NaN or pandas' NA) whose present values all read as finite numbers (as
+    Python's float() reads them) but for a few (at most :func:`stray_text_limit`):
+    (rows of those values, their distinct values in order of first row, the number of
+    present values). None for any other column. ``distinct``: the column's distinct
+    present values, where known (the check then reads the rows only for a suspect)."""
+    values = np.asarray(values, dtype=object)
+    if distinct is None:
+        distinct = [v for v in dict.fromkeys(values.tolist()) if not is_missing_value(v)]
+    words = _words_among_numbers(distinct, stray_text_limit(values.size))
+    if words is None:
         return None
     present = _present(values)
     n_present = int(present.sum())
@@ -336,10 +341,11 @@ def check_text_of_numbers(X, maps, features, feature_names):
     """Refuse, naming the rows and values, each of ``features`` (columns of text taken as
     categorical by their type, not declared) that :func:`stray_text` finds to be numbers
     with a few values of text."""
+    n_rows = len(X)
     for j in features:
         categories = maps.categories.get(int(j))
-        if categories is None or categories.size < 2:
-            continue
+        if categories is None or _words_among_numbers(categories, stray_text_limit(n_rows)) is None:
+            continue  # from its categories alone: the column's rows are read for a suspect only
         found = stray_text(np.asarray(_column(X, j), dtype=object), categories.tolist())
         if found is None:
             continue
