@@ -225,13 +225,13 @@ def test_out_of_bag_attributes_round_trip(tmp_path, kind):
     assert getattr(loaded, name).shape == getattr(forest, name).shape
 
 
-def test_a_regressor_s_undefined_oob_score_round_trips(tmp_path):
+def test_a_regressor_s_oob_score_of_a_constant_y_round_trips(tmp_path):
     X, _ = _data()
     forest = RandomForestRegressor(3, max_depth=2, oob_score=True, device="cpu", random_state=0)
-    forest.fit(X, np.full(X.shape[0], 4.0))  # no spread: R^2 is undefined
-    assert np.isnan(forest.oob_score_)
+    forest.fit(X, np.full(X.shape[0], 4.0))  # no spread: scikit-learn's finite R^2, 1 or 0
+    assert forest.oob_score_ in (0.0, 1.0)
     forest.save(tmp_path / "f.json")
-    assert np.isnan(gpu_tree.load(tmp_path / "f.json").oob_score_)
+    assert gpu_tree.load(tmp_path / "f.json").oob_score_ == forest.oob_score_
 
 
 def test_warm_start_and_oob_after_loading_continue_the_same_forest(tmp_path):
