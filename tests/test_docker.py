@@ -35,6 +35,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from test_layers import _site_packages
 
+from gpu_tree.model import saved
+
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
 README = REPO / "README.md"
@@ -335,8 +337,13 @@ def test_the_images_kernel_cache_serves_and_takes_kernels_from_any_user(nobody, 
     assert _snapshot(image_cache) == before  # every kernel loaded, none compiled
     assert not list(tmp.glob("gpu_tree-numba-cache-*"))
 
+    # Enough rows that predict walks the trees with the compiled kernels, which the train
+    # above did not load (a small batch is walked in Python: gpu_tree.model.saved).
+    header, *rows = _readme_days_csv().splitlines()
+    many = [header, *(rows * (1 + saved.PYTHON_WALK_MAX_STEPS // len(rows)))]
+    (work / "many_days.csv").write_text("\n".join(many) + "\n")
     predicted = nobody.gputree(
-        "predict", "model.json", "days.csv", "-o", "predictions.csv", cwd=work, tmp=tmp, **env
+        "predict", "model.json", "many_days.csv", "-o", "predictions.csv", cwd=work, tmp=tmp, **env
     )
     _no_traceback(predicted)
     added = set(_snapshot(image_cache)) - set(before)
