@@ -58,7 +58,7 @@ def test_unlimited_depth_counts_levels_without_a_total(data, capsys):
 def test_verbose_2_prints_a_line_per_step_including_pruning(data, capsys):
     DecisionTreeClassifier(max_depth=3, verbose=2, ccp_alpha=0.002).fit(*data)
     err = capsys.readouterr().err
-    for line in ("bin edges of 8 features", "binned 3000 rows", "level 0:", "level 2:"):
+    for line in ("bin edges of 8 features", "binned 3,000 rows", "level 0:", "level 2:"):
         assert line in err, line
     assert "tree grown: depth 3" in err and "pruned (ccp_alpha=0.002)" in err
     assert "%|" not in err  # no bars

@@ -1027,10 +1027,9 @@ def train(
     estimator_class = classifier_class if task == "classification" else regressor_class
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
-        # A mask, which the estimator takes as it is: the columns were found here, as the
-        # file was read (text, plus --categorical), and a list would have it look at every
-        # column of X again for text.
-        params["categorical_features"] = [c.categorical for c in features]
+        # The columns found as the file was read (text, plus --categorical), by index, as
+        # model files have always saved them (tests/test_model_snapshots.py).
+        params["categorical_features"] = categorical_features
     X = feature_matrix(features)
     estimator = estimator_class(**params, **(forest_params or {}))
     name, (n_rows, n_columns) = estimator_class.__name__, X.shape
