@@ -24,7 +24,6 @@ import time
 import warnings
 import weakref
 
-import numba
 import numpy as np
 
 from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_forest_on_device
@@ -61,6 +60,7 @@ from gpu_tree.utils.compat import (
 from gpu_tree.utils.memory import reusing_freed_memory
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
+from gpu_tree.utils.threads import numba_threads
 
 __all__ = [
     "ExtraTreesClassifier",
@@ -234,7 +234,7 @@ class _BaseForest(BaseEstimator):
     def _fit(self, X, y, sample_weight):
         template = self._make_template()
         settings = template._check_params()
-        with _numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(settings, prepared.categorical)
@@ -589,7 +589,7 @@ class _BaseForest(BaseEstimator):
         """The trees' leaf values averaged, (n_samples, n_values); X checked once."""
         self._check_fitted()
         X = self.estimators_[0]._validate_X_predict(X)
-        with _numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs):
             if is_device_array(X):
                 return predict_forest_on_device(self._packed_trees(), X, cuda_status()[2])
             # Numeric splits of a dense X only: the faster walk, the same bits.
@@ -766,31 +766,6 @@ def _subset_accuracy(y, predicted):
     accuracy_score, for one output or several)."""
     predicted = predicted.reshape(y.shape[0], -1)
     return float(np.mean(np.all(y == predicted, axis=1)))
-
-
-class _numba_threads:
-    """Numba's threads limited to ``n_jobs`` for a block (None: every core, as gpu_tree's
-    trees use; -1 too; -k: all but k - 1)."""
-
-    def __init__(self, n_jobs):
-        if n_jobs is None:
-            self.threads = None
-            return
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-            raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
-        cores = numba.config.NUMBA_NUM_THREADS
-        self.threads = min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs)
-
-    def __enter__(self):
-        if self.threads is not None:
-            self.before = numba.get_num_threads()
-            numba.set_num_threads(self.threads)
-        return self
-
-    def __exit__(self, *exc):
-        if self.threads is not None:
-            numba.set_num_threads(self.before)
-        return False
 
 
 class RandomForestClassifier(ClassifierMixin, _BaseForest):

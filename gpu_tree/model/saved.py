@@ -22,9 +22,6 @@ signature as :func:`gpu_tree.load` checks them; a forest's trees hold the forest
 
 from __future__ import annotations
 
-import contextlib
-import numbers
-
 import numpy as np
 
 from gpu_tree.data.frames import as_pandas_frame
@@ -42,6 +39,7 @@ from gpu_tree.model.tree import (
     predict_forest_lockstep,
 )
 from gpu_tree.utils.compat import check_fitted
+from gpu_tree.utils.threads import numba_threads
 
 # Up to this many node visits (a dense X's rows times each tree's depth plus one, over the
 # trees) a saved model walks its trees in Python: about 2 microseconds a node, 0.1 s at
@@ -193,7 +191,7 @@ class _Forest(SavedModel):
                 out += tree.value.reshape(tree.node_count, -1)[_leaves(tree, X)]
             out /= len(trees)
             return out
-        with _numba_threads(getattr(self, "n_jobs", None)):
+        with numba_threads(getattr(self, "n_jobs", None)):
             lockstep = forest_lockstep_arrays(trees) if isinstance(X, np.ndarray) else None
             if lockstep is not None:
                 return predict_forest_lockstep(lockstep, X)
@@ -219,26 +217,6 @@ class _ForestRegressor(_Forest):
     def predict(self, X) -> np.ndarray:
         values = self._mean_leaf_values(X)
         return values[:, 0] if self.n_outputs_ == 1 else values
-
-
-@contextlib.contextmanager
-def _numba_threads(n_jobs):
-    """numba's threads limited to a forest's ``n_jobs`` while its trees predict, as the
-    forests limit them (None: every core; -k: all but k - 1)."""
-    if n_jobs is None:
-        yield
-        return
-    import numba
-
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
-    cores = numba.config.NUMBA_NUM_THREADS
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 # The estimator classes a model file may name (gpu_tree.estimators and gpu_tree.ensemble

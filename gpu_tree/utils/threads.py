@@ -8,6 +8,7 @@ and is rebuilt in a forked child, whose copy of the parent's threads does not ru
 
 from __future__ import annotations
 
+import numbers
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -48,3 +49,33 @@ def parallel_map(function, items, n_elements: int) -> list:
     if len(items) < 2 or CPU_THREADS < 2 or n_elements < PARALLEL_MIN_ELEMENTS:
         return [function(item) for item in items]
     return list(_shared_pool().map(function, items))
+
+
+class numba_threads:
+    """numba's threads limited to ``n_jobs`` for a block, as the forests fit and predict
+    with them (None: every core, as gpu_tree's trees use; -1 too; -k: all but k - 1).
+    numba is imported only where a limit is set: the command line's saved models predict
+    small batches without it."""
+
+    def __init__(self, n_jobs):
+        if n_jobs is None:
+            self.threads = None
+            return
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+            raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
+        import numba
+
+        self._numba = numba
+        cores = numba.config.NUMBA_NUM_THREADS
+        self.threads = min(n_jobs, cores) if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+
+    def __enter__(self):
+        if self.threads is not None:
+            self.before = self._numba.get_num_threads()
+            self._numba.set_num_threads(self.threads)
+        return self
+
+    def __exit__(self, *exc):
+        if self.threads is not None:
+            self._numba.set_num_threads(self.before)
+        return False
