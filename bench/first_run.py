@@ -34,7 +34,6 @@ REPO = Path(__file__).resolve().parents[1]
 # prints one JSON line.
 _CHILD = r"""
 import json, os, resource, sys, time
-from collections import defaultdict
 
 started_wall = time.perf_counter()
 import numba.core.event as event
@@ -180,9 +179,6 @@ elif scenario == "cli-14":
 elif scenario in PATHS:
     stage("1,000-row tree", tree_1000)
     stage(f"first {scenario} fit", PATHS[scenario])
-by_function = defaultdict(float)
-for c in compiles:
-    by_function[c["function"]] += c["seconds"] if not c["nested"] else 0.0
 print(
     json.dumps(
         {
