@@ -8,11 +8,15 @@ callees) are counted inside their caller's time and listed under their own names
 
     python bench/first_run.py                      # every scenario, a table
     python bench/first_run.py tree-1000 --json out.json
+    python bench/first_run.py --compiled tree-1000   # every kernel compiled, as large fits
 
 The scenarios: ``import`` (``import gpu_tree``); ``tree-1000`` (a depth-5 classifier on
-1,000 rows); ``cli-14`` (``gputree train`` on the README's 14-row table); and the first
-fit of each feature path after ``tree-1000`` in the same process (``forest``,
-``categorical``, ``sparse``, ``absolute-error``), whose compile time is the path's own.
+1,000 rows); ``cli-14`` (``gputree train`` on the README's 14-row table); ``bench`` (the
+quick start's ``gputree bench``, peers included: first minus second is what compiling
+cost it); and the first fit of each feature path after ``tree-1000`` in the same process
+(``forest``, ``categorical``, ``sparse``, ``absolute-error``), whose compile time is the
+path's own. Small fits run their uncompiled kernels as Python (kernels/python_mode.py);
+``--compiled`` measures what compiling them costs, as a larger fit pays it.
 Seconds are CPU seconds of the child (user + system) and its wall clock; compile seconds
 are numba's. Run on a quiet machine, or say that it was loaded.
 """
@@ -165,6 +169,16 @@ def cli_14():
         raise SystemExit(result.output)
 
 
+def bench():
+    from click.testing import CliRunner
+
+    from gpu_tree.app.cli import main
+
+    result = CliRunner().invoke(main, ["bench"])
+    if result.exit_code not in (0, 2):  # 2: the accuracy gate, a verdict on the model
+        raise SystemExit(result.output)
+
+
 PATHS = {
     "forest": forest,
     "categorical": categorical,
@@ -176,6 +190,8 @@ if scenario == "tree-1000":
     stage("1,000-row tree", tree_1000)
 elif scenario == "cli-14":
     stage("gputree train, 14 rows", cli_14)
+elif scenario == "bench":
+    stage("gputree bench", bench)
 elif scenario in PATHS:
     stage("1,000-row tree", tree_1000)
     stage(f"first {scenario} fit", PATHS[scenario])
@@ -192,7 +208,16 @@ print(
 )
 """
 
-SCENARIOS = ("import", "tree-1000", "cli-14", "forest", "categorical", "sparse", "absolute-error")
+SCENARIOS = (
+    "import",
+    "tree-1000",
+    "cli-14",
+    "forest",
+    "categorical",
+    "sparse",
+    "absolute-error",
+    "bench",
+)
 
 
 def readme_table() -> str:
@@ -203,13 +228,15 @@ def readme_table() -> str:
     return text[start : text.index("\nCSV", start) + 1]
 
 
-def run_child(scenario: str, cache: str, folder: str) -> dict:
+def run_child(scenario: str, cache: str, folder: str, compiled: bool = False) -> dict:
     env = {
         **os.environ,
         "NUMBA_CACHE_DIR": cache,
         "FIRST_RUN_FOLDER": folder,
         "FIRST_RUN_TABLE": readme_table(),
     }
+    if compiled:
+        env["GPU_TREE_PYTHON_KERNELS"] = "never"
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     started = time.perf_counter()
     done = subprocess.run(
@@ -226,13 +253,13 @@ def run_child(scenario: str, cache: str, folder: str) -> dict:
     return report
 
 
-def measure(scenario: str) -> dict:
+def measure(scenario: str, compiled: bool = False) -> dict:
     """The scenario on an empty cache (``first``), then on the cache it left
     (``second``)."""
     with tempfile.TemporaryDirectory(prefix="gpu_tree-first-run-") as folder:
         cache = os.path.join(folder, "numba-cache")
-        first = run_child(scenario, cache, folder)
-        second = run_child(scenario, cache, folder)
+        first = run_child(scenario, cache, folder, compiled)
+        second = run_child(scenario, cache, folder, compiled)
     return {"scenario": scenario, "first": first, "second": second}
 
 
@@ -275,13 +302,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenarios", nargs="*", metavar="scenario", help=", ".join(SCENARIOS))
     parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="compile every fit's kernels (GPU_TREE_PYTHON_KERNELS=never): what a fit "
+        "too large to run its kernels as Python pays",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.scenarios) - set(SCENARIOS))
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}")
-    results = [measure(s) for s in (args.scenarios or SCENARIOS)]
+    results = [measure(s, args.compiled) for s in (args.scenarios or SCENARIOS)]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"first run on an empty numba cache; {os.cpu_count()} CPUs, load {load:.1f}")
+    kernels = "compiled" if args.compiled else "small fits' kernels as Python"
+    print(f"first run on an empty numba cache ({kernels}); {os.cpu_count()} CPUs, load {load:.1f}")
     print(format_table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

@@ -17,6 +17,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import python_mode
+
 # How many rows ahead the kernels ask for: enough to cover a memory latency at a few
 # nanoseconds per row, few enough that the lines are still cached when read.
 ROWS_AHEAD = 24
@@ -49,3 +51,11 @@ def prefetch_item(typingctx, array, index):
 def prefetch_item_2d(typingctx, array, row, column):
     """Hint that ``array[row, column]`` (2-D) will be read soon."""
     return types.void(array, row, column), _emit_prefetch
+
+
+def _no_prefetch(*args):
+    """The prefetches run as Python (kernels/python_mode.py): a hint, with nothing to do."""
+
+
+python_mode.python_equivalent(prefetch_item, _no_prefetch)
+python_mode.python_equivalent(prefetch_item_2d, _no_prefetch)

@@ -224,7 +224,11 @@ def _probe():  # pragma: no cover - never called, only decorated
 
 def watch(namespace) -> None:
     """Say once, when the first of the kernels in ``namespace`` (a module's globals)
-    misses its disk cache, that the kernels are being compiled."""
+    misses its disk cache, that the kernels are being compiled; and let them run as
+    Python where a small fit asks (:mod:`.python_mode`)."""
+    from . import python_mode
+
+    python_mode.register(namespace)
     for kernel in list(namespace.values()):
         cache = getattr(kernel, "_cache", None)
         load = getattr(cache, "load_overload", None)

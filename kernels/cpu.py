@@ -24,7 +24,7 @@ from numba.extending import overload
 
 from . import _binning_search as _search
 from . import _random_keys as _keys
-from . import _random_split, compilation
+from . import _random_split, compilation, python_mode
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from . import _tree_walk as _walk
@@ -100,6 +100,14 @@ def _value_of_by_kind(X, i, f):
     return lambda X, i, f: _dense_value(X, i, f)
 
 
+def _value_of_in_python(X, i, f):
+    """:func:`_value_of` run as Python (kernels/python_mode.py): X's kind at run time."""
+    if isinstance(X, tuple):
+        return _sparse_value(X, i, f)
+    return _dense_value(X, i, f)
+
+
+python_mode.python_equivalent(_value_of, _value_of_in_python)
 _leaf_of_row = njit(inline="always")(_walk.make_leaf_of_row(_in_category_set, _value_of))
 _add_tree_values = njit(inline="always")(_walk.make_add_tree_values(_leaf_of_row))
 

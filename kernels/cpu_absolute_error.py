@@ -555,3 +555,12 @@ def _node_values(args):
 # thread. Small nodes take the serial twin (kernels/cpu.py, SerialWhenSmall).
 best_absolute_error_splits = SerialWhenSmall(best_absolute_error_splits, _node_values)
 drawn_absolute_error_splits = SerialWhenSmall(drawn_absolute_error_splits, _node_values)
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
+compilation.watch(
+    {
+        kernel.__name__: kernel.serial
+        for kernel in (best_absolute_error_splits, drawn_absolute_error_splits)
+    }
+)

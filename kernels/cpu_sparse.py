@@ -184,3 +184,7 @@ def row_codes(indptr, indices, codes, zero_code, rows, features, out):
             j = position[indices[k]]
             if j >= 0:
                 out[j, i] = codes[k]
+
+
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())

@@ -35,6 +35,13 @@ if not REAL_GPU and "NUMBA_ENABLE_CUDASIM" not in os.environ:
         config.reload_config()
 
 
+# Tests run the compiled kernels whatever the size of their data, in this process and in
+# the ones they start: small fits would otherwise run the kernels that have no compiled
+# code yet as Python (kernels/python_mode.py), and the compiled code would go untested.
+# tests/test_python_mode.py asks for Python.
+os.environ["GPU_TREE_PYTHON_KERNELS"] = "never"
+
+
 def pytest_collection_modifyitems(config, items):
     if REAL_GPU:
         return

@@ -240,6 +240,8 @@ class Nobody:
                 "HOME": "/",
                 "TMPDIR": str(tmp),
                 "PYTHONPATH": f"{self.package.parent}:{self.site_packages}",
+                # Compiled whatever the data's size, as conftest.py asks of every test.
+                "GPU_TREE_PYTHON_KERNELS": os.environ["GPU_TREE_PYTHON_KERNELS"],
                 **env,
             },
             capture_output=True,
@@ -400,6 +402,7 @@ def test_cupy_imports_for_an_unknown_user(nobody):
             "HOME": "/",
             "TMPDIR": str(tmp),
             "PYTHONPATH": f"{nobody.package.parent}:{stand_in.parent}:{nobody.site_packages}",
+            "GPU_TREE_PYTHON_KERNELS": os.environ["GPU_TREE_PYTHON_KERNELS"],
         },
         capture_output=True,
         text=True,

@@ -5,6 +5,7 @@ subpackage shipped. The README's "Layout" section draws the same map."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -210,7 +211,8 @@ def _site_packages() -> str:
 def _run_in_a_copy(tmp_path, code, env, with_kernels=True, prepare=None):
     """Copy gpu_tree/ (and kernels/) to ``tmp_path``, let ``prepare(tmp_path)`` alter the
     copy, and run ``code`` there uninstalled. ``-S`` keeps the editable install's import
-    hook (a .pth file) out of the child."""
+    hook (a .pth file) out of the child, whose kernels compile whatever the size of its
+    data (as conftest.py asks of every test)."""
     import shutil
 
     for name in ("gpu_tree", "kernels") if with_kernels else ("gpu_tree",):
@@ -220,7 +222,11 @@ def _run_in_a_copy(tmp_path, code, env, with_kernels=True, prepare=None):
     return subprocess.run(
         [sys.executable, "-S", "-c", code],
         cwd=tmp_path,
-        env={"PYTHONPATH": f"{tmp_path}:{_site_packages()}", **env},
+        env={
+            "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
+            "GPU_TREE_PYTHON_KERNELS": os.environ["GPU_TREE_PYTHON_KERNELS"],
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=600,

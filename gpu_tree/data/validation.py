@@ -428,6 +428,20 @@ def weight_problem(weight: np.ndarray) -> tuple[str | None, int | None]:
     return None, None
 
 
+def values_in(X) -> int | None:
+    """How many values an input of features holds (rows times columns), read from its
+    shape without converting it; None where that is not known cheaply."""
+    shape = getattr(X, "shape", None)
+    if shape is None and isinstance(X, (list, tuple)):
+        first = X[0] if X else ()
+        shape = (len(X), len(first) if isinstance(first, (list, tuple)) else 1)
+    try:
+        rows, columns = shape
+        return int(rows) * int(columns)
+    except (TypeError, ValueError):
+        return None
+
+
 def is_device_array(X) -> bool:
     """A GPU array (CuPy or any ``__cuda_array_interface__`` producer), not a host array."""
     return hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray)

@@ -39,6 +39,7 @@ from gpu_tree.estimators.tree import (
     check_int,
     labels_of_winners,
     random_seed,
+    small_fit_in_python,
 )
 from gpu_tree.growing.backend import BinnedData, make_backend
 from gpu_tree.growing.grower import Grower
@@ -234,7 +235,9 @@ class _BaseForest(BaseEstimator):
     def _fit(self, X, y, sample_weight):
         template = self._make_template()
         settings = template._check_params()
-        with numba_threads(self.n_jobs):
+        # n_estimators is checked below; a value that is no count counts one tree here.
+        n_trees = self.n_estimators if isinstance(self.n_estimators, int) else 1
+        with numba_threads(self.n_jobs), small_fit_in_python(X, n_trees):
             prepared = template._prepare_fit(settings, X, y, sample_weight)
             random_thresholds = self._random_thresholds or template.splitter == "random"
             template._check_criterion_support(settings, prepared.categorical)

@@ -46,6 +46,7 @@ from gpu_tree.data.validation import (
     is_device_array,
     is_sparse,
     to_host,
+    values_in,
 )
 from gpu_tree.growing.absolute_error import check_absolute_error_fit
 from gpu_tree.growing.backend import (
@@ -62,6 +63,7 @@ from gpu_tree.growing.criteria import (
 )
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
+from gpu_tree.kernels import python_mode
 from gpu_tree.model.pruning import (
     cost_complexity_path,
     cost_complexity_prune,
@@ -285,6 +287,15 @@ class _SizeParams(NamedTuple):
     feature_costs: np.ndarray | None  # float64, one per feature; None: no costs
 
 
+def small_fit_in_python(X, n_trees: int = 1):
+    """Where a fit of ``n_trees`` trees on X is small, the context in which its kernels
+    that have no compiled code yet run as Python rather than compile (a first fit in a
+    fresh environment: kernels/python_mode.py)."""
+    values = values_in(X)
+    small = values is not None and python_mode.small_enough(values * max(n_trees, 1))
+    return python_mode.uncompiled_as_python(small)
+
+
 class _PreparedFit(NamedTuple):
     """The training data, checked and encoded (:meth:`_BaseDecisionTree._prepare_fit`)."""
 
@@ -306,7 +317,7 @@ class _BaseDecisionTree(BaseEstimator):
     # -- fitting: the training pipeline, step by step ------------------------------------
     def _fit(self, X, y, sample_weight=None):
         settings = self._check_params()
-        with estimator_display(check_verbose(self.verbose)):
+        with estimator_display(check_verbose(self.verbose)), small_fit_in_python(X):
             return self._fit_checked(settings, X, y, sample_weight)
 
     def _fit_checked(self, settings, X, y, sample_weight):
