@@ -14,10 +14,14 @@ Layout conventions shared with the CUDA kernels:
 """
 
 import hashlib
+import inspect
+import threading
 import types
 from pathlib import Path
 
 import numpy as np
+from numba import config as numba_config
+from numba import get_num_threads as numba_get_num_threads
 from numba import njit, prange
 from numba import types as numba_types
 from numba.extending import overload
@@ -1049,7 +1053,7 @@ SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdi
 
 
 def _compile_score_splits(source_hash):
-    @njit(parallel=True, cache=True)
+    @njit(cache=True, nogil=True)
     def score_splits(
         hist,
         slots,
@@ -1085,7 +1089,7 @@ def _compile_score_splits(source_hash):
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
         winner_values = winners.view(np.float64)
-        for i in prange(slots.shape[0]):
+        for i in range(slots.shape[0]):
             slot = slots[i]
             missing_slot = slot if use_missing else 0
             node = np.empty(2)
@@ -1374,6 +1378,95 @@ class SerialWhenSmall:
         return f"<{self.__name__}: parallel kernel, serial on small data>"
 
 
+class ThreadedWhenLarge:
+    """Calls ``kernel``, compiled serial and without the GIL, on the whole call where its
+    work is at most :data:`SERIAL_MAX_ELEMENTS` (``work(args)``, as
+    :class:`SerialWhenSmall`), else on slices of its items, several at once on Python
+    threads (numba's thread count for this thread: ``n_jobs``).
+
+    For the largest kernels, whose items are independent (a node's search, a subtree's
+    growth): numba's ``parallel=True`` made a second compile of the same code, with
+    parfor passes over a function that inlines the whole split search, 21 and 24 CPU
+    seconds of a first ``gputree bench`` (bench/RESULTS.md, issue 44); one serial compile
+    serves both now. ``item_args`` name the arguments with a row per item, sliced per
+    task (one that has not, a stand-in, is passed whole), ``offset_args`` those with the
+    items' bounds (n_items + 1 entries); ``weights(args)`` each item's share of the work,
+    by which the items are split into about four tasks per thread."""
+
+    TASKS_PER_THREAD = 4
+
+    def __init__(self, kernel, work, item_args, offset_args=(), weights=None):
+        names = list(inspect.signature(kernel.py_func).parameters)
+        self.serial = kernel
+        self.work = work
+        self.item_positions = [names.index(name) for name in item_args]
+        self.offset_positions = [names.index(name) for name in offset_args]
+        self.weights = weights
+        self.py_func = kernel.py_func
+        self.__name__ = kernel.__name__
+        self.__doc__ = kernel.__doc__
+
+    def __call__(self, *args):
+        n_items = args[self.item_positions[0]].shape[0]
+        threads = numba_get_num_threads()
+        # A small call, or kernels run as Python (whose mode is this thread's alone).
+        if (
+            threads < 2
+            or n_items < 2
+            or self.work(args) <= SERIAL_MAX_ELEMENTS
+            or python_mode.active()
+        ):
+            return self.serial(*args)
+        bounds = self._task_bounds(args, n_items, threads)
+        tasks = [
+            _thread_pool().submit(self.serial, *self._slice(args, n_items, a, b))
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+            if b > a
+        ]
+        for task in tasks:
+            task.result()  # waits for all: one failing task's error is raised
+
+    def _task_bounds(self, args, n_items, threads):
+        n_tasks = min(n_items, threads * self.TASKS_PER_THREAD)
+        if self.weights is None:
+            return np.linspace(0, n_items, n_tasks + 1).astype(np.int64)
+        cumulative = np.cumsum(self.weights(args), dtype=np.float64)
+        targets = cumulative[-1] * np.arange(1, n_tasks) / n_tasks
+        inner = np.searchsorted(cumulative, targets, side="right")
+        return np.concatenate([[0], inner, [n_items]])
+
+    def _slice(self, args, n_items, a, b):
+        sliced = list(args)
+        for position in self.item_positions:
+            if args[position].shape[0] == n_items:
+                sliced[position] = args[position][a:b]
+        for position in self.offset_positions:
+            sliced[position] = args[position][a : b + 1]
+        return sliced
+
+    def __repr__(self):
+        return f"<{self.__name__}: serial kernel, on threads for large calls>"
+
+
+_pool = {"executor": None}
+
+
+def _thread_pool():
+    """The threads :class:`ThreadedWhenLarge` runs its tasks on, one per CPU numba may
+    use (made on first use)."""
+    with _pool_lock:
+        if _pool["executor"] is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _pool["executor"] = ThreadPoolExecutor(
+                max_workers=numba_config.NUMBA_NUM_THREADS, thread_name_prefix="gpu_tree"
+            )
+        return _pool["executor"]
+
+
+_pool_lock = threading.Lock()
+
+
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
 
@@ -1397,7 +1490,11 @@ encode_number_categories = SerialWhenSmall(encode_number_categories)
 partition_rows_multiway = SerialWhenSmall(partition_rows_multiway, _node_rows)
 largest_squared_deviations = SerialWhenSmall(largest_squared_deviations, _deviation_rows)
 squared_deviation_sums = SerialWhenSmall(squared_deviation_sums, _deviation_rows)
-score_splits = SerialWhenSmall(score_splits, _candidates)
+score_splits = ThreadedWhenLarge(
+    score_splits,
+    _candidates,
+    item_args=("slots", "feature_mask", "lower", "upper", "winners"),
+)
 SERIAL_WHEN_SMALL = (
     columns_with_nan,
     filled_bins,
@@ -1417,6 +1514,5 @@ SERIAL_WHEN_SMALL = (
     partition_rows_multiway,
     largest_squared_deviations,
     squared_deviation_sums,
-    score_splits,
 )
 compilation.watch({kernel.__name__: kernel.serial for kernel in SERIAL_WHEN_SMALL})

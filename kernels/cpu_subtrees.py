@@ -55,7 +55,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _random_keys as _keys
 from . import _random_split, compilation, cpu_categorical
@@ -69,7 +69,7 @@ from .cpu import (
     WINNER_NEXT_BIN,
     WINNER_NODE_WEIGHT,
     WINNER_SCORE,
-    SerialWhenSmall,
+    ThreadedWhenLarge,
     borrowing_njit,
     node_values,
 )
@@ -851,7 +851,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
         1]`` of the ``out_*`` arrays (room for 2 n_r - 1 nodes); ``out_count[r]`` gets
         the nodes written (-1: an internal error). The other arguments: ``finish_one``'s."""
         source_hash  # noqa: B018 - in the cache key only
-        for r in prange(root_start.shape[0]):
+        for r in range(root_start.shape[0]):
             a, b = out_offset[r], out_offset[r + 1]
             finish_one = _finish_one_categorical if with_categorical else _finish_one_numeric
             out_count[r] = finish_one(
@@ -896,7 +896,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 out_category_words[a:b],
             )
 
-    return njit(parallel=True, cache=True)(_variant(finish_subtrees, with_categorical))
+    return njit(cache=True, nogil=True)(_variant(finish_subtrees, with_categorical))
 
 
 finish_subtrees_numeric = _compile_finish_subtrees(SOURCE_HASH, False)
@@ -906,15 +906,28 @@ finish_subtrees_categorical = _compile_finish_subtrees(SOURCE_HASH, True)
 compilation.watch(globals())
 
 # Serial below SERIAL_MAX_ELEMENTS of the roots' rows times features: a small tree is one
-# task, for which waking the thread pool cost as much as growing it (3 ms of a 1,000-row
-# fit's 6 on a busy machine).
-finish_subtrees_numeric = SerialWhenSmall(finish_subtrees_numeric, node_values)
-finish_subtrees_categorical = SerialWhenSmall(finish_subtrees_categorical, node_values)
-compilation.watch(
-    {
-        "finish_subtrees_numeric": finish_subtrees_numeric.serial,
-        "finish_subtrees_categorical": finish_subtrees_categorical.serial,
-    }
+# task, for which waking threads cost as much as growing it (3 ms of a 1,000-row fit's 6
+# on a busy machine); above, the roots are shared out to threads by their rows.
+_ROOT_ARGUMENTS = (
+    "root_start",
+    "root_end",
+    "root_depth",
+    "root_impurity",
+    "root_keys",
+    "out_count",
+)
+
+
+def _root_rows(args):
+    """Each root's rows (arguments 2 and 3: its first and end positions)."""
+    return args[3] - args[2]
+
+
+finish_subtrees_numeric = ThreadedWhenLarge(
+    finish_subtrees_numeric, node_values, _ROOT_ARGUMENTS, ("out_offset",), _root_rows
+)
+finish_subtrees_categorical = ThreadedWhenLarge(
+    finish_subtrees_categorical, node_values, _ROOT_ARGUMENTS, ("out_offset",), _root_rows
 )
 
 

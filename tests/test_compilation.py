@@ -383,6 +383,60 @@ def test_the_kernels_used_by_small_data_are_the_serial_twins():
         assert kernel.serial.py_func.__code__ is kernel.parallel.py_func.__code__
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree(monkeypatch, task):
+    """ThreadedWhenLarge (the subtree finisher, the split search): tasks on threads grow
+    the tree that one serial call grows."""
+    import numpy as np
+
+    import gpu_tree
+    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.testing import assert_tree_equal
+    from gpu_tree.utils.threads import numba_threads
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.03] = np.nan
+    y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + rng.normal(scale=0.5, size=3000)
+    estimator = gpu_tree.DecisionTreeRegressor
+    if task == "classification":
+        y, estimator = (y > 0).astype(int), gpu_tree.DecisionTreeClassifier
+    submitted = []
+    pool = cpu_kernels._thread_pool()
+    real_submit = pool.submit
+
+    def counting_submit(*args, **kwargs):
+        submitted.append(args[0].py_func.__name__)
+        return real_submit(*args, **kwargs)
+
+    fitted = {}
+    with numba_threads(2):
+        for name, limit in (("serial", 1 << 60), ("threads", -1)):
+            monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", limit)
+            monkeypatch.setattr(pool, "submit", counting_submit)
+            fitted[name] = estimator(min_samples_leaf=2).fit(X, y)
+    assert_tree_equal(fitted["serial"].tree_, fitted["threads"].tree_)
+    assert any(name.startswith("finish_subtrees") for name in submitted), submitted
+    assert "score_splits" in submitted, submitted
+
+
+def test_items_are_shared_out_by_their_work():
+    import numpy as np
+
+    from gpu_tree.kernels import cpu_subtrees
+
+    finisher = cpu_subtrees.finish_subtrees_numeric
+    start = np.array([0, 10, 1000, 1010, 1020, 1030])
+    end = np.array([10, 1000, 1010, 1020, 1030, 5000])
+    args = [None, None, start, end]
+    bounds = finisher._task_bounds(args, start.size, threads=1)  # four tasks
+    assert bounds[0] == 0 and bounds[-1] == start.size
+    assert np.all(np.diff(bounds) >= 0)
+    # The two large roots (990 and 3,970 rows) are not in one task.
+    tasks = [set(range(a, b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    assert not any({1, 5} <= task for task in tasks)
+
+
 # -- the Docker image -------------------------------------------------------------------------
 def test_the_docker_image_compiles_its_kernels_at_build_time():
     """The warm-up runs after the install, into a cache folder any uid may use."""
