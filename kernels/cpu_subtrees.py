@@ -215,6 +215,42 @@ def _squared_deviations(rows, start, end, centred, weight, unit_weight, mean):
     )
 
 
+@borrowing_njit(cache=True)
+def _stable_order(keys, order, scratch):
+    """``order`` gets 0..n-1 sorted by ``keys`` (n of them), stably: a bottom-up merge
+    sort, ``scratch`` as long. numpy's argsort(kind="mergesort") does the same, and cost
+    the finisher's first compile about 6 s (its generic sort and the shape checks of
+    assigning its result)."""
+    n = keys.shape[0]
+    for j in range(n):
+        order[j] = j
+    width = 1
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle = min(left + width, n)
+            right = min(left + 2 * width, n)
+            i, j, k = left, middle, left
+            while i < middle and j < right:
+                if keys[order[j]] < keys[order[i]]:  # equal keys: the left run's first
+                    scratch[k] = order[j]
+                    j += 1
+                else:
+                    scratch[k] = order[i]
+                    i += 1
+                k += 1
+            while i < middle:
+                scratch[k] = order[i]
+                i += 1
+                k += 1
+            while j < right:
+                scratch[k] = order[j]
+                j += 1
+                k += 1
+        for j in range(n):
+            order[j] = scratch[j]
+        width *= 2
+
+
 @borrowing_njit(forceinline=True)
 def _compact_feature(
     order,
@@ -375,7 +411,7 @@ def _compile_finish_one(source_hash, with_categorical):
                 local_weight[j] = weight[rows[j]]
         # Per feature, the local rows sorted by bin code (missing values' code included),
         # stably: by counting where the codes are few next to the rows (a tenth of a
-        # mergesort's time at 1,000 rows), else by mergesort.
+        # merge sort's time at 1,000 rows), else by a merge sort.
         order = np.empty((n_features, n), dtype=np.int64)
         if n_bins <= 4 * n:
             next_of_code = np.empty(n_bins + 1, dtype=np.int64)
@@ -389,10 +425,10 @@ def _compile_finish_one(source_hash, with_categorical):
                     code = codes[f, j]
                     order[f, next_of_code[code]] = j
                     next_of_code[code] += 1
-        else:
-            for f in range(n_features):
-                order[f] = np.argsort(codes[f], kind="mergesort")
         scratch = np.empty(n, dtype=np.int64)
+        if n_bins > 4 * n:
+            for f in range(n_features):
+                _stable_order(codes[f], order[f], scratch)
         goes_left = np.zeros(n, dtype=np.uint8)
 
         width = min(n, n_bins)
@@ -775,8 +811,10 @@ def _compile_finish_one(source_hash, with_categorical):
             for child in range(2):
                 out_parent[n_nodes + child] = k
                 out_depth[n_nodes + child] = out_depth[k] + 1
-            out_stats[n_nodes] = left_stats
-            out_stats[n_nodes + 1] = right_stats
+            # Channel by channel: a row assignment's shape check cost the first compile 4 s.
+            for c in range(n_channels):
+                out_stats[n_nodes, c] = left_stats[c]
+                out_stats[n_nodes + 1, c] = right_stats[c]
             # Right pushed first: the left child is visited next (any order would do;
             # the grower renumbers breadth first).
             stack_node[top] = n_nodes + 1

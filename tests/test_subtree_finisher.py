@@ -415,3 +415,16 @@ def test_breadth_first_is_identity_on_level_wise_trees(monkeypatch):
     X, y, _ = _data(900, 9)
     tree = DecisionTreeClassifier().fit(X, y).tree_
     assert_tree_equal(tree.breadth_first(), tree, impurity_rtol=0, value_rtol=0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8, 33, 1000])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_rows_are_ordered_by_code_as_a_stable_sort_orders_them(n, dtype):
+    """The finisher's merge sort (subtrees of fewer rows than bins) is numpy's stable sort."""
+    from gpu_tree.kernels.cpu_subtrees import _stable_order
+
+    rng = np.random.default_rng(n)
+    codes = rng.integers(0, 4 if n < 40 else np.iinfo(dtype).max, n).astype(dtype)
+    order = np.empty(n, dtype=np.int64)
+    _stable_order(codes, order, np.empty(n, dtype=np.int64))
+    np.testing.assert_array_equal(order, np.argsort(codes, kind="stable"))
