@@ -851,7 +851,7 @@ def test_progress_silent_when_piped_verbose_shows_levels_quiet_nothing(days, tmp
     args = ["train", data, "-t", "play", "-c", "outlook,wind", "-o", tmp_path / "m.json"]
     assert ok(run(*args)).stderr == ""
     verbose = ok(run("--verbose", *args)).stderr
-    assert "level 0:" in verbose and "binned 14 rows" in verbose and "tree grown" in verbose
+    assert "levels 0-" in verbose and "binned 14 rows" in verbose and "tree grown" in verbose
     assert ok(run("--quiet", *args)).stderr == ""
     assert logging.getLogger("gpu_tree").handlers == [
         h for h in logging.getLogger("gpu_tree").handlers if isinstance(h, logging.NullHandler)
@@ -874,7 +874,7 @@ def test_verbose_and_quiet_are_taken_after_the_subcommand_too(days, tmp_path, co
         assert ok(run("--quiet", *args)).stdout == quiet.stdout
     for verbose in (ok(run(*args, "--verbose")).stderr, ok(run("-v", *args)).stderr):
         if command == "train":
-            assert "level 0:" in verbose and "tree grown" in verbose
+            assert "levels 0-" in verbose and "tree grown" in verbose
         else:
             assert f"loaded {model}" in flat(verbose)
     assert_one_line_error(run("-v", *args, "-q"), "--verbose and --quiet exclude each other")

@@ -113,3 +113,30 @@ def test_verbose_is_not_kept_in_a_model_file(data, tmp_path):
     DecisionTreeClassifier(max_depth=2, verbose=2).fit(*data).save(path)
     assert '"verbose"' not in path.read_text()
     assert gpu_tree.load(path).verbose == 0
+
+
+def test_level_lines_follow_the_levels_and_finished_subtrees_say_so(data, capsys):
+    """Subtrees finished in one compiled call reach levels that level-wise growth has yet
+    to report: one line per call names their range, a level-wise level is reported once,
+    and the bar never goes back (issue 45: levels 4, 5, 3, 5, 4, 5 on the terminal)."""
+    X, y = make_higgs_like(20_000, 8, random_state=2)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    try:
+        DecisionTreeClassifier(max_depth=9, verbose=2).fit(X, y)
+    finally:
+        logger.removeHandler(handler)
+    lines = [r.getMessage() for r in records if r.getMessage().startswith("level")]
+    level_wise = [line.split(":")[0] for line in lines if "finished subtrees" not in line]
+    finished = [line for line in lines if "finished subtrees" in line]
+    assert level_wise and finished  # both kinds of growth ran
+    assert len(level_wise) == len(set(level_wise)), level_wise
+    assert all(line.startswith(("levels ", "level ")) for line in finished)
+    reached = [
+        r.progress["reached"]
+        for r in records
+        if getattr(r, "progress", None) and r.progress["stage"] == "growing"
+    ]
+    assert reached == sorted(reached), reached

@@ -1336,17 +1336,19 @@ class Grower:
                     left + 1,
                     out.missing_left[subset],
                 )
-        if logger.isEnabledFor(logging.INFO):  # progress, as level-wise growth reports it
-            split_depth = tree.depth[ids[split]]
-            for depth in np.unique(split_depth):
-                logger.info(
-                    "level %d: %d nodes split in finished subtrees, %d nodes in the tree (%.2f s)",
-                    depth,
-                    np.count_nonzero(split_depth == depth),
-                    tree.node_count,
-                    time.perf_counter() - self._start,
-                    extra=self._level_step(int(depth)),
-                )
+        split_depth = tree.depth[ids[split]]
+        if split_depth.size and logger.isEnabledFor(logging.INFO):
+            # One line for the call: the subtrees reach levels that level-wise growth has
+            # yet to report, and a line per level read as levels out of order (issue 45).
+            low, high = int(split_depth.min()), int(split_depth.max())
+            logger.info(
+                "%s: %d nodes split in finished subtrees, %d nodes in the tree (%.2f s)",
+                f"level {low}" if low == high else f"levels {low}-{high}",
+                split_depth.size,
+                tree.node_count,
+                time.perf_counter() - self._start,
+                extra=self._level_step(high),
+            )
         # fit_stats_: the nodes searched and their rows, at their levels.
         searched = ids[out.searched != 0]
         levels, level_of = np.unique(tree.depth[searched], return_inverse=True)
@@ -1459,6 +1461,7 @@ class Grower:
 
     def _grow(self, one_root: bool) -> Tree:
         self._start = time.perf_counter()
+        self._deepest_reported = -1  # the progress bar's level (_level_step)
         # The roots' statistics and impurities are the fit's set-up (fit_setup_stats_); a
         # level's work begins with its first phase (PhaseTimer.phase enters the level).
         enter_level(SETUP)
@@ -1498,7 +1501,9 @@ class Grower:
         max_depth where that is a real limit (an unlimited tree's total is unknown)."""
         limit = self.params.max_depth
         total = limit if limit <= _LEVELS_SHOWN_AS_A_TOTAL else None
-        return step("growing", depth + 1, total, unit="level")
+        # Never backwards: finished subtrees report deeper levels than the next level-wise.
+        self._deepest_reported = max(self._deepest_reported, depth)
+        return step("growing", self._deepest_reported + 1, total, unit="level")
 
     def _grow_from_roots(self, roots):
         """Level-wise or best-first growth from the roots (too big to finish at once)."""
