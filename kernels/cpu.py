@@ -15,6 +15,7 @@ Layout conventions shared with the CUDA kernels:
 
 import hashlib
 import inspect
+import os
 import threading
 import types
 from pathlib import Path
@@ -1465,6 +1466,18 @@ def _thread_pool():
 
 
 _pool_lock = threading.Lock()
+
+
+def _forget_the_pool_in_a_forked_child():
+    # A forked child has the pool but none of its threads: its tasks would wait for ever
+    # (a multiprocessing "fork" pool started after a large fit). It makes its own.
+    global _pool_lock
+    _pool_lock = threading.Lock()
+    _pool["executor"] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_pool_in_a_forked_child)
 
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.

@@ -420,6 +420,32 @@ def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree
     assert "score_splits" in submitted, submitted
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_shares_items_out_to_threads_of_its_own():
+    """The pool's threads are not in a child forked after a large fit: it makes its own
+    pool rather than wait for ever on the parent's."""
+    import multiprocessing
+
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    assert cpu_kernels._thread_pool().submit(sum, (1, 2)).result(timeout=60) == 3
+    child = multiprocessing.get_context("fork").Process(target=_sum_on_the_pool)
+    child.start()
+    child.join(timeout=120)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+        pytest.fail("the forked child waited for the parent's pool")
+    assert child.exitcode == 0
+
+
+def _sum_on_the_pool():
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    result = cpu_kernels._thread_pool().submit(sum, (1, 2)).result(timeout=60)
+    raise SystemExit(0 if result == 3 else 1)
+
+
 def test_items_are_shared_out_by_their_work():
     import numpy as np
 
