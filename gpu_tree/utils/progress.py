@@ -66,6 +66,12 @@ class _ElapsedFormatter(logging.Formatter):
         return f"{self.prefix} [{elapsed:7.2f} s] {record.getMessage()}"
 
 
+# tqdm's layout without the rate: "stage: 40%|####      | 2/5 [00:01<00:01]" (a total
+# known), "stage: 7 level [00:03]" (none).
+_COUNT_BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]"
+_OPEN_COUNT = "{desc}: {n_fmt} {unit} [{elapsed}]"
+
+
 class _BarHandler(logging.Handler):
     """Progress records as tqdm bars, one per stage at a time; other records as lines
     written above the bars (tqdm.write), so neither garbles the other."""
@@ -108,6 +114,9 @@ class _BarHandler(logging.Handler):
                 file=self.stream,
                 dynamic_ncols=True,
                 leave=True,
+                # A rate of levels, features or trees read as noise ("170879.05feature/s"):
+                # only bytes show theirs.
+                **({} if bytes_ else {"bar_format": _COUNT_BAR if total else _OPEN_COUNT}),
             )
             self.bars[stage] = bar
         if total is not None and bar.total != total:
