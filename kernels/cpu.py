@@ -1450,6 +1450,7 @@ class ThreadedWhenLarge:
 
 
 _pool = {"executor": None}
+_pool_lock = threading.Lock()
 
 
 def _thread_pool():
@@ -1463,9 +1464,6 @@ def _thread_pool():
                 max_workers=numba_config.NUMBA_NUM_THREADS, thread_name_prefix="gpu_tree"
             )
         return _pool["executor"]
-
-
-_pool_lock = threading.Lock()
 
 
 def _forget_the_pool_in_a_forked_child():

@@ -550,14 +550,14 @@ def _node_values(args):
     return args[1].size * args[2].size
 
 
+# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
+compilation.watch(globals())
+
 # A node's search is one call: a forest's small nodes, each a parallel region ending in a
 # barrier where idle threads spin, ran 20-50 times slower on a busy machine than on one
 # thread. Small nodes take the serial twin (kernels/cpu.py, SerialWhenSmall).
 best_absolute_error_splits = SerialWhenSmall(best_absolute_error_splits, _node_values)
 drawn_absolute_error_splits = SerialWhenSmall(drawn_absolute_error_splits, _node_values)
-
-# The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
-compilation.watch(globals())
 compilation.watch(
     {
         kernel.__name__: kernel.serial

@@ -413,6 +413,7 @@ def _compile_finish_one(source_hash, with_categorical):
         # stably: by counting where the codes are few next to the rows (a tenth of a
         # merge sort's time at 1,000 rows), else by a merge sort.
         order = np.empty((n_features, n), dtype=np.int64)
+        scratch = np.empty(n, dtype=np.int64)
         if n_bins <= 4 * n:
             next_of_code = np.empty(n_bins + 1, dtype=np.int64)
             for f in range(n_features):
@@ -425,8 +426,7 @@ def _compile_finish_one(source_hash, with_categorical):
                     code = codes[f, j]
                     order[f, next_of_code[code]] = j
                     next_of_code[code] += 1
-        scratch = np.empty(n, dtype=np.int64)
-        if n_bins > 4 * n:
+        else:
             for f in range(n_features):
                 _stable_order(codes[f], order[f], scratch)
         goes_left = np.zeros(n, dtype=np.uint8)

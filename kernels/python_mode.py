@@ -18,7 +18,7 @@ that a loop of small fits (a grid search, a forest) compiles once it would have 
 it. Warm caches are used as ever: a kernel with compiled code runs it.
 
 Every compiled CPU kernel of the package is registered here (:func:`register`, through
-``compilation.watch``). Three kinds of function have no meaning as Python and name their
+``compilation.watch``). Two kinds of function have no meaning as Python and name their
 Python equivalents with :func:`python_equivalent`: numba's ``@overload`` targets and
 ``@intrinsic`` functions.
 """
@@ -82,6 +82,12 @@ def _allowed_by_environment() -> bool:
     return setting == "auto"
 
 
+def as_python_when_small(values: int | None):
+    """The context of a fit or walk of ``values`` values (None: not known): kernels without
+    compiled code run as Python where it is :func:`small_enough`, else nothing changes."""
+    return uncompiled_as_python(values is not None and small_enough(values))
+
+
 @contextlib.contextmanager
 def always_compiled():
     """Inside the block, on every thread, no fit runs kernels as Python: what runs is
@@ -142,8 +148,8 @@ def _cached_on_disk(kernel) -> bool:
 
 
 def python_equivalent(compiled_only, equivalent) -> None:
-    """Have the twin of ``compiled_only`` (an overload target, an intrinsic, a wrapper
-    object) be ``equivalent``, a plain-Python function (itself twinned: the kernels it
+    """Have the twin of ``compiled_only`` (an overload target, an intrinsic) be
+    ``equivalent``, a plain-Python function (itself twinned: the kernels it
     names run as Python too)."""
     _equivalents[id(compiled_only)] = equivalent
 
@@ -168,7 +174,7 @@ def _make_twin(kernel):
     if equivalent is not None:
         return _rebound(equivalent) if isinstance(equivalent, types.FunctionType) else equivalent
     if isinstance(kernel, types.ModuleType):
-        return _module_twin(kernel) if kernel.__name__.startswith(_PACKAGE + ".") else kernel
+        return _ModuleTwin(kernel) if kernel.__name__.startswith(_PACKAGE + ".") else kernel
     function = getattr(kernel, "py_func", None)
     if isinstance(function, types.FunctionType) and _ours(function):
         return _rebound(function)
@@ -184,10 +190,6 @@ class _ModuleTwin:
 
     def __init__(self, module):
         self.__dict__.update(_globals_twin(vars(module)))
-
-
-def _module_twin(module):
-    return _ModuleTwin(module)
 
 
 def _globals_twin(namespace: dict) -> dict:

@@ -292,8 +292,7 @@ def small_fit_in_python(X, n_trees: int = 1):
     that have no compiled code yet run as Python rather than compile (a first fit in a
     fresh environment: kernels/python_mode.py)."""
     values = values_in(X)
-    small = values is not None and python_mode.small_enough(values * max(n_trees, 1))
-    return python_mode.uncompiled_as_python(small)
+    return python_mode.as_python_when_small(None if values is None else values * max(n_trees, 1))
 
 
 class _PreparedFit(NamedTuple):

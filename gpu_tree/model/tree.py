@@ -35,6 +35,7 @@ import numpy as np
 
 from gpu_tree.data.sparse import canonical_csr, check_sparse_structure
 from gpu_tree.data.stats import BITSET_WORD_DTYPE
+from gpu_tree.kernels import python_mode
 from gpu_tree.kernels.walk import WALK_NODE_COLUMNS
 
 # The compiled kernels (numba: a second or more to import on a busy machine) are imported
@@ -481,7 +482,7 @@ class Tree:
         numeric splits only is walked many rows in lock step. Every walk reaches the same
         leaves. A sparse X (canonical CSR: ``data.sparse.check_sparse_X``) is walked as it
         is, each value a binary search of its row's stored columns."""
-        with _small_walk_in_python(X.shape[0]):
+        with python_mode.as_python_when_small(X.shape[0]):
             return self._apply(X)
 
     def _apply(self, X) -> np.ndarray:
@@ -684,7 +685,7 @@ def predict_forest_lockstep(packed, X) -> np.ndarray:
     """:func:`predict_forest` through the lock-step walk: ``packed`` is
     :func:`forest_lockstep_arrays`' result (the same leaves, so the same bits)."""
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    with _small_walk_in_python(X.shape[0] * packed[2].size):
+    with python_mode.as_python_when_small(X.shape[0] * packed[2].size):
         _kernels().predict_forest_lockstep(X, *packed, out)
     return out
 
@@ -695,7 +696,7 @@ def predict_forest(packed, X) -> np.ndarray:
     over the rows walks every tree (the serial twin on small batches). A sparse X
     (canonical CSR) is walked as it is."""
     out = np.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    with _small_walk_in_python(X.shape[0] * packed[5].size):
+    with python_mode.as_python_when_small(X.shape[0] * packed[5].size):
         _kernels().predict_forest(_walked(X), *packed, out)
     return out
 
@@ -726,14 +727,6 @@ def _walked(X):
 
 def _walk_column(name) -> int:
     return WALK_NODE_COLUMNS.index(name)
-
-
-def _small_walk_in_python(steps: int):
-    """Where a walk is ``steps`` rows times trees or fewer than a first fit's worth, its
-    walk kernel runs as Python until it has compiled code (kernels/python_mode.py)."""
-    from gpu_tree.kernels import python_mode
-
-    return python_mode.uncompiled_as_python(python_mode.small_enough(steps))
 
 
 def _kernels():
