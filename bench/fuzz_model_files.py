@@ -7,7 +7,10 @@ NaN, infinities, strings, lists, booleans), a field deleted, an array truncated 
 lengthened, a top-level field replaced; and, in a classifier's file, its class labels'
 dtype string (structured, bytes, complex, void, datetime, str of huge or too short a
 length...), one of its labels (out of its dtype's range, of another type, a repeat), or
-one node's class fractions (all 0, scaled, nudged off a sum of 1). A child process loads
+one node's class fractions (all 0, scaled, nudged off a sum of 1). Half the copies have
+their tree's arrays packed again after the edit, as saved files hold them, and one in
+five of those a packed array damaged (its count, its dtype, a base64 character, or its
+text cut short). A child process loads
 each copy and, when the loader accepts it, predicts, walks and exports with it. Every
 case ends as:
 
@@ -117,6 +120,7 @@ def fitted_documents() -> dict[str, dict]:
     import numpy as np
 
     import gpu_tree
+    from gpu_tree.model import file_format
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
@@ -143,8 +147,43 @@ def fitted_documents() -> dict[str, dict]:
         for name, model in models.items():
             path = Path(folder) / f"{name}.json"
             model.save(path)
-            documents[name] = json.loads(path.read_text())
+            # edited as lists; make_cases packs the arrays again as files hold them
+            documents[name] = file_format.unpacked_document(json.loads(path.read_text()))
     return documents
+
+
+def packed_again(doc: dict, rng: random.Random) -> tuple[dict, str]:
+    """``doc`` with its tree's arrays packed, as saved files hold them, where they still
+    hold numbers of one kind; a packed array damaged, one time in five; and what was done."""
+    from gpu_tree.model import packed_arrays
+
+    tree = doc.get(_tree_key(doc))
+    if not isinstance(tree, dict):
+        return doc, ""
+    for name, values in tree.items():
+        if not isinstance(values, list) or not values:
+            continue
+        kinds = set(map(type, values))
+        if kinds == {int} and all(-(2**63) <= v < 2**63 for v in values):
+            tree[name] = packed_arrays.pack_integers(values)
+        elif kinds <= {int, float} and float in kinds and all(abs(v) < 2**63 for v in values):
+            tree[name] = packed_arrays.pack_floats(values)
+    packed = [name for name, v in tree.items() if packed_arrays.is_packed(v)]
+    if not packed or rng.random() >= 0.2:
+        return doc, ", arrays packed"
+    name = rng.choice(packed)
+    array = tree[name]
+    edit = rng.choice(["count", "dtype", "byte", "cut"])
+    if edit == "count":
+        array["count"] = rng.choice(HOSTILE + [array["count"] + 1, array["count"] - 1])
+    elif edit == "dtype":
+        array["dtype"] = rng.choice(["<f8", "|i1", "<i8", ">i4", "<f4", "|u1", "O", 0])
+    else:  # one base64 character replaced, or the text cut there
+        text = array["zlib_base64"]
+        k = rng.randrange(len(text))
+        tail = rng.choice("AZaz09+/=") + text[k + 1 :] if edit == "byte" else ""
+        array["zlib_base64"] = text[:k] + tail
+    return doc, f", arrays packed, tree.{name} packed with its {edit} damaged"
 
 
 def _tree_key(doc: dict) -> str:
@@ -286,6 +325,9 @@ def make_cases(n_cases: int, seed: int, folder: Path) -> list[tuple[str, str]]:
     cases = []
     for i in range(n_cases):
         doc, edit = damage(documents[names[i % len(names)]], rng)
+        if rng.random() < 0.5:
+            doc, packing = packed_again(doc, rng)
+            edit += packing
         path = folder / f"case{i}.json"
         path.write_text(json.dumps(doc))
         cases.append((str(path), f"{names[i % len(names)]}: {edit}"))

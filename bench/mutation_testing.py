@@ -66,6 +66,7 @@ RANDOM_SPLIT = "kernels/_random_split.py"
 SUBTREES = "kernels/cpu_subtrees.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
 MODEL_FILE = "gpu_tree/model/file_format.py"
+PACKED_ARRAYS = "gpu_tree/model/packed_arrays.py"
 STATS = "gpu_tree/data/stats.py"
 ROWS = "gpu_tree/backends/rows.py"
 TREE = "gpu_tree/model/tree.py"
@@ -123,7 +124,8 @@ FILE_TESTS = {
         "tests/test_regression_precision.py",
     ),
     CATEGORICAL: ("tests/test_categorical.py",),
-    MODEL_FILE: ("tests/test_model_file.py",),
+    MODEL_FILE: ("tests/test_model_file.py", "tests/test_packed_arrays.py"),
+    PACKED_ARRAYS: ("tests/test_packed_arrays.py",),
     ROWS: (
         "tests/test_histograms.py",
         "tests/test_fixed_point.py",
@@ -326,7 +328,7 @@ MUTANTS: list[Mutant] = [
     M(
         "M01",
         MODEL_FILE,
-        "if version != FORMAT_VERSION:",
+        "if version not in READABLE_VERSIONS:",
         "if False:",
         "format_version not checked",
     ),
@@ -473,6 +475,27 @@ MUTANTS: list[Mutant] = [
         "if mask[j] != (entry is not None):",
         "if False:",
         "is_categorical and the categories list may disagree",
+    ),
+    M(
+        "M22",
+        PACKED_ARRAYS,
+        "if size > _MOST_EXPANSION * len(data) + 64:",
+        "if False:",
+        "a packed array's claimed size is not bounded before it is inflated",
+    ),
+    M(
+        "M23",
+        PACKED_ARRAYS,
+        "raw = inflater.decompress(data, size + 1)",
+        "raw = inflater.decompress(data, size)",
+        "a packed array of count 0 inflates without limit (max_length 0 means none)",
+    ),
+    M(
+        "M24",
+        PACKED_ARRAYS,
+        "complete = inflater.eof and not inflater.unconsumed_tail and not inflater.unused_data",
+        "complete = True",
+        "bytes after a packed array's values, or its stream cut short, pass unnoticed",
     ),
     # -- binning ----------------------------------------------------------------------------
     M(

@@ -111,8 +111,12 @@ EXACT_MODELS = {
 
 
 def comparable(document: dict) -> dict:
-    """A model document without what may change when the code moves (its version)."""
-    return {k: v for k, v in document.items() if k != "library_version"}
+    """A model document without what may change when the code moves (its version, the
+    file format's version) and with its arrays as lists, however the file stores them."""
+    from gpu_tree.model.file_format import unpacked_document
+
+    plain = unpacked_document(document)
+    return {k: v for k, v in plain.items() if k not in ("library_version", "format_version")}
 
 
 def train_cli(name: str, workdir: Path) -> dict:
@@ -150,7 +154,7 @@ def snapshot_path(name: str) -> Path:
 
 def load_snapshot(name: str) -> dict:
     with gzip.open(snapshot_path(name), "rt", encoding="utf-8") as f:
-        return json.load(f)
+        return comparable(json.load(f))
 
 
 def main() -> None:

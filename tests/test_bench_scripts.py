@@ -729,3 +729,23 @@ def test_gpu_check_dry_run_under_the_simulator(tmp_path):
     assert set(summary["warmup"]) >= {"gini", "sparse", "wall_s"}
     assert (out / "matrix" / "matrix.json").is_file()
     assert "| parity case |" in (out / "summary.md").read_text()
+
+
+def test_model_files_benchmark_compares_packed_and_list_files(tmp_path):
+    out = tmp_path / "files.json"
+    stdout = _run(
+        "bench_model_files.py",
+        "--rows",
+        "1500",
+        "--trees",
+        "2",
+        "--repeats",
+        "1",
+        "--json",
+        str(out),
+    )
+    assert "| forest of 2 |" in stdout
+    report = json.loads(out.read_text())
+    for row in report["models"].values():  # packed files are the smaller ones
+        assert row["packed"]["bytes"] < row["lists"]["bytes"]
+        assert row["size_ratio"] == row["lists"]["bytes"] / row["packed"]["bytes"]

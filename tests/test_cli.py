@@ -110,7 +110,7 @@ def test_csv_round_trip_train_info_predict_evaluate_export(days, tmp_path):
 
     data, model = days
     info = flat(ok(run("info", model)).stdout)
-    assert "gpu_tree.model version 1" in info and f"gpu_tree {__version__}" in info
+    assert "gpu_tree.model version 2" in info and f"gpu_tree {__version__}" in info
     assert "DecisionTreeClassifier" in info and "trained on: cpu" in info
     assert "features: 4 (2 categorical)" in info
     assert "outlook categorical, 3 categories (overcast, rain, sunny)" in info

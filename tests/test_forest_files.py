@@ -21,7 +21,7 @@ from gpu_tree import (
     RandomForestRegressor,
     assert_tree_equal,
 )
-from gpu_tree.model.file_format import model_document
+from gpu_tree.model.file_format import model_document, unpacked_document
 from gpu_tree.utils.compat import NotFittedError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,7 +147,7 @@ def test_one_file_with_the_shared_state_once_and_the_trees_in_a_list(tmp_path):
     forest, _ = _forest(categorical_features=[0], n_estimators=3)
     forest.save(tmp_path / "f.json")
     document = json.loads((tmp_path / "f.json").read_text())
-    assert document["format"] == "gpu_tree.model" and document["format_version"] == 1
+    assert document["format"] == "gpu_tree.model" and document["format_version"] == 2
     assert document["estimator"] == "RandomForestClassifier"
     assert document["params"]["n_estimators"] == 3 and "verbose" not in document["params"]
     assert "tree" not in document
@@ -322,7 +322,7 @@ def _saved(tmp_path, model="classifier"):
         forest, _ = _forest(params[0], **params[1])
         forest.save(tmp_path / "saved.json")
         _SAVED[model] = (tmp_path / "saved.json").read_text()
-    return json.loads(_SAVED[model])
+    return unpacked_document(json.loads(_SAVED[model]))
 
 
 def _refused(tmp_path, document, message):

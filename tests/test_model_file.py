@@ -9,9 +9,11 @@ import re
 
 import numpy as np
 import pytest
+from _plain_models import plain_document
 
 import gpu_tree
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
+from gpu_tree.model.file_format import unpacked_document
 from gpu_tree.utils.compat import NotFittedError
 
 pd = pytest.importorskip("pandas")
@@ -93,13 +95,17 @@ def test_the_file_is_versioned_json_data(tmp_path):
     model, _ = _fitted(categorical_features=[0])
     model.save(tmp_path / "m.json")
     document = json.loads((tmp_path / "m.json").read_text())
-    assert document["format"] == "gpu_tree.model" and document["format_version"] == 1
+    assert document["format"] == "gpu_tree.model" and document["format_version"] == 2
     assert document["library_version"] == gpu_tree.__version__
     assert document["estimator"] == "DecisionTreeClassifier"
     assert document["params"]["max_depth"] == 5
     assert len(document["binning"]["edges"]) == 3
     assert document["categorical"]["is_categorical"] == [True, False, False]
-    assert len(document["tree"]["children_left"]) == model.tree_.node_count
+    children = document["tree"]["children_left"]  # packed: small integers in one byte each
+    assert children["dtype"] == "|i1" and children["count"] == model.tree_.node_count
+    assert plain_document(tmp_path / "m.json")["tree"]["children_left"] == (
+        model.tree_.children_left.tolist()
+    )
 
 
 def test_write_is_atomic(tmp_path, monkeypatch):
@@ -151,7 +157,7 @@ def _document():
     model, _ = _fitted(categorical_features=[0], categorical_split="multiway")
     from gpu_tree.model.file_format import model_document
 
-    return json.loads(json.dumps(model_document(model)))
+    return json.loads(json.dumps(model_document(model, packed=False)))
 
 
 def _write(tmp_path, document):
@@ -278,7 +284,7 @@ def _saved(tmp_path, model):
         estimator, _ = _fitted(kind, **params)
         estimator.save(tmp_path / "saved.json")
         _SAVED[model] = (tmp_path / "saved.json").read_text()
-    return json.loads(_SAVED[model])
+    return unpacked_document(json.loads(_SAVED[model]))
 
 
 def _nodes(tree, kind):
@@ -540,7 +546,7 @@ def test_infinite_thresholds_and_negative_zero_round_trip_bit_for_bit(tmp_path, 
     estimator._bin_mapper.edges_[1][0] = -np.inf
     path = tmp_path / "model.json"
     estimator.save(path)
-    saved = json.loads(path.read_text())["tree"]
+    saved = plain_document(path)["tree"]
     assert saved["threshold"][numeric[0]] == "-inf" and saved["threshold"][numeric[-1]] == "inf"
     loaded = gpu_tree.load(path)
 
@@ -829,7 +835,7 @@ def _labelled_document(tmp_path, kind):
         }[kind]()
         model.save(tmp_path / "labelled.json")
         _LABELLED[kind] = (tmp_path / "labelled.json").read_text()
-    document = json.loads(_LABELLED[kind])
+    document = unpacked_document(json.loads(_LABELLED[kind]))
     classes = document["classes"]
     return document, classes[0] if isinstance(classes, list) else classes
 

@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 import pytest
+from _plain_models import plain_document
 from sklearn.datasets import load_linnerud
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
@@ -412,7 +413,7 @@ def test_model_file_and_exports(tmp_path):
     model = DecisionTreeRegressor(splitter="best", max_depth=2, min_samples_leaf=10).fit(X, Y)
     path = tmp_path / "model.json"
     model.save(path)
-    document = json.loads(path.read_text())
+    document = plain_document(path)
     assert document["tree"]["n_outputs"] == 3
     loaded = gpu_tree.load(path)
     assert loaded.n_outputs_ == 3
@@ -751,7 +752,7 @@ def test_classifier_model_files(tmp_path):
     assert document["tree"]["class_counts"] == [2, 4]
 
     def load_changed(change, name):
-        changed = json.loads(path.read_text())
+        changed = plain_document(path)
         change(changed)
         (tmp_path / name).write_text(json.dumps(changed))
         return gpu_tree.load(tmp_path / name)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.data.validation import check_feature_names, check_X
+from gpu_tree.model import packed_arrays
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -359,11 +360,11 @@ _INT_ARRAYS = ("children_left", "children_right", "feature", "n_node_samples")
 _FLOAT_ARRAYS = ("threshold", "impurity", "weighted_n_node_samples")
 
 
-def _json_floats(array):
+def _finite_floats(array, packed):
     array = np.asarray(array, dtype=np.float64).ravel()
     if not np.all(np.isfinite(array)):
         raise ValueError("cannot save an oblique tree with non-finite numbers")
-    return array.tolist()
+    return packed_arrays.pack_floats(array) if packed else array.tolist()
 
 
 class ObliqueCodec:
@@ -379,9 +380,12 @@ class ObliqueCodec:
                          "value": [... node_count * n_outputs ...], "impurity": [...],
                          "n_node_samples": [...], "weighted_n_node_samples": [...]}
 
-    Every number is finite (a tree with a non-finite one is refused when saved)."""
+    Each array is a JSON list or a packed array (gpu_tree.model.packed_arrays). Every
+    number is finite (a tree with a non-finite one is refused when saved)."""
 
-    def document(self, estimator) -> dict:
+    def document(self, estimator, packed: bool) -> dict:
+        """The fields after the header; arrays packed (see gpu_tree.model.packed_arrays)
+        or, with ``packed=False``, JSON lists."""
         tree = estimator.tree_
         names = getattr(estimator, "feature_names_in_", None)
         classes = getattr(estimator, "classes_", None)
@@ -391,9 +395,12 @@ class ObliqueCodec:
             "n_outputs": tree.max_n_classes,
         }
         for name in _INT_ARRAYS:
-            doc[name] = getattr(tree, name).astype(int).tolist()
+            values = getattr(tree, name)
+            doc[name] = (
+                packed_arrays.pack_integers(values) if packed else values.astype(int).tolist()
+            )
         for name in (*_FLOAT_ARRAYS, "coefficients", "value"):
-            doc[name] = _json_floats(getattr(tree, name))
+            doc[name] = _finite_floats(getattr(tree, name), packed)
         return {
             "n_features_in": int(estimator.n_features_in_),
             "feature_names_in": None if names is None else [str(n) for n in names],
