@@ -465,7 +465,7 @@ MUTANTS: list[Mutant] = [
     M(
         "M20",
         MODEL_FILE,
-        "if kind not in _REGISTRY:",
+        "if kind not in registry.classes:",
         "if False:",
         "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called",
     ),
@@ -553,9 +553,9 @@ MUTANTS: list[Mutant] = [
         "B08",
         BINNING,
         "        self._bounds_from_edges(bin_lower, bin_upper)\n        logger.info(\n"
-        '            "binned %d rows x %d features, at most %d bins (%.2f s)",\n',
+        '            "binned %s rows x %d features, at most %d bins (%.2f s)",\n',
         "        logger.info(\n"
-        '            "binned %d rows x %d features, at most %d bins (%.2f s)",\n',
+        '            "binned %s rows x %d features, at most %d bins (%.2f s)",\n',
         "CPU transform forgets the quantile-binned features' bin bounds (thresholds from +-inf)",
     ),
     M(
