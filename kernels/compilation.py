@@ -283,7 +283,12 @@ def say_compiling_kernels(cached: bool = True, stream=None) -> bool:
             if stream is None or not stream.isatty():
                 return False
             text = COMPILE_NOTICE if cached else UNCACHED_COMPILE_NOTICE
-            stream.write(f"{_notice['program']}: {text}\n")
+            line = f"{_notice['program']}: {text}"
+            tqdm = sys.modules.get("tqdm")
+            if tqdm is not None:  # progress bars may be drawn: write above them
+                tqdm.tqdm.write(line, file=stream)
+            else:
+                stream.write(line + "\n")
             stream.flush()
         except (AttributeError, OSError, ValueError):  # no isatty; a closed stream
             return False

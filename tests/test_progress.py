@@ -143,3 +143,84 @@ def test_level_lines_follow_the_levels_and_finished_subtrees_say_so(data, capsys
         if getattr(r, "progress", None) and r.progress["stage"] == "growing"
     ]
     assert reached == sorted(reached), reached
+
+
+# -- what a terminal shows (issue 45, item 5) ------------------------------------------------
+def _forest_csv(folder):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    c = rng.choice(["x", "y", "z"], n)
+    y = np.where(a + rng.normal(size=n) * 0.3 > 0, "yes", "no")
+    path = folder / "forest.csv"
+    rows = zip(a, b, c, y, strict=True)
+    path.write_text("a,b,c,y\n" + "".join(f"{p},{q},{r},{s}\n" for p, q, r, s in rows))
+    return path
+
+
+def _bar_lines(lines):
+    return [line for line in lines if "%|" in line]
+
+
+def test_a_forest_on_a_terminal_ends_its_bars_before_the_results(tmp_path):
+    import sys
+
+    from _terminal import run_on_terminal
+
+    data = _forest_csv(tmp_path)
+    code = "import sys; from gpu_tree.app.launch import main; sys.argv[0] = 'gputree'; main()"
+    shown = run_on_terminal(
+        [sys.executable, "-c", code, "train", data.name, "-t", "y", "--forest", "5"]
+        + ["-o", "forest.json", "--device", "cpu"],
+        cwd=tmp_path,
+    )
+    lines = shown.lines
+    assert shown.returncode == 0, "\n".join(lines)
+    trained = next(k for k, line in enumerate(lines) if "trained RandomForestClassifier" in line)
+    # The results start lines of their own (they were glued to the bar: "…tree]t" /
+    # "rained RandomForestClassifier"), and no bar is drawn again below them.
+    assert lines[trained].startswith("trained RandomForestClassifier"), lines
+    assert not _bar_lines(lines[trained:]), lines
+    assert lines[-1] == "model saved to forest.json", lines
+    # The forest's bar ends full, once; a tree's levels (a bar inside it) leave no bar
+    # over it, and the growth's last record stays as a line.
+    forest_bars = [line for line in _bar_lines(lines) if "forest:" in line]
+    assert len(forest_bars) == 1 and "100%" in forest_bars[0] and "5/5" in forest_bars[0]
+    assert forest_bars[0].startswith("gputree: forest:"), lines
+    assert not [line for line in lines if "growing:" in line], lines
+    assert any(
+        line.startswith("gputree [") and "5 trees grown: depth up to" in line for line in lines
+    )
+    assert any(line.startswith("gputree [") and "5 of 5 trees grown" in line for line in lines)
+
+
+def test_the_compile_notice_is_written_above_an_open_bar(monkeypatch):
+    import io
+
+    from _terminal import screen_lines
+
+    from gpu_tree.kernels import compilation
+    from gpu_tree.utils.progress import install_handler
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setitem(compilation._notice, "said", False)
+    monkeypatch.setitem(compilation._notice, "when", "terminal")
+    monkeypatch.setitem(compilation._notice, "program", "gputree")
+    remove = install_handler(terminal, verbose=False, quiet=False)
+    try:
+        logger.info("growing", extra=step("forest", 1, 5, unit="tree"))
+        assert compilation.say_compiling_kernels(stream=terminal)
+        logger.info("grown", extra=step("forest", 2, 5, unit="tree"))
+        logger.info("done", extra=step("forest", 5, 5, unit="tree", done=True))
+    finally:
+        remove()
+    lines = screen_lines(terminal.getvalue().encode(), columns=80)
+    assert lines[0] == "gputree: compiling kernels (first run only)", lines
+    assert lines[1].startswith("gputree: forest: 100%") and lines[1].endswith("5/5 [00:00<00:00]")
+    assert len(lines) == 3 and lines[2].startswith("gputree [") and lines[2].endswith(" done")

@@ -473,7 +473,9 @@ class _BaseForest(BaseEstimator):
                     len(grown),
                     len(trees),
                     time.perf_counter() - start,
-                    extra=step("forest", len(grown), len(trees), unit="tree"),
+                    extra=step(
+                        "forest", len(grown), len(trees), unit="tree", done=len(grown) == len(trees)
+                    ),
                 )
         return grown
 

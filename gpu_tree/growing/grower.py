@@ -1487,7 +1487,9 @@ class Grower:
             self._grow_from_roots(roots[~finish])
         tree = self.tree
         logger.info(
-            "tree grown: depth %d, %d leaves, %d nodes (%.2f s)",
+            "%s grown: depth %s%d, %d leaves, %d nodes (%.2f s)",
+            "tree" if self._n_roots == 1 else f"{self._n_roots} trees",
+            "" if self._n_roots == 1 else "up to ",
             tree.max_depth,
             tree.n_leaves,
             tree.node_count,

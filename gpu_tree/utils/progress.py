@@ -113,7 +113,10 @@ class _BarHandler(logging.Handler):
                 unit_divisor=1024 if bytes_ else 1000,
                 file=self.stream,
                 dynamic_ncols=True,
-                leave=True,
+                # A bar inside another (a tree's levels in a forest) is cleared when done:
+                # tqdm redraws a finished inner bar over the outer one's line, and its
+                # done record's message says what it reached.
+                leave=not self.bars,
                 # A rate of levels, features or trees read as noise ("170879.05feature/s"):
                 # only bytes show theirs.
                 **({} if bytes_ else {"bar_format": _COUNT_BAR if total else _OPEN_COUNT}),
