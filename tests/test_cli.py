@@ -1080,9 +1080,9 @@ def test_bench_with_peers_reports_ratios_and_failures(tmp_path, monkeypatch):
 
 
 def test_bench_rejects_bad_options_in_one_line(monkeypatch):
-    import gpu_tree.estimators.tree as estimators
+    import gpu_tree.backends.devices as devices
 
-    monkeypatch.setattr(estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU", None))
+    monkeypatch.setattr(devices, "cuda_status", lambda: (False, "no usable NVIDIA GPU", None))
     cuda = run("bench", "--rows", "1000", "--device", "cuda")
     assert_one_line_error(cuda, "device='cuda' is not usable here")
     criterion = run("bench", "--rows", "1000", "--criterion", "nope", "--no-peers")

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -291,7 +290,7 @@ def test_the_notice_is_never_said_into_a_pipe_or_when_quiet(fresh_notice):
 
 def _train_on_a_terminal(tmp_path, cache, *extra):
     """`gputree train` with its stderr on a pseudo-terminal: (stderr text, stdout text)."""
-    import pty
+    from _terminal import run_on_terminal
 
     model = tmp_path / "model.json"
     argv = ["train", str(_weather(tmp_path)), "-t", "play", "-o", str(model), "--device", "cpu"]
@@ -301,28 +300,11 @@ def _train_on_a_terminal(tmp_path, cache, *extra):
         "NUMBA_CACHE_DIR": str(cache),
         "GPU_TREE_PYTHON_KERNELS": "never",  # a 14-row fit would otherwise compile nothing
     }
-    controller, terminal = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-S", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
+    shown = run_on_terminal(
+        [sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, stdout_on_terminal=False
     )
-    os.close(terminal)
-    written = b""
-    while True:
-        try:
-            chunk = os.read(controller, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        written += chunk
-    os.close(controller)
-    out = child.communicate(timeout=600)[0].decode()
-    assert child.returncode == 0, written.decode()[-3000:]
-    return written.decode(), out
+    assert shown.returncode == 0, shown.raw.decode()[-3000:]
+    return shown.raw.decode(), shown.stdout
 
 
 @pytest.mark.slow

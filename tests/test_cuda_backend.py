@@ -873,7 +873,7 @@ def failing_probe(monkeypatch):
     """The probe kernel replaced by one whose launch fails as a broken toolchain's does;
     the cached verdicts are cleared before and after."""
     import gpu_tree.backends.cuda as cuda_backend
-    import gpu_tree.estimators.tree as tree_module
+    import gpu_tree.backends.devices as devices
 
     class Broken:
         def __getitem__(self, config):
@@ -881,7 +881,7 @@ def failing_probe(monkeypatch):
 
     def clear():
         cuda_backend.probe_failure.cache_clear()
-        tree_module._warn_gpu_broken_once.cache_clear()
+        devices.warn_gpu_broken_once.cache_clear()
 
     clear()
     monkeypatch.setattr(cuda_kernels, "probe", Broken())

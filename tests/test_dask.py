@@ -361,6 +361,30 @@ def test_any_number_of_workers(client, n_workers):
     assert_tree_equal(model.tree_, local.tree_)
 
 
+def test_a_fit_s_workers_import_no_estimator_and_exit_without_traversing_their_objects(tmp_path):
+    """A worker runs gpu_tree.dask.shards only: it does not import the estimators or
+    scikit-learn (seconds of start-up, and of exit), and once it holds rows its objects
+    are frozen at exit, so that the interpreter's last collections skip numba's compiled
+    kernels (issue 45: workers killed after 4 s as a loaded machine's cluster closed)."""
+    import _worker_probe
+
+    X, y, _, _ = _data(900, seed=3)
+    frozen = tmp_path / "frozen"
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as other,
+    ):
+        other.run(_worker_probe.report_frozen_at_exit, str(frozen))
+        chunks = _chunks(len(y), [300, 600])
+        X_spread, y_spread = _spread(other, X, chunks), _spread(other, y, chunks)
+        DecisionTreeClassifier(device="cpu", max_depth=5).fit(X_spread, y_spread, client=other)
+        heavy = ["sklearn", "gpu_tree.estimators", "gpu_tree.dask.estimators", "scipy.stats"]
+        assert list(other.run(_worker_probe.loaded, heavy).values()) == [[]]
+    assert int(frozen.read_text()) > 10_000  # numba's objects, among others
+
+
 # -- faults -------------------------------------------------------------------------------
 
 

@@ -390,10 +390,10 @@ def test_column_vector_y_warns_and_fits():
 
 
 def test_device_cuda_says_why_it_cannot_run(monkeypatch):
-    import gpu_tree.estimators.tree as estimators
+    import gpu_tree.backends.devices as devices
 
     monkeypatch.setattr(
-        estimators, "cuda_status", lambda: (False, "no usable NVIDIA GPU was found", None)
+        devices, "cuda_status", lambda: (False, "no usable NVIDIA GPU was found", None)
     )
     with pytest.raises(ValueError, match="device='cuda' is not usable here: no usable NVIDIA GPU"):
         DecisionTreeClassifier(device="cuda").fit(X_GOOD, Y_GOOD)
@@ -410,19 +410,23 @@ def test_auto_device_fits_cpu_only_work_on_the_cpu_of_a_gpu_machine(monkeypatch,
     """On a machine with a usable GPU, device='auto' is the GPU, except for what runs on
     the CPU only: scikit-learn's splitter='best' must not fail where a GPU is present.
     device='cuda' still refuses it, naming the CPU."""
+    import gpu_tree.backends.devices as devices
     import gpu_tree.estimators.tree as estimators
 
     gpu_here = (True, "NVIDIA GPU", object())  # an array module that is not numpy
+    monkeypatch.setattr(devices, "cuda_status", lambda: gpu_here)
     monkeypatch.setattr(estimators, "cuda_status", lambda: gpu_here)
-    assert estimators.resolve_device("auto") == "cuda"
+    assert devices.resolve_device("auto") == "cuda"
     assert DecisionTreeRegressor(**params).fit(X_GOOD, Y_GOOD).device_ == "cpu"
     with pytest.raises(ValueError, match="CPU|device='cpu'"):
         DecisionTreeRegressor(device="cuda", **params).fit(X_GOOD, Y_GOOD)
 
 
 def test_a_gpu_array_with_cpu_only_work_says_which_part_runs_on_the_cpu(monkeypatch):
+    import gpu_tree.backends.devices as devices
     import gpu_tree.estimators.tree as estimators
 
+    monkeypatch.setattr(devices, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
     monkeypatch.setattr(estimators, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
     monkeypatch.setattr(estimators, "is_device_array", lambda X: True)
     with pytest.raises(ValueError, match="splitter='best' \\(exact search\\) runs on the CPU"):

@@ -251,6 +251,35 @@ def test_distributed_example_runs(tmp_path, monkeypatch, capsys):
     assert_tree_equal(gpu_tree.load(tmp_path / "distributed.json").tree_, local.tree_)
 
 
+@pytest.mark.timeout(600)
+def test_distributed_example_ends_cleanly_as_a_script(tmp_path):
+    """The README's Distributed block run as a user runs it, ``python example.py``: its
+    cluster closes without a worker killed ("Worker process still alive after 4.0
+    seconds, killing", issue 45) and nothing else on standard error but distributed's
+    own notices of where it serves."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    (tmp_path / "example.py").write_text(_block(_python_blocks(), "gpu_tree.dask"))
+    done = subprocess.run(
+        [sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=540
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(done.stdout.split()) == 2, done.stdout  # leaves and accuracy
+    # another cluster on this machine (a test beside this one) may hold the dashboard's port
+    port_notice = ("is already in use", "already have a cluster running", "HTTP server on port")
+    problems = [
+        line
+        for line in done.stderr.splitlines()
+        if line.strip()
+        and not any(words in line for words in port_notice)
+        and line.strip() != "warnings.warn("
+    ]
+    assert not problems, "\n".join(problems)
+    assert (tmp_path / "distributed.json").is_file()
+
+
 def test_command_line_example_runs(tmp_path):
     """The README's command-line block runs as written, in a temporary folder, with the
     installed ``gputree``; each command must succeed and leave its output."""

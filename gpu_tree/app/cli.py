@@ -2154,9 +2154,10 @@ def bench(
     """
     from gpu_tree.app import bench as _bench
     from gpu_tree.app.machine import machine_info
+    from gpu_tree.backends.devices import resolve_device
     from gpu_tree.datasets import make_higgs_like
     from gpu_tree.ensemble import RandomForestClassifier
-    from gpu_tree.estimators.tree import DecisionTreeClassifier, resolve_device
+    from gpu_tree.estimators.tree import DecisionTreeClassifier
 
     for path in (json_path, plot_path):
         if path:

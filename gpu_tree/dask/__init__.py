@@ -1,8 +1,31 @@
 """Distributed training on Dask (issue 19): one tree from rows spread over many workers,
 identical to the in-memory estimators' tree; only histograms and split decisions travel.
-Needs the ``dask`` extra (``dask[distributed]``)."""
+Needs the ``dask`` extra (``dask[distributed]``).
 
-from gpu_tree.dask.backend import WorkerLostError
-from gpu_tree.dask.estimators import DecisionTreeClassifier, DecisionTreeRegressor
+The public names load on first use (PEP 562): a worker process that runs only the
+functions of ``gpu_tree.dask.shards`` imports this package first, and must not pay for
+the estimators and scikit-learn, at start-up or when its cluster closes.
+"""
 
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "WorkerLostError"]
+import importlib
+
+# Public name -> the module it is loaded from.
+_PUBLIC = {
+    "DecisionTreeClassifier": "gpu_tree.dask.estimators",
+    "DecisionTreeRegressor": "gpu_tree.dask.estimators",
+    "WorkerLostError": "gpu_tree.dask.backend",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'gpu_tree.dask' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

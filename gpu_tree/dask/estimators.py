@@ -9,6 +9,7 @@ import uuid
 
 import numpy as np
 
+from gpu_tree.backends.devices import DEVICES
 from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
@@ -75,8 +76,8 @@ class _DaskMixin:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         client = client or default_client()
         settings = self._check_settings()  # the device is each worker's to decide
-        if self.device not in local.DEVICES:
-            raise ValueError(f"Unknown device={self.device!r}; choose one of {list(local.DEVICES)}")
+        if self.device not in DEVICES:
+            raise ValueError(f"Unknown device={self.device!r}; choose one of {list(DEVICES)}")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
         if getattr(y, "ndim", 1) > 1:

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.devices import resolve_device
 from gpu_tree.data.validation import (
     check_classification_labels,
     check_sample_weight,
@@ -32,7 +33,6 @@ from gpu_tree.data.validation import (
     check_y,
     feature_names_of,
 )
-from gpu_tree.estimators.tree import resolve_device
 from gpu_tree.growing.criteria import check_criterion
 from gpu_tree.growing.oblique import (
     CLASSIFIER_DIRECTIONS,

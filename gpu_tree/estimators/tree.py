@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import numbers
 import time
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -16,9 +14,9 @@ from gpu_tree.backends.cuda import (
     apply_on_device,
     check_cuda_support,
     cuda_status,
-    gpu_found_but_broken,
     predict_on_device,
 )
+from gpu_tree.backends.devices import resolve_device
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import check_category_counts, check_max_bins, missing_by_feature
 from gpu_tree.data.categorical import (
@@ -82,44 +80,8 @@ from gpu_tree.utils.fit_stats import SETUP, FitCounters, counting
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
 
-DEVICES = ("auto", "cpu", "cuda")
 # "best": scikit-learn's name for exact search; "random": extremely randomised trees' split
 SPLITTERS = ("hist", "random", "exact", "best")
-
-
-def resolve_device(device, cpu_only: str | None = None) -> str:
-    """The backend a ``device`` parameter selects on this machine: "cpu" or "cuda".
-
-    ``auto`` is the GPU when CuPy and an NVIDIA GPU are usable (never the simulator),
-    and the CPU where the fit asks for what runs there only (``cpu_only``, what that is:
-    exact search, the absolute-error criterion); ``cuda`` also accepts the CUDA
-    simulator (``NUMBA_ENABLE_CUDASIM=1``) and otherwise says why it cannot run.
-    """
-    if device not in DEVICES:
-        raise ValueError(f"Unknown device={device!r}; choose one of {list(DEVICES)}")
-    if device == "cpu" or (device == "auto" and cpu_only is not None):
-        return "cpu"
-    usable, reason, xp = cuda_status()
-    if device == "cuda":
-        if not usable:
-            raise ValueError(
-                f"device='cuda' is not usable here: {reason}; use device='cpu' or 'auto'"
-            )
-        return "cuda"
-    if not usable and gpu_found_but_broken():
-        _warn_gpu_broken_once(reason)
-    return "cuda" if usable and xp is not np else "cpu"
-
-
-@functools.cache
-def _warn_gpu_broken_once(reason):
-    """device="auto" on a machine whose GPU fails gpu_tree's probe: fits run on the CPU,
-    and the user is told why once per process, not at every fit."""
-    warnings.warn(
-        f"gpu_tree: device='auto' fits on the CPU: {reason}",
-        RuntimeWarning,
-        stacklevel=3,
-    )
 
 
 def check_int(name, value, low, high=None, allow_none=False):
