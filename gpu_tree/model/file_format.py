@@ -7,9 +7,9 @@ atomically: to a temporary file in the same folder, then renamed over the target
 reader never sees half a file.
 
 A tree's node arrays, the bin edges and a forest's out-of-bag values are packed: typed binary,
-compressed, as base64 text in the JSON (:mod:`gpu_tree.model.packed_arrays`); a forest
-of 59,000-node trees takes about a fifth of the space of JSON lists and loads several
-times faster. ``model_document(estimator, packed=False)`` gives every array as a JSON
+compressed, as base64 text in the JSON (:mod:`gpu_tree.model.packed_arrays`): a fully
+grown tree or forest takes 0.27 of the space of JSON lists and loads 5 to 9 times faster
+(bench/RESULTS.md). ``model_document(estimator, packed=False)`` gives every array as a JSON
 list instead, for a person or a script to read, and the loader reads either form in any
 array. In a JSON list, floats are written with Python's shortest round-trip repr
 (exact); infinities and NaN, which JSON lacks, as the strings "inf", "-inf" and "nan".
