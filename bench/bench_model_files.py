@@ -46,18 +46,14 @@ def _diamonds(rows):
 
 def _measure(model, X, folder: Path, repeats: int) -> dict:
     import gpu_tree
-    from gpu_tree.model.file_format import model_document
+    from gpu_tree.model.file_format import save_model
 
     expected = model.predict(X)
     out = {}
     for form, packed in (("lists", False), ("packed", True)):
         path = folder / f"{form}.json"
         started = time.perf_counter()
-        if packed:
-            model.save(path)
-        else:  # what format 1 wrote: the same document, arrays as JSON lists
-            document = model_document(model, packed=False)
-            path.write_text(json.dumps(document, allow_nan=False, separators=(",", ":")))
+        save_model(model, path, packed)  # lists: the arrays as format 1 wrote them
         save_s = time.perf_counter() - started
         loads = []
         for _ in range(repeats):

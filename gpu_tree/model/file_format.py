@@ -192,13 +192,6 @@ def _params(estimator) -> dict:
     return params
 
 
-def _integers(values, packed: bool):
-    """An integer array field: packed binary, or a JSON list."""
-    if packed:
-        return packed_arrays.pack_integers(values)
-    return np.asarray(values).ravel().astype(np.int64).tolist()
-
-
 def _float_array(values, packed: bool):
     """A float array field: packed binary (exact, non-finite values included), or a JSON
     list (non-finite values as strings)."""
@@ -219,11 +212,11 @@ def _tree_document(tree, packed: bool) -> dict:
         tree_doc["class_counts"] = list(tree.class_counts)
     for name, dtype in NODE_ARRAYS.items():
         array = getattr(tree, name)
-        write = _float_array if dtype == np.float64 else _integers
+        write = _float_array if dtype == np.float64 else packed_arrays.integers
         tree_doc[name] = write(array, packed)
     tree_doc["value"] = _float_array(tree.value, packed)
-    tree_doc["category_bitsets"] = _integers(tree.category_bitsets, packed)
-    tree_doc["branch_children"] = _integers(tree.branch_children, packed)
+    tree_doc["category_bitsets"] = packed_arrays.integers(tree.category_bitsets, packed)
+    tree_doc["branch_children"] = packed_arrays.integers(tree.branch_children, packed)
     return tree_doc
 
 
@@ -368,10 +361,11 @@ def unpacked_document(document, source="model"):
     return plain(document, "document")
 
 
-def save_model(estimator, path) -> None:
-    """Write ``estimator`` to ``path`` as JSON, atomically (temporary file, then rename)."""
+def save_model(estimator, path, packed: bool = True) -> None:
+    """Write ``estimator`` to ``path`` as JSON, atomically (temporary file, then rename);
+    its arrays packed or, with ``packed=False``, as JSON lists (:func:`model_document`)."""
     estimator._check_fitted()
-    text = json.dumps(model_document(estimator), allow_nan=False, separators=(",", ":"))
+    text = json.dumps(model_document(estimator, packed), allow_nan=False, separators=(",", ":"))
     with atomic_text(path) as out:
         out.write(text)
 

@@ -395,10 +395,7 @@ class ObliqueCodec:
             "n_outputs": tree.max_n_classes,
         }
         for name in _INT_ARRAYS:
-            values = getattr(tree, name)
-            doc[name] = (
-                packed_arrays.pack_integers(values) if packed else values.astype(int).tolist()
-            )
+            doc[name] = packed_arrays.integers(getattr(tree, name), packed)
         for name in (*_FLOAT_ARRAYS, "coefficients", "value"):
             doc[name] = _finite_floats(getattr(tree, name), packed)
         return {

@@ -45,6 +45,13 @@ def pack_integers(values) -> dict:
     return _packed(array.astype(dtype), dtype)
 
 
+def integers(values, packed: bool):
+    """An integer array field of a model file: packed, or a JSON list of ints."""
+    if packed:
+        return pack_integers(values)
+    return np.asarray(values).ravel().astype(np.int64).tolist()
+
+
 def pack_floats(values) -> dict:
     """Floats -> a packed array of exact 64-bit values."""
     array = np.asarray(values, dtype=np.float64).ravel()
