@@ -26,7 +26,8 @@ compiled in memory).
 about to compile) prints ``compiling kernels (first run only)`` once, on a terminal
 (:func:`say_compiling_kernels`), so that a pause of several seconds is explained;
 never into a pipe or a file, and never with ``gputree --quiet``
-(:func:`set_compile_notice`). The miss is where numba-cuda's and numba's CPU
+(:func:`set_compile_notice`). Under it, while a kernel compiles, a :class:`CompileLine`
+counts the kernels done and names the one compiling, with the seconds spent. The miss is where numba-cuda's and numba's CPU
 dispatchers both decide to compile; numba's event API (``numba:compile``) covers only
 the CPU one.
 
@@ -43,6 +44,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 
 # Where the kernels are cached: "numba" (numba's own choice: NUMBA_CACHE_DIR, __pycache__
 # or the user-wide folder), "temporary" (a folder of this user's in the temporary
@@ -253,7 +255,9 @@ COMPILE_NOTICE = "compiling kernels (first run only)"
 UNCACHED_COMPILE_NOTICE = "compiling kernels (no writable cache folder: every run)"
 # "terminal": on standard error where it is a terminal; "never". ``program`` prefixes the
 # line ("gputree" on the command line).
-_notice = {"when": "terminal", "program": "gpu_tree", "said": False}
+# "line": the CompileLine drawn after the notice (None before).
+_notice = {"when": "terminal", "program": "gpu_tree", "said": False, "line": None}
+_listening = False  # whether numba's compile events reach the line
 
 
 def set_compile_notice(when: str, program: str | None = None):
@@ -293,4 +297,129 @@ def say_compiling_kernels(cached: bool = True, stream=None) -> bool:
         except (AttributeError, OSError, ValueError):  # no isatty; a closed stream
             return False
         _notice["said"] = True
-        return True
+    _follow_compiles(stream, _notice["program"])
+    return True
+
+
+# -- the line under the notice ---------------------------------------------------------------
+class CompileLine:
+    """While numba compiles the package's kernels, one line under the notice on a terminal:
+    how many it has compiled, the seconds spent and which it is compiling now, e.g.
+    ``gputree: compiling kernels: 3 done, 21 s, now score_splits`` (the name last: a
+    narrow terminal cuts the line's end);
+    redrawn every ``redraw_seconds`` (one kernel can take half a minute), and cleared
+    when a kernel is done and none follows. How many are left is not known ahead: numba
+    compiles a kernel when it is first called, and which kernels a fit calls depends on
+    its data and settings.
+
+    It follows numba's ``numba:compile`` events (CPU kernels; numba-cuda's dispatchers
+    send none), counting a kernel whose compile began while no other of the package's was
+    compiling: the helpers a kernel calls compile inside it. ``package``: the modules
+    whose functions count."""
+
+    def __init__(self, stream, program, package=__package__, redraw_seconds=1.0):
+        self.stream = stream
+        self.program = program
+        self.package = package
+        self.redraw_seconds = redraw_seconds
+        self.done = 0
+        self.started = None  # when the first kernel began compiling
+        self.current = None  # the kernel compiling now
+        self.depth = 0  # the package's compiles in progress, nested
+        self.bar = None
+        self.stop = None
+        self.redrawer = None
+
+    def text(self) -> str:
+        seconds = time.perf_counter() - self.started
+        return (
+            f"{self.program}: compiling kernels: {self.done} done, {seconds:.0f} s, "
+            f"now {self.current}"
+        )
+
+    def _ours(self, event) -> str | None:
+        dispatcher = (event.data or {}).get("dispatcher")
+        function = getattr(dispatcher, "py_func", None)
+        module = getattr(function, "__module__", "") or ""
+        if module == self.package or module.startswith(self.package + "."):
+            return function.__name__
+        return None
+
+    def on_start(self, event):
+        name = self._ours(event)
+        if name is None:
+            return
+        self.depth += 1
+        if self.depth == 1:
+            if self.started is None:
+                self.started = time.perf_counter()
+            self.current = name
+            self._open()
+
+    def on_end(self, event):
+        if self._ours(event) is None or self.depth == 0:
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            self.done += 1
+            self._close()
+
+    def _open(self):
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(file=self.stream, bar_format="{desc}", leave=False, dynamic_ncols=True)
+            self.bar.set_description_str(self.text())
+        except Exception:  # noqa: BLE001 - a display must never stop a compile
+            self.bar = None
+            return
+        self.stop = threading.Event()
+        self.redrawer = threading.Thread(
+            target=self._redraw, args=(self.bar, self.stop), daemon=True
+        )
+        self.redrawer.start()
+
+    def _redraw(self, bar, stop):
+        while not stop.wait(self.redraw_seconds):
+            try:
+                bar.set_description_str(self.text())
+            except Exception:  # noqa: BLE001 - a closed terminal: stop drawing
+                return
+
+    def _close(self):
+        if self.bar is None:
+            return
+        self.stop.set()
+        self.redrawer.join(timeout=5)
+        try:
+            self.bar.close()
+        except Exception:  # noqa: BLE001 - a display must never stop a compile
+            pass
+        self.bar = None
+
+
+def _follow_compiles(stream, program):
+    """Draw a :class:`CompileLine` under the notice from now on."""
+    global _listening
+    with _lock:
+        _notice["line"] = CompileLine(stream, program)
+        if _listening:
+            return
+        try:
+            from numba.core import event
+        except ImportError:  # pragma: no cover - numba is a dependency
+            return
+
+        class Listener(event.Listener):  # one for the process: it draws the current line
+            def on_start(self, ev):
+                line = _notice["line"]
+                if line is not None:
+                    line.on_start(ev)
+
+            def on_end(self, ev):
+                line = _notice["line"]
+                if line is not None:
+                    line.on_end(ev)
+
+        event.register("numba:compile", Listener())
+        _listening = True

@@ -41,18 +41,10 @@ from . import _split_scan as _scan
 from . import compilation
 from . import cpu as _cpu  # imported first: it chooses numba's cache folder
 
-# Inlined (LLVM's alwaysinline) and without reference counting, as in the subtree
-# finisher (cpu_subtrees.py): called, each candidate pays a dozen calls with arrays
-# passed by value, and each array an atomic increment and decrement.
-_helpers = {}
-# The numeric features' scan keeps its first pass's scores for the second (save_scores):
-# a rescore of every candidate would double their cost.
-_node_totals, _score_feature, _ = _scan.make_split_scan(
-    _cpu.borrowing_njit(forceinline=True),
-    _cpu.borrowing_njit(forceinline=True)(_scan.plain_product),
-    _helpers,
-    save_scores=True,
-)
+# The level-wise numeric search's helpers (kernels/cpu.py), inlined and without
+# reference counting: one compile of each where the types agree.
+_helpers = _cpu.SPLIT_SCAN_HELPERS
+_node_totals, _score_feature = _helpers["node_totals"], _helpers["score_feature"]
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]
 _weighted_impurity = _helpers["weighted_impurity"]

@@ -62,6 +62,7 @@ from . import _random_split, compilation, cpu_categorical
 from . import _split_scan as _scan
 from . import _squared_deviations as _deviations
 from .cpu import (
+    SPLIT_SCAN_HELPERS,
     WINNER_BIN,
     WINNER_FEATURE,
     WINNER_FIXED_COLUMNS,
@@ -75,16 +76,11 @@ from .cpu import (
 )
 from .cpu_categorical import score_nodes, search_scratch
 
-# The scan's helpers inlined into the finisher (LLVM's alwaysinline): called, each
-# candidate paid a dozen calls with arrays passed by value, 15 times the inlined cost
-# (2.6 us against 0.17 us a candidate, measured on a loaded 2-core machine), for a
-# compile about twice as long (91 s against 39 s there; once, cached). Without reference
-# counting (borrowing_njit): 3.6 times faster again.
-_node_totals, _score_feature, _choose_winner = _scan.make_split_scan(
-    borrowing_njit(forceinline=True),
-    borrowing_njit(forceinline=True)(_scan.plain_product),
-    save_scores=True,
-)
+# The level-wise search's helpers (kernels/cpu.py): the same compiled code where the
+# types agree (the finisher passes its statistics as int64).
+_node_totals = SPLIT_SCAN_HELPERS["node_totals"]
+_score_feature = SPLIT_SCAN_HELPERS["score_feature"]
+_choose_winner = SPLIT_SCAN_HELPERS["choose_winner"]
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
@@ -322,523 +318,14 @@ def _variant(function, with_categorical):
     return function
 
 
-def _compile_finish_one(source_hash, with_categorical):
+def _compile_finish_subtrees(source_hash, with_categorical):
     # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
     # ``with_categorical`` is a constant of the compiled code: where it is False, numba
     # prunes the categorical search before typing it, and a fit without categorical
-    # features does not compile it (about half the finisher's first compile).
-
-    def finish_one(
-        X_binned,
-        rows,
-        row_stats,
-        centred,
-        weight,
-        unit_weight,
-        root_depth,
-        root_impurity,
-        root_key,
-        n_bins,
-        missing_code,
-        use_missing,
-        scale,
-        criterion,
-        impurity_kind,
-        n_classes,
-        count_channel,
-        settings,
-        is_categorical,
-        has_categorical,
-        max_subset,
-        subset_limit,
-        most,
-        binom,
-        offsets,
-        bin_lower,
-        bin_upper,
-        out_parent,
-        out_depth,
-        out_stats,
-        out_impurity,
-        out_feature,
-        out_code,
-        out_next_code,
-        out_missing_left,
-        out_left,
-        out_searched,
-        out_subset,
-        out_category_words,
-    ):
-        """Grow one subtree, rows ``rows`` (global ids), whose root is known splittable
-        (the grower checked it). Writes its nodes from 0 (the
-        root) into the ``out_*`` slices and returns how many; -1 if a partition disagrees
-        with the statistics (an internal error).
-
-        ``has_categorical``: the features marked in ``is_categorical`` hold category codes
-        and split on subsets of them (``score_nodes`` scores every node; ``max_subset``,
-        ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
-        search's, as ``splitting._select_compiled`` passes them). A subset split's node
-        gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
-        sends left as the tree stores it (``Grower._category_words``).
-
-        ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
-        features, drawn from its key (the root's ``root_key``, a child's from its
-        parent's and the branch) as ``gpu_tree.growing.random_draws.draw_features``
-        draws them.
-
-        ``settings[RANDOM_THRESHOLDS]`` != 0 (extremely randomised trees): each feature's
-        candidates are one random split, drawn from the node's key as the level-wise path
-        draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
-        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins)."""
-        source_hash  # noqa: B018 - in the cache key only
-        n = rows.shape[0]
-        n_features = X_binned.shape[0]
-        n_channels = row_stats.shape[1]
-        regression = n_classes == 0
-        # The subtree's rows, copied: bin codes feature-major, statistics, targets.
-        codes = np.empty((n_features, n), dtype=np.int64)
-        for f in range(n_features):
-            for j in range(n):
-                codes[f, j] = X_binned[f, rows[j]]
-        stats = np.empty((n, n_channels), dtype=np.int64)
-        local_centred = np.zeros(n if regression else 0)
-        local_weight = np.zeros(n if regression else 0)
-        for j in range(n):
-            for c in range(n_channels):
-                stats[j, c] = row_stats[rows[j], c]
-            if regression:
-                local_centred[j] = centred[rows[j]]
-                local_weight[j] = weight[rows[j]]
-        # Per feature, the local rows sorted by bin code (missing values' code included),
-        # stably: by counting where the codes are few next to the rows (a tenth of a
-        # merge sort's time at 1,000 rows), else by a merge sort.
-        order = np.empty((n_features, n), dtype=np.int64)
-        scratch = np.empty(n, dtype=np.int64)
-        if n_bins <= 4 * n:
-            next_of_code = np.empty(n_bins + 1, dtype=np.int64)
-            for f in range(n_features):
-                next_of_code[:] = 0
-                for j in range(n):
-                    next_of_code[codes[f, j] + 1] += 1
-                for b in range(n_bins):
-                    next_of_code[b + 1] += next_of_code[b]
-                for j in range(n):
-                    code = codes[f, j]
-                    order[f, next_of_code[code]] = j
-                    next_of_code[code] += 1
-        else:
-            for f in range(n_features):
-                _stable_order(codes[f], order[f], scratch)
-        goes_left = np.zeros(n, dtype=np.uint8)
-
-        width = min(n, n_bins)
-        # A node's compact histogram is the start of this buffer, shaped (1, n_features,
-        # its width, n_channels): contiguous, as score_nodes takes a batch's.
-        hist_buffer = np.zeros(n_features * width * n_channels, dtype=np.int64)
-        bin_code = np.empty((n_features, width), dtype=np.int64)
-        missing = np.zeros((1, n_features, n_channels), dtype=np.int64)
-        node = np.empty(2)
-        parent = np.empty(2)
-        scored = np.empty(3 * (width + 1))  # pass 1's results, for pass 2 (save_scores)
-        prefix = np.empty(n_channels, dtype=np.int64)
-        # The scan's ``outputs``: one output (the finisher grows no other fit).
-        outputs = np.full(1, n_classes, dtype=np.int64)
-        # No monotonicity constraint, no bounds: the finisher grows no constrained fit
-        # (Grower._subtree_finisher).
-        unconstrained = np.zeros(1, dtype=np.int64)
-        unbounded = np.array([-math.inf, math.inf])
-        totals = np.empty((n_features, n_channels), dtype=np.int64)
-        results = np.empty((n_features, 4))
-        winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
-        winner = winners[0]
-        winner_values = winner.view(np.float64)
-        # score_nodes' other inputs and outputs, for a batch of one node.
-        n_nonempty = np.empty((1, n_features), dtype=np.int64)
-        left_positions = np.empty((1, width), dtype=np.uint8)
-        default_branch = np.empty(1, dtype=np.int64)
-        code_goes_left = np.zeros(n_bins, dtype=np.uint8)
-        n_words = out_category_words.shape[1]
-        left_words = np.empty(n_words, dtype=np.int64)
-        present_words = np.empty(n_words, dtype=np.int64)
-        # score_nodes's scratch, allocated once for all the subtree's nodes.
-        search = search_scratch(n_features, width, n_channels, n_classes, max_subset)
-        # Features drawn per node (0: every feature is searched), and the draw's state.
-        n_drawn = int(settings[MAX_FEATURES])
-        drawing = 0 < n_drawn < n_features
-        drawn = np.ones((1, n_features), dtype=np.bool_)
-        draw = np.empty(n_features, dtype=np.uint64)
-        met = np.zeros(n_features, dtype=np.bool_)
-        # Extremely randomised trees: each feature's two-bin histogram of its random split,
-        # the codes it needs (split, last, next present) and its present bins' bounds.
-        random_thresholds = settings[RANDOM_THRESHOLDS] != 0.0
-        random_hist = np.zeros((1, n_features, 2, n_channels), dtype=np.int64)
-        random_codes = np.zeros((n_features, 3), dtype=np.int64)
-        random_bounds = np.empty(4)
-        present_lower = np.empty(width, dtype=bin_lower.dtype)
-        present_upper = np.empty(width, dtype=bin_upper.dtype)
-
-        max_depth = settings[MAX_DEPTH]
-        min_samples_split = settings[MIN_SAMPLES_SPLIT]
-        min_samples_leaf = settings[MIN_SAMPLES_LEAF]
-        min_weight_leaf = settings[MIN_WEIGHT_LEAF]
-        min_purity = settings[MIN_PURITY]
-        min_decrease = settings[MIN_DECREASE]
-        root_weight = settings[ROOT_WEIGHT]
-        pure = settings[PURE_IMPURITY]
-        rtol = settings[RTOL]
-        epsilon = settings[EPSILON]
-
-        # The nodes still to visit: (node, first row, end row) in the sorted lists.
-        stack_node = np.empty(n + 1, dtype=np.int64)
-        stack_start = np.empty(n + 1, dtype=np.int64)
-        stack_end = np.empty(n + 1, dtype=np.int64)
-        stack_key = np.empty(n + 1, dtype=np.uint64)
-        out_parent[0] = -1
-        out_depth[0] = root_depth
-        for c in range(n_channels):  # the root's statistics: its rows' sums
-            total = 0
-            for j in range(n):
-                total += stats[j, c]
-            out_stats[0, c] = total
-        out_impurity[0] = root_impurity
-        n_nodes = 1
-        stack_node[0] = 0
-        stack_start[0] = 0
-        stack_end[0] = n
-        stack_key[0] = root_key
-        top = 1
-        while top > 0:
-            top -= 1
-            k, start, end = stack_node[top], stack_start[top], stack_end[top]
-            key = stack_key[top]
-            out_feature[k] = -1
-            out_left[k] = -1
-            out_searched[k] = 0
-            out_subset[k] = 0
-            node_stats = out_stats[k]
-            weight_k = _real_weight(node_stats, n_classes, scale)
-            if k > 0:  # the root was checked by the grower (Grower._splittable)
-                count = _row_count(node_stats, n_classes, count_channel)
-                if regression:
-                    mean_weight = float(node_stats[0]) * scale[0]
-                    mean = (float(node_stats[1]) * scale[1]) / (
-                        mean_weight if mean_weight > 0.0 else 1.0
-                    )
-                    deviations = _squared_deviations(
-                        order[0], start, end, local_centred, local_weight, unit_weight, mean
-                    )
-                    out_impurity[k] = deviations  # the grower divides by the weight
-                    impurity = deviations / (weight_k if weight_k > 0.0 else 1.0)
-                else:
-                    impurity = _class_impurity(node_stats, n_classes, scale, impurity_kind)
-                    out_impurity[k] = impurity
-                if not (
-                    out_depth[k] < max_depth
-                    and count >= min_samples_split
-                    and count >= 2 * min_samples_leaf
-                    and weight_k >= 2 * min_weight_leaf
-                    and not impurity <= pure
-                ):
-                    continue
-                if not regression and min_purity < 1.0:
-                    largest = -math.inf
-                    for c in range(n_classes):
-                        largest = max(largest, float(node_stats[c]) * scale[c])
-                    if not largest / (weight_k if weight_k > 0.0 else 1.0) < min_purity:
-                        continue
-            else:
-                impurity = root_impurity
-            out_searched[k] = 1
-
-            # The node's compact histograms: its present codes per feature, in order.
-            n_node = end - start
-            node_width = min(n_node, n_bins)
-            hist = hist_buffer[: n_features * node_width * n_channels].reshape(
-                (1, n_features, node_width, n_channels)
-            )
-            # Every feature's histogram where every feature is searched, or where the
-            # categorical search reads them all; else only the features met in draw order
-            # (about max_features of them, as scikit-learn reads only those it tries).
-            build_all = not drawing or has_categorical
-            if build_all:
-                for f in range(n_features):
-                    _compact_feature(
-                        order,
-                        codes,
-                        stats,
-                        f,
-                        start,
-                        end,
-                        use_missing,
-                        missing_code,
-                        hist,
-                        missing,
-                        bin_code,
-                        n_nonempty,
-                    )
-            first_drawn = 0
-            if drawing:
-                # The n_drawn non-constant features of lowest draw (ties: the lower).
-                for f in range(n_features):
-                    drawn[0, f] = False
-                    met[f] = False
-                    draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
-                taken = 0
-                first_drawn = -1
-                while taken < n_drawn:
-                    at = -1
-                    for f in range(n_features):
-                        if not met[f] and (at < 0 or draw[f] < draw[at]):
-                            at = f
-                    if at < 0:
-                        break
-                    met[at] = True
-                    if build_all:
-                        filled = _filled_bins(n_nonempty, missing, use_missing, at)
-                    else:
-                        filled = _compact_feature(
-                            order,
-                            codes,
-                            stats,
-                            at,
-                            start,
-                            end,
-                            use_missing,
-                            missing_code,
-                            hist,
-                            missing,
-                            bin_code,
-                            n_nonempty,
-                        )
-                    if filled > 1:
-                        drawn[0, at] = True
-                        taken += 1
-                        if first_drawn < 0:
-                            first_drawn = at
-            if with_categorical and has_categorical:
-                # The level-wise path's search, on this node alone; every pass holds all
-                # of a feature's candidates (the module docstring says why).
-                score_nodes(
-                    hist,
-                    n_nonempty,
-                    missing,
-                    use_missing,
-                    drawn,
-                    drawing,
-                    is_categorical,
-                    False,
-                    scale,
-                    criterion,
-                    n_classes,
-                    count_channel,
-                    int(min_samples_leaf),
-                    min_weight_leaf,
-                    rtol,
-                    ONE_PASS,
-                    max_subset,
-                    subset_limit,
-                    most,
-                    binom,
-                    offsets,
-                    ONE_PASS,
-                    winners,
-                    left_positions,
-                    default_branch,
-                    search,
-                )
-            else:
-                searched = hist
-                searched_width = node_width
-                if random_thresholds:
-                    for f in range(n_features):
-                        if not drawn[0, f]:  # not drawn (nor, where drawn lazily, built)
-                            continue
-                        n_present = n_nonempty[0, f]
-                        for p in range(n_present):
-                            present_lower[p] = bin_lower[f, bin_code[f, p]]
-                            present_upper[p] = bin_upper[f, bin_code[f, p]]
-                        draw_bits = _draw_score(key, f, _keys.THRESHOLD_SALT)
-                        _random_split_of_feature(
-                            hist,
-                            0,
-                            f,
-                            n_present,
-                            -1,
-                            bin_code[f],
-                            present_lower,
-                            present_upper,
-                            _unit_interval(draw_bits),  # as random_draws.uniform_draws
-                            random_hist[0, f],
-                            random_codes[f],
-                            random_bounds,
-                        )
-                    searched = random_hist
-                    searched_width = 2
-                # The node's totals from a drawn feature: where features are drawn lazily,
-                # only theirs were built (any feature holds all the node's rows). None drawn:
-                # no candidate, and the totals are not read.
-                _node_totals(
-                    searched,
-                    0,
-                    max(first_drawn, 0),
-                    missing,
-                    use_missing,
-                    searched_width,
-                    scale,
-                    n_classes,
-                    outputs,
-                    node,
-                )
-                for f in range(n_features):
-                    if not drawn[0, f]:  # not drawn: no candidate
-                        results[f, 0] = -math.inf
-                        continue
-                    _score_feature(
-                        searched,
-                        0,
-                        f,
-                        searched_width,
-                        missing[0, f],
-                        use_missing,
-                        True,
-                        prefix,
-                        totals[f],
-                        scale,
-                        criterion,
-                        n_classes,
-                        outputs,
-                        count_channel,
-                        min_samples_leaf,
-                        min_weight_leaf,
-                        unconstrained[0],
-                        unbounded[0],
-                        unbounded[1],
-                        rtol,
-                        node,
-                        parent,
-                        scored,
-                        results[f],
-                    )
-                _choose_winner(
-                    searched,
-                    0,
-                    searched_width,
-                    missing[0],
-                    use_missing,
-                    results,
-                    totals,
-                    criterion,
-                    n_classes,
-                    count_channel,
-                    rtol,
-                    node,
-                    winner,
-                    winner_values,
-                )
-            best = winner_values[WINNER_SCORE]
-            if not math.isfinite(best):
-                continue
-            # Grower._evaluate_batch's acceptance: the weighted impurity decrease.
-            score = best / winner_values[WINNER_NODE_WEIGHT]
-            priority = weight_k / root_weight * score
-            if not (priority + epsilon >= min_decrease and impurity > pure):
-                continue
-
-            feature = winner[WINNER_FEATURE]
-            missing_left = winner[WINNER_MISSING_LEFT] != 0
-            subset = has_categorical and is_categorical[feature]
-            if subset:
-                # The codes sent left, by position; as bitsets for the tree: where the
-                # missing values go left, so do the codes the node did not see.
-                for w in range(n_words):
-                    left_words[w] = 0
-                    present_words[w] = 0
-                for p in range(n_nonempty[0, feature]):
-                    code = bin_code[feature, p]
-                    code_goes_left[code] = left_positions[0, p]
-                    bit = np.int64(1) << np.int64(code % 64)
-                    present_words[code // 64] |= bit
-                    if left_positions[0, p]:
-                        left_words[code // 64] |= bit
-                for w in range(n_words):
-                    right = present_words[w] & ~left_words[w]
-                    out_category_words[k, w] = ~right if missing_left else left_words[w]
-                split_code = -1
-                next_code = -1
-            elif random_thresholds:  # bin 0: up to the split; bin 1: every present value
-                split_code = random_codes[feature, winner[WINNER_BIN]]
-                next_code = random_codes[feature, 2] if winner[WINNER_NEXT_BIN] >= 0 else -1
-            else:
-                split_code = bin_code[feature, winner[WINNER_BIN]]
-                next_bin = winner[WINNER_NEXT_BIN]
-                next_code = bin_code[feature, next_bin] if next_bin >= 0 else -1
-            for j in range(start, end):
-                i = order[feature, j]
-                code = codes[feature, i]
-                if use_missing and code == missing_code:
-                    goes_left[i] = 1 if missing_left else 0
-                elif subset:
-                    goes_left[i] = code_goes_left[code]
-                else:
-                    goes_left[i] = 1 if code <= split_code else 0
-            # Every feature's sorted rows, partitioned stably: left rows first.
-            n_left = 0
-            for f in range(n_features):
-                n_left = 0
-                n_right = 0
-                for j in range(start, end):
-                    i = order[f, j]
-                    if goes_left[i]:
-                        order[f, start + n_left] = i
-                        n_left += 1
-                    else:
-                        scratch[n_right] = i
-                        n_right += 1
-                for j in range(n_right):
-                    order[f, start + n_left + j] = scratch[j]
-            left_stats = winner[WINNER_FIXED_COLUMNS : WINNER_FIXED_COLUMNS + n_channels]
-            right_stats = winner[
-                WINNER_FIXED_COLUMNS + n_channels : WINNER_FIXED_COLUMNS + 2 * n_channels
-            ]
-            if n_left != _row_count(left_stats, n_classes, count_channel):
-                return -1
-            out_feature[k] = feature
-            out_code[k] = split_code
-            out_next_code[k] = next_code
-            out_subset[k] = 1 if subset else 0
-            out_missing_left[k] = 1 if missing_left else 0
-            out_left[k] = n_nodes
-            for child in range(2):
-                out_parent[n_nodes + child] = k
-                out_depth[n_nodes + child] = out_depth[k] + 1
-            # Channel by channel: a row assignment's shape check cost the first compile 4 s.
-            for c in range(n_channels):
-                out_stats[n_nodes, c] = left_stats[c]
-                out_stats[n_nodes + 1, c] = right_stats[c]
-            # Right pushed first: the left child is visited next (any order would do;
-            # the grower renumbers breadth first).
-            stack_node[top] = n_nodes + 1
-            stack_start[top] = start + n_left
-            stack_end[top] = end
-            stack_key[top] = _child_key(key, 1)
-            stack_node[top + 1] = n_nodes
-            stack_start[top + 1] = start
-            stack_end[top + 1] = start + n_left
-            stack_key[top + 1] = _child_key(key, 0)
-            top += 2
-            n_nodes += 2
-        return n_nodes
-
-    return njit(cache=True)(_variant(finish_one, with_categorical))
-
-
-# Module globals, not closure variables of finish_subtrees: numba keys its disk cache on
-# closure variables, and a dispatcher's key would differ in every process.
-_finish_one_numeric = _compile_finish_one(SOURCE_HASH, False)
-_finish_one_categorical = _compile_finish_one(SOURCE_HASH, True)
-
-
-def _compile_finish_subtrees(source_hash, with_categorical):
+    # features does not compile it (about half the finisher's first compile). The loop
+    # over the roots and a subtree's growth are one function: a kernel that called
+    # another compiled function would optimise and emit the callee's code again inside
+    # its own (about 6 s of a first run).
     def finish_subtrees(
         X_binned,
         sample_indices,
@@ -885,54 +372,489 @@ def _compile_finish_subtrees(source_hash, with_categorical):
         out_count,
     ):
         """Grow the subtree of every root r (rows ``sample_indices[root_start[r]:
-        root_end[r]]``), one task each, into the slices ``out_offset[r]:out_offset[r +
+        root_end[r]]``), one after another, into the slices ``out_offset[r]:out_offset[r +
         1]`` of the ``out_*`` arrays (room for 2 n_r - 1 nodes); ``out_count[r]`` gets
-        the nodes written (-1: an internal error). The other arguments: ``finish_one``'s."""
+        the nodes written (-1 where a partition disagrees with the split statistics: an
+        internal error). Each root is known splittable (the grower checked it); its
+        depth, impurity and random key are ``root_depth[r]``, ``root_impurity[r]`` and
+        ``root_keys[r]``.
+
+        ``has_categorical``: the features marked in ``is_categorical`` hold category codes
+        and split on subsets of them (``score_nodes`` scores every node; ``max_subset``,
+        ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
+        search's, as ``splitting._select_compiled`` passes them). A subset split's node
+        gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
+        sends left as the tree stores it (``Grower._category_words``).
+
+        ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
+        features, drawn from its key (the root's ``root_keys[r]``, a child's from its
+        parent's and the branch) as ``gpu_tree.growing.random_draws.draw_features``
+        draws them.
+
+        ``settings[RANDOM_THRESHOLDS]`` != 0 (extremely randomised trees): each feature's
+        candidates are one random split, drawn from the node's key as the level-wise path
+        draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
+        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins)."""
         source_hash  # noqa: B018 - in the cache key only
         for r in range(root_start.shape[0]):
             a, b = out_offset[r], out_offset[r + 1]
-            finish_one = _finish_one_categorical if with_categorical else _finish_one_numeric
-            out_count[r] = finish_one(
-                X_binned,
-                sample_indices[root_start[r] : root_end[r]],
-                row_stats,
-                centred,
-                weight,
-                unit_weight,
-                root_depth[r],
-                root_impurity[r],
-                root_keys[r],
-                n_bins,
-                missing_code,
-                use_missing,
-                scale,
-                criterion,
-                impurity_kind,
-                n_classes,
-                count_channel,
-                settings,
-                is_categorical,
-                has_categorical,
-                max_subset,
-                subset_limit,
-                most,
-                binom,
-                offsets,
-                bin_lower,
-                bin_upper,
-                out_parent[a:b],
-                out_depth[a:b],
-                out_stats[a:b],
-                out_impurity[a:b],
-                out_feature[a:b],
-                out_code[a:b],
-                out_next_code[a:b],
-                out_missing_left[a:b],
-                out_left[a:b],
-                out_searched[a:b],
-                out_subset[a:b],
-                out_category_words[a:b],
-            )
+            rows = sample_indices[root_start[r] : root_end[r]]
+            subtree_depth = root_depth[r]
+            subtree_impurity = root_impurity[r]
+            subtree_key = root_keys[r]
+            sub_parent = out_parent[a:b]
+            sub_depth = out_depth[a:b]
+            sub_stats = out_stats[a:b]
+            sub_impurity = out_impurity[a:b]
+            sub_feature = out_feature[a:b]
+            sub_code = out_code[a:b]
+            sub_next_code = out_next_code[a:b]
+            sub_missing_left = out_missing_left[a:b]
+            sub_left = out_left[a:b]
+            sub_searched = out_searched[a:b]
+            sub_subset = out_subset[a:b]
+            sub_category_words = out_category_words[a:b]
+            failed = False
+            n = rows.shape[0]
+            n_features = X_binned.shape[0]
+            n_channels = row_stats.shape[1]
+            regression = n_classes == 0
+            # The subtree's rows, copied: bin codes feature-major, statistics, targets.
+            codes = np.empty((n_features, n), dtype=np.int64)
+            for f in range(n_features):
+                for j in range(n):
+                    codes[f, j] = X_binned[f, rows[j]]
+            stats = np.empty((n, n_channels), dtype=np.int64)
+            local_centred = np.zeros(n if regression else 0)
+            local_weight = np.zeros(n if regression else 0)
+            for j in range(n):
+                for c in range(n_channels):
+                    stats[j, c] = row_stats[rows[j], c]
+                if regression:
+                    local_centred[j] = centred[rows[j]]
+                    local_weight[j] = weight[rows[j]]
+            # Per feature, the local rows sorted by bin code (missing values' code included),
+            # stably: by counting where the codes are few next to the rows (a tenth of a
+            # merge sort's time at 1,000 rows), else by a merge sort.
+            order = np.empty((n_features, n), dtype=np.int64)
+            scratch = np.empty(n, dtype=np.int64)
+            if n_bins <= 4 * n:
+                next_of_code = np.empty(n_bins + 1, dtype=np.int64)
+                for f in range(n_features):
+                    next_of_code[:] = 0
+                    for j in range(n):
+                        next_of_code[codes[f, j] + 1] += 1
+                    for b in range(n_bins):
+                        next_of_code[b + 1] += next_of_code[b]
+                    for j in range(n):
+                        code = codes[f, j]
+                        order[f, next_of_code[code]] = j
+                        next_of_code[code] += 1
+            else:
+                for f in range(n_features):
+                    _stable_order(codes[f], order[f], scratch)
+            goes_left = np.zeros(n, dtype=np.uint8)
+
+            width = min(n, n_bins)
+            # A node's compact histogram is the start of this buffer, shaped (1, n_features,
+            # its width, n_channels): contiguous, as score_nodes takes a batch's.
+            hist_buffer = np.zeros(n_features * width * n_channels, dtype=np.int64)
+            bin_code = np.empty((n_features, width), dtype=np.int64)
+            missing = np.zeros((1, n_features, n_channels), dtype=np.int64)
+            node = np.empty(2)
+            parent = np.empty(2)
+            scored = np.empty(3 * (width + 1))  # pass 1's results, for pass 2 (save_scores)
+            prefix = np.empty(n_channels, dtype=np.int64)
+            # The scan's ``outputs``: one output (the finisher grows no other fit).
+            outputs = np.full(1, n_classes, dtype=np.int64)
+            # No monotonicity constraint, no bounds: the finisher grows no constrained fit
+            # (Grower._subtree_finisher).
+            unconstrained = np.zeros(1, dtype=np.int64)
+            unbounded = np.array([-math.inf, math.inf])
+            totals = np.empty((n_features, n_channels), dtype=np.int64)
+            results = np.empty((n_features, 4))
+            winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
+            winner = winners[0]
+            winner_values = winner.view(np.float64)
+            # score_nodes' other inputs and outputs, for a batch of one node.
+            n_nonempty = np.empty((1, n_features), dtype=np.int64)
+            left_positions = np.empty((1, width), dtype=np.uint8)
+            default_branch = np.empty(1, dtype=np.int64)
+            code_goes_left = np.zeros(n_bins, dtype=np.uint8)
+            n_words = sub_category_words.shape[1]
+            left_words = np.empty(n_words, dtype=np.int64)
+            present_words = np.empty(n_words, dtype=np.int64)
+            # score_nodes's scratch, allocated once for all the subtree's nodes.
+            search = search_scratch(n_features, width, n_channels, n_classes, max_subset)
+            # Features drawn per node (0: every feature is searched), and the draw's state.
+            n_drawn = int(settings[MAX_FEATURES])
+            drawing = 0 < n_drawn < n_features
+            drawn = np.ones((1, n_features), dtype=np.bool_)
+            draw = np.empty(n_features, dtype=np.uint64)
+            met = np.zeros(n_features, dtype=np.bool_)
+            # Extremely randomised trees: each feature's two-bin histogram of its random split,
+            # the codes it needs (split, last, next present) and its present bins' bounds.
+            random_thresholds = settings[RANDOM_THRESHOLDS] != 0.0
+            random_hist = np.zeros((1, n_features, 2, n_channels), dtype=np.int64)
+            random_codes = np.zeros((n_features, 3), dtype=np.int64)
+            random_bounds = np.empty(4)
+            present_lower = np.empty(width, dtype=bin_lower.dtype)
+            present_upper = np.empty(width, dtype=bin_upper.dtype)
+
+            max_depth = settings[MAX_DEPTH]
+            min_samples_split = settings[MIN_SAMPLES_SPLIT]
+            min_samples_leaf = settings[MIN_SAMPLES_LEAF]
+            # As an integer, as the level-wise searches pass it: the same compiled helpers.
+            leaf_rows = int(min_samples_leaf)
+            min_weight_leaf = settings[MIN_WEIGHT_LEAF]
+            min_purity = settings[MIN_PURITY]
+            min_decrease = settings[MIN_DECREASE]
+            root_weight = settings[ROOT_WEIGHT]
+            pure = settings[PURE_IMPURITY]
+            rtol = settings[RTOL]
+            epsilon = settings[EPSILON]
+
+            # The nodes still to visit: (node, first row, end row) in the sorted lists.
+            stack_node = np.empty(n + 1, dtype=np.int64)
+            stack_start = np.empty(n + 1, dtype=np.int64)
+            stack_end = np.empty(n + 1, dtype=np.int64)
+            stack_key = np.empty(n + 1, dtype=np.uint64)
+            sub_parent[0] = -1
+            sub_depth[0] = subtree_depth
+            for c in range(n_channels):  # the root's statistics: its rows' sums
+                total = 0
+                for j in range(n):
+                    total += stats[j, c]
+                sub_stats[0, c] = total
+            sub_impurity[0] = subtree_impurity
+            n_nodes = 1
+            stack_node[0] = 0
+            stack_start[0] = 0
+            stack_end[0] = n
+            stack_key[0] = subtree_key
+            top = 1
+            while top > 0:
+                top -= 1
+                k, start, end = stack_node[top], stack_start[top], stack_end[top]
+                key = stack_key[top]
+                sub_feature[k] = -1
+                sub_left[k] = -1
+                sub_searched[k] = 0
+                sub_subset[k] = 0
+                node_stats = sub_stats[k]
+                weight_k = _real_weight(node_stats, n_classes, scale)
+                if k > 0:  # the root was checked by the grower (Grower._splittable)
+                    count = _row_count(node_stats, n_classes, count_channel)
+                    if regression:
+                        mean_weight = float(node_stats[0]) * scale[0]
+                        mean = (float(node_stats[1]) * scale[1]) / (
+                            mean_weight if mean_weight > 0.0 else 1.0
+                        )
+                        deviations = _squared_deviations(
+                            order[0], start, end, local_centred, local_weight, unit_weight, mean
+                        )
+                        sub_impurity[k] = deviations  # the grower divides by the weight
+                        impurity = deviations / (weight_k if weight_k > 0.0 else 1.0)
+                    else:
+                        impurity = _class_impurity(node_stats, n_classes, scale, impurity_kind)
+                        sub_impurity[k] = impurity
+                    if not (
+                        sub_depth[k] < max_depth
+                        and count >= min_samples_split
+                        and count >= 2 * min_samples_leaf
+                        and weight_k >= 2 * min_weight_leaf
+                        and not impurity <= pure
+                    ):
+                        continue
+                    if not regression and min_purity < 1.0:
+                        largest = -math.inf
+                        for c in range(n_classes):
+                            largest = max(largest, float(node_stats[c]) * scale[c])
+                        if not largest / (weight_k if weight_k > 0.0 else 1.0) < min_purity:
+                            continue
+                else:
+                    impurity = subtree_impurity
+                sub_searched[k] = 1
+
+                # The node's compact histograms: its present codes per feature, in order.
+                n_node = end - start
+                node_width = min(n_node, n_bins)
+                hist = hist_buffer[: n_features * node_width * n_channels].reshape(
+                    (1, n_features, node_width, n_channels)
+                )
+                # Every feature's histogram where every feature is searched, or where the
+                # categorical search reads them all; else only the features met in draw order
+                # (about max_features of them, as scikit-learn reads only those it tries).
+                build_all = not drawing or has_categorical
+                if build_all:
+                    for f in range(n_features):
+                        _compact_feature(
+                            order,
+                            codes,
+                            stats,
+                            f,
+                            start,
+                            end,
+                            use_missing,
+                            missing_code,
+                            hist,
+                            missing,
+                            bin_code,
+                            n_nonempty,
+                        )
+                first_drawn = 0
+                if drawing:
+                    # The n_drawn non-constant features of lowest draw (ties: the lower).
+                    for f in range(n_features):
+                        drawn[0, f] = False
+                        met[f] = False
+                        draw[f] = _draw_score(key, f, _keys.FEATURE_SALT)
+                    taken = 0
+                    first_drawn = -1
+                    while taken < n_drawn:
+                        at = -1
+                        for f in range(n_features):
+                            if not met[f] and (at < 0 or draw[f] < draw[at]):
+                                at = f
+                        if at < 0:
+                            break
+                        met[at] = True
+                        if build_all:
+                            filled = _filled_bins(n_nonempty, missing, use_missing, at)
+                        else:
+                            filled = _compact_feature(
+                                order,
+                                codes,
+                                stats,
+                                at,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                            )
+                        if filled > 1:
+                            drawn[0, at] = True
+                            taken += 1
+                            if first_drawn < 0:
+                                first_drawn = at
+                if with_categorical and has_categorical:
+                    # The level-wise path's search, on this node alone; every pass holds all
+                    # of a feature's candidates (the module docstring says why).
+                    score_nodes(
+                        hist,
+                        n_nonempty,
+                        missing,
+                        use_missing,
+                        drawn,
+                        drawing,
+                        is_categorical,
+                        False,
+                        scale,
+                        criterion,
+                        n_classes,
+                        count_channel,
+                        leaf_rows,
+                        min_weight_leaf,
+                        rtol,
+                        ONE_PASS,
+                        max_subset,
+                        subset_limit,
+                        most,
+                        binom,
+                        offsets,
+                        ONE_PASS,
+                        winners,
+                        left_positions,
+                        default_branch,
+                        search,
+                    )
+                else:
+                    searched = hist
+                    searched_width = node_width
+                    if random_thresholds:
+                        for f in range(n_features):
+                            if not drawn[0, f]:  # not drawn (nor, where drawn lazily, built)
+                                continue
+                            n_present = n_nonempty[0, f]
+                            for p in range(n_present):
+                                present_lower[p] = bin_lower[f, bin_code[f, p]]
+                                present_upper[p] = bin_upper[f, bin_code[f, p]]
+                            draw_bits = _draw_score(key, f, _keys.THRESHOLD_SALT)
+                            _random_split_of_feature(
+                                hist,
+                                0,
+                                f,
+                                n_present,
+                                -1,
+                                bin_code[f],
+                                present_lower,
+                                present_upper,
+                                _unit_interval(draw_bits),  # as random_draws.uniform_draws
+                                random_hist[0, f],
+                                random_codes[f],
+                                random_bounds,
+                            )
+                        searched = random_hist
+                        searched_width = 2
+                    # The node's totals from a drawn feature: where features are drawn lazily,
+                    # only theirs were built (any feature holds all the node's rows). None drawn:
+                    # no candidate, and the totals are not read.
+                    _node_totals(
+                        searched,
+                        0,
+                        max(first_drawn, 0),
+                        missing,
+                        use_missing,
+                        searched_width,
+                        scale,
+                        n_classes,
+                        outputs,
+                        node,
+                    )
+                    for f in range(n_features):
+                        if not drawn[0, f]:  # not drawn: no candidate
+                            results[f, 0] = -math.inf
+                            continue
+                        _score_feature(
+                            searched,
+                            0,
+                            f,
+                            searched_width,
+                            missing[0, f],
+                            use_missing,
+                            True,
+                            prefix,
+                            totals[f],
+                            scale,
+                            criterion,
+                            n_classes,
+                            outputs,
+                            count_channel,
+                            leaf_rows,
+                            min_weight_leaf,
+                            unconstrained[0],
+                            unbounded[0],
+                            unbounded[1],
+                            rtol,
+                            node,
+                            parent,
+                            scored,
+                            results[f],
+                        )
+                    _choose_winner(
+                        searched,
+                        0,
+                        searched_width,
+                        missing[0],
+                        use_missing,
+                        results,
+                        totals,
+                        criterion,
+                        n_classes,
+                        count_channel,
+                        rtol,
+                        node,
+                        winner,
+                        winner_values,
+                    )
+                best = winner_values[WINNER_SCORE]
+                if not math.isfinite(best):
+                    continue
+                # Grower._evaluate_batch's acceptance: the weighted impurity decrease.
+                score = best / winner_values[WINNER_NODE_WEIGHT]
+                priority = weight_k / root_weight * score
+                if not (priority + epsilon >= min_decrease and impurity > pure):
+                    continue
+
+                feature = winner[WINNER_FEATURE]
+                missing_left = winner[WINNER_MISSING_LEFT] != 0
+                subset = has_categorical and is_categorical[feature]
+                if subset:
+                    # The codes sent left, by position; as bitsets for the tree: where the
+                    # missing values go left, so do the codes the node did not see.
+                    for w in range(n_words):
+                        left_words[w] = 0
+                        present_words[w] = 0
+                    for p in range(n_nonempty[0, feature]):
+                        code = bin_code[feature, p]
+                        code_goes_left[code] = left_positions[0, p]
+                        bit = np.int64(1) << np.int64(code % 64)
+                        present_words[code // 64] |= bit
+                        if left_positions[0, p]:
+                            left_words[code // 64] |= bit
+                    for w in range(n_words):
+                        right = present_words[w] & ~left_words[w]
+                        sub_category_words[k, w] = ~right if missing_left else left_words[w]
+                    split_code = -1
+                    next_code = -1
+                elif random_thresholds:  # bin 0: up to the split; bin 1: every present value
+                    split_code = random_codes[feature, winner[WINNER_BIN]]
+                    next_code = random_codes[feature, 2] if winner[WINNER_NEXT_BIN] >= 0 else -1
+                else:
+                    split_code = bin_code[feature, winner[WINNER_BIN]]
+                    next_bin = winner[WINNER_NEXT_BIN]
+                    next_code = bin_code[feature, next_bin] if next_bin >= 0 else -1
+                for j in range(start, end):
+                    i = order[feature, j]
+                    code = codes[feature, i]
+                    if use_missing and code == missing_code:
+                        goes_left[i] = 1 if missing_left else 0
+                    elif subset:
+                        goes_left[i] = code_goes_left[code]
+                    else:
+                        goes_left[i] = 1 if code <= split_code else 0
+                # Every feature's sorted rows, partitioned stably: left rows first.
+                n_left = 0
+                for f in range(n_features):
+                    n_left = 0
+                    n_right = 0
+                    for j in range(start, end):
+                        i = order[f, j]
+                        if goes_left[i]:
+                            order[f, start + n_left] = i
+                            n_left += 1
+                        else:
+                            scratch[n_right] = i
+                            n_right += 1
+                    for j in range(n_right):
+                        order[f, start + n_left + j] = scratch[j]
+                left_stats = winner[WINNER_FIXED_COLUMNS : WINNER_FIXED_COLUMNS + n_channels]
+                right_stats = winner[
+                    WINNER_FIXED_COLUMNS + n_channels : WINNER_FIXED_COLUMNS + 2 * n_channels
+                ]
+                if n_left != _row_count(left_stats, n_classes, count_channel):
+                    failed = True
+                    break
+                sub_feature[k] = feature
+                sub_code[k] = split_code
+                sub_next_code[k] = next_code
+                sub_subset[k] = 1 if subset else 0
+                sub_missing_left[k] = 1 if missing_left else 0
+                sub_left[k] = n_nodes
+                for child in range(2):
+                    sub_parent[n_nodes + child] = k
+                    sub_depth[n_nodes + child] = sub_depth[k] + 1
+                # Channel by channel: a row assignment's shape check cost the first compile 4 s.
+                for c in range(n_channels):
+                    sub_stats[n_nodes, c] = left_stats[c]
+                    sub_stats[n_nodes + 1, c] = right_stats[c]
+                # Right pushed first: the left child is visited next (any order would do;
+                # the grower renumbers breadth first).
+                stack_node[top] = n_nodes + 1
+                stack_start[top] = start + n_left
+                stack_end[top] = end
+                stack_key[top] = _child_key(key, 1)
+                stack_node[top + 1] = n_nodes
+                stack_start[top + 1] = start
+                stack_end[top + 1] = start + n_left
+                stack_key[top + 1] = _child_key(key, 0)
+                top += 2
+                n_nodes += 2
+            out_count[r] = -1 if failed else n_nodes
 
     return njit(cache=True, nogil=True)(_variant(finish_subtrees, with_categorical))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -265,6 +266,7 @@ def fresh_notice(monkeypatch):
     monkeypatch.setitem(compilation._notice, "said", False)
     monkeypatch.setitem(compilation._notice, "when", "terminal")
     monkeypatch.setitem(compilation._notice, "program", "gpu_tree")
+    monkeypatch.setitem(compilation._notice, "line", None)
 
 
 def test_the_notice_is_said_once_on_a_terminal(fresh_notice):
@@ -272,6 +274,73 @@ def test_the_notice_is_said_once_on_a_terminal(fresh_notice):
     assert compilation.say_compiling_kernels(stream=terminal)
     assert not compilation.say_compiling_kernels(stream=terminal)
     assert terminal.getvalue() == "gpu_tree: compiling kernels (first run only)\n"
+
+
+def test_a_line_under_the_notice_counts_the_kernels_and_names_the_one_compiling(
+    fresh_notice,
+):
+    import numba
+
+    terminal = _Terminal()
+    assert compilation.say_compiling_kernels(stream=terminal)
+    line = compilation._notice["line"]
+    line.package = __name__  # this module's functions count as the package's kernels
+
+    @numba.njit
+    def helper_of_the_test(x):
+        return x + 1
+
+    @numba.njit
+    def first_kernel_of_the_test(x):
+        return helper_of_the_test(x) * 2
+
+    @numba.njit
+    def second_kernel_of_the_test(x):
+        return x - 1
+
+    assert first_kernel_of_the_test(3) == 8
+    assert second_kernel_of_the_test(3) == 2
+    shown = terminal.getvalue()
+    assert shown.startswith("gpu_tree: compiling kernels (first run only)\n"), shown
+    heading = "gpu_tree: compiling kernels"
+    # the helper compiles inside its caller: not a kernel of its own
+    assert f"{heading}: 0 done, 0 s, now first_kernel_of_the_test" in shown, shown
+    assert re.search(f"{heading}: 1 done, \\d+ s, now second_kernel_of_the_test", shown)
+    assert "helper_of_the_test" not in shown
+    assert line.done == 2 and line.depth == 0 and line.bar is None
+    # cleared once done: the last thing written erases the line (tqdm's leave=False)
+    assert shown.rstrip(" ").endswith("\r") or shown.endswith("\x1b[A"), repr(shown[-40:])
+
+    # other modules' compiles (numba's own, a user's) draw nothing
+    def users_function(x):
+        return x * 3
+
+    users_function.__module__ = "users_module"
+    before = terminal.getvalue()
+    assert numba.njit(users_function)(2) == 6
+    assert terminal.getvalue() == before
+
+
+def test_the_line_is_redrawn_while_one_kernel_compiles(fresh_notice):
+    import time
+    from types import SimpleNamespace
+
+    def slow_kernel():
+        pass
+
+    slow_kernel.__module__ = compilation.__package__ + ".somewhere"
+    compiling = SimpleNamespace(data={"dispatcher": SimpleNamespace(py_func=slow_kernel)})
+    terminal = _Terminal()
+    line = compilation.CompileLine(terminal, "gputree", redraw_seconds=0.02)
+    line.on_start(compiling)
+    time.sleep(0.3)
+    assert line.bar is not None
+    line.on_end(compiling)
+    assert line.bar is None and not line.redrawer.is_alive()
+    drawn = len(
+        re.findall("gputree: compiling kernels: 0 done, 0 s, now slow_kernel", terminal.getvalue())
+    )
+    assert drawn >= 3, terminal.getvalue()
 
 
 def test_the_notice_is_never_said_into_a_pipe_or_when_quiet(fresh_notice):
@@ -289,7 +358,8 @@ def test_the_notice_is_never_said_into_a_pipe_or_when_quiet(fresh_notice):
 
 
 def _train_on_a_terminal(tmp_path, cache, *extra):
-    """`gputree train` with its stderr on a pseudo-terminal: (stderr text, stdout text)."""
+    """`gputree train` with its stderr on a pseudo-terminal: (stderr text, stdout text,
+    the terminal's lines at the end)."""
     from _terminal import run_on_terminal
 
     model = tmp_path / "model.json"
@@ -304,19 +374,25 @@ def _train_on_a_terminal(tmp_path, cache, *extra):
         [sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, stdout_on_terminal=False
     )
     assert shown.returncode == 0, shown.raw.decode()[-3000:]
-    return shown.raw.decode(), shown.stdout
+    return shown.raw.decode(), shown.stdout, shown.lines
 
 
 @pytest.mark.slow
 def test_the_command_says_it_compiles_on_a_first_run_only(tmp_path):
     cache = tmp_path / "cache"
-    first, out = _train_on_a_terminal(tmp_path, cache)
-    assert first.count("gputree: compiling kernels (first run only)") == 1, first
+    first, out, screen = _train_on_a_terminal(tmp_path, cache)
+    notice = "gputree: compiling kernels (first run only)"
+    assert first.count(notice) == 1, first
+    # the line under it, while numba compiles: kernels done, seconds, the one compiling
+    assert "gputree: compiling kernels: 0 done, 0 s, now " in first, first
+    assert re.search("gputree: compiling kernels: [1-9][0-9]* done, [0-9]+ s, now [a-z]", first)
+    # and the notice stays, the line is gone
+    assert [line for line in screen if "compiling" in line] == [notice], screen
     assert "model saved to" in out and "compiling" not in out
-    second, _ = _train_on_a_terminal(tmp_path, cache)
+    second, _, _ = _train_on_a_terminal(tmp_path, cache)
     assert "compiling kernels" not in second
     # --quiet: nothing, even where numba compiles again (a fresh cache).
-    quiet, _ = _train_on_a_terminal(tmp_path, tmp_path / "cache2", "--quiet")
+    quiet, _, _ = _train_on_a_terminal(tmp_path, tmp_path / "cache2", "--quiet")
     assert "compiling kernels" not in quiet
 
 

@@ -132,3 +132,20 @@ def test_exact_mode_matches_sklearn_with_missing_values(criterion):
                 ours, theirs, X, y, X_test, criterion
             ) * len(X_test)
     assert compared >= 3 * len(X_test)  # the comparison really happens, on many rows
+
+
+@pytest.mark.parametrize("rows", [7, 20_000])  # the serial twin and the parallel kernel
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nonfinite_columns_flags_each_columns_nans_and_infinities(rows, dtype):
+    from gpu_tree.data.binning import missing_by_feature
+    from gpu_tree.kernels import cpu as cpu_kernels
+
+    X = np.zeros((rows, 5), dtype=dtype)
+    X[rows - 1, 0] = np.nan
+    X[rows // 2, 1] = np.inf
+    X[0, 2], X[rows - 1, 2] = -np.inf, np.nan
+    X[1, 4] = np.finfo(dtype).max  # large, finite
+    flags = cpu_kernels.nonfinite_columns(X)
+    nan, infinity = cpu_kernels.HOLDS_NAN, cpu_kernels.HOLDS_INFINITY
+    np.testing.assert_array_equal(flags, [nan, infinity, nan | infinity, 0, 0])
+    np.testing.assert_array_equal(missing_by_feature(X), [True, False, True, False, False])

@@ -230,8 +230,8 @@ def test_a_twin_calls_the_twins_of_the_kernels_it_calls():
     finisher = cpu_subtrees.finish_subtrees_numeric.serial
     twin = python_mode.twin(finisher)
     assert twin.__code__ is finisher.py_func.__code__
-    callee = twin.__globals__["_finish_one_numeric"]
-    assert callee.__code__ is cpu_subtrees._finish_one_numeric.py_func.__code__
+    callee = twin.__globals__["_compact_feature"]
+    assert callee.__code__ is cpu_subtrees._compact_feature.py_func.__code__
     # through a module (``cpu_categorical.score_nodes``) and a closure alike
     module = python_mode.twin(cpu_subtrees.cpu_categorical)
     assert module.score_nodes.__code__ is cpu_categorical.score_nodes.py_func.__code__

@@ -61,7 +61,7 @@ def missing_by_feature(X) -> np.ndarray:
     from gpu_tree.kernels import cpu as cpu_kernels
 
     if isinstance(X, np.ndarray):
-        return np.asarray(cpu_kernels.columns_with_nan(X), dtype=bool)
+        return (cpu_kernels.nonfinite_columns(X) & cpu_kernels.HOLDS_NAN) != 0
     return np.asarray(device_to_host((X != X).any(axis=0)), dtype=bool)
 
 

@@ -178,7 +178,7 @@ def _has_infinity(array) -> bool:
     if array.size >= PARALLEL_CHECK_MIN_VALUES and array.flags.c_contiguous:
         from gpu_tree.kernels import cpu as cpu_kernels  # numba: imported where used
 
-        return bool(cpu_kernels.has_infinity(array))
+        return bool((cpu_kernels.nonfinite_columns(array) & cpu_kernels.HOLDS_INFINITY).any())
     return bool(np.isinf(array).any())
 
 

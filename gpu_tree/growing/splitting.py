@@ -642,7 +642,11 @@ def compiled_search(
     if xp is np:
         # Contiguous host arrays: one compiled signature per statistics type for the CPU
         # twin, and the CUDA simulator copies each argument whole (a view it refuses).
-        hist, missing = np.ascontiguousarray(hist), np.ascontiguousarray(missing)
+        # The missing rows as int64 whatever the histograms' type, as the subtree
+        # finisher passes them: the CPU searches then share their candidate scoring's
+        # compiled code (a few values per node and feature to widen).
+        hist = np.ascontiguousarray(hist)
+        missing = np.ascontiguousarray(missing, dtype=np.int64)
     use_mask = feature_mask is not None
     mask = np.ones((1, n_features), dtype=np.int64)
     if use_mask:
