@@ -522,82 +522,6 @@ def _compile_score_subset_splits(source_hash):
 score_subset_splits = _compile_score_subset_splits(SOURCE_HASH)
 
 
-def _compile_branch_value(source_hash):
-    @_cpu.borrowing_njit(cache=True)
-    def branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale):
-        """Channel ``c`` of branch ``p``, real: its category's rows, plus the missing ones
-        in the default branch."""
-        source_hash  # noqa: B018 - in the cache key only
-        value = compact[i, f, p, c]
-        if use_missing and p == default:
-            value += missing_row[c]
-        return float(value) * scale[c]
-
-    return branch_value
-
-
-branch_value = _compile_branch_value(SOURCE_HASH)
-
-
-def _compile_branch_impurity(source_hash):
-    @_cpu.borrowing_njit(cache=True)
-    def branch_impurity(
-        compact, i, f, p, missing_row, use_missing, default, scale, criterion, n_classes
-    ):
-        """w * I(branch) (criteria._weighted_node_impurity), as _split_scan's
-        weighted_impurity computes a side's."""
-        source_hash  # noqa: B018 - in the cache key only
-        if criterion == SQUARED_ERROR:
-            w = branch_value(compact, i, f, p, 0, missing_row, use_missing, default, scale)
-            s = branch_value(compact, i, f, p, 1, missing_row, use_missing, default, scale)
-            return -(s * s / w) if w > 0.0 else -0.0
-        w = 0.0
-        for c in range(n_classes):
-            w += branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale)
-        if criterion == _scan.ENTROPY or criterion == GAIN_RATIO:
-            value = _plog2p(w)
-            for c in range(n_classes):
-                value -= _plog2p(
-                    branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale)
-                )
-            return value
-        if criterion == _scan.GINI:
-            squares = 0.0
-            for c in range(n_classes):
-                v = branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale)
-                squares += v * v
-            return w - (squares / w if w > 0.0 else 0.0)
-        largest = -math.inf
-        for c in range(n_classes):
-            largest = max(
-                largest,
-                branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale),
-            )
-        return w - largest
-
-    return branch_impurity
-
-
-branch_impurity = _compile_branch_impurity(SOURCE_HASH)
-
-
-def _compile_branch_weight(source_hash):
-    @_cpu.borrowing_njit(cache=True)
-    def branch_weight(compact, i, f, p, missing_row, use_missing, default, scale, n_classes):
-        source_hash  # noqa: B018 - in the cache key only
-        if n_classes == 0:
-            return branch_value(compact, i, f, p, 0, missing_row, use_missing, default, scale)
-        w = 0.0
-        for c in range(n_classes):
-            w += branch_value(compact, i, f, p, c, missing_row, use_missing, default, scale)
-        return w
-
-    return branch_weight
-
-
-branch_weight = _compile_branch_weight(SOURCE_HASH)
-
-
 def _compile_score_multiway(source_hash):
     @njit(cache=True)
     def score_multiway(
@@ -644,31 +568,30 @@ def _compile_score_multiway(source_hash):
         result[4] = 0.0
         result[5] = default
         prefix = np.zeros(n_channels, dtype=np.int64)
+        # Each branch's statistics, the missing rows in the default one; its weight and
+        # impurity are then the split scan's of a parent (the same arithmetic).
+        branches = np.empty((k, n_channels), dtype=np.int64)
+        weights = np.empty(k)
+        for p in range(k):
+            for c in range(n_channels):
+                branches[p, c] = compact[i, f, p, c]
+                if use_missing and p == default:
+                    branches[p, c] += missing_row[c]
+            weights[p] = _weight_of(
+                n_classes, prefix, branches[p], missing_row, PARENT, False, scale
+            )
         allowed = usable and k >= 2
         for p in range(k):
             if not allowed:
                 break
             if msl > 1:
-                rows = compact[i, f, p, count_channel] if count_channel >= 0 else 0
                 if count_channel >= 0:
-                    if use_missing and p == default:
-                        rows += missing_row[count_channel]
-                    if float(rows) < msl:
+                    if float(branches[p, count_channel]) < msl:
                         allowed = False
-                elif (
-                    branch_weight(
-                        compact, i, f, p, missing_row, use_missing, default, scale, n_classes
-                    )
-                    < msl
-                ):
+                elif weights[p] < msl:
                     allowed = False
             if mwl > 0.0:
-                if (
-                    branch_weight(
-                        compact, i, f, p, missing_row, use_missing, default, scale, n_classes
-                    )
-                    < mwl
-                ):
+                if weights[p] < mwl:
                     allowed = False
         parent_weight = _weight_of(
             n_classes, prefix, total, missing_row, PARENT, use_missing, scale
@@ -677,12 +600,18 @@ def _compile_score_multiway(source_hash):
         info = 0.0
         branch_total = 0.0
         for p in range(k):
-            children += branch_impurity(
-                compact, i, f, p, missing_row, use_missing, default, scale, criterion, n_classes
+            children += _weighted_impurity(
+                criterion,
+                n_classes,
+                outputs,
+                prefix,
+                branches[p],
+                missing_row,
+                PARENT,
+                False,
+                scale,
             )
-            branch_total += branch_weight(
-                compact, i, f, p, missing_row, use_missing, default, scale, n_classes
-            )
+            branch_total += weights[p]
         decrease = (
             _weighted_impurity(
                 criterion,
@@ -701,18 +630,12 @@ def _compile_score_multiway(source_hash):
         divisor = 1.0
         if criterion == GAIN_RATIO:
             for p in range(k):
-                w = branch_weight(
-                    compact, i, f, p, missing_row, use_missing, default, scale, n_classes
-                )
-                fraction = w / parent_weight if parent_weight > 0.0 else 0.0
+                fraction = weights[p] / parent_weight if parent_weight > 0.0 else 0.0
                 info -= _plog2p(fraction)
             score = decrease / info if info > 0.0 else 0.0
             divisor = 0.0
             for p in range(k):
-                w = branch_weight(
-                    compact, i, f, p, missing_row, use_missing, default, scale, n_classes
-                )
-                fraction = w / branch_total if branch_total > 0.0 else 0.0
+                fraction = weights[p] / branch_total if branch_total > 0.0 else 0.0
                 divisor -= _plog2p(fraction)
         if allowed:
             result[0] = score

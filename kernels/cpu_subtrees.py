@@ -81,6 +81,8 @@ from .cpu_categorical import score_nodes, search_scratch
 _node_totals = SPLIT_SCAN_HELPERS["node_totals"]
 _score_feature = SPLIT_SCAN_HELPERS["score_feature"]
 _choose_winner = SPLIT_SCAN_HELPERS["choose_winner"]
+_row_count = SPLIT_SCAN_HELPERS["row_count"]
+_weighted_impurity = SPLIT_SCAN_HELPERS["weighted_impurity"]
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
@@ -131,19 +133,6 @@ ONE_PASS = 1 << 62
 
 
 @njit(cache=True, inline="always")
-def _row_count(stats, n_classes, count_channel):
-    """Rows in an integer statistics vector (the split scan's row_count)."""
-    if count_channel >= 0:
-        return stats[count_channel]
-    if n_classes == 0:
-        return stats[0]
-    count = stats[0]
-    for c in range(1, n_classes):
-        count += stats[c]
-    return count
-
-
-@njit(cache=True, inline="always")
 def _real_weight(stats, n_classes, scale):
     """A node's weight in real units (StatsLayout.weight of StatsLayout.real)."""
     if n_classes == 0:
@@ -152,35 +141,6 @@ def _real_weight(stats, n_classes, scale):
     for c in range(1, n_classes):
         weight = weight + float(stats[c]) * scale[c]
     return weight
-
-
-@njit(cache=True, inline="always")
-def _plog2p(p):
-    if p > 0.0:
-        return p * math.log2(p)
-    return 0.0
-
-
-@borrowing_njit(cache=True)
-def _class_impurity(stats, n_classes, scale, kind):
-    """A classification node's impurity (criteria.node_impurity: W / w)."""
-    weight = _real_weight(stats, n_classes, scale)
-    if kind == _scan.ENTROPY:
-        weighted = _plog2p(weight)
-        for c in range(n_classes):
-            weighted = weighted - _plog2p(float(stats[c]) * scale[c])
-    elif kind == _scan.GINI:
-        squares = 0.0
-        for c in range(n_classes):
-            value = float(stats[c]) * scale[c]
-            squares = squares + value * value
-        weighted = weight - (squares / weight if weight > 0.0 else 0.0)
-    else:
-        largest = -math.inf
-        for c in range(n_classes):
-            largest = max(largest, float(stats[c]) * scale[c])
-        weighted = weight - largest
-    return weighted / weight if weight > 0.0 else 0.0
 
 
 @borrowing_njit(cache=True)
@@ -556,7 +516,19 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                         sub_impurity[k] = deviations  # the grower divides by the weight
                         impurity = deviations / (weight_k if weight_k > 0.0 else 1.0)
                     else:
-                        impurity = _class_impurity(node_stats, n_classes, scale, impurity_kind)
+                        # criteria.node_impurity (W / w), as the scan computes a parent's W
+                        weighted = _weighted_impurity(
+                            impurity_kind,
+                            n_classes,
+                            outputs,
+                            node_stats,
+                            node_stats,
+                            node_stats,
+                            _scan.PARENT,
+                            False,
+                            scale,
+                        )
+                        impurity = weighted / weight_k if weight_k > 0.0 else 0.0
                         sub_impurity[k] = impurity
                     if not (
                         sub_depth[k] < max_depth
