@@ -6,7 +6,7 @@ The histogram and partition kernels read each row of a node through its index
 apart, every row is a cache miss, and a loop that waits for each miss in turn is bound by
 memory latency rather than bandwidth. Asking for the row a few iterations ahead keeps
 several misses in flight: 3x faster histograms of 4.4 million rows scattered over 1,591
-nodes (bench/RESULTS.md, issue 20). numba has no prefetch of its own; these intrinsics
+nodes (bench/RESULTS.md). numba has no prefetch of its own; these intrinsics
 emit LLVM's ``llvm.prefetch`` (read, high locality, data cache), which compiles to
 nothing on a target without one and never faults; the kernels ask only for rows they
 will read.

@@ -1,7 +1,7 @@
 """The split search over histograms, compiled: every candidate of a node scored and the
 best one chosen in one pass per (node, feature), written once for both devices.
 
-This is the fused split-scoring kernel's arithmetic (issue 16). The vectorised search in
+This is the fused split-scoring kernel's arithmetic. The vectorised search in
 ``gpu_tree.growing.splitting`` (with ``gpu_tree.growing.criteria``) is its reference: the
 same candidates, the same formulas term by term, the same ties. Tests compare the two
 on every criterion. Only numeric features are searched here; categorical ones take the

@@ -7,7 +7,7 @@ folder ``~/.cache/numba`` (``$XDG_CACHE_HOME``); and takes the first one it can 
 Where it can write none, the decorator itself raises "cannot cache function ...: no
 locator available" when the module is imported. That is a read-only install (a system
 site-packages, a Docker image run as another user with ``docker run -u``, where HOME is
-``/``): issue 15 saw every ``gputree`` command fail there, ``--version`` included.
+``/``), where every ``gputree`` command failed, ``--version`` included.
 
 :func:`choose_cache_folder` runs before any kernel is decorated (``cpu.py`` and
 ``cuda.py`` call it first) and leaves numba's own choice alone wherever numba has one. Where it has none it sets numba's cache folder to

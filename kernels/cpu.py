@@ -73,7 +73,7 @@ def borrowing_njit(**options):
     only read and write the arrays they are given. With it, every array a helper takes
     costs an atomic increment and decrement per call, inlined or not: a split candidate
     cost 140 ns with it and 39 ns without (gini, two classes, the scan inlined; bench in
-    bench/RESULTS.md, issue 17). numba refuses to compile an allocation without reference
+    bench/RESULTS.md). numba refuses to compile an allocation without reference
     counting, so a helper that allocates fails to compile instead of leaking."""
     return njit(_nrt=False, **options)
 
@@ -954,7 +954,7 @@ STEP_LEFT, STEP_RIGHT, STEP_FEATURE, STEP_MISSING_LEFT = range(4)
 STEP_COLUMNS = 4
 # Rows walked together: their steps are independent, so the core overlaps their loads and
 # comparisons instead of waiting on one row's chain of dependent loads and mispredicted
-# branches (a 10,000-row batch on a 25,000-node tree: about 20 % less time, issue 17).
+# branches (a 10,000-row batch on a 25,000-node tree: about 20 % less time).
 LOCKSTEP_ROWS = 16
 
 
@@ -1172,7 +1172,7 @@ score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
 # A categorical feature's categories are its distinct values, sorted; a value's code is its
 # position among them, and a value that is not one of them (or is missing) becomes NaN.
 # numpy did this with np.unique and a searchsorted per row and column: 0.6 s of a 1.4 s
-# fit on 1M rows with 8 such columns, and 85 % of predicting 250k rows (issue 17).
+# fit on 1M rows with 8 such columns, and 85 % of predicting 250k rows.
 
 
 @njit(cache=True, nogil=True)
@@ -1255,7 +1255,7 @@ def encode_number_categories(
 # -- small data on serial twins ---------------------------------------------------------------
 # Compiling a parallel=True kernel takes numba about 2 s (its parfor passes and the
 # gufunc it builds), a plain one about 0.4 s: on a first run, a 14-row `gputree train`
-# spent 14 of its 18 s compiling five parallel kernels (issue 17). On small data those
+# spent 14 of its 18 s compiling five parallel kernels. On small data those
 # kernels run on threads for microseconds anyway. Each parallel kernel below therefore
 # has a serial twin, the same source compiled without parallel=True (prange runs as
 # range; every kernel gives the same results in any order of its tasks), and a call
@@ -1396,7 +1396,7 @@ class ThreadedWhenLarge:
     For the largest kernels, whose items are independent (a node's search, a subtree's
     growth): numba's ``parallel=True`` made a second compile of the same code, with
     parfor passes over a function that inlines the whole split search, 21 and 24 CPU
-    seconds of a first ``gputree bench`` (bench/RESULTS.md, issue 44); one serial compile
+    seconds of a first ``gputree bench`` (bench/RESULTS.md); one serial compile
     serves both now. ``item_args`` name the arguments with a row per item, sliced per
     task (one that has not, a stand-in, is passed whole), ``offset_args`` those with the
     items' bounds (n_items + 1 entries); ``weights(args)`` each item's share of the work,

@@ -36,7 +36,7 @@ import numpy as np
 
 # A fit of at most this many values (rows times features, times trees for a forest)
 # may run its kernels as Python: about 1 CPU second for 1,000 rows of 10 features grown
-# to depth 5 (bench/RESULTS.md, issue 44), against 40 to 100 s compiling.
+# to depth 5 (bench/RESULTS.md), against 40 to 100 s compiling.
 PYTHON_MAX_VALUES = 50_000
 # "never": every fit compiles its kernels (as the test suite asks, for its children too);
 # "auto", the default: small fits run uncompiled kernels as Python.

@@ -193,6 +193,20 @@ def test_kernels_import_nothing_from_the_library():
         assert all(t.startswith("gpu_tree.kernels") for t in targets), (module, targets)
 
 
+def test_the_code_leaves_its_history_to_git_and_the_results_file():
+    # Comments say why; which issue asked and when belongs in git and bench/RESULTS.md.
+    import re
+
+    history = re.compile(r"\bissues? \d+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in source_modules().values()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if history.search(line)
+    ]
+    assert found == [], "\n".join(found)
+
+
 def test_every_subpackage_is_shipped():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]

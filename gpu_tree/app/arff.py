@@ -5,7 +5,7 @@ string attribute types (a string attribute is read as categories), ``%`` comment
 values and ``?`` for a missing value. Sparse ARFF (``{index value, ...}`` rows) is not
 supported and is refused, naming the line.
 
-Kept rather than a library's (issue 18 asked): scipy.io.arff, the maintained reader,
+Kept rather than a library's: scipy.io.arff, the maintained reader,
 refuses string attributes ("String attributes not supported yet"), which this one reads,
 and would make scipy a dependency of the command line; liac-arff has had no release
 since 2020.

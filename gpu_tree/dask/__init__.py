@@ -1,4 +1,4 @@
-"""Distributed training on Dask (issue 19): one tree from rows spread over many workers,
+"""Distributed training on Dask: one tree from rows spread over many workers,
 identical to the in-memory estimators' tree; only histograms and split decisions travel.
 Needs the ``dask`` extra (``dask[distributed]``).
 

@@ -88,14 +88,14 @@ _COMPACT_CELLS_PER_CHUNK = 1 << 21
 # Open nodes with fewer rows than this grow their whole subtree in one compiled call
 # (the backend's finish_subtrees, where it has one: kernels/cpu_subtrees.py) instead of
 # level by level; and a whole tree whose root has fewer than FINISH_ROOT_BELOW_ROWS.
-# Chosen by measurement (bench/RESULTS.md, issue 17): below 256 rows the compiled
+# Chosen by measurement (bench/RESULTS.md): below 256 rows the compiled
 # search costs less than a level's vectorised one; a root of a few thousand rows is
 # cheaper finished at once than by a few vectorised levels first.
 FINISH_BELOW_ROWS = 256
 FINISH_ROOT_BELOW_ROWS = 2048
 # A fit with categorical features finishes nodes this many times larger: its level-wise
-# subset search costs more Python per node. Measured over 256 to 16,384 rows (issue 17,
-# fifth step): nursery's fully grown fit 31 -> 18 ms at 1,024, adult's 10,000 rows
+# subset search costs more Python per node. Measured over 256 to 16,384 rows
+# (bench/RESULTS.md): nursery's fully grown fit 31 -> 18 ms at 1,024, adult's 10,000 rows
 # 89 -> 74 ms, 100,000 cat20 rows 354 -> 280 ms, while adult's depth 10 lost 10 %;
 # numeric data gained nothing above 256 (Higgs-shaped 100,000 rows lost up to 1.6x).
 CATEGORICAL_FINISH_FACTOR = 4
@@ -1339,7 +1339,7 @@ class Grower:
         split_depth = tree.depth[ids[split]]
         if split_depth.size and logger.isEnabledFor(logging.INFO):
             # One line for the call: the subtrees reach levels that level-wise growth has
-            # yet to report, and a line per level read as levels out of order (issue 45).
+            # yet to report, and a line per level read as levels out of order.
             low, high = int(split_depth.min()), int(split_depth.max())
             logger.info(
                 "%s: %d nodes split in finished subtrees, %d nodes in the tree (%.2f s)",

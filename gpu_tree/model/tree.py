@@ -126,8 +126,8 @@ def check_impurities_finite(tree, what: str) -> None:
 # one, where a thread waits for a core and the batch waits for its slowest thread. On 2
 # cores under load (others' jobs; depth-10 tree), serial against parallel: 1 row 2 against
 # 130 us, 1,000 rows 180 against 410 us, 10,000 rows 7.0 against 21.9 ms, 30,000 rows
-# 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms. Issue 17 asks for batches up to
-# 10,000 rows no slower than scikit-learn's (serial) and large batches in parallel.
+# 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms: batches up to 10,000 rows no
+# slower than scikit-learn's (serial), and large batches in parallel.
 PARALLEL_MIN_ROWS = 32768
 # Batches of at least this many rows of a tree of numeric splits only take the lock-step
 # walk (kernels.cpu.predict_leaves_lockstep, its parallel twin from PARALLEL_MIN_ROWS):

@@ -1,7 +1,7 @@
 """How to install an optional dependency: worded once, for every message that needs it.
 
 gpu_tree is not on a package index; users install it from a checkout, so a hint naming
-the package's own extra by its index name fails for everyone (issue 18). A hint names the
+the package's own extra by its index name fails for everyone. A hint names the
 packages themselves, which pip finds anywhere, and the extra that installs them from a
 checkout with the versions pyproject.toml asks for (tests/test_install_hints.py keeps the
 two in step).

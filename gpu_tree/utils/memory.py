@@ -7,8 +7,7 @@ threshold (at most 32 MiB, by default) with fresh pages from the kernel and give
 back on free, so every batch faults its pages in afresh (the kernel zeroes each one).
 On the 2-core benchmark machine (30 trees of depth 10 on a million rows, three fits
 each) that cost 1.7 to 2.7 s of system time a fit, against 0.2 to 1.1 s while freed
-memory is reused, and the fits took 8.3 to 8.9 s against 5.9 to 7.4 s (bench/RESULTS.md,
-issue 20).
+memory is reused, and the fits took 8.3 to 8.9 s against 5.9 to 7.4 s (bench/RESULTS.md).
 
 :func:`reusing_freed_memory` raises the thresholds for its duration, so freed arrays
 stay in the allocator's heap and the next batch reuses pages already mapped; on exit it

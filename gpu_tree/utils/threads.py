@@ -2,7 +2,7 @@
 loops), shared by every fit, and used only where the work pays for handing it out.
 
 Starting a pool costs about a millisecond and each task a few tens of microseconds: on a
-small fit that was most of the time binning took (issue 17). The pool starts on first use
+small fit that was most of the time binning took. The pool starts on first use
 and is rebuilt in a forked child, whose copy of the parent's threads does not run.
 """
 
@@ -18,7 +18,7 @@ CPU_THREADS = os.cpu_count() or 1
 # Below this many elements (values sorted, candidates scored...) in all, a map runs in
 # the calling thread: the hand-out costs more than the work. Measured on binning's sorts
 # of 10 features, 2 cores, the shared pool against one thread: 10k values 1.8 ms / 0.5
-# ms, 80k 2.7 / 2.2, 160k 3.6 / 4.0, 640k 8.8 / 12.4 (bench/RESULTS.md, issue 17).
+# ms, 80k 2.7 / 2.2, 160k 3.6 / 4.0, 640k 8.8 / 12.4 (bench/RESULTS.md).
 PARALLEL_MIN_ELEMENTS = 1 << 17
 
 _pool: ThreadPoolExecutor | None = None
