@@ -1,9 +1,47 @@
 """Choose the best split of many nodes at once from their histograms.
 
-One code path for every mode and device: ``hist`` is an ``xp`` array of shape
-(n_nodes, n_features, n_bins, n_channels). In histogram mode the bins are the global
-feature bins; in exact mode they are the distinct values of each (node, feature), so
-exact mode and histogram mode share the criteria, the candidate rules and the tie-break.
+Which search scores a node. The grower decides (``Grower._subtree_finisher`` and
+``Grower._evaluate_batch``), top row first; every search chooses what the vectorised one
+below chooses (tests/test_split_scan.py, test_categorical_compiled.py,
+test_subtree_finisher.py and the model snapshots hold them to it):
+
+=====================================  ===============================  ====================
+When                                   Search                           Code
+=====================================  ===============================  ====================
+CPU histogram backend (dense input), a  the node's whole subtree, grown  kernels/
+node below ``FINISH_BELOW_ROWS`` rows   depth-first in one compiled      cpu_subtrees.py
+(times ``CATEGORICAL_FINISH_FACTOR``    call: numeric features by the
+with categorical features; a root       split scan, categorical ones by
+below ``FINISH_ROOT_BELOW_ROWS``),      cpu_categorical's score_nodes
+level-wise growth, binary splits, one
+output, no monotonic constraints, no
+feature costs, neither poisson nor
+absolute_error
+absolute_error                          medians, searched on the rows    absolute_error.py
+numeric features only, a backend with   the compiled split scan, one     kernels/_split_scan.py
+``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu.py,
+histograms, Dask), but poisson with                                      kernels/cuda.py)
+several outputs
+extremely randomised thresholds         one random split per node and    Grower._random_split_
+                                        feature, as a two-bin histogram, batch, then as above
+                                        scored on the CPU
+categorical features on the CPU         the compiled categorical search  kernels/
+(histogram or exact), but poisson or    (:func:`_select_compiled`)       cpu_categorical.py
+monotonic constraints
+everything else: exact mode's numeric   the vectorised search of this    this module,
+features, categorical features on a     module, in numpy or CuPy (the    criteria.py
+GPU or with poisson or monotonic        reference of the others)
+constraints, poisson with several
+outputs
+feature costs                           one of the above per feature,    Grower._select_by_cost
+                                        then the cost-sensitive measure
+oblique trees                           projections, exact thresholds    oblique.py
+=====================================  ===============================  ====================
+
+The vectorised search: ``hist`` is an ``xp`` array of shape (n_nodes, n_features,
+n_bins, n_channels). In histogram mode the bins are the global feature bins; in exact
+mode they are the distinct values of each (node, feature), so exact mode and histogram
+mode share the criteria, the candidate rules and the tie-break.
 
 A candidate "bin b" sends bins 0..b left. Only non-empty bins are candidates: every
 b between two non-empty bins makes the same partition, and keeping the lowest makes the
