@@ -14,6 +14,7 @@ from hypothesis import strategies as st  # noqa: E402
 from gpu_tree import DecisionTreeClassifier as LocalClassifier  # noqa: E402
 from gpu_tree import DecisionTreeRegressor as LocalRegressor  # noqa: E402
 from gpu_tree.dask import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from gpu_tree.data.categorical import IdLikeColumnWarning  # noqa: E402
 from gpu_tree.testing import assert_tree_equal  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
@@ -203,6 +204,45 @@ def test_text_columns_are_categorical_by_type(client):
     local = LocalClassifier(device="cpu", max_depth=5).fit(frame, y)
     assert model.is_categorical_.tolist() == [True, False]
     assert_tree_equal(model.tree_, local.tree_)
+
+
+def _ages(n=400, seed=6):
+    """Age as text of numbers, and a label."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(25, 81, n)
+    frame = pd.DataFrame({"Age": age.astype(str).astype(object), "x": rng.normal(size=n)})
+    return frame, (age > 50).astype(int)
+
+
+def test_text_of_numbers_with_typos_is_refused_as_in_memory(client):
+    """The rows that hold the typos are read on the workers and numbered as in the frame."""
+    import warnings
+
+    frame, y = _ages()
+    frame.loc[[150, 390], "Age"] = ["4G", "twelve"]  # in the second and the last partition
+    frame.loc[3, "Age"] = None  # a missing value is no typo
+    with pytest.raises(ValueError) as in_memory:
+        LocalClassifier(device="cpu").fit(frame, y)
+    X = dd.from_pandas(frame, npartitions=3, sort=False)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3, sort=False)
+    with pytest.raises(ValueError) as distributed_fit:
+        DecisionTreeClassifier(device="cpu").fit(X, labels)
+    assert str(distributed_fit.value) == str(in_memory.value)
+    assert "'4G', 'twelve' (rows 150, 390)" in str(distributed_fit.value)
+    # Declared categorical, the column is taken as the user says: no refusal, nor warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = DecisionTreeClassifier(device="cpu", categorical_features=["Age"]).fit(X, labels)
+    assert model.is_categorical_.tolist() == [True, False]
+
+
+def test_an_identifier_like_column_is_warned_of_as_in_memory(client):
+    frame, y = _ages(100)
+    frame["name"] = [f"customer {i}" for i in range(100)]
+    X = dd.from_pandas(frame, npartitions=2, sort=False)
+    labels = dd.from_pandas(pd.Series(y), npartitions=2, sort=False)
+    with pytest.warns(IdLikeColumnWarning, match=r"feature 2 \('name'\) has 100 categories in 100"):
+        DecisionTreeClassifier(device="cpu").fit(X, labels)
 
 
 def test_dataframe_regression_with_weights_and_pruning(client):

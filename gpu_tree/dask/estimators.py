@@ -14,7 +14,15 @@ from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
 from gpu_tree.data.binning import BinMapper
-from gpu_tree.data.categorical import column_kinds, declared_features
+from gpu_tree.data.categorical import (
+    column_kinds,
+    declared_features,
+    is_stray_text,
+    refuse_text_of_numbers,
+    rows_holding_in_column,
+    stray_words,
+    warn_id_like,
+)
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.stats import (
     StatsLayout,
@@ -154,6 +162,8 @@ class _DaskMixin:
         categorical = self._learn_categories(
             self._distinct_values(client, X_f, meta, names, n_features), names, settings
         )
+        if categorical is not None:
+            self._check_category_rows(client, X_f, meta, names, [s[0] for s in summaries])
         spec = {
             "n_features": n_features,
             "is_classification": self._is_classification,
@@ -240,6 +250,40 @@ class _DaskMixin:
             [client.submit(shards.distinct_values, f, candidates, pure=False) for f in X_f]
         )
         return _union_of_distinct_values(pieces, meta)
+
+    def _check_category_rows(self, client, X_f, meta, names, partition_rows):
+        """The in-memory fit's checks of the categorical columns that read rows
+        (``_check_category_columns``), on the partitions: a column of text that reads as
+        numbers but for a few values is refused, naming its rows (numbered across the
+        partitions in order, as in the frame they make), and a column of nearly as many
+        categories as rows is warned of."""
+        maps = self._category_maps
+        n_features = maps.mask.size
+        n_rows = int(sum(partition_rows))
+        declared, exact = declared_features(self.categorical_features, n_features, names)
+        kinds = column_kinds(meta, n_features)
+        offsets = np.cumsum([0, *partition_rows[:-1]])
+        for j in [] if exact else maps.features:
+            categories = maps.categories.get(int(j))
+            if declared[j] or kinds[j] not in ("O", "U", "S") or categories is None:
+                continue
+            words = stray_words(categories.tolist(), n_rows)
+            if words is None:  # its categories clear it: no row is read
+                continue
+            found = client.gather(
+                [
+                    client.submit(rows_holding_in_column, part, int(j), words, pure=False)
+                    for part in X_f
+                ]
+            )
+            rows = np.concatenate(
+                [offset + r for offset, (r, _, _) in zip(offsets, found, strict=True)]
+            )
+            n_present = sum(n for _, _, n in found)
+            if is_stray_text(rows.size, n_present):
+                held = dict.fromkeys(v for _, values, _ in found for v in values.tolist())
+                refuse_text_of_numbers(j, names, rows, list(held), n_present, categories.size)
+        warn_id_like(maps, n_rows, names, stacklevel=4)
 
     def _distributed_class_weights(self, client, y_f):
         """The in-memory estimator's class multipliers, its class counts summed over

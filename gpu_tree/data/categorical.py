@@ -305,6 +305,39 @@ def _words_among_numbers(distinct, bound):
     return words if words and n_numbers else None
 
 
+def stray_words(distinct, n_values: int):
+    """Those of a text column's ``distinct`` present values that do not read as finite
+    numbers (as Python's float() reads them), where there are a few of them (at most
+    :func:`stray_text_limit` of ``n_values``) beside at least one number: the column is
+    a suspect of numbers with typos, which its rows decide (:func:`stray_text`). Else
+    None."""
+    return _words_among_numbers(distinct, stray_text_limit(n_values))
+
+
+def rows_holding(values, words):
+    """(rows of the text column ``values`` that hold one of ``words``, their values, the
+    column's number of present values): what :func:`stray_text` reads of the rows, for a
+    part of them (a Dask partition) too."""
+    values = np.asarray(values, dtype=object)
+    present = _present(values)
+    word_set = set(words)
+    rows = np.flatnonzero(
+        present & np.fromiter((v in word_set for v in values.tolist()), bool, values.size)
+    )
+    return rows, values[rows], int(present.sum())
+
+
+def rows_holding_in_column(X, j, words):
+    """:func:`rows_holding` of column ``j`` of X (an array or a DataFrame)."""
+    return rows_holding(_column(X, j), words)
+
+
+def is_stray_text(n_rows: int, n_present: int) -> bool:
+    """Whether ``n_rows`` values that are not numbers, among ``n_present``, are few
+    enough to be typos (:data:`STRAY_TEXT_MIN`)."""
+    return 0 < n_rows <= stray_text_limit(n_present)
+
+
 def stray_text(values, distinct=None):
     """For a column of text ``values`` (a 1-D object array of strings, missing values
     None, NaN or pandas' NA) whose present values all read as finite numbers (as
@@ -315,19 +348,13 @@ def stray_text(values, distinct=None):
     values = np.asarray(values, dtype=object)
     if distinct is None:
         distinct = [v for v in dict.fromkeys(values.tolist()) if not is_missing_value(v)]
-    words = _words_among_numbers(distinct, stray_text_limit(values.size))
+    words = stray_words(distinct, values.size)
     if words is None:
         return None
-    present = _present(values)
-    n_present = int(present.sum())
-    word_set = set(words)
-    rows = np.flatnonzero(
-        present & np.fromiter((v in word_set for v in values.tolist()), bool, values.size)
-    )
-    if rows.size > stray_text_limit(n_present):
+    rows, held, n_present = rows_holding(values, words)
+    if not is_stray_text(rows.size, n_present):
         return None
-    in_order = list(dict.fromkeys(values[rows].tolist()))
-    return rows, in_order, n_present
+    return rows, list(dict.fromkeys(held.tolist())), n_present
 
 
 def shown_values(values, limit=5) -> str:
@@ -344,21 +371,26 @@ def check_text_of_numbers(X, maps, features, feature_names):
     n_rows = len(X)
     for j in features:
         categories = maps.categories.get(int(j))
-        if categories is None or _words_among_numbers(categories, stray_text_limit(n_rows)) is None:
+        if categories is None or stray_words(categories, n_rows) is None:
             continue  # from its categories alone: the column's rows are read for a suspect only
         found = stray_text(np.asarray(_column(X, j), dtype=object), categories.tolist())
-        if found is None:
-            continue
-        rows, words, n_present = found
-        at = ", ".join(str(int(i)) for i in rows[:5]) + (" ..." if rows.size > 5 else "")
-        raise ValueError(
-            f"{feature_label(j, feature_names)} is text that reads as numbers but for "
-            f"{rows.size} of its {n_present:,} values: {shown_values(words)} (row"
-            f"{'s' if rows.size > 1 else ''} {at}). Typos? Taken as text, every number would "
-            f"be a category of its own ({categories.size:,} categories). Correct those "
-            "values, make them missing (NaN; pandas.read_csv takes na_values=), or list the "
-            "column in categorical_features to keep it categorical"
-        )
+        if found is not None:
+            refuse_text_of_numbers(j, feature_names, *found, categories.size)
+
+
+def refuse_text_of_numbers(j, feature_names, rows, words, n_present, n_categories):
+    """The refusal of column ``j``: ``rows`` hold ``words`` (in order of first row), the
+    values of its ``n_present`` that are not numbers; taken as text it has
+    ``n_categories``."""
+    at = ", ".join(str(int(i)) for i in rows[:5]) + (" ..." if rows.size > 5 else "")
+    raise ValueError(
+        f"{feature_label(j, feature_names)} is text that reads as numbers but for "
+        f"{rows.size} of its {n_present:,} values: {shown_values(words)} (row"
+        f"{'s' if rows.size > 1 else ''} {at}). Typos? Taken as text, every number would "
+        f"be a category of its own ({n_categories:,} categories). Correct those "
+        "values, make them missing (NaN; pandas.read_csv takes na_values=), or list the "
+        "column in categorical_features to keep it categorical"
+    )
 
 
 # A categorical column with more categories than this share of the rows (from
