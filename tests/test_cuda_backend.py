@@ -908,6 +908,19 @@ def test_a_failing_probe_makes_the_device_unusable_with_its_cause(failing_probe)
         DecisionTreeClassifier(device="cuda").fit(X, y)
 
 
+def test_the_array_module_is_the_devices():
+    from gpu_tree.backends.cuda import cuda_array_module
+
+    assert cuda_array_module() is xp
+
+
+def test_no_array_module_where_the_device_fails_its_probe(failing_probe):
+    from gpu_tree.backends.cuda import cuda_array_module
+
+    with pytest.raises(RuntimeError, match="CUDA backend cannot run here: .*row_stack"):
+        cuda_array_module()
+
+
 def test_auto_fits_on_the_cpu_with_one_warning_naming_the_cause(failing_probe):
     import warnings
 

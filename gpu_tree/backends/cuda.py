@@ -72,6 +72,15 @@ def cuda_status():
     return True, reason, xp
 
 
+def cuda_array_module():
+    """The CUDA backend's array module (CuPy; numpy under the simulator), for code that
+    runs once the device was chosen (a fit or a model on ``device="cuda"``)."""
+    usable, reason, xp = cuda_status()
+    if not usable:
+        raise RuntimeError(f"the CUDA backend cannot run here: {reason}")
+    return xp
+
+
 def _device_found():
     """(found, what, xp): a device to run the kernels on (the GPU, or the simulator)."""
     try:

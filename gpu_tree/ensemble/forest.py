@@ -26,7 +26,11 @@ import weakref
 
 import numpy as np
 
-from gpu_tree.backends.cuda import cuda_status, free_device_bytes, predict_forest_on_device
+from gpu_tree.backends.cuda import (
+    cuda_array_module,
+    free_device_bytes,
+    predict_forest_on_device,
+)
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.binning import SparseCodes
 from gpu_tree.data.stats import FIXED_POINT_BITS
@@ -596,7 +600,7 @@ class _BaseForest(BaseEstimator):
         X = self.estimators_[0]._validate_X_predict(X)
         with numba_threads(self.n_jobs):
             if is_device_array(X):
-                return predict_forest_on_device(self._packed_trees(), X, cuda_status()[2])
+                return predict_forest_on_device(self._packed_trees(), X, cuda_array_module())
             # Numeric splits of a dense X only: the faster walk, the same bits.
             lockstep = self._packed_trees(lockstep=True) if isinstance(X, np.ndarray) else None
             if lockstep is not None:
@@ -719,7 +723,7 @@ def _rows_of(data, rows, device):
     if isinstance(codes, SparseCodes):
         return data._replace(X_binned=codes.take_rows(np.asarray(rows, dtype=np.int64)))
     if device == "cuda":
-        return data._replace(X_binned=codes[:, cuda_status()[2].asarray(rows)])
+        return data._replace(X_binned=codes[:, cuda_array_module().asarray(rows)])
     if codes.T.flags.c_contiguous:
         # The CPU's codes are row-major (indexed [feature, row] through a transposed
         # view): taking whole rows of the row-major array is 3x faster than indexing the
@@ -762,7 +766,7 @@ def _check_sample_fits(max_samples, n_drawn):
 def _device_budget():
     """Half the GPU's free memory: a batch's rows and histograms (the CPU's budget in the
     simulator)."""
-    free = free_device_bytes(cuda_status()[2])
+    free = free_device_bytes(cuda_array_module())
     return FOREST_BATCH_BYTES if free is None else free // 2
 
 

@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.cuda import cuda_array_module
 from gpu_tree.backends.devices import resolve_device
 from gpu_tree.data.validation import (
     check_classification_labels,
@@ -110,7 +110,7 @@ class _BaseObliqueTree(BaseEstimator):
             target, n_classes = np.asarray(y, dtype=np.float64), 0
         params = self._params(n_classes)
         device = resolve_device(self.device)
-        xp = cuda_status()[2] if device == "cuda" else np
+        xp = cuda_array_module() if device == "cuda" else np
         keep = weight > 0  # rows of no weight take no part (nor in the thresholds)
         with np.errstate(divide="ignore", invalid="ignore"):
             tree = grow_oblique_tree(X[keep], target[keep], weight[keep], params, xp)

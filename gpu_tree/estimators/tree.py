@@ -13,6 +13,7 @@ import numpy as np
 from gpu_tree.backends.cuda import (
     apply_on_device,
     check_cuda_support,
+    cuda_array_module,
     cuda_status,
     predict_on_device,
 )
@@ -295,7 +296,7 @@ class _BaseDecisionTree(BaseEstimator):
         X, targets, weight = self._drop_zero_weight_rows(X, targets, weight)
         row_data = self._row_data(targets, weight)
         counters = FitCounters(self.device_)
-        timer = PhaseTimer(cuda_status()[2] if self.device_ == "cuda" else np)
+        timer = PhaseTimer(cuda_array_module() if self.device_ == "cuda" else np)
         setup_seconds = {}
         with counting(counters):
             start = time.perf_counter()
@@ -422,7 +423,7 @@ class _BaseDecisionTree(BaseEstimator):
                         "numpy array (or SciPy sparse matrix)"
                     )
                 raise ValueError("X is a GPU array: train on it with device='cuda' (or 'auto')")
-            X = check_X_on_device(X, cuda_status()[2])
+            X = check_X_on_device(X, cuda_array_module())
         elif is_sparse(X):  # binned as it is, on the host (data/sparse.py)
             X = check_sparse_X(X, estimator_name=type(self).__name__)
         else:
@@ -481,7 +482,7 @@ class _BaseDecisionTree(BaseEstimator):
             )
         if is_sparse(X):
             return canonical_csr(X[np.flatnonzero(keep)]), targets[keep], weight[keep]
-        keep_on_device = keep if isinstance(X, np.ndarray) else cuda_status()[2].asarray(keep)
+        keep_on_device = keep if isinstance(X, np.ndarray) else cuda_array_module().asarray(keep)
         return X[keep_on_device], targets[keep], weight[keep]
 
     def _make_backend(
@@ -751,14 +752,14 @@ class _BaseDecisionTree(BaseEstimator):
         GPU array (one thread per row walks the tree there), else on the CPU."""
         X = self._validate_X_predict(X)
         if is_device_array(X):
-            return predict_on_device(self.tree_, X, cuda_status()[2])
+            return predict_on_device(self.tree_, X, cuda_array_module())
         return self.tree_.predict(X)
 
     def apply(self, X):
         """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
         X = self._validate_X_predict(X)
         if is_device_array(X):
-            return apply_on_device(self.tree_, X, cuda_status()[2])
+            return apply_on_device(self.tree_, X, cuda_array_module())
         return self.tree_.apply(X)
 
     def decision_path(self, X):
@@ -1093,7 +1094,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
             return labels_per_output(self.classes_, codes)
         if not is_device_array(X):
             return self.classes_.take(self.tree_.classes_of(self.tree_.apply(X)))
-        proba = predict_on_device(self.tree_, X, cuda_status()[2])
+        proba = predict_on_device(self.tree_, X, cuda_array_module())
         return labels_of_winners(self.classes_, proba.argmax(axis=1))
 
 
@@ -1102,7 +1103,7 @@ def labels_of_winners(classes, winner):
     numeric labels stay there and other labels come back as a host array; on the host,
     host labels."""
     if is_device_array(winner) and classes.dtype.kind in "biuf":
-        return cuda_status()[2].asarray(classes)[winner]
+        return cuda_array_module().asarray(classes)[winner]
     return classes.take(to_host(winner))
 
 

@@ -33,7 +33,7 @@ from gpu_tree.backends.cuda import (
     CUDAHistogramBackend,
     check_cuda_support,
     check_device_memory,
-    cuda_status,
+    cuda_array_module,
 )
 from gpu_tree.backends.cuda_sparse import CUDASparseHistogramBackend
 from gpu_tree.backends.rows import (
@@ -324,11 +324,11 @@ def bin_features(
         # On either device the codes keep X's CSR layout (the backend copies them to the
         # GPU): nothing is densified.
         if device == "cuda" and layout is not None:
-            check_device_memory(X, mapper, layout, cuda_status()[2])
+            check_device_memory(X, mapper, layout, cuda_array_module())
         codes, bin_lower, bin_upper = mapper.transform_sparse(X)
         return mapper, BinnedData(codes, bin_lower, bin_upper, mapper.missing_bin_)
     if device == "cuda":
-        xp = cuda_status()[2]
+        xp = cuda_array_module()
         if layout is not None:
             check_device_memory(X, mapper, layout, xp)
         X_device = X if is_device_array(X) else host_to_device(X, xp)
@@ -380,7 +380,7 @@ def make_backend(
         raise TypeError("splitter='hist' needs BinnedData (see bin_features)")
     sparse = isinstance(data.X_binned, SparseCodes)
     if device == "cuda":
-        xp = cuda_status()[2]
+        xp = cuda_array_module()
         return (CUDASparseHistogramBackend if sparse else CUDAHistogramBackend)(
             data.X_binned,
             data.bin_lower,
