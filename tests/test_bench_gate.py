@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from _backends import without_compiled_search
 from _cli import run_cli
 
 import gpu_tree.estimators.tree as estimators
@@ -53,7 +54,9 @@ def _wrong_sign(monkeypatch):
     the vectorised search, which then searches every level (not the compiled one)."""
     real = splitting.weighted_split_score
     monkeypatch.setattr(splitting, "weighted_split_score", lambda *a, **k: -real(*a, **k))
-    monkeypatch.setattr(CPUHistogramBackend, "score_splits", None)
+    monkeypatch.setattr(
+        CPUHistogramBackend, "capabilities", without_compiled_search(CPUHistogramBackend)
+    )
 
 
 def _make_stump(monkeypatch):

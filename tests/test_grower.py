@@ -731,13 +731,46 @@ def test_grower_with_a_naive_backend_grows_the_cpu_backends_tree(
     assert_tree_equal(grown, expected, impurity_rtol=0, value_rtol=0)
 
 
+def test_a_declared_capability_is_a_method_there():
+    from gpu_tree.backends.cpu_sparse import CPUSparseHistogramBackend
+    from gpu_tree.backends.cuda import CUDAHistogramBackend
+    from gpu_tree.backends.cuda_sparse import CUDASparseHistogramBackend
+
+    backends = [
+        CPUHistogramBackend,
+        CPUExactBackend,
+        CPUSparseHistogramBackend,
+        CUDAHistogramBackend,
+        CUDASparseHistogramBackend,
+    ]
+    for backend in backends:
+        capabilities = backend.capabilities
+        assert not capabilities.compiled_search or callable(backend.score_splits), backend
+        assert not capabilities.subtree_finisher or callable(backend.finish_subtrees), backend
+    # the finisher reads dense codes: sparse input grows level by level
+    assert CPUHistogramBackend.capabilities.subtree_finisher
+    assert not CPUSparseHistogramBackend.capabilities.subtree_finisher
+    assert not CUDAHistogramBackend.capabilities.subtree_finisher
+    assert all(b.capabilities.compiled_search for b in backends if b is not CPUExactBackend)
+
+
 def test_the_backends_implement_the_contract():
     binned, row_data = _grower_data("classification", False)
     X = np.zeros((row_data.n_samples, 3))
     cpu = make_backend(binned, row_data, device="cpu", splitter="hist")
     exact = make_backend(X, row_data, device="cpu", splitter="exact")
     for backend, capabilities in (
-        (cpu, BackendCapabilities("cpu", exact=False, subtraction=True, drawn_histograms=True)),
+        (
+            cpu,
+            BackendCapabilities(
+                "cpu",
+                exact=False,
+                subtraction=True,
+                drawn_histograms=True,
+                compiled_search=True,
+                subtree_finisher=True,
+            ),
+        ),
         (exact, BackendCapabilities("cpu", exact=True, subtraction=False)),
     ):
         assert isinstance(backend, HistogramBackend)

@@ -6,6 +6,7 @@ and grow the vectorised search's tree, and what scikit-learn refuses is refused.
 
 import numpy as np
 import pytest
+from _backends import without_compiled_search
 from sklearn import tree as sk_tree
 
 import gpu_tree
@@ -197,7 +198,7 @@ def test_constrained_fits_take_the_compiled_scan(monkeypatch, device, classifica
         compiled = make(**params).fit(X, y)
     assert len(calls) >= 4  # a search per level
     with monkeypatch.context() as patch:
-        patch.setattr(backend, "score_splits", None)
+        patch.setattr(backend, "capabilities", without_compiled_search(backend))
         vectorised = make(**params).fit(X, y)
     assert compiled.tree_.node_count > 7
     assert_tree_equal(compiled.tree_, vectorised.tree_, 0.0, 0.0)

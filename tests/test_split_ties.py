@@ -19,6 +19,7 @@ import functools
 
 import numpy as np
 import pytest
+from _backends import without_compiled_search
 from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
@@ -93,7 +94,9 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
         # Level by level, by the vectorised search, whose scorers are perturbed here (the
         # compiled ones, which finish small subtrees and search every level on the CPU,
         # meet their ties in test_split_scan.py and test_categorical_compiled.py).
-        patch.setattr(CPUHistogramBackend, "score_splits", None)
+        patch.setattr(
+            CPUHistogramBackend, "capabilities", without_compiled_search(CPUHistogramBackend)
+        )
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
         patch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", False)

@@ -173,7 +173,12 @@ class CPUHistogramBackend(_CPUBackend):
     """Histogram search on the CPU: binned features, sibling histograms by subtraction."""
 
     capabilities = BackendCapabilities(
-        device="cpu", exact=False, subtraction=True, drawn_histograms=True
+        device="cpu",
+        exact=False,
+        subtraction=True,
+        drawn_histograms=True,
+        compiled_search=True,
+        subtree_finisher=True,
     )
 
     def __init__(self, X_binned, bin_lower, bin_upper, row_data: RowData, missing_bin: int = -1):

@@ -15,6 +15,8 @@ The dense CPU backend with four differences:
 
 from __future__ import annotations
 
+import dataclasses
+
 import numba
 import numpy as np
 
@@ -29,8 +31,9 @@ __all__ = ["CPUSparseHistogramBackend"]
 class CPUSparseHistogramBackend(CPUHistogramBackend):
     """Histogram search on the CPU over a sparse X's CSR bin codes."""
 
-    # Both read dense codes: every node gets dense histograms, grown level by level.
-    finish_subtrees = None
+    # The subtree finisher and compact histograms read dense codes: every node gets
+    # dense histograms, grown level by level.
+    capabilities = dataclasses.replace(CPUHistogramBackend.capabilities, subtree_finisher=False)
 
     def __init__(
         self, codes: SparseCodes, bin_lower, bin_upper, row_data: RowData, missing_bin: int = -1

@@ -175,7 +175,9 @@ class CUDAHistogramBackend:
     the grower's ``"histograms"`` phase).
     """
 
-    capabilities = BackendCapabilities(device="cuda", exact=False, subtraction=True)
+    capabilities = BackendCapabilities(
+        device="cuda", exact=False, subtraction=True, compiled_search=True
+    )
     small_node_size = 0  # every node takes a dense histogram: one launch per level
 
     def __init__(

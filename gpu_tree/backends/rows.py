@@ -63,12 +63,23 @@ class BackendCapabilities:
         A dense backend's ``histograms`` takes ``features`` (n_nodes, k): it builds those
         features' histograms only (a forest's nodes search the features drawn for them;
         scikit-learn's forests read no other).
+    compiled_search : bool
+        It has ``score_splits(search)``: the compiled split scan
+        (``kernels/_split_scan.py``) of a ``gpu_tree.growing.splitting.CompiledSearch``,
+        returning the winner rows on the host. False: the vectorised search scores its
+        numeric features.
+    subtree_finisher : bool
+        It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
+        signature): a small node's whole subtree grown in one compiled call
+        (``kernels/cpu_subtrees.py``). False: every node is grown level by level.
     """
 
     device: str
     exact: bool
     subtraction: bool
     drawn_histograms: bool = False
+    compiled_search: bool = False
+    subtree_finisher: bool = False
 
     def __post_init__(self):
         if self.device not in DEVICES:

@@ -119,7 +119,9 @@ class DistributedBackend:
     layout : StatsLayout
     """
 
-    capabilities = BackendCapabilities(device="cpu", exact=False, subtraction=True)
+    capabilities = BackendCapabilities(
+        device="cpu", exact=False, subtraction=True, compiled_search=True
+    )
     # How the workers' histograms are summed: "tree" (on the workers, the total to the
     # client) or "client" (each worker's to the client). Measured: bench/RESULTS.md.
     reduction = "tree"

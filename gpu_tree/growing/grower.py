@@ -408,7 +408,7 @@ class Grower:
             and p.max_features <= DRAWN_ONLY_MAX_FRACTION * self.n_features
             and not categorical
             and not self.multiway
-            and getattr(self.backend, "score_splits", None) is not None
+            and self.capabilities.compiled_search
             and self._compiled_scan_scores()
             # The constrained searches (compiled and vectorised) read each column's
             # constraint by its index, a feature's: a drawn batch's columns are not.
@@ -542,7 +542,7 @@ class Grower:
         mask = usable if drawn is None else drawn
         on_device = self.capabilities.device == "cuda"  # GPU histograms: see select_splits
         # The backend's compiled split search (the fused kernel on a GPU), where it has one.
-        compiled = getattr(self.backend, "score_splits", None)
+        compiled = self.backend.score_splits if self.capabilities.compiled_search else None
         searched = batch  # what the split search reads
         if p.random_thresholds:
             searched = self._random_split_batch(batch, slots)
@@ -1198,9 +1198,8 @@ class Grower:
         Features drawn per node, and extremely randomised trees' thresholds, are drawn
         there as here (keyed by the node's path)."""
         p = self.params
-        finisher = getattr(self.backend, "finish_subtrees", None)
         if (
-            finisher is None
+            not self.capabilities.subtree_finisher
             or p.max_leaf_nodes is not None
             or self.multiway
             or p.feature_costs is not None  # the finisher chooses splits by gain alone
@@ -1214,7 +1213,7 @@ class Grower:
             or self.layout.n_outputs > 1
         ):
             return None
-        return finisher
+        return self.backend.finish_subtrees
 
     def _subtree_categories(self) -> SubtreeCategories | None:
         """The finisher's view of the categorical features and their subset search, as
