@@ -43,6 +43,14 @@ os.environ["GPU_TREE_PYTHON_KERNELS"] = "never"
 
 
 def pytest_collection_modifyitems(config, items):
+    # The tests a whole run found slow (tests/slow_tests.txt): `pytest -m "not slow"`
+    # runs the others in a few minutes.
+    from _slow_tests import read_list
+
+    slow = read_list()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
     if REAL_GPU:
         return
     skip_gpu = pytest.mark.skip(reason="needs a real NVIDIA GPU (CuPy sees none)")
