@@ -26,7 +26,7 @@ COPY gpu_tree ./gpu_tree
 COPY kernels ./kernels
 # The package from this checkout with its cuda13, bench (the peers of `gputree bench`),
 # plot and parquet extras, every package at the exact version docker/constraints.txt
-# pins (tests/test_docker.py keeps it in step with pyproject.toml): the diff fails the
+# pins (tests/integration/test_docker.py keeps it in step with pyproject.toml): the diff fails the
 # build where pip installed a package the file does not pin, or another version. The
 # import check fails it where the kernels did not install.
 RUN pip install --no-cache-dir -c docker/constraints.txt ".[cuda13,bench,plot,parquet]" \

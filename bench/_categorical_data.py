@@ -1,5 +1,5 @@
 """Real data sets with categorical features, as pandas DataFrames (shared by
-bench/bench_categorical.py and tests/test_categorical_real.py).
+bench/bench_categorical.py and tests/integration/test_categorical_real.py).
 
 The files are the public copies in ``../shared/datasets`` beside the checkout (see its
 MANIFEST.md); they are read in place, never copied. Every loader gives the whole table

@@ -129,7 +129,7 @@ WEIGHTED_HIST_VALUE_BYTES = 8
 # kernels/cuda.py: SHARED_HISTOGRAM_BYTES (a block's shared histogram, entries of the
 # histogram's type), THREADS_PER_BLOCK, shared_launch_config's rows_per_thread and its cap
 # on row blocks. Repeated here so that the model imports without numba;
-# tests/test_bench_scripts.py checks they agree with the kernels.
+# tests/quality/test_bench_scripts.py checks they agree with the kernels.
 SHARED_HISTOGRAM_BYTES = 48 * 1024
 THREADS_PER_BLOCK = 256
 ROWS_PER_THREAD = 16

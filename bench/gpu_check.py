@@ -26,7 +26,7 @@ missing package in one loses nothing else (``OUT/<step>.log`` holds its output):
 cases, the matrix's goals, XGBoost's figures, the test counts); ``OUT/summary.md``
 renders it. The exit status is 0 when every step ran and every parity case matched,
 1 otherwise. ``--smoke`` runs the same steps at tiny sizes under
-``NUMBA_ENABLE_CUDASIM=1`` (tests/test_bench_scripts.py runs it in CI).
+``NUMBA_ENABLE_CUDASIM=1`` (tests/quality/test_bench_scripts.py runs it in CI).
 """
 
 from __future__ import annotations
@@ -50,24 +50,24 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The test files that fit, predict or compile on the CUDA backend.
+# The test files that fit, predict or compile on the CUDA backend (paths under tests/).
 CUDA_TEST_FILES = (
-    "test_cuda_backend.py",
-    "test_estimators.py",
-    "test_fit_stats.py",
-    "test_absolute_error.py",
-    "test_sparse.py",
-    "test_multi_output.py",
-    "test_forest.py",
-    "test_grower.py",
-    "test_categorical.py",
-    "test_monotonic.py",
-    "test_poisson.py",
-    "test_random_splitter.py",
-    "test_splitting.py",
-    "test_oblique.py",
-    "test_pruning.py",
-    "test_regression_precision.py",
+    "device/test_cuda_backend.py",
+    "estimators/test_estimators.py",
+    "growing/test_fit_stats.py",
+    "growing/test_absolute_error.py",
+    "backends/test_sparse.py",
+    "growing/test_multi_output.py",
+    "ensemble/test_forest.py",
+    "growing/test_grower.py",
+    "data/test_categorical.py",
+    "growing/test_monotonic.py",
+    "growing/test_poisson.py",
+    "growing/test_random_splitter.py",
+    "growing/test_splitting.py",
+    "estimators/test_oblique.py",
+    "model/test_pruning.py",
+    "data/test_regression_precision.py",
 )
 
 # Sizes: rows of the Higgs-shaped parity fits, the sparse, forest and absolute-error ones.

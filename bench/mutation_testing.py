@@ -94,61 +94,80 @@ NUMBA_CACHED = (
 # minute) runs for the grower only.
 FILE_TESTS = {
     SPLITTING: (
-        "tests/test_splitting.py",
-        "tests/test_missing_values.py",
-        "tests/test_categorical.py",
+        "tests/growing/test_splitting.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_categorical.py",
     ),
-    CRITERIA: ("tests/test_criteria.py", "tests/test_splitting.py"),
+    CRITERIA: ("tests/growing/test_criteria.py", "tests/growing/test_splitting.py"),
     BINNING: (
-        "tests/test_histograms.py",
-        "tests/test_criteria.py",
-        "tests/test_missing_values.py",
-        "tests/test_categorical.py",
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_criteria.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_categorical.py",
     ),
-    SEARCH: ("tests/test_histograms.py", "tests/test_cuda_backend.py"),
+    SEARCH: (
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/device/test_cuda_backend.py",
+    ),
     CPU_KERNELS: (
-        "tests/test_histograms.py",
-        "tests/test_missing_values.py",
-        "tests/test_fixed_point.py",
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_fixed_point.py",
     ),
-    CUDA_KERNELS: ("tests/test_cuda_backend.py",),
+    CUDA_KERNELS: ("tests/device/test_cuda_backend.py",),
     CPU_BACKEND: (
-        "tests/test_histograms.py",
-        "tests/test_cuda_backend.py",
-        "tests/test_categorical.py",
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/device/test_cuda_backend.py",
+        "tests/data/test_categorical.py",
     ),
-    CUDA_BACKEND: ("tests/test_cuda_backend.py",),
+    CUDA_BACKEND: ("tests/device/test_cuda_backend.py",),
     GROWER: (
-        "tests/test_grower.py",
-        "tests/test_missing_values.py",
-        "tests/test_regression_precision.py",
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
     ),
-    CATEGORICAL: ("tests/test_categorical.py",),
-    MODEL_FILE: ("tests/test_model_file.py", "tests/test_packed_arrays.py"),
-    PACKED_ARRAYS: ("tests/test_packed_arrays.py",),
+    CATEGORICAL: ("tests/data/test_categorical.py",),
+    MODEL_FILE: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
+    PACKED_ARRAYS: ("tests/model/test_packed_arrays.py",),
     ROWS: (
-        "tests/test_histograms.py",
-        "tests/test_fixed_point.py",
-        "tests/test_cuda_backend.py",
-        "tests/test_categorical.py",
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/data/test_fixed_point.py",
+        "tests/device/test_cuda_backend.py",
+        "tests/data/test_categorical.py",
     ),
-    TREE: ("tests/test_model_file.py", "tests/test_criteria.py", "tests/test_pruning.py"),
+    TREE: (
+        "tests/model/test_model_file.py",
+        "tests/growing/test_criteria.py",
+        "tests/model/test_pruning.py",
+    ),
     STATS: (
-        "tests/test_histograms.py",
-        "tests/test_fixed_point.py",
-        "tests/test_criteria.py",
-        "tests/test_categorical.py",
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/data/test_fixed_point.py",
+        "tests/growing/test_criteria.py",
+        "tests/data/test_categorical.py",
     ),
 }
-CATEGORICAL_TESTS = ("tests/test_categorical.py", "tests/test_splitting.py")
-FILE_TESTS[SPLIT_SCAN] = ("tests/test_split_scan.py",)
-FILE_TESTS[ABSOLUTE_ERROR_KERNELS] = ("tests/test_absolute_error.py",)
-FILE_TESTS[MEDIAN_ERRORS] = ("tests/test_absolute_error.py",)
-FILE_TESTS[CUDA_ABSOLUTE_ERROR] = ("tests/test_absolute_error.py",)
-FILE_TESTS[RANDOM_SPLIT] = ("tests/test_forest.py", "tests/test_subtree_finisher.py")
-FILE_TESTS[SUBTREES] = ("tests/test_subtree_finisher.py",)
-FILE_TESTS[SPARSE_KERNELS] = ("tests/test_sparse.py",)
-FILE_TESTS["kernels/_tree_walk.py"] = ("tests/test_prediction_paths.py", "tests/test_sparse.py")
+CATEGORICAL_TESTS = ("tests/data/test_categorical.py", "tests/growing/test_splitting.py")
+FILE_TESTS[SPLIT_SCAN] = ("tests/kernels/test_split_scan.py",)
+FILE_TESTS[ABSOLUTE_ERROR_KERNELS] = ("tests/growing/test_absolute_error.py",)
+FILE_TESTS[MEDIAN_ERRORS] = ("tests/growing/test_absolute_error.py",)
+FILE_TESTS[CUDA_ABSOLUTE_ERROR] = ("tests/growing/test_absolute_error.py",)
+FILE_TESTS[RANDOM_SPLIT] = (
+    "tests/ensemble/test_forest.py",
+    "tests/kernels/test_subtree_finisher.py",
+)
+FILE_TESTS[SUBTREES] = ("tests/kernels/test_subtree_finisher.py",)
+FILE_TESTS[SPARSE_KERNELS] = ("tests/backends/test_sparse.py",)
+FILE_TESTS["kernels/_tree_walk.py"] = (
+    "tests/model/test_prediction_paths.py",
+    "tests/backends/test_sparse.py",
+)
 
 
 @dataclass(frozen=True)
@@ -282,7 +301,7 @@ MUTANTS: list[Mutant] = [
         "prefix_end[None, None, :] < (n_nonempty - 1)[:, :, None],",
         "prefix_end[None, None, :] < n_nonempty[:, :, None],",
         "categorical off-by-one: the subset holding every category (empty right) is a candidate",
-        tests=("tests/test_categorical.py", "tests/test_splitting.py"),
+        tests=("tests/data/test_categorical.py", "tests/growing/test_splitting.py"),
     ),
     M(
         "S17",
@@ -298,7 +317,7 @@ MUTANTS: list[Mutant] = [
         "allowed = n_nonempty >= 2",
         "allowed = n_nonempty >= 1",
         "multiway: a node holding one category can be 'split' into a single branch",
-        tests=("tests/test_categorical.py", "tests/test_splitting.py"),
+        tests=("tests/data/test_categorical.py", "tests/growing/test_splitting.py"),
     ),
     M(
         "S19",
@@ -540,7 +559,7 @@ MUTANTS: list[Mutant] = [
         "return np.sort(rng.choice(n_samples, self.subsample, replace=False))",
         "return rng.choice(n_samples, self.subsample, replace=False)",
         "the sampled rows are not sorted (a distributed fit finds each partition's "
-        "share of the sample by searchsorted: tests/test_dask.py, past 200,000 rows)",
+        "share of the sample by searchsorted: tests/dask/test_dask.py, past 200,000 rows)",
     ),
     M(
         "B07",
@@ -661,7 +680,7 @@ MUTANTS: list[Mutant] = [
         '"log_loss": "entropy",',
         '"log_loss": "gini",',
         "log_loss mapped to the wrong impurity",
-        tests=("tests/test_criteria.py", "tests/test_splitting.py"),
+        tests=("tests/growing/test_criteria.py", "tests/growing/test_splitting.py"),
     ),
     # -- grower -----------------------------------------------------------------------------
     M(
@@ -731,7 +750,7 @@ MUTANTS: list[Mutant] = [
         "eligible = filled > 1",
         "eligible = filled > 0",
         "max_features drawn among every feature holding rows, constant ones included",
-        tests=("tests/test_forest.py",),
+        tests=("tests/ensemble/test_forest.py",),
     ),
     M(
         "G14",
@@ -739,7 +758,7 @@ MUTANTS: list[Mutant] = [
         "taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])",
         "taken = take_drawn(eligible, n_drawn, 0)",
         "drawn-feature histograms: drawing on forgets the features already drawn (too many)",
-        tests=("tests/test_forest.py",),
+        tests=("tests/ensemble/test_forest.py",),
     ),
     M(
         "G15",
@@ -747,7 +766,7 @@ MUTANTS: list[Mutant] = [
         "listed = np.sort(order[:, :n_drawn], axis=1)",
         "listed = order[:, :n_drawn]",
         "drawn-feature histograms kept in draw order: ties between features break otherwise",
-        tests=("tests/test_forest.py",),
+        tests=("tests/ensemble/test_forest.py",),
     ),
     M(
         "G10",
@@ -777,7 +796,7 @@ MUTANTS: list[Mutant] = [
         "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 > (",
         "if ev.kind[k] == MULTIWAY and n_leaves + len(ev.branch_stats[k]) - 1 >= (",
         "boundary: a multiway split reaching exactly max_leaf_nodes is refused",
-        tests=CATEGORICAL_TESTS + ("tests/test_grower.py",),
+        tests=CATEGORICAL_TESTS + ("tests/growing/test_grower.py",),
     ),
     # -- categorical ------------------------------------------------------------------------
     M(
@@ -907,7 +926,7 @@ MUTANTS: list[Mutant] = [
         "if b != first and upper[b] <= threshold and b != last:",
         "if b != first and upper[b] <= threshold:",
         "extra trees: the random split may follow the last present bin (an empty right side)",
-        tests=("tests/test_forest.py", "tests/test_subtree_finisher.py"),
+        tests=("tests/ensemble/test_forest.py", "tests/kernels/test_subtree_finisher.py"),
     ),
     M(
         "K13",
@@ -915,7 +934,7 @@ MUTANTS: list[Mutant] = [
         "                while taken < n_drawn:",
         "                while taken <= n_drawn:",
         "finisher's lazy draw: one feature too many drawn per node",
-        tests=("tests/test_subtree_finisher.py",),
+        tests=("tests/kernels/test_subtree_finisher.py",),
     ),
     M(
         "K14",
@@ -924,7 +943,7 @@ MUTANTS: list[Mutant] = [
         "                        if not met[f] and (at < 0 or draw[f] <= draw[at]):",
         "finisher's lazy draw: ties of draw scores go to the higher feature",
         equivalent="two features' 64-bit draw scores tie with probability 2**-64",
-        tests=("tests/test_subtree_finisher.py",),
+        tests=("tests/kernels/test_subtree_finisher.py",),
     ),
     M(
         "K15",
@@ -934,7 +953,7 @@ MUTANTS: list[Mutant] = [
         "forest lock-step walk: a group of rows runs past its block's end (into another task's)",
         equivalent="FOREST_ROWS (256) is a multiple of LOCKSTEP_ROWS (16): a block's groups "
         "end at its end, so the slice never shortens one",
-        tests=("tests/test_forest.py",),
+        tests=("tests/ensemble/test_forest.py",),
     ),
     # -- sparse input ---------------------------------------------------------------------
     M(
@@ -951,7 +970,7 @@ MUTANTS: list[Mutant] = [
         "    if lo < indptr[i + 1] and indices[lo] == f:\n        return lo\n",
         "    if lo < indptr[i + 1] and indices[lo] == f + 1:\n        return lo\n",
         "sparse rows: a stored value is missed (read as 0) when routing and predicting",
-        tests=("tests/test_sparse.py",),
+        tests=("tests/backends/test_sparse.py",),
     ),
     M(
         "SP3",
@@ -959,7 +978,7 @@ MUTANTS: list[Mutant] = [
         "stored = np.where(after_zeros, positions - n_zeros, np.minimum(positions, split))",
         "stored = np.where(after_zeros, positions, np.minimum(positions, split))",
         "sparse binning: quantiles past a column's zeros read the wrong stored values",
-        tests=("tests/test_sparse.py",),
+        tests=("tests/backends/test_sparse.py",),
     ),
     M(
         "SP4",
@@ -967,7 +986,7 @@ MUTANTS: list[Mutant] = [
         "has_zeros = np.bincount(X.indices, minlength=n_features) < n_samples",
         "has_zeros = np.bincount(X.indices, minlength=n_features) < 0",
         "sparse binning: a bin's bounds leave out the zeros not stored (thresholds unlike dense)",
-        tests=("tests/test_sparse.py",),
+        tests=("tests/backends/test_sparse.py",),
     ),
     # -- absolute error and multi-output (issue 22) ----------------------------------------
     M(
@@ -977,7 +996,7 @@ MUTANTS: list[Mutant] = [
         "    n_ranks = order.size\n",
         "absolute error: the Fenwick tree sized by the rows added, not by the node's ranks "
         "(a subset's errors read past it: the bug the brute-force tests found)",
-        tests=("tests/test_absolute_error.py",),
+        tests=("tests/growing/test_absolute_error.py",),
     ),
     M(
         "AE2",
@@ -985,7 +1004,7 @@ MUTANTS: list[Mutant] = [
         "    return score_left > score_right\n",
         "    return score_left < score_right\n",
         "absolute error: missing rows sent to the worse side",
-        tests=("tests/test_absolute_error.py",),
+        tests=("tests/growing/test_absolute_error.py",),
     ),
     M(
         "AE3",
@@ -994,7 +1013,7 @@ MUTANTS: list[Mutant] = [
         "    if False:\n",
         "absolute error: no mid-point median where the rows before the median weigh exactly "
         "half (an even count of equal weights)",
-        tests=("tests/test_absolute_error.py",),
+        tests=("tests/growing/test_absolute_error.py",),
     ),
     M(
         "AE4",
@@ -1003,7 +1022,7 @@ MUTANTS: list[Mutant] = [
         "                member[LEFT_WITH_MISSING] = is_left\n",
         "absolute error on the GPU: the missing rows left out of the left side that takes "
         "them (the scan misses rows its totals count)",
-        tests=("tests/test_absolute_error.py",),
+        tests=("tests/growing/test_absolute_error.py",),
     ),
     M(
         "AE5",
@@ -1012,7 +1031,7 @@ MUTANTS: list[Mutant] = [
         "                if improvement >= best:\n",
         "absolute error on the GPU: a later candidate wins a tie within rounding (the CPU "
         "keeps the first)",
-        tests=("tests/test_absolute_error.py",),
+        tests=("tests/growing/test_absolute_error.py",),
     ),
     M(
         "MO1",
@@ -1020,7 +1039,7 @@ MUTANTS: list[Mutant] = [
         "    for k in range(1, 1 + n_outputs):\n",
         "    for k in range(1, 2):\n",
         "multi-output regression: splits scored on the first output only",
-        tests=("tests/test_multi_output.py",),
+        tests=("tests/growing/test_multi_output.py",),
     ),
     M(
         "P01",
@@ -1159,7 +1178,7 @@ MUTANTS: list[Mutant] = [
         "SCORE_RTOL = 1e-12",
         "SCORE_RTOL = 0.0",
         "no tie tolerance: scores one ulp apart choose by their last bit",
-        tests=("tests/test_criteria.py", "tests/test_split_ties.py"),
+        tests=("tests/growing/test_criteria.py", "tests/growing/test_split_ties.py"),
     ),
     M(
         "F07",
@@ -1167,7 +1186,7 @@ MUTANTS: list[Mutant] = [
         "    return bound if bound < TARGET_SPREAD_FLOOR_EXPONENT else 0\n",
         "    return 0\n",
         "tiny targets not scaled up: y in {0, 1e-200} grows one node",
-        tests=("tests/test_regression_precision.py",),
+        tests=("tests/data/test_regression_precision.py",),
     ),
     M(
         "F08",
@@ -1175,7 +1194,7 @@ MUTANTS: list[Mutant] = [
         "        return bound - TARGET_SPREAD_LIMIT_EXPONENT\n",
         "        return 0\n",
         "huge targets not scaled down: y = +-1e308 predicts NaN",
-        tests=("tests/test_regression_precision.py",),
+        tests=("tests/data/test_regression_precision.py",),
     ),
     M(
         "F09",
@@ -1183,7 +1202,7 @@ MUTANTS: list[Mutant] = [
         "    beyond = np.flatnonzero(~np.isfinite(impurity) | (split & (impurity == 0)))",
         "    beyond = np.flatnonzero(~np.isfinite(impurity))",
         "importances of impurities below float64's range: all zero, silently",
-        tests=("tests/test_regression_precision.py",),
+        tests=("tests/data/test_regression_precision.py",),
     ),
     # The fused split search (issue 16), against the vectorised one.
     M(

@@ -42,7 +42,7 @@ the addition into one fused multiply-add. NVVM fuses ``a * b + c`` by default (i
 rounds twice: a score one unit in the last place away from the CPU's, enough to turn a
 tie or a ``min_impurity_decrease`` boundary the other way. Products by the channels'
 power-of-two scales are exact, so fusing them would change nothing; they go through
-``product`` all the same, so that tests/test_split_scan.py can prove that no product of
+``product`` all the same, so that tests/kernels/test_split_scan.py can prove that no product of
 this file is fused on the GPU.
 """
 

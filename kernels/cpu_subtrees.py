@@ -41,7 +41,7 @@ channels`` does). Beyond those sizes the level-wise tree itself depends on which
 share a chunk (with or without this finisher), and only scores within the tolerance of
 each other but not equal could part the two: grouped or not, a feature's choice is its
 first candidate scoring the best where every other candidate scores either the same or
-less by more than twice the tolerance. (tests/test_subtree_finisher.py also grows
+less by more than twice the tolerance. (tests/kernels/test_subtree_finisher.py also grows
 multiclass trees whose level-wise passes hold one candidate each: the trees are the same.)
 
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes

@@ -6,7 +6,7 @@ loads its implementations, SciPy's BLAS among them) take about a second on a bus
 more than walking a few rows in Python. ``gputree predict`` walks a small batch so
 (``gpu_tree.model.saved``), reading a model file needs the layout only, and both need no
 numba. The walk is the kernels' own source, uncalled by numba: the same rules, so the
-same leaves (tests/test_cli_startup.py compares them on numeric, subset and multiway
+same leaves (tests/app/test_cli_startup.py compares them on numeric, subset and multiway
 splits with missing values).
 """
 

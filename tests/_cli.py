@@ -1,5 +1,6 @@
 """Running the gputree command line in-process, for the CLI tests."""
 
+import pytest
 from click.testing import CliRunner
 
 from gpu_tree.app.cli import main
@@ -12,6 +13,17 @@ def run_cli(*args):
     except TypeError:
         runner = CliRunner()
     return runner.invoke(main, [str(a) for a in args])
+
+
+def use_csv_reader(monkeypatch, reader):
+    """Read CSV files with True: the quote-free fast path; False: the csv module's;
+    "arrow": pyarrow's (skips the test where pyarrow is not installed)."""
+    import gpu_tree.app.data_io as data_io
+
+    if reader == "arrow":
+        pytest.importorskip("pyarrow")
+    monkeypatch.setattr(data_io, "_ARROW_CSV", reader == "arrow")
+    monkeypatch.setattr(data_io, "_FAST_CSV", bool(reader))
 
 
 # Quinlan's 14-day weather table (ID3's example), as an ARFF file.

@@ -1,4 +1,4 @@
-"""Child process of tests/test_kernel_toolchain.py: build every recorded kernel signature
+"""Child process of tests/device/test_kernel_toolchain.py: build every recorded kernel signature
 as numba-cuda builds it for an sm_90 GPU, with no GPU present.
 
     python tests/_kernel_toolchain_child.py probe

@@ -1,7 +1,7 @@
 """Models trained on the shared datasets, saved so that a refactoring can prove it grows
 the same trees: ``python tests/_model_snapshots.py`` (from the repository root) writes
-them to tests/data/model_snapshots/; tests/test_model_snapshots.py trains them again and
-compares the documents field by field (everything but the library version).
+them to tests/fixtures/model_snapshots/; tests/integration/test_model_snapshots.py trains
+them again and compares the documents field by field (everything but the library version).
 
 Training goes through the command line (reading, type inference, categories, missing
 values, binning, growing, pruning, saving) and, for the exact splitter, which the command
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-SNAPSHOTS = Path(__file__).resolve().parent / "data" / "model_snapshots"
+SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "model_snapshots"
 
 # name -> (dataset, gputree train options)
 CLI_MODELS = {

@@ -38,7 +38,7 @@ if not REAL_GPU and "NUMBA_ENABLE_CUDASIM" not in os.environ:
 # Tests run the compiled kernels whatever the size of their data, in this process and in
 # the ones they start: small fits would otherwise run the kernels that have no compiled
 # code yet as Python (kernels/python_mode.py), and the compiled code would go untested.
-# tests/test_python_mode.py asks for Python.
+# tests/kernels/test_python_mode.py asks for Python.
 os.environ["GPU_TREE_PYTHON_KERNELS"] = "never"
 
 

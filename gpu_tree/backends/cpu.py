@@ -197,7 +197,7 @@ class CPUHistogramBackend(_CPUBackend):
 
     # The split search of numeric fits, compiled (the grower's select_splits passes it a
     # CompiledSearch): a third of the vectorised numpy search's time at 100,000 rows,
-    # depth 10 (bench/RESULTS.md), the same winners (tests/test_split_scan.py).
+    # depth 10 (bench/RESULTS.md), the same winners (tests/kernels/test_split_scan.py).
     score_splits = staticmethod(score_splits_on_cpu)
 
     def histograms(self, nodes, out=None, features=None) -> DenseHistograms:

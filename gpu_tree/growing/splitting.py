@@ -2,7 +2,7 @@
 
 Which search scores a node. The grower decides (``Grower._subtree_finisher`` and
 ``Grower._evaluate_batch``), top row first; every search chooses what the vectorised one
-below chooses (tests/test_split_scan.py, test_categorical_compiled.py,
+below chooses (tests/kernels/test_split_scan.py, test_categorical_compiled.py,
 test_subtree_finisher.py and the model snapshots hold them to it):
 
 =====================================  ===============================  ====================

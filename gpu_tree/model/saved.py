@@ -9,7 +9,7 @@ for them after a fit, under the estimator's class name: the model-file loader
 estimator) sets the same fitted attributes on them, and they predict a host X (a NumPy
 array or a SciPy sparse matrix) as the estimator does: the same checks of X and the same
 category codes, messages and tree walks, so the same predictions
-(tests/test_cli_startup.py compares them for every kind of model). Reading a model needs
+(tests/app/test_cli_startup.py compares them for every kind of model). Reading a model needs
 no kernel. A small batch (:data:`PYTHON_WALK_MAX_STEPS`) is walked in Python, by the
 kernels' own walk uncompiled (``gpu_tree.kernels.walk``: the same leaves); a larger one by
 the compiled CPU kernels, imported then (numba, and its first call: about a second).
@@ -220,7 +220,7 @@ class _ForestRegressor(_Forest):
 
 
 # The estimator classes a model file may name (gpu_tree.estimators and gpu_tree.ensemble
-# register the same names: tests/test_cli_startup.py checks it), each by the saved-model
+# register the same names: tests/app/test_cli_startup.py checks it), each by the saved-model
 # class that stands in for it; a forest's, with the class name of its trees.
 _TREES = {
     "DecisionTreeClassifier": _TreeClassifier,
@@ -238,7 +238,7 @@ _FORESTS = {
 }
 
 
-# The estimators' parameter names (tests/test_cli_startup.py checks them against their
+# The estimators' parameter names (tests/app/test_cli_startup.py checks them against their
 # signatures): those of every axis-parallel tree, a classifier's own, a forest's own and
 # the tree parameters a forest does not take; the oblique trees'.
 _TREE_PARAMETERS = frozenset(

@@ -3,7 +3,7 @@
 gpu_tree is not on a package index; users install it from a checkout, so a hint naming
 the package's own extra by its index name fails for everyone. A hint names the
 packages themselves, which pip finds anywhere, and the extra that installs them from a
-checkout with the versions pyproject.toml asks for (tests/test_install_hints.py keeps the
+checkout with the versions pyproject.toml asks for (tests/utils/test_install_hints.py keeps the
 two in step).
 """
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "fuzz_model_files.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "fuzz_model_files.py"
 
 
 def _fuzzer():

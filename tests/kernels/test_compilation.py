@@ -3,7 +3,7 @@ temporary folder or no cache where it cannot (never a failure), and the one-time
 "compiling kernels (first run only)" on a terminal.
 
 The read-only installs run in a child process, on a copy of the package
-(``test_layers._run_in_a_copy``); each test writes only under its ``tmp_path``."""
+(``_package_copy.run_in_a_copy``); each test writes only under its ``tmp_path``."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 from _cli import TENNIS_ARFF
-from test_layers import _run_in_a_copy, _site_packages
+from _package_copy import run_in_a_copy, site_packages
 
 from gpu_tree.kernels import compilation
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _weather(folder: Path) -> Path:
@@ -92,7 +92,7 @@ def copy_root(tmp_path):
 
 def test_a_read_only_install_with_no_home_caches_in_a_temporary_folder(copy_root):
     env = _unwritable_home(copy_root)
-    result = _run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only)
+    result = run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only)
     report = _report(result)
     assert report["score"] == 1.0
     assert report["mode"] == "temporary"
@@ -113,7 +113,7 @@ def test_the_command_line_trains_on_a_read_only_install(copy_root):
         f"sys.argv = ['gputree', 'train', {str(data)!r}, '-t', 'play',"
         f" '-o', {str(model)!r}, '--device', 'cpu']\nmain()\n"
     )
-    result = _run_in_a_copy(copy_root, code, env, prepare=_read_only)
+    result = run_in_a_copy(copy_root, code, env, prepare=_read_only)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "model saved to" in result.stdout
     assert "compiling kernels" not in result.stderr  # not a terminal
@@ -127,7 +127,7 @@ def test_with_nowhere_to_write_the_kernels_run_uncached(copy_root):
     nowhere = copy_root / "tmp-is-a-file"
     nowhere.write_text("")
     code = f"import tempfile\ntempfile.tempdir = {str(nowhere)!r}\n" + _FIT_AND_REPORT
-    report = _report(_run_in_a_copy(copy_root, code, env, prepare=_read_only))
+    report = _report(run_in_a_copy(copy_root, code, env, prepare=_read_only))
     assert report["score"] == 1.0
     assert report["mode"] == "none"
     assert report["cache"] == "NullCache"
@@ -141,7 +141,7 @@ def test_a_temporary_folder_someone_else_can_write_is_not_used(copy_root):
     planted = copy_root / "tmp" / f"gpu_tree-numba-cache-{os.getuid()}"
     planted.mkdir()
     planted.chmod(0o777)
-    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert report["mode"] == "temporary"
     assert report["cache_dir"] != str(planted)
     assert Path(report["cache_dir"]).parent == copy_root / "tmp"
@@ -154,7 +154,7 @@ def test_a_user_cache_dir_that_cannot_be_written_falls_back(copy_root):
     failed. The temporary folder takes over."""
     env = _unwritable_home(copy_root)
     env["NUMBA_CACHE_DIR"] = str(copy_root / "home-is-a-file" / "numba")
-    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert report["score"] == 1.0
     assert report["mode"] == "temporary"
     assert report["cache_dir"].startswith(str(copy_root / "tmp"))
@@ -163,7 +163,7 @@ def test_a_user_cache_dir_that_cannot_be_written_falls_back(copy_root):
 def test_a_user_cache_dir_is_kept(copy_root):
     env = _unwritable_home(copy_root)
     env["NUMBA_CACHE_DIR"] = str(copy_root / "mine")
-    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert (report["mode"], report["cache_dir"]) == ("numba", str(copy_root / "mine"))
     assert any((copy_root / "mine").rglob("*.nbi"))
 
@@ -172,7 +172,7 @@ def test_a_read_only_install_uses_numbas_user_wide_folder_where_it_can(copy_root
     """numba's own fallback, ~/.cache/numba, persists across reboots: it is kept."""
     env = _unwritable_home(copy_root)
     env["XDG_CACHE_HOME"] = str(copy_root / "xdg")
-    report = _report(_run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
+    report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert (report["mode"], report["cache_dir"]) == ("numba", "")
     assert any((copy_root / "xdg" / "numba").rglob("cpu.partition_rows*.nbi"))
     assert not list((copy_root / "tmp").iterdir())
@@ -366,7 +366,7 @@ def _train_on_a_terminal(tmp_path, cache, *extra):
     argv = ["train", str(_weather(tmp_path)), "-t", "play", "-o", str(model), "--device", "cpu"]
     code = f"import sys\nfrom gpu_tree.app.launch import main\nsys.argv = ['gputree', *{[*extra, *argv]!r}]\nmain()\n"
     env = {
-        "PYTHONPATH": f"{REPO}:{_site_packages()}",
+        "PYTHONPATH": f"{REPO}:{site_packages()}",
         "NUMBA_CACHE_DIR": str(cache),
         "GPU_TREE_PYTHON_KERNELS": "never",  # a 14-row fit would otherwise compile nothing
     }

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _package_copy import site_packages as _site_packages
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-from test_layers import _site_packages
 
 from gpu_tree.model import saved
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
 README = REPO / "README.md"
 

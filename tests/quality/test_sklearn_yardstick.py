@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "sklearn_yardstick.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "sklearn_yardstick.py"
 
 
 def _sklearn_tree_tests() -> Path | None:

@@ -44,8 +44,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CHILD = Path(__file__).resolve().parent / "_kernel_toolchain_child.py"
+REPO = Path(__file__).resolve().parents[2]
+CHILD = Path(__file__).resolve().parents[1] / "_kernel_toolchain_child.py"
 KERNEL_RESOURCES = REPO / "bench" / "kernel_resources.py"
 
 # Launches kernel_resources does not record: gpu_tree.backends.cuda.probe_failure runs

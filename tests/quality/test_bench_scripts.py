@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _shared_data import dataset_path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="not a source checkout")
 
 

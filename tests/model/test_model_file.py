@@ -905,7 +905,7 @@ def test_a_weighted_leaf_of_zero_class_fractions_is_refused(tmp_path, kind):
 
 def test_zero_fractions_on_a_node_of_zero_weight_load(tmp_path):
     # Fits that rounded sample weights below their fixed point's unit to 0 saved nodes
-    # of weight 0 and zero fractions (tests/test_tiny_weights.py: fits no longer
+    # of weight 0 and zero fractions (tests/data/test_tiny_weights.py: fits no longer
     # make them); such files still load.
     document, _ = _labelled_document(tmp_path, "tree")
     tree = document["tree"]

@@ -4,7 +4,7 @@
   weight can lose against the total;
 - node variances measured on the rows, exact in any order and the same on both devices;
 - weighted classification at any weight scale. (Regression at any offset, scale and
-  weighting: tests/test_regression_precision.py.)
+  weighting: tests/data/test_regression_precision.py.)
 """
 
 import math

@@ -31,7 +31,7 @@ TRAINING = (
     "gpu_tree.backends",
     "gpu_tree.kernels.cpu",
 )
-SNAPSHOTS = Path(__file__).resolve().parent / "data" / "model_snapshots"
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "fixtures" / "model_snapshots"
 
 DAYS = """outlook,humidity,wind,play
 sunny,85,weak,no

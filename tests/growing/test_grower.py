@@ -814,7 +814,7 @@ def test_the_cuda_backend_implements_the_contract(device):
 @pytest.mark.parametrize("max_leaf_nodes", [None, 12])
 def test_phase_timer_records_every_phase_of_every_level(monkeypatch, device, max_leaf_nodes):
     # Level by level to the leaves: no subtree is finished in one call (that phase's
-    # records: tests/test_subtree_finisher.py).
+    # records: tests/kernels/test_subtree_finisher.py).
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
     monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     binned, row_data = _classification_data_on(device)

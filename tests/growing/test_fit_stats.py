@@ -324,7 +324,7 @@ def test_the_small_grid_pattern_matches_numba_cudas_message():
 
 @pytest.mark.parametrize("regression", [False, True])
 def test_a_cuda_fit_and_prediction_raise_no_warning(regression):
-    """tests/test_estimators.py fits with the default device under
+    """tests/estimators/test_estimators.py fits with the default device under
     ``simplefilter("error")``: on a GPU that is device="cuda"."""
     X, y = _data(regression)
     kind = DecisionTreeRegressor if regression else DecisionTreeClassifier

@@ -21,7 +21,7 @@ import pytest
 
 from gpu_tree.kernels.cuda_api import cuda
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KERNELS_SOURCE = REPO / "kernels" / "cuda.py"
 
 
@@ -206,7 +206,7 @@ def test_kernels_cache_in_a_temporary_folder_on_a_read_only_install(tmp_path):
     numba-cuda and Numba-CUDA-MLIR read numba.core.config when numba is installed."""
     import shutil
 
-    from test_layers import _run_in_a_copy
+    from _package_copy import run_in_a_copy
 
     def unwritable_cache(root):
         if (root / "gpu_tree" / "kernels").exists():  # a checkout's link to kernels/
@@ -221,7 +221,7 @@ def test_kernels_cache_in_a_temporary_folder_on_a_read_only_install(tmp_path):
         "NUMBA_ENABLE_CUDASIM": "0",
     }
     code = "from numba.core import config\n" + _LIST_DISPATCHERS + "print(config.CACHE_DIR)\n"
-    result = _run_in_a_copy(tmp_path, code, env, prepare=unwritable_cache)
+    result = run_in_a_copy(tmp_path, code, env, prepare=unwritable_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     *_, report, cache_dir = result.stdout.strip().splitlines()
     assert cache_dir.startswith(str(tmp_path / "tmp"))

@@ -5,14 +5,12 @@ subpackage shipped. The README's "Layout" section draws the same map."""
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _package_copy import run_in_a_copy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Top to bottom: a module may import from its own layer and from the layers below it.
 LAYERS = (
@@ -216,37 +214,6 @@ def test_every_subpackage_is_shipped():
     assert config["package-dir"] == {"gpu_tree.kernels": "kernels"}
 
 
-def _site_packages() -> str:
-    import numpy
-
-    return str(Path(numpy.__file__).resolve().parents[1])
-
-
-def _run_in_a_copy(tmp_path, code, env, with_kernels=True, prepare=None):
-    """Copy gpu_tree/ (and kernels/) to ``tmp_path``, let ``prepare(tmp_path)`` alter the
-    copy, and run ``code`` there uninstalled. ``-S`` keeps the editable install's import
-    hook (a .pth file) out of the child, whose kernels compile whatever the size of its
-    data (as conftest.py asks of every test)."""
-    import shutil
-
-    for name in ("gpu_tree", "kernels") if with_kernels else ("gpu_tree",):
-        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    if prepare is not None:
-        prepare(tmp_path)
-    return subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=tmp_path,
-        env={
-            "PYTHONPATH": f"{tmp_path}:{_site_packages()}",
-            "GPU_TREE_PYTHON_KERNELS": os.environ["GPU_TREE_PYTHON_KERNELS"],
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 _FIT_AND_SCORE = (
     "X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)\n"
     "print(gpu_tree.DecisionTreeClassifier(device='cpu').fit(X, y).score(X, y))\n"
@@ -259,7 +226,7 @@ def test_a_checkout_that_is_not_installed(tmp_path, with_kernels):
     # the folder beside itself, or says what is wrong and how to fix it.
     code = "import numpy as np, gpu_tree, gpu_tree.kernels.cpu as k\nprint(k.__file__)\n"
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    result = _run_in_a_copy(tmp_path, code + _FIT_AND_SCORE, env, with_kernels)
+    result = run_in_a_copy(tmp_path, code + _FIT_AND_SCORE, env, with_kernels)
     if with_kernels:
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == [str(tmp_path / "kernels" / "cpu.py"), "1.0"]
@@ -282,7 +249,7 @@ def test_a_read_only_install_still_imports_and_caches_elsewhere(tmp_path):
 
     code = "import numpy as np, gpu_tree\nfrom numba.core import config\n" + _FIT_AND_SCORE
     env = {"HOME": str(tmp_path / "home-is-a-file"), "TMPDIR": str(tmp_path / "tmp")}
-    result = _run_in_a_copy(
+    result = run_in_a_copy(
         tmp_path, code + "print(config.CACHE_DIR)\n", env, prepare=unwritable_cache
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -8,7 +8,7 @@ import pytest
 
 from gpu_tree.utils.install_hints import EXTRA_PACKAGES, install_hint
 
-PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 pytestmark = pytest.mark.skipif(not PYPROJECT.is_file(), reason="not a source checkout")
 
 
@@ -29,7 +29,7 @@ def test_each_hint_names_its_extras_packages(extra):
 
 
 def test_no_message_points_to_a_package_index_name():
-    package = Path(__file__).resolve().parents[1] / "gpu_tree"
+    package = Path(__file__).resolve().parents[2] / "gpu_tree"
     readme = PYPROJECT.with_name("README.md")
     for path in [readme, *package.rglob("*.py")]:
         assert "gpu-tree[" not in path.read_text(encoding="utf-8"), path

@@ -24,7 +24,7 @@ from gpu_tree import (
 from gpu_tree.model.file_format import model_document, unpacked_document
 from gpu_tree.utils.compat import NotFittedError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
