@@ -283,7 +283,7 @@ def test_bad_sparse_input_is_named():
 def test_tree_apply_reads_any_sparse_matrix():
     """tree_.apply (and decision_path) on a matrix the estimators did not check: columns
     unsorted within rows, another format, 32-bit indices. Found by scikit-learn's
-    test_explicit_sparse_zeros (bench/sklearn_yardstick.py): the binary search of a row's
+    test_explicit_sparse_zeros (tests/quality/sklearn_yardstick.py): the binary search of a row's
     columns read unsorted ones wrongly."""
     import scipy.sparse as sp
 

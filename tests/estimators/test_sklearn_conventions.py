@@ -100,7 +100,7 @@ def test_pickles_old_and_new():
     old.__setstate__(state)
     assert old.n_classes.tolist() == [3] and old.max_n_classes == 3
     np.testing.assert_array_equal(old.predict(X), model.tree_.predict(X))
-    # A pickle keeps capacity, as scikit-learn's (found by bench/sklearn_yardstick.py);
+    # A pickle keeps capacity, as scikit-learn's (found by tests/quality/sklearn_yardstick.py);
     # the tree still grows past it. (Exact search: its arrays keep spare room.)
     model = DecisionTreeClassifier(splitter="best", max_depth=2, device="cpu").fit(X, y)
     copy = pickle.loads(pickle.dumps(model))

@@ -678,7 +678,7 @@ def test_model_file_and_exports(tmp_path):
             lambda: DecisionTreeRegressor(criterion="absolute_error", categorical_features=[0]),
             r"categorical features \[0\]",
         ),
-        # Forests check as their trees do (found by bench/sklearn_yardstick.py: they
+        # Forests check as their trees do (found by tests/quality/sklearn_yardstick.py: they
         # crashed or ignored the limits).
         (
             lambda: RandomForestRegressor(

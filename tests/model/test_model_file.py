@@ -716,7 +716,7 @@ def test_json_nested_too_deeply_is_refused_not_a_recursion_error(tmp_path):
 
 
 def test_a_split_that_raises_the_weighted_impurity_is_refused(tmp_path):
-    """Found by bench/fuzz_model_files.py (11 cases of 10,000, seed 1): impurity 1e308 at
+    """Found by tests/quality/fuzz_model_files.py (11 cases of 10,000, seed 1): impurity 1e308 at
     a node loaded, and feature_importances_ overflowed to inf and NaN. No grown or pruned
     tree has a split that raises the weighted impurity (every impurity is concave)."""
     document = _saved(tmp_path, "classifier")

@@ -1,16 +1,16 @@
-"""The model-file fuzzer (bench/fuzz_model_files.py, issue 15): a short run in CI finds no
-defect, and the fuzzer itself tells crashes and hangs from refusals."""
+"""The model-file fuzzer (tests/quality/fuzz_model_files.py, issue 15): a short run in CI
+finds no defect, and the fuzzer itself tells crashes and hangs from refusals."""
 
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "fuzz_model_files.py"
+FUZZER = Path(__file__).resolve().parent / "fuzz_model_files.py"
 
 
 def _fuzzer():
-    spec = importlib.util.spec_from_file_location("fuzz_model_files", BENCH)
+    spec = importlib.util.spec_from_file_location("fuzz_model_files", FUZZER)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,5 +1,6 @@
-"""bench/sklearn_yardstick.py runs: two of scikit-learn's own export tests, run through
-it against gpu_tree's trees, are reported passed (its full run is bench/YARDSTICK.md)."""
+"""tests/quality/sklearn_yardstick.py runs: two of scikit-learn's own export tests, run
+through it against gpu_tree's trees, are reported passed (its full run is
+tests/quality/YARDSTICK.md)."""
 
 import json
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "sklearn_yardstick.py"
+SCRIPT = Path(__file__).resolve().parent / "sklearn_yardstick.py"
 
 
 def _sklearn_tree_tests() -> Path | None:
@@ -26,7 +27,7 @@ def test_yardstick_reports_sklearn_export_tests_passed(tmp_path):
     scratch.mkdir()
     # Two tests that pass today: export_graphviz's precision on fitted trees (a regressor
     # and a classifier), and plot_tree's NotFittedError. export_text's own tests still
-    # fail (ties broken otherwise, other error messages: bench/YARDSTICK.md).
+    # fail (ties broken otherwise, other error messages: tests/quality/YARDSTICK.md).
     keyword = "test_precision or test_not_fitted_tree"
     done = subprocess.run(
         [

@@ -22,18 +22,18 @@ reported, never run, and not counted as survivors.
 
 Usage (from the repository root)::
 
-    python bench/mutation_testing.py --list                  # the mutants, checked
-    python bench/mutation_testing.py                         # run all (tens of minutes)
-    python bench/mutation_testing.py --only M05 --only S12   # some of them
-    python bench/mutation_testing.py --file file_format.py   # those of one source file
-    python bench/mutation_testing.py --resume                # skip ids already in the JSON
+    python tests/quality/mutation_testing.py --list                  # the mutants, checked
+    python tests/quality/mutation_testing.py                         # run all (tens of minutes)
+    python tests/quality/mutation_testing.py --only M05 --only S12   # some of them
+    python tests/quality/mutation_testing.py --file file_format.py   # those of one source file
+    python tests/quality/mutation_testing.py --resume                # skip ids already in the JSON
 
 The worktree (``--worktree``, default ``$TMPDIR/gpu_tree-mutation-wt``) is created from
 HEAD when missing; ``--refresh`` moves it to the current HEAD (to pick up new tests). It
 is imported through ``PYTHONPATH`` with a ``gpu_tree/kernels -> ../kernels`` symlink
 standing in for pyproject's ``package-dir`` mapping; the script checks that the worktree's
 ``gpu_tree`` and ``gpu_tree.kernels`` are the ones imported before running anything.
-Results: ``--out`` (markdown, default ``bench/out/mutation.md``) and the same path with
+Results: ``--out`` (markdown, default ``tests/quality/out/mutation.md``) and the same path with
 ``.json``; both are rewritten after every mutant, so an interrupted run keeps its results.
 """
 
@@ -50,7 +50,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_WORKTREE = Path(tempfile.gettempdir()) / "gpu_tree-mutation-wt"
 
 SPLITTING = "gpu_tree/growing/splitting.py"
@@ -1511,7 +1511,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--refresh", action="store_true", help="move the worktree to this repository's HEAD first"
     )
-    parser.add_argument("--out", type=Path, default=Path("bench/out/mutation.md"))
+    parser.add_argument("--out", type=Path, default=Path("tests/quality/out/mutation.md"))
     parser.add_argument(
         "--resume",
         action="store_true",

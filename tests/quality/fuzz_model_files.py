@@ -29,8 +29,8 @@ The child reports each case before running it, so a crash or hang names its case
 parent then starts a new child at the next case. Output: the counts, and each defect
 with its edit. Exit status 1 when there is a defect.
 
-    python bench/fuzz_model_files.py --cases 20000 --seed 1      # the long run
-    python bench/fuzz_model_files.py --cases 200                 # what CI runs (a test)
+    python tests/quality/fuzz_model_files.py --cases 20000 --seed 1      # the long run
+    python tests/quality/fuzz_model_files.py --cases 200                 # what CI runs (a test)
 """
 
 from __future__ import annotations
