@@ -32,11 +32,13 @@ import numpy as np
 from gpu_tree import DecisionTreeClassifier, __version__
 from gpu_tree.app.peers import PEERS, PeerWork
 from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.backends.factory import make_backend
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.datasets import make_higgs_like
-from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
 from gpu_tree.growing.grower import Grower, GrowthParams
+from gpu_tree.training.binning import bin_features
+from gpu_tree.utils.phase_timer import PhaseTimer
 
 
 def synchronize(xp):

@@ -246,7 +246,7 @@ def measure_bandwidth(xp, n_bytes, host_bytes, repeats):
 
 
 # -- per-level instrumentation -----------------------------------------------------------
-# The grower's phase timer (gpu_tree.growing.backend.PhaseTimer) times each phase with
+# The grower's phase timer (gpu_tree.utils.phase_timer.PhaseTimer) times each phase with
 # the device synchronised before and after; its records become one row per level here.
 PHASE_COLUMNS = {
     "histograms": "hist",
@@ -347,11 +347,13 @@ def run_gpu_tree(
     name, X, y, depths, bins, repeats, predict_rows, warmup_rows, xp, copy_gb_s, on_depth=None
 ):
     from gpu_tree import DecisionTreeClassifier
+    from gpu_tree.backends.factory import make_backend
     from gpu_tree.backends.rows import RowData
     from gpu_tree.data.stats import StatsLayout
-    from gpu_tree.growing.backend import PhaseTimer, bin_features, make_backend
     from gpu_tree.growing.grower import Grower, GrowthParams
+    from gpu_tree.training.binning import bin_features
     from gpu_tree.utils.fit_stats import FitCounters, counting
+    from gpu_tree.utils.phase_timer import PhaseTimer
 
     simulated = xp is np
     n_classes = int(y.max()) + 1

@@ -1,6 +1,6 @@
 """CPU backends: numpy arrays, hot loops in :mod:`gpu_tree.kernels.cpu`.
 
-Both implement the grower's contract, :class:`gpu_tree.growing.backend.HistogramBackend`
+Both implement the grower's contract, :class:`gpu_tree.backends.contract.HistogramBackend`
 (its docstrings describe every call). Rows of a node are a contiguous slice of
 ``sample_indices`` (:class:`~gpu_tree.backends.rows.RowPartition`); splitting a node
 partitions its slice in place, so a histogram pass reads only the rows of the nodes asked
@@ -12,16 +12,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from gpu_tree.backends.rows import (
+from gpu_tree.backends.contract import (
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
     FinishedSubtrees,
-    RowData,
-    RowPartition,
     SubtreeCategories,
-    squared_deviation_sums,
 )
+from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.kernels import cpu_subtrees
 from gpu_tree.model.tree import NODE_IMPURITY

@@ -20,8 +20,9 @@ import dataclasses
 import numba
 import numpy as np
 
+from gpu_tree.backends.contract import DenseHistograms
 from gpu_tree.backends.cpu import CPUHistogramBackend
-from gpu_tree.backends.rows import DenseHistograms, RowData
+from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import SparseCodes
 from gpu_tree.kernels import cpu_sparse as sparse_kernels
 

@@ -1,4 +1,4 @@
-"""CUDA backend: the grower's contract (:class:`gpu_tree.growing.backend.HistogramBackend`)
+"""CUDA backend: the grower's contract (:class:`gpu_tree.backends.contract.HistogramBackend`)
 implemented with the kernels of :mod:`gpu_tree.kernels.cuda`.
 
 On a GPU the arrays are CuPy arrays and split scoring runs the shared criterion code
@@ -24,11 +24,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_tree.backends import cuda_absolute_error
-from gpu_tree.backends.rows import (
+from gpu_tree.backends.contract import (
     HISTOGRAM_SPLITTERS,
     BackendCapabilities,
     CompactHistograms,
     DenseHistograms,
+)
+from gpu_tree.backends.rows import (
     PendingCopy,
     RowData,
     category_tables,
@@ -37,8 +39,9 @@ from gpu_tree.backends.rows import (
     squared_deviation_rows,
     squared_deviations_from,
 )
-from gpu_tree.data.validation import device_to_host, host_to_device, is_sparse, to_host
+from gpu_tree.data.validation import is_sparse
 from gpu_tree.kernels.compilation import choose_cupy_cache_folder
+from gpu_tree.utils.device_copies import device_to_host, host_to_device, is_device_array, to_host
 from gpu_tree.utils.fit_stats import count, launch
 from gpu_tree.utils.install_hints import install_hint
 
@@ -168,9 +171,9 @@ def check_cuda_support(splitter: str):
 
 class CUDAHistogramBackend:
     """Histogram search on an NVIDIA GPU (or the simulator); implements
-    :class:`gpu_tree.growing.backend.DenseHistogramBackend`.
+    :class:`gpu_tree.backends.contract.DenseHistogramBackend`.
 
-    ``timer``: an optional :class:`gpu_tree.growing.backend.PhaseTimer`; when given, the
+    ``timer``: an optional :class:`gpu_tree.utils.phase_timer.PhaseTimer`; when given, the
     histogram kernel's launch is recorded as the phase ``"histogram_kernel"`` (a part of
     the grower's ``"histograms"`` phase).
     """
@@ -788,3 +791,12 @@ def predict_on_device(tree, X, xp):
     (n_samples, n_outputs, n_classes) for several outputs (as ``Tree.values_of``)."""
     value = tree.value[:, 0, :] if tree.n_outputs == 1 else tree.value
     return xp.asarray(value)[apply_on_device(tree, X, xp)]
+
+
+def labels_of_winners(classes, winner):
+    """The labels of the winning class indices: on the GPU (``winner`` a device array)
+    numeric labels stay there and other labels come back as a host array; on the host,
+    host labels."""
+    if is_device_array(winner) and classes.dtype.kind in "biuf":
+        return cuda_array_module().asarray(classes)[winner]
+    return classes.take(to_host(winner))

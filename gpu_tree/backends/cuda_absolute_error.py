@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpu_tree.data.validation import device_to_host, host_to_device
+from gpu_tree.utils.device_copies import device_to_host, host_to_device
 
 
 class ColumnWinners(NamedTuple):

@@ -23,14 +23,14 @@ import numpy as np
 
 from gpu_tree.backends.cuda import CUDAHistogramBackend
 from gpu_tree.data.binning import SparseCodes
-from gpu_tree.data.validation import host_to_device
+from gpu_tree.utils.device_copies import host_to_device
 
 __all__ = ["CUDASparseHistogramBackend"]
 
 
 class CUDASparseHistogramBackend(CUDAHistogramBackend):
     """Histogram search on an NVIDIA GPU over a sparse X's CSR bin codes; implements
-    :class:`gpu_tree.growing.backend.DenseHistogramBackend`."""
+    :class:`gpu_tree.backends.contract.DenseHistogramBackend`."""
 
     def __init__(
         self, codes: SparseCodes, bin_lower, bin_upper, row_data, xp, missing_bin=-1, timer=None

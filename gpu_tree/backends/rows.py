@@ -1,10 +1,7 @@
-"""What both backends share: the rows' data, the records they return, row bookkeeping.
+"""What the backends share below their contract (:mod:`gpu_tree.backends.contract`):
+the rows' data, and row bookkeeping.
 
 - :class:`RowData`: what each training row contributes to a histogram;
-- :class:`BackendCapabilities`, :class:`DenseHistograms`, :class:`CompactHistograms`:
-  the records of the grower's contract with a backend (the contract itself, a
-  ``typing.Protocol``, is :class:`gpu_tree.growing.backend.HistogramBackend`; these live
-  here, below the grower, because the backends build them);
 - :class:`RowPartition`: the CPU backends' node -> slice of rows, split in place;
 - :func:`category_tables`: categorical subset splits as the partition kernels (CPU and
   CUDA) read them.
@@ -34,148 +31,8 @@ from gpu_tree.data.stats import (
     to_fixed_point,
     weight_scale_exponent,
 )
-from gpu_tree.data.validation import device_to_host
 from gpu_tree.kernels import cpu as cpu_kernels
-
-DEVICES = ("cpu", "cuda")
-
-
-@dataclass(frozen=True)
-class BackendCapabilities:
-    """What a backend can do, as the grower asks it.
-
-    Attributes
-    ----------
-    device : {"cpu", "cuda"}
-        Where the histograms live: host numpy arrays, or the GPU's (CuPy arrays; numpy
-        ones under the CUDA simulator).
-    exact : bool
-        Exact split search: histograms are over each node's distinct raw values, split
-        thresholds are raw values and rows are routed by them (no bin codes: the tree
-        stores bin -1). False: histogram search over bin codes; rows are routed by the
-        chosen bin.
-    subtraction : bool
-        The backend builds dense histograms (one bin axis of ``n_bins`` for every node)
-        and derives a sibling's as parent minus child (the subtraction trick): it also
-        implements :class:`gpu_tree.growing.backend.DenseHistogramBackend`. False: every
-        node is searched through compact histograms.
-    drawn_histograms : bool
-        A dense backend's ``histograms`` takes ``features`` (n_nodes, k): it builds those
-        features' histograms only (a forest's nodes search the features drawn for them;
-        scikit-learn's forests read no other).
-    compiled_search : bool
-        It has ``score_splits(search)``: the compiled split scan
-        (``kernels/_split_scan.py``) of a ``gpu_tree.growing.splitting.CompiledSearch``,
-        returning the winner rows on the host. False: the vectorised search scores its
-        numeric features.
-    subtree_finisher : bool
-        It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
-        signature): a small node's whole subtree grown in one compiled call
-        (``kernels/cpu_subtrees.py``). False: every node is grown level by level.
-    """
-
-    device: str
-    exact: bool
-    subtraction: bool
-    drawn_histograms: bool = False
-    compiled_search: bool = False
-    subtree_finisher: bool = False
-
-    def __post_init__(self):
-        if self.device not in DEVICES:
-            raise ValueError(f"device must be one of {DEVICES}, got {self.device!r}")
-        if self.exact and self.subtraction:
-            raise ValueError("exact search has no dense histograms, hence no subtraction")
-        if self.drawn_histograms and not self.subtraction:
-            raise ValueError("drawn features' histograms are dense: they need subtraction=True")
-
-
-class DenseHistograms(NamedTuple):
-    """Dense histograms of a batch of nodes and the value bounds of their bins.
-
-    Attributes
-    ----------
-    hist : array of shape (n_nodes, n_features, n_bins, n_channels)
-        Summed row statistics per node, feature and bin (the backend's array module:
-        numpy or CuPy). Node k of the request is ``hist[k]``, its *histogram slot*.
-    bin_lower, bin_upper : ndarray of shape (1, n_features, n_bins)
-        The smallest and largest training value of each bin (shared by every node),
-        on the host: thresholds are placed between them.
-    """
-
-    hist: Any
-    bin_lower: np.ndarray
-    bin_upper: np.ndarray
-
-
-class CompactHistograms(NamedTuple):
-    """Compact histograms: per node and feature, only the bins (or values) present.
-
-    Each *compact bin* along the third axis holds one distinct bin code (histogram
-    search) or raw value (exact search) of the node's rows, in increasing order; compact
-    bins past the ones present are empty (zero statistics).
-
-    Attributes
-    ----------
-    hist : ndarray of shape (n_nodes, n_features, width, n_channels)
-    bin_lower, bin_upper : ndarray of shape (n_nodes, n_features, width)
-        The value bounds of each compact bin (exact search: the value itself, twice;
-        +inf past the ones present).
-    bin_code : ndarray of shape (n_nodes, n_features, width) or None
-        The bin code of each compact bin (-1 past the ones present); None in exact
-        search, which has no codes.
-    missing : ndarray of shape (n_nodes, n_features, n_channels)
-        Statistics of the node's rows missing each feature.
-    """
-
-    hist: np.ndarray
-    bin_lower: np.ndarray
-    bin_upper: np.ndarray
-    bin_code: np.ndarray | None
-    missing: np.ndarray
-
-
-class FinishedSubtrees(NamedTuple):
-    """Subtrees grown by a backend's ``finish_subtrees`` (``kernels/cpu_subtrees.py``):
-    every node of every subtree, each subtree's root first, then its other nodes in the
-    order they were made (a split node's two children consecutively).
-
-    ``parent`` and ``left`` are positions in these arrays (-1: a root; a leaf), the
-    right child is ``left + 1``. ``impurity``: regression, the node's sum of squared
-    deviations (the grower divides by its weight); classification, its impurity; a
-    root's entry is the one the grower gave. ``feature`` -1: a leaf; ``code`` and
-    ``next_code``: the split's bin code and the next present code (-1: only missing
-    values go right). ``searched``: the node's split was searched (fit_stats_).
-    ``subset`` 1: a categorical subset split (``code`` and ``next_code`` -1), whose
-    ``category_words`` (n_category_words int64 words) are the set of codes it sends left,
-    as ``Tree.set_subset_splits`` takes it.
-    """
-
-    parent: np.ndarray
-    depth: np.ndarray
-    stats: np.ndarray
-    impurity: np.ndarray
-    feature: np.ndarray
-    code: np.ndarray
-    next_code: np.ndarray
-    missing_left: np.ndarray
-    left: np.ndarray
-    searched: np.ndarray
-    subset: np.ndarray
-    category_words: np.ndarray
-
-
-class SubtreeCategories(NamedTuple):
-    """What a backend's ``finish_subtrees`` needs to split categorical features (binary
-    subset splits), as the level-wise search (``splitting._select_compiled``) has it."""
-
-    is_categorical: np.ndarray  # (n_features,) bool
-    max_subset: int  # multiclass: subsets of at most this many categories are tried
-    subset_limit: int  # ... at nodes holding at most this many categories
-    most: int  # the most categories a node can hold, up to subset_limit
-    binom: np.ndarray  # splitting.subset_table_counts(most, max_subset)
-    offsets: np.ndarray
-    n_category_words: int  # int64 words of a category bitset
+from gpu_tree.utils.device_copies import device_to_host
 
 
 def compact_from_dense(dense, missing_bin, width=None):
@@ -589,14 +446,6 @@ def category_tables(category_sets, n_nodes):
     return offsets, np.ascontiguousarray(words).ravel()
 
 
-# The splitters that sort each node's values and try every midpoint: "exact", and "best",
-# scikit-learn's name for the same search (its default splitter). The others search
-# histograms of binned features: "hist", and "random" (extremely randomised trees' one
-# random threshold per feature, drawn between the node's bins).
-EXACT_SPLITTERS = ("exact", "best")
-HISTOGRAM_SPLITTERS = ("hist", "random")
-
-
 class RowPartition:
     """The CPU backends' rows: node -> slice ``start[node]:end[node]`` of
     ``sample_indices``, split in place (a node's children take consecutive slices of its
@@ -694,13 +543,6 @@ class RowPartition:
 
 
 __all__ = [
-    "EXACT_SPLITTERS",
-    "HISTOGRAM_SPLITTERS",
-    "BackendCapabilities",
-    "CompactHistograms",
-    "DenseHistograms",
-    "FinishedSubtrees",
-    "SubtreeCategories",
     "RowData",
     "RowScales",
     "fixed_point_weights",

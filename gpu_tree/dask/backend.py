@@ -1,5 +1,5 @@
 """The client's side of a distributed fit: a histogram backend (the grower's contract,
-:class:`gpu_tree.growing.backend.DenseHistogramBackend`) whose every operation fans out
+:class:`gpu_tree.backends.contract.DenseHistogramBackend`) whose every operation fans out
 to the workers' shards (:mod:`gpu_tree.dask.shards`). The grower is the in-memory one,
 unchanged: it asks for histograms, gets the workers' integer histograms summed (a tree
 reduction through Dask: exact, so in any order), chooses the splits, and the workers
@@ -13,13 +13,9 @@ import time
 
 import numpy as np
 
+from gpu_tree.backends.contract import BackendCapabilities, CompactHistograms, DenseHistograms
 from gpu_tree.backends.cpu import CPUHistogramBackend, score_splits_on_cpu
-from gpu_tree.backends.rows import (
-    BackendCapabilities,
-    CompactHistograms,
-    DenseHistograms,
-    compact_from_dense,
-)
+from gpu_tree.backends.rows import compact_from_dense
 from gpu_tree.dask import shards
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.utils.fit_stats import current_level

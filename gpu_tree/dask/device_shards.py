@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpu_tree.backends.contract import BinnedData
 from gpu_tree.backends.cuda import check_device_memory, cuda_status, current_stream
+from gpu_tree.backends.factory import make_backend
 from gpu_tree.backends.rows import compact_from_dense
-from gpu_tree.data.validation import device_to_host, host_to_device
-from gpu_tree.growing.backend import BinnedData, make_backend
+from gpu_tree.utils.device_copies import device_to_host, host_to_device
 
 
 def build(shard, X, rows, mapper):

@@ -34,10 +34,13 @@ from gpu_tree.data.stats import (
 )
 from gpu_tree.data.validation import check_classification_labels, is_dataframe
 from gpu_tree.estimators import tree as local
-from gpu_tree.growing.backend import PhaseTimer
 from gpu_tree.growing.grower import Grower
-from gpu_tree.model.pruning import cost_complexity_prune
+from gpu_tree.training.fit import growth_params, monotonic_constraints, pruned
+from gpu_tree.training.inputs import described_input, learn_categories, set_attributes
+from gpu_tree.training.parameters import check_settings, documented, resolve_sizes
+from gpu_tree.training.targets import CodedTargets, class_weight_multipliers
 from gpu_tree.utils.fit_stats import FitCounters, counting
+from gpu_tree.utils.phase_timer import PhaseTimer
 
 # Seconds one call may wait on the workers before the fit fails (a lost worker).
 DEFAULT_TIMEOUT = 300.0
@@ -83,7 +86,8 @@ class _DaskMixin:
         ):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         client = client or default_client()
-        settings = self._check_settings()  # the device is each worker's to decide
+        # The device is each worker's to decide: no machine stage here.
+        settings = check_settings(self.get_params(deep=False), self._is_classification)
         if self.device not in DEVICES:
             raise ValueError(f"Unknown device={self.device!r}; choose one of {list(DEVICES)}")
         if self.splitter != "hist":
@@ -159,26 +163,31 @@ class _DaskMixin:
         n_raw = sum(s[0] for s in summaries)
         if n_raw == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-        categorical = self._learn_categories(
+        categories = learn_categories(
             self._distinct_values(client, X_f, meta, names, n_features), names, settings
         )
-        if categorical is not None:
-            self._check_category_rows(client, X_f, meta, names, [s[0] for s in summaries])
+        if categories.search is not None:
+            self._check_category_rows(
+                client, X_f, meta, names, [s[0] for s in summaries], categories.maps
+            )
         spec = {
             "n_features": n_features,
             "is_classification": self._is_classification,
             "estimator": name,
             "feature_names": names,
-            "category_maps": None if categorical is None else self._category_maps,
+            "category_maps": None if categories.search is None else categories.maps,
         }
+        coded = CodedTargets(None, None, None, None)
         if self._is_classification:
             labels = [s[3] for s in summaries if s[3] is not None and s[3].size]
-            self.classes_, _ = check_classification_labels(np.concatenate(labels))
-            self.n_classes_ = len(self.classes_)
-            spec["classes"] = self.classes_
-            spec["class_weights"] = self._distributed_class_weights(client, y_f)
-        sizes = self._check_size_params(n_raw, n_features)
-        self._record_input_shape(meta, names, sizes.max_features)
+            classes, _ = check_classification_labels(np.concatenate(labels))
+            coded = coded._replace(classes=classes, n_classes=len(classes))
+            spec["classes"] = classes
+            spec["class_weights"] = _distributed_class_weights(
+                client, y_f, settings.given.get("class_weight"), classes
+            )
+        sizes = resolve_sizes(settings, n_raw, n_features)
+        set_attributes(self, described_input(n_features, names, 1, sizes, categories, coded))
         # Shards: each worker's partitions, in partition order.
         who_has = client.who_has(X_f)
         by_worker: dict = {}
@@ -223,10 +232,17 @@ class _DaskMixin:
             group, lower, upper, root, n, self._bin_mapper.missing_bin_, layout
         )
         backend.timer = timer
+        monotonic_cst = monotonic_constraints(settings, n_features, coded, categories)
         with counting(counters):
-            totals = _Totals(layout, lambda: _total_weight(group, scales))
-            params = self._growth_params(settings, sizes, totals, categorical)
-            self.tree_ = Grower(backend, layout, params, n_features, timer=timer).grow()
+            params = growth_params(
+                settings,
+                sizes,
+                lambda: _total_weight(group, scales),
+                categories,
+                monotonic_cst,
+                random_thresholds=False,
+            )
+            tree = Grower(backend, layout, params, n_features, timer=timer).grow()
         self.fit_stats_ = timer.fit_stats(counters)
         self.distributed_stats_ = {
             "n_workers": len(group.keys),
@@ -234,8 +250,7 @@ class _DaskMixin:
             "wire": backend.wire_log,
             "bytes_per_level": backend.bytes_per_level(),
         }
-        if settings.ccp_alpha > 0.0:
-            self.tree_ = cost_complexity_prune(self.tree_, settings.ccp_alpha)
+        self.tree_ = pruned(tree, settings.ccp_alpha)
         return self
 
     def _distinct_values(self, client, X_f, meta, names, n_features):
@@ -251,13 +266,12 @@ class _DaskMixin:
         )
         return _union_of_distinct_values(pieces, meta)
 
-    def _check_category_rows(self, client, X_f, meta, names, partition_rows):
+    def _check_category_rows(self, client, X_f, meta, names, partition_rows, maps):
         """The in-memory fit's checks of the categorical columns that read rows
-        (``_check_category_columns``), on the partitions: a column of text that reads as
+        (training.inputs.check_category_columns), on the partitions: a column of text that reads as
         numbers but for a few values is refused, naming its rows (numbered across the
         partitions in order, as in the frame they make), and a column of nearly as many
         categories as rows is warned of."""
-        maps = self._category_maps
         n_features = maps.mask.size
         n_rows = int(sum(partition_rows))
         declared, exact = declared_features(self.categorical_features, n_features, names)
@@ -284,18 +298,6 @@ class _DaskMixin:
                 held = dict.fromkeys(v for _, values, _ in found for v in values.tolist())
                 refuse_text_of_numbers(j, names, rows, list(held), n_present, categories.size)
         warn_id_like(maps, n_rows, names, stacklevel=4)
-
-    def _distributed_class_weights(self, client, y_f):
-        """The in-memory estimator's class multipliers, its class counts summed over
-        every partition (asked of the workers only for 'balanced')."""
-
-        def count_classes():
-            counts = client.gather(
-                [client.submit(_label_counts, f, self.classes_, pure=False) for f in y_f]
-            )
-            return np.sum(counts, axis=0)
-
-        return self._class_weights(count_classes)
 
     def _global_bins(self, group, loaded, by_worker, rows, settings):
         """The BinMapper the in-memory fit would learn: its row sample, gathered."""
@@ -402,13 +404,15 @@ class _DaskMixin:
         return base
 
 
-class _Totals:
-    """What the growth parameters read of the rows (RowData's part of it): the layout,
-    and the total weight, asked of the workers only when needed."""
+def _distributed_class_weights(client, y_f, class_weight, classes):
+    """The in-memory estimator's class multipliers, its class counts summed over every
+    partition (asked of the workers only for 'balanced')."""
 
-    def __init__(self, layout, total_weight):
-        self.layout = layout
-        self.total_weight = total_weight
+    def count_classes():
+        counts = client.gather([client.submit(_label_counts, f, classes, pure=False) for f in y_f])
+        return np.sum(counts, axis=0)
+
+    return class_weight_multipliers(class_weight, classes, count_classes)
 
 
 def _category_candidates(spec, meta, names, n_features) -> np.ndarray:
@@ -467,6 +471,7 @@ def _lower_median(run, n):
     return float(shards.from_order_keys(np.array([prefix], dtype=np.uint64))[0])
 
 
+@documented("classifier")
 class DecisionTreeClassifier(_DaskMixin, local.DecisionTreeClassifier):
     """:class:`gpu_tree.DecisionTreeClassifier` trained on Dask collections."""
 
@@ -476,6 +481,7 @@ class DecisionTreeClassifier(_DaskMixin, local.DecisionTreeClassifier):
         return self._map("predict_proba", X, n_outputs=self.n_classes_)
 
 
+@documented("regressor")
 class DecisionTreeRegressor(_DaskMixin, local.DecisionTreeRegressor):
     """:class:`gpu_tree.DecisionTreeRegressor` trained on Dask collections."""
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from gpu_tree.data import sparse
 from gpu_tree.data.categorical import feature_label
-from gpu_tree.data.validation import device_to_host, host_to_device, to_host
+from gpu_tree.utils.device_copies import device_to_host, host_to_device, to_host
 from gpu_tree.utils.fit_stats import launch
 from gpu_tree.utils.progress import binning_logger as logger
 from gpu_tree.utils.progress import step

@@ -20,12 +20,8 @@ import warnings
 
 import numpy as np
 
-from gpu_tree.data.validation import (
-    given_column_name,
-    is_dataframe,
-    is_device_array,
-    is_sparse,
-)
+from gpu_tree.data.validation import given_column_name, is_dataframe, is_sparse
+from gpu_tree.utils.device_copies import is_device_array
 
 CATEGORICAL_SPLITS = ("binary", "multiway")
 # Default of max_category_subset (the bound on a subset's size, l in Zaki and Meira's

@@ -10,7 +10,8 @@ import numpy as np
 from gpu_tree.data.categorical import with_codes
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.sparse import check_sparse_X
-from gpu_tree.data.validation import check_feature_names, check_X, is_device_array, is_sparse
+from gpu_tree.data.validation import check_feature_names, check_X, is_sparse
+from gpu_tree.utils.device_copies import is_device_array
 
 
 def coded_for_predict(model, X):
@@ -39,3 +40,14 @@ def checked_host_X(model, X):
     shape against the fit's features, its values and dtype."""
     check = check_sparse_X if is_sparse(X) else check_X
     return check(X, n_features_expected=model.n_features_in_, estimator_name=type(model).__name__)
+
+
+def refuse_device_array(model, X):
+    """X, refused where it is a GPU array: a model read from a file for the command line
+    (model/saved.py) predicts on the host only."""
+    if is_device_array(X):
+        raise ValueError(
+            f"a {type(model).__name__} read from a model file predicts host arrays; load "
+            "it with gpu_tree.load to predict a GPU array"
+        )
+    return X

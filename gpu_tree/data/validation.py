@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from gpu_tree.utils.fit_stats import count_copy
+from gpu_tree.utils.device_copies import is_device_array
 
 
 def is_dataframe(X) -> bool:
@@ -442,30 +442,18 @@ def values_in(X) -> int | None:
         return None
 
 
-def is_device_array(X) -> bool:
-    """A GPU array (CuPy or any ``__cuda_array_interface__`` producer), not a host array."""
-    return hasattr(X, "__cuda_array_interface__") and not isinstance(X, np.ndarray)
+# What an X can be: a dense host array, a SciPy sparse matrix (binned as it is on the
+# host) or a GPU array (checked and used on the device, never copied back). A fit or a
+# prediction asks once (input_kind) and carries the answer.
+DENSE, SPARSE, DEVICE = "dense", "sparse", "device"
+INPUT_KINDS = (DENSE, SPARSE, DEVICE)
 
 
-def to_host(array):
-    """A GPU array copied to a host numpy array; anything else returned unchanged."""
-    return array.get() if is_device_array(array) else array
-
-
-def device_to_host(array):
-    """:func:`to_host` for an array of the fit's device (a CuPy array, or a numpy one under
-    the CUDA simulator): counted as a copy in a CUDA fit (``utils.fit_stats``)."""
-    host = to_host(array)
-    count_copy("device_to_host", getattr(host, "nbytes", 8))
-    return host
-
-
-def host_to_device(array, xp):
-    """Host data as an array of ``xp`` (CuPy: a copy to the GPU), counted as a copy in a
-    CUDA fit."""
-    device = xp.asarray(array)
-    count_copy("host_to_device", device.nbytes)
-    return device
+def input_kind(X) -> str:
+    """Which of :data:`INPUT_KINDS` X is."""
+    if is_device_array(X):
+        return DEVICE
+    return SPARSE if is_sparse(X) else DENSE
 
 
 def check_X_on_device(X, xp, *, n_features_expected=None, estimator_name="the estimator"):

@@ -6,16 +6,10 @@ from gpu_tree.ensemble.forest import (
     ExtraTreesRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
+    unfitted_tree,
 )
 from gpu_tree.estimators import load_model
 from gpu_tree.model.file_format import register_estimator
-
-
-def _tree_estimator(forest, index):
-    """The unfitted tree estimator that holds tree ``index`` of ``forest``: the forest's
-    tree parameters and the tree's own random_state, as the forest's fit makes it."""
-    return forest._make_template().set_params(random_state=index)
-
 
 # Model files name these classes; the loader builds them, and their trees, from its
 # registry. Importing this package registers them (and, through gpu_tree.estimators, the
@@ -26,7 +20,7 @@ for _forest_class in (
     ExtraTreesClassifier,
     ExtraTreesRegressor,
 ):
-    register_estimator(_forest_class, tree_estimator=_tree_estimator)
+    register_estimator(_forest_class, tree_estimator=unfitted_tree)
 
 __all__ = [
     "DAGClassifier",

@@ -23,29 +23,28 @@ import os
 import time
 import warnings
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
+from gpu_tree.backends.contract import BinnedData
 from gpu_tree.backends.cuda import (
     cuda_array_module,
     free_device_bytes,
+    labels_of_winners,
     predict_forest_on_device,
 )
+from gpu_tree.backends.factory import make_backend
 from gpu_tree.backends.rows import forest_row_scales
 from gpu_tree.data.binning import SparseCodes
 from gpu_tree.data.stats import FIXED_POINT_BITS
-from gpu_tree.data.validation import is_device_array, is_sparse, to_host
+from gpu_tree.data.validation import DEVICE
 from gpu_tree.estimators.tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ExtraTreeClassifier,
     ExtraTreeRegressor,
-    check_int,
-    labels_of_winners,
-    random_seed,
-    small_fit_in_python,
 )
-from gpu_tree.growing.backend import BinnedData, make_backend
 from gpu_tree.growing.grower import Grower
 from gpu_tree.model.pruning import cost_complexity_prune
 from gpu_tree.model.tree import (
@@ -56,12 +55,35 @@ from gpu_tree.model.tree import (
     predict_forest,
     predict_forest_lockstep,
 )
+from gpu_tree.training.binning import searched_attributes, searched_data
+from gpu_tree.training.checks import random_seed
+from gpu_tree.training.fit import growth_params, monotonic_constraints, small_fit_in_python
+from gpu_tree.training.inputs import (
+    PreparedInput,
+    Task,
+    check_fit_support,
+    input_attributes,
+    prepare,
+    prepared_for_predict,
+    refuse_random_categorical,
+    refuse_sparse_y,
+    set_attributes,
+)
+from gpu_tree.training.parameters import (
+    Settings,
+    check_parameter,
+    check_settings,
+    documented,
+    resolve_training_device,
+)
+from gpu_tree.training.targets import row_data
 from gpu_tree.utils.compat import (
     BaseEstimator,
     ClassifierMixin,
     RegressorMixin,
     check_fitted,
 )
+from gpu_tree.utils.device_copies import to_host
 from gpu_tree.utils.memory import reusing_freed_memory
 from gpu_tree.utils.progress import check_verbose, estimator_display, step
 from gpu_tree.utils.progress import logger as progress_logger
@@ -90,6 +112,26 @@ _MAX_SAMPLES_RULE = (
     "The 'max_samples' parameter of {name} must be None, a float in the range (0.0, inf) "
     "or an int in the range [1, inf). Got {value!r} instead."
 )
+
+
+class _Growing(NamedTuple):
+    """What every batch of a forest's trees grows from."""
+
+    settings: Settings
+    prepared: PreparedInput
+    data: object  # the searched data of every row (training.binning.searched_data)
+    device: str
+    scales: object  # the rows' RowScales, shared by every tree
+    n_drawn: int  # rows drawn per tree
+    monotonic_cst: np.ndarray | None
+    random_thresholds: bool
+
+
+def unfitted_tree(forest, index):
+    """The unfitted tree estimator that holds tree ``index`` of ``forest``: the forest's
+    tree parameters and the tree's own random_state, as the forest's fit makes it (and
+    the model file's loader)."""
+    return forest._tree_class(**forest._tree_parameters(random_state=index))
 
 
 def forest_batches(n_trees, bytes_per_tree, budget) -> list[range]:
@@ -163,7 +205,7 @@ class _BaseForest(BaseEstimator):
     def _check_forest_params(self, n_samples):
         """n_estimators, bootstrap, oob_score and max_samples checked; returns the rows
         each tree draws (the bootstrap size; every row without bootstrap)."""
-        check_int("n_estimators", self.n_estimators, 1)
+        check_parameter("n_estimators", self.n_estimators)
         if not isinstance(self.bootstrap, bool | np.bool_):
             raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
         if self.oob_score and not self.bootstrap:
@@ -210,9 +252,9 @@ class _BaseForest(BaseEstimator):
         _check_sample_fits(max_samples, n_drawn)
         return n_drawn
 
-    def _make_template(self):
-        """A tree estimator of the forest's tree parameters: it checks them and the data,
-        as a lone tree would, and the fitted trees share what it learns."""
+    def _tree_parameters(self, random_state=0) -> dict:
+        """The parameters of the forest's trees: the forest's tree parameters, its class
+        weights as each tree reads them, and ``random_state``."""
         params = {name: getattr(self, name) for name in self._tree_params}
         if self._is_classification:
             class_weight = self.class_weight
@@ -222,41 +264,35 @@ class _BaseForest(BaseEstimator):
                 class_weight = None if self.bootstrap else "balanced"
             params["class_weight"] = class_weight
             params["min_purity"] = self.min_purity
-        template = self._tree_class(**params, random_state=0)
-        if not self._is_classification:  # criterion="poisson": a forest's message
-            template._poisson_estimator_kind = "forest"
-        return template
+        return {**params, "random_state": random_state}
 
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on X (n_samples, n_features) and y (n_samples,) or
         (n_samples, n_outputs)."""
-        if is_sparse(y):  # scikit-learn's forests' words
-            raise ValueError("sparse multilabel-indicator for y is not supported.")
+        # scikit-learn's forests' words
+        refuse_sparse_y(y, "sparse multilabel-indicator for y is not supported.")
         with estimator_display(check_verbose(self.verbose)):
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
-        template = self._make_template()
-        settings = template._check_params()
+        settings = check_settings(self._tree_parameters(), self._is_classification)
+        device = resolve_training_device(settings)
+        task = Task(self._is_classification, True, self._tree_class.__name__, "forest")
         # n_estimators is checked below; a value that is no count counts one tree here.
         n_trees = self.n_estimators if isinstance(self.n_estimators, int) else 1
         with numba_threads(self.n_jobs), small_fit_in_python(X, n_trees):
-            prepared = template._prepare_fit(settings, X, y, sample_weight)
-            random_thresholds = self._random_thresholds or template.splitter == "random"
-            template._check_criterion_support(settings, prepared.categorical)
-            if random_thresholds and prepared.categorical is not None:
-                raise ValueError(
-                    f"{type(self).__name__} draws thresholds of numeric features only; "
-                    "the categorical features "
-                    f"{prepared.categorical.features.tolist()} need RandomForest"
-                    f"{'Classifier' if self._is_classification else 'Regressor'} (or "
-                    "categorical_features=[] to treat their codes as numbers)"
-                )
+            prepared = prepare(X, y, sample_weight, settings, task, *device)
+            check_fit_support(prepared, settings)
+            random_thresholds = self._random_thresholds or settings.splitter == "random"
+            if random_thresholds:
+                kind = "Classifier" if self._is_classification else "Regressor"
+                refuse_random_categorical(prepared, type(self).__name__, f"RandomForest{kind}")
             n_samples = prepared.weight.shape[0]
             n_drawn = self._check_forest_params(n_samples)
-            self._check_kept_trees_read_alike(template)
-            self._fitted_from(template)
+            attributes = {**input_attributes(prepared), "device_": device.name}
+            self._check_kept_trees_read_alike(attributes)
+            self._fitted_from(attributes)
             first = self._first_new_tree()
             # As scikit-learn: scored when trees are added, or when asked for the first
             # time of the trees there are (a warm start that adds none).
@@ -271,23 +307,28 @@ class _BaseForest(BaseEstimator):
                 if score_oob:
                     self._set_oob_score(prepared, n_drawn)
                 return self
-            data = template._training_data(
-                prepared.X,
-                None,  # no GPU memory check for all rows: batches are sized to fit
-                settings.max_bins,
-                prepared.categorical,
-                prepared.feature_names,
+            # No GPU memory check for all rows: batches are sized to fit.
+            searched = searched_data(prepared, settings, device.name)
+            attributes.update(searched_attributes(searched))
+            growing = _Growing(
+                settings,
+                prepared,
+                searched.data,
+                device.name,
+                forest_row_scales(
+                    prepared.weight,
+                    None if self._is_classification else prepared.targets,
+                    n_drawn if self.bootstrap else n_samples,
+                    self._weight_bound(prepared, n_drawn),
+                ),
+                n_drawn,
+                monotonic_constraints(
+                    settings, prepared.n_features, prepared.coded, prepared.categories
+                ),
+                random_thresholds,
             )
-            scales = forest_row_scales(
-                prepared.weight,
-                None if self._is_classification else prepared.targets,
-                n_drawn if self.bootstrap else n_samples,
-                self._weight_bound(prepared, n_drawn),
-            )
-            trees = self._grow_trees(
-                template, settings, prepared, data, scales, n_drawn, range(first, self.n_estimators)
-            )
-        new = [self._tree_estimator(template, tree, t) for t, tree in trees]
+            trees = self._grow_trees(growing, range(first, self.n_estimators))
+        new = [self._tree_estimator(attributes, tree, t) for t, tree in trees]
         self.estimators_ = [*self.estimators_[:first], *new]
         if score_oob:
             self._set_oob_score(prepared, n_drawn)
@@ -296,7 +337,7 @@ class _BaseForest(BaseEstimator):
                 self.__dict__.pop(name, None)
         return self
 
-    def _check_kept_trees_read_alike(self, template):
+    def _check_kept_trees_read_alike(self, attributes):
         """A warm start keeps the trees grown before: this fit's input must mean to them
         what it meant then (the same features, outputs, classes and category codes), or
         they would read the new codes with the old ones' meaning."""
@@ -306,25 +347,26 @@ class _BaseForest(BaseEstimator):
         before = kept[0]
         way_out = "fit with warm_start=False to grow every tree on this data"
         for name in ("n_features_in_", "n_outputs_"):
-            if getattr(template, name) != getattr(before, name):
+            if attributes[name] != getattr(before, name):
                 raise ValueError(
-                    f"warm_start: this fit has {name}={getattr(template, name)} but the kept "
+                    f"warm_start: this fit has {name}={attributes[name]} but the kept "
                     f"trees have {getattr(before, name)}; {way_out}"
                 )
         if not _same_values(
-            getattr(template, "feature_names_in_", None), getattr(before, "feature_names_in_", None)
+            attributes["feature_names_in_"], getattr(before, "feature_names_in_", None)
         ):
             raise ValueError(
                 f"warm_start: the feature names differ from the kept trees'; {way_out}"
             )
-        if self._is_classification and not _same_values(template.classes_, before.classes_):
+        classes = attributes.get("classes_")
+        if self._is_classification and not _same_values(classes, before.classes_):
             raise ValueError(
-                f"warm_start: the classes {_listed(template.classes_)} differ from the kept "
+                f"warm_start: the classes {_listed(classes)} differ from the kept "
                 f"trees' {_listed(before.classes_)}; {way_out}"
             )
-        names = getattr(template, "feature_names_in_", None)
-        numeric = [None] * template.n_features_in_
-        now = getattr(template, "categories_", None) or numeric
+        names = attributes["feature_names_in_"]
+        numeric = [None] * attributes["n_features_in_"]
+        now = attributes["categories_"] or numeric
         then = getattr(before, "categories_", None) or numeric
         for j, (new, old) in enumerate(zip(now, then, strict=True)):
             if not _same_values(new, old):
@@ -335,14 +377,10 @@ class _BaseForest(BaseEstimator):
                     f"as the old ones; {way_out}"
                 )
 
-    def _fitted_from(self, template):
+    def _fitted_from(self, attributes):
         """The forest's fitted attributes that describe the input, as its trees have them."""
-        for name in ("n_features_in_", "feature_names_in_", "n_outputs_", "classes_", "n_classes_"):
-            if hasattr(template, name):
-                setattr(self, name, getattr(template, name))
-            elif hasattr(self, name):
-                delattr(self, name)
-        self.device_ = template.device_
+        names = ("n_features_in_", "feature_names_in_", "n_outputs_", "classes_", "n_classes_")
+        set_attributes(self, {name: attributes.get(name) for name in (*names, "device_")})
 
     def _first_new_tree(self):
         """The index of the first tree to grow (0 unless warm_start keeps trees); None
@@ -438,16 +476,16 @@ class _BaseForest(BaseEstimator):
         for start in range(0, n_drawn, chunk):
             yield generator.integers(0, n_samples, min(chunk, n_drawn - start))
 
-    def _grow_trees(self, template, settings, prepared, data, scales, n_drawn, trees):
+    def _grow_trees(self, growing, trees):
         """Grow ``trees`` (indices), batch by batch: [(index, Tree)]."""
-        n_features = template.n_features_in_
+        settings, prepared = growing.settings, growing.prepared
         one_at_a_time = settings.max_leaf_nodes is not None or (
             settings.min_weight_fraction_leaf > 0 and self.bootstrap
         )
         # A tree holds each row once at most, however many times drawn.
-        n_rows = min(n_drawn, prepared.weight.shape[0])
-        per_tree = self._bytes_per_tree(data, settings, n_rows, n_features)
-        budget = FOREST_BATCH_BYTES if template.device_ == "cpu" else _device_budget()
+        n_rows = min(growing.n_drawn, prepared.weight.shape[0])
+        per_tree = self._bytes_per_tree(growing.data, settings, n_rows, prepared.n_features)
+        budget = FOREST_BATCH_BYTES if growing.device == "cpu" else _device_budget()
         batches = [range(t, t + 1) for t in trees] if one_at_a_time else None
         if batches is None:
             batches = [
@@ -469,9 +507,7 @@ class _BaseForest(BaseEstimator):
         # last one freed are reused instead of faulted in afresh (utils.memory).
         with reusing_freed_memory():
             for batch in batches:
-                grown += self._grow_batch(
-                    template, settings, prepared, data, scales, n_drawn, batch
-                )
+                grown += self._grow_batch(growing, batch)
                 progress_logger.info(
                     "%d of %d trees grown (%.2f s)",
                     len(grown),
@@ -483,32 +519,39 @@ class _BaseForest(BaseEstimator):
                 )
         return grown
 
-    def _grow_batch(self, template, settings, prepared, data, scales, n_drawn, batch):
-        in_bag = [self._in_bag(t, prepared, n_drawn) for t in batch]
+    def _grow_batch(self, growing, batch):
+        settings, prepared = growing.settings, growing.prepared
+        in_bag = [self._in_bag(t, prepared, growing.n_drawn) for t in batch]
         rows = np.concatenate([r for r, _ in in_bag])
         weight = np.concatenate([w for _, w in in_bag])
-        row_data = template._row_data(
+        batch_rows = row_data(
+            prepared.coded,
             prepared.targets[rows],
             weight,
-            scales=scales,
+            scales=growing.scales,
             root_sizes=[r.size for r, _ in in_bag],
         )
         backend = make_backend(
-            _rows_of(data, rows, template.device_),
-            row_data,
-            device=template.device_,
-            splitter=template.splitter,
+            _rows_of(growing.data, rows, growing.device),
+            batch_rows,
+            device=growing.device,
+            splitter=settings.splitter,
         )
-        params = template._growth_params(settings, prepared.sizes, row_data, prepared.categorical)
+        params = growth_params(
+            settings,
+            prepared.sizes,
+            batch_rows.total_weight,
+            prepared.categories,
+            growing.monotonic_cst,
+            growing.random_thresholds,
+        )
         params.seed, params.first_tree = self._seed, batch.start
-        # Extra trees, or trees of any forest given splitter="random".
-        params.random_thresholds = self._random_thresholds or template.splitter == "random"
         if settings.min_weight_fraction_leaf:
             # Of a tree's own weight: a batch's trees weigh the same (_grow_trees), so
             # this is the batch's total over its trees.
-            tree_weight = row_data.total_weight() / len(batch)
+            tree_weight = batch_rows.total_weight() / len(batch)
             params.min_weight_leaf = settings.min_weight_fraction_leaf * tree_weight
-        grower = Grower(backend, row_data.layout, params, template.n_features_in_)
+        grower = Grower(backend, batch_rows.layout, params, prepared.n_features)
         trees = grower.grow_forest()
         if settings.ccp_alpha > 0.0:
             trees = [cost_complexity_prune(tree, settings.ccp_alpha) for tree in trees]
@@ -530,16 +573,11 @@ class _BaseForest(BaseEstimator):
         widest = min(2 ** min(depth - 1, 40), max(1, n_drawn // n_bins))
         return row_bytes + 2 * widest * n_features * n_bins * 3 * 8
 
-    def _tree_estimator(self, template, tree, index):
-        """A fitted tree estimator holding ``tree``, sharing the template's fitted state."""
-        estimator = self._make_template()
-        estimator.set_params(random_state=index)
-        for name, value in vars(template).items():
-            if name.endswith("_") and not name.startswith("__") or name in _SHARED_PRIVATE:
-                setattr(estimator, name, value)
+    def _tree_estimator(self, attributes, tree, index):
+        """A fitted tree estimator holding ``tree``, with the fit's input attributes."""
+        estimator = unfitted_tree(self, index)
+        set_attributes(estimator, attributes)
         estimator.tree_ = tree
-        for name in ("fit_stats_", "fit_setup_stats_"):
-            estimator.__dict__.pop(name, None)
         return estimator
 
     # -- out-of-bag -----------------------------------------------------------------------
@@ -597,9 +635,9 @@ class _BaseForest(BaseEstimator):
     def _mean_leaf_values(self, X):
         """The trees' leaf values averaged, (n_samples, n_values); X checked once."""
         self._check_fitted()
-        X = self.estimators_[0]._validate_X_predict(X)
+        kind, X = prepared_for_predict(self.estimators_[0], X)
         with numba_threads(self.n_jobs):
-            if is_device_array(X):
+            if kind == DEVICE:
                 return predict_forest_on_device(self._packed_trees(), X, cuda_array_module())
             # Numeric splits of a dense X only: the faster walk, the same bits.
             lockstep = self._packed_trees(lockstep=True) if isinstance(X, np.ndarray) else None
@@ -627,7 +665,7 @@ class _BaseForest(BaseEstimator):
     def apply(self, X):
         """The leaf each sample reaches in each tree: (n_samples, n_estimators)."""
         self._check_fitted()
-        X = to_host(self.estimators_[0]._validate_X_predict(X))
+        X = to_host(prepared_for_predict(self.estimators_[0], X).X)
         return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1)
 
     def decision_path(self, X):
@@ -638,7 +676,7 @@ class _BaseForest(BaseEstimator):
         from scipy.sparse import hstack
 
         self._check_fitted()
-        X = to_host(self.estimators_[0]._validate_X_predict(X))
+        X = to_host(prepared_for_predict(self.estimators_[0], X).X)
         indicators = [e.tree_.decision_path(X) for e in self.estimators_]
         n_nodes_ptr = np.array([0, *(i.shape[1] for i in indicators)]).cumsum()
         return hstack(indicators).tocsr(), n_nodes_ptr
@@ -711,9 +749,6 @@ class _BaseForest(BaseEstimator):
 # Each fitted forest's packed trees (_BaseForest._packed_trees), while the forest lives.
 _PACKED_TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-# Private fitted state a tree estimator needs to predict (categories, bins).
-_SHARED_PRIVATE = frozenset({"_category_maps", "_bin_mapper"})
-
 
 def _rows_of(data, rows, device):
     """The training data of the rows ``rows`` (a batch's rows, a tree's after another)."""
@@ -777,50 +812,9 @@ def _subset_accuracy(y, predicted):
     return float(np.mean(np.all(y == predicted, axis=1)))
 
 
+@documented("forest", "classifier")
 class RandomForestClassifier(ClassifierMixin, _BaseForest):
     """A random forest of gpu_tree decision-tree classifiers (Breiman, 2001).
-
-    Parameters
-    ----------
-    n_estimators : int
-        Trees in the forest.
-    criterion, splitter, max_depth, min_samples_split, min_samples_leaf,
-    min_weight_fraction_leaf, max_leaf_nodes, min_impurity_decrease, max_bins, device,
-    categorical_features, categorical_split, max_category_subset, ccp_alpha, min_purity,
-    monotonic_cst
-        As :class:`gpu_tree.DecisionTreeClassifier`'s, for every tree (``ccp_alpha``
-        prunes each tree).
-    max_features : int, float, "sqrt", "log2" or None
-        Features drawn for each node's search, among those not constant in the node
-        (default "sqrt", as in scikit-learn).
-    bootstrap : bool
-        Each tree grows on a bootstrap sample (rows drawn with replacement, weighted by
-        the times drawn); False: every tree on every row.
-    oob_score : bool or callable
-        Score the forest on each row's out-of-bag trees: ``oob_score_`` (the accuracy;
-        of several outputs, the subset accuracy, as ``score``) and
-        ``oob_decision_function_``. A callable is the score, called as scikit-learn
-        calls it: ``oob_score(y, y_pred)``, y the class indices (n_samples, n_outputs)
-        as float64 and y_pred the argmax of ``oob_decision_function_`` over its classes.
-        As scikit-learn, refused for multiclass-multioutput y (several outputs, one of
-        more than two classes).
-    n_jobs : int or None
-        CPU threads for growing and predicting (None: every core; -1 too).
-    random_state : int, numpy Generator or None
-        Seed of the bootstrap samples and of every node's feature draws.
-    verbose : {0, 1, 2}
-        Progress on standard error, per batch of trees.
-    warm_start : bool
-        Keep the fitted trees and add ``n_estimators - len(estimators_)`` new ones.
-    class_weight : dict, list of dicts, "balanced", "balanced_subsample" or None
-        As the tree's; "balanced_subsample" weighs classes by their counts in each
-        tree's bootstrap sample (with several outputs, the product of every output's
-        weights), and is "balanced" without bootstrap, as in scikit-learn.
-    max_samples : int, float or None
-        Rows drawn per tree, as scikit-learn's: an int >= 1 (more than there are rows
-        too), or a float > 0 (above 1.0 too), that fraction of the rows rounded down;
-        None: as many as there are rows. A sample whose row indices cannot fit in the
-        memory available is refused.
 
     Attributes
     ----------
@@ -962,14 +956,16 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         return labels_of_winners(self.classes_, proba.argmax(axis=1))
 
 
+@documented("forest", "regressor")
 class RandomForestRegressor(RegressorMixin, _BaseForest):
-    """A random forest of gpu_tree decision-tree regressors (Breiman, 2001); parameters
-    as :class:`RandomForestClassifier`'s, but ``max_features`` defaults to 1.0 (every
-    feature, as in scikit-learn), ``criterion`` to "squared_error" (or "poisson" or
-    "absolute_error", as :class:`gpu_tree.DecisionTreeRegressor` takes them), and there
-    is no ``class_weight`` or ``min_purity``. With ``oob_score=True``: ``oob_score_`` (R²) and
-    ``oob_prediction_``; a callable ``oob_score`` is called as ``oob_score(y,
-    oob_prediction_)``, y of shape (n_samples, n_outputs), as scikit-learn calls it."""
+    """A random forest of gpu_tree decision-tree regressors (Breiman, 2001).
+
+    Attributes
+    ----------
+    As :class:`RandomForestClassifier`'s, with ``oob_prediction_`` (n_samples,) or
+    (n_samples, n_outputs) for ``oob_decision_function_``, and no ``classes_`` or
+    ``n_classes_``.
+    """
 
     _tree_class = DecisionTreeRegressor
     _estimator_class = DecisionTreeRegressor
@@ -1054,6 +1050,7 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         return values[:, 0] if self.n_outputs_ == 1 else values
 
 
+@documented("forest", "classifier")
 class ExtraTreesClassifier(RandomForestClassifier):
     """Extremely randomised trees (Geurts, Ernst and Wehenkel, "Extremely randomized
     trees", Machine Learning 63, 2006): a forest whose nodes draw, for each of their
@@ -1061,7 +1058,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
     and highest value, and split on the best of those. In histogram mode the threshold
     falls between bins: the split follows the last bin whose values all lie at or below
     it. Every tree sees every row unless ``bootstrap=True`` (scikit-learn's default).
-    Parameters and attributes as :class:`RandomForestClassifier`'s; numeric features only.
+    Numeric features only; attributes as :class:`RandomForestClassifier`'s.
     """
 
     _random_thresholds = True
@@ -1127,9 +1124,10 @@ class ExtraTreesClassifier(RandomForestClassifier):
         )
 
 
+@documented("forest", "regressor")
 class ExtraTreesRegressor(RandomForestRegressor):
     """Extremely randomised regression trees; see :class:`ExtraTreesClassifier`.
-    Parameters and attributes as :class:`RandomForestRegressor`'s."""
+    Attributes as :class:`RandomForestRegressor`'s."""
 
     _random_thresholds = True
     _estimator_class = ExtraTreeRegressor

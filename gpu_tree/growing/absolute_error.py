@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
 from gpu_tree.kernels.cpu_absolute_error import (
     best_absolute_error_splits,
     drawn_absolute_error_splits,
     node_median_and_error,
 )
+from gpu_tree.utils.device_copies import device_to_host
 
 
 def absolute_error_search(

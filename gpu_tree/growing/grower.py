@@ -10,7 +10,7 @@ histograms of a whole level in one pass (one launch on the GPU). With
 weighted impurity most), as scikit-learn does, still asking for both children's
 histograms at once. The grower never touches rows itself and does not know whether the
 backend holds numpy or cupy arrays: it talks to the backend only through the contract
-:class:`gpu_tree.growing.backend.HistogramBackend`.
+:class:`gpu_tree.backends.contract.HistogramBackend`.
 
 Vocabulary: a node's *size* is its number of rows; a node's *histogram slot* is its
 position along the first axis of a batch of histograms; a *compact bin* is one position
@@ -27,16 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_tree.backends.contract import HistogramBackend, SubtreeCategories
 from gpu_tree.backends.cpu import score_splits_on_cpu
-from gpu_tree.backends.rows import PendingCopy, SubtreeCategories
+from gpu_tree.backends.rows import PendingCopy
 from gpu_tree.data.stats import StatsLayout, bitsets
-from gpu_tree.data.validation import device_to_host
 from gpu_tree.growing.absolute_error import (
     absolute_error_search,
     medians_and_deviations,
     node_medians,
 )
-from gpu_tree.growing.backend import HistogramBackend, PhaseTimer
 from gpu_tree.growing.criteria import (
     LINEAR_SCORE_CRITERIA,
     ROW_MEASURED_CRITERIA,
@@ -77,7 +76,9 @@ from gpu_tree.model.tree import (
     TREE_UNDEFINED,
     Tree,
 )
+from gpu_tree.utils.device_copies import device_to_host
 from gpu_tree.utils.fit_stats import SETUP, count_per_level, enter_level
+from gpu_tree.utils.phase_timer import PhaseTimer
 from gpu_tree.utils.progress import grower_logger as logger
 from gpu_tree.utils.progress import step
 

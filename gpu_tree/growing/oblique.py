@@ -75,6 +75,7 @@ from gpu_tree.growing.criteria import (
     weighted_split_score,
 )
 from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTree
+from gpu_tree.utils.device_copies import to_host
 
 CLASSIFIER_DIRECTIONS = ("logistic", "perceptron", "svm", "lda")
 REGRESSOR_DIRECTIONS = ("least_squares", "logistic", "perceptron", "svm", "lda")
@@ -108,12 +109,10 @@ class Split:
     coefficients: object = None  # (n_features,) for an oblique split
 
 
-def to_host(array):
-    """A numpy copy of a numpy or CuPy array."""
-    if isinstance(array, np.ndarray):
-        return array
-    get = getattr(array, "get", None)
-    return get() if get is not None else np.asarray(array)
+def host_array(array) -> np.ndarray:
+    """A numpy array of a numpy or CuPy array (or of a numpy scalar, which the reductions
+    of numpy return where CuPy returns a 0-d array)."""
+    return np.asarray(to_host(array))
 
 
 # -- threshold search -------------------------------------------------------------------------
@@ -373,7 +372,7 @@ def _split_batch(X, y, weight, stats, n_rows, layout, params: ObliqueParams, xp)
     feature = xp.where(oblique, OBLIQUE, xp.where(splits, feature, -1))
     threshold = xp.where(oblique, threshold, axis_threshold)
     coefficients = xp.where(oblique[:, None], coefficients, 0.0)
-    return to_host(feature), to_host(threshold), to_host(coefficients), left
+    return host_array(feature), host_array(threshold), host_array(coefficients), left
 
 
 def best_split(X, y, weight, stats, layout, params: ObliqueParams, xp=np) -> Split | None:
@@ -454,7 +453,7 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
             spread = _segment_sum((weight[rows] * deviation * deviation)[:, None], segment, S, xp)
             impurity = xp.ldexp(spread[:, 0] / w, 2 * exponent)
             values = xp.ldexp(centre + mean, exponent)[:, None]
-        impurity, w, values = to_host(impurity), to_host(w), to_host(values)
+        impurity, w, values = host_array(impurity), host_array(w), host_array(values)
         split_feature = np.full(S, -1, dtype=np.int64)
         split_threshold = np.zeros(S)
         split_coefficients = np.zeros((S, n_features))
@@ -509,7 +508,7 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
         parent = xp.asarray(child_of)[segment]
         key = xp.where(parent >= 0, 2 * parent + (~goes_left), 2 * split.size)
         order = xp.argsort(key, kind="stable")
-        child_counts = to_host(xp.bincount(key, minlength=2 * split.size + 1))[:-1]
+        child_counts = host_array(xp.bincount(key, minlength=2 * split.size + 1))[:-1]
         rows = rows[order[: int(child_counts.sum())]]
         counts = child_counts.astype(np.int64)
         depth += 1

@@ -66,7 +66,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
-from gpu_tree.data.validation import device_to_host, host_to_device
 from gpu_tree.growing.criteria import (
     SCORE_RTOL,
     branch_split_info,
@@ -91,6 +90,7 @@ from gpu_tree.kernels.cpu import (
     WINNER_SCORE,
 )
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, MULTIWAY, NUMERIC
+from gpu_tree.utils.device_copies import device_to_host, host_to_device
 from gpu_tree.utils.threads import parallel_map
 
 # Candidates per chunk when scoring: bounds the temporaries of the vectorised criteria.

@@ -25,8 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.data.frames import as_pandas_frame
-from gpu_tree.data.predict_input import checked_host_X, coded_for_predict
-from gpu_tree.data.validation import is_device_array
+from gpu_tree.data.predict_input import checked_host_X, coded_for_predict, refuse_device_array
 from gpu_tree.kernels.walk import leaf_of_row
 from gpu_tree.model import file_format
 from gpu_tree.model.oblique import OBLIQUE_CODEC, checked_oblique_X
@@ -87,12 +86,7 @@ class SavedModel:
         return dict(self._params)
 
     def _host(self, X):
-        if is_device_array(X):
-            raise ValueError(
-                f"a {type(self).__name__} read from a model file predicts host arrays; load "
-                "it with gpu_tree.load to predict a GPU array"
-            )
-        return X
+        return refuse_device_array(self, X)
 
 
 class _Tree(SavedModel):

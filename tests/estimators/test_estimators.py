@@ -411,11 +411,11 @@ def test_auto_device_fits_cpu_only_work_on_the_cpu_of_a_gpu_machine(monkeypatch,
     the CPU only: scikit-learn's splitter='best' must not fail where a GPU is present.
     device='cuda' still refuses it, naming the CPU."""
     import gpu_tree.backends.devices as devices
-    import gpu_tree.estimators.tree as estimators
+    import gpu_tree.training.inputs as inputs
 
     gpu_here = (True, "NVIDIA GPU", object())  # an array module that is not numpy
     monkeypatch.setattr(devices, "cuda_status", lambda: gpu_here)
-    monkeypatch.setattr(estimators, "cuda_status", lambda: gpu_here)
+    monkeypatch.setattr(inputs, "cuda_status", lambda: gpu_here)
     assert devices.resolve_device("auto") == "cuda"
     assert DecisionTreeRegressor(**params).fit(X_GOOD, Y_GOOD).device_ == "cpu"
     with pytest.raises(ValueError, match="CPU|device='cpu'"):
@@ -424,11 +424,11 @@ def test_auto_device_fits_cpu_only_work_on_the_cpu_of_a_gpu_machine(monkeypatch,
 
 def test_a_gpu_array_with_cpu_only_work_says_which_part_runs_on_the_cpu(monkeypatch):
     import gpu_tree.backends.devices as devices
-    import gpu_tree.estimators.tree as estimators
+    import gpu_tree.training.inputs as inputs
 
     monkeypatch.setattr(devices, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
-    monkeypatch.setattr(estimators, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
-    monkeypatch.setattr(estimators, "is_device_array", lambda X: True)
+    monkeypatch.setattr(inputs, "cuda_status", lambda: (True, "NVIDIA GPU", object()))
+    monkeypatch.setattr(inputs, "input_kind", lambda X: "device")
     with pytest.raises(ValueError, match="splitter='best' \\(exact search\\) runs on the CPU"):
         DecisionTreeRegressor(splitter="best").fit(X_GOOD, Y_GOOD)
 

@@ -12,25 +12,24 @@ from hypothesis import strategies as st
 
 import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
-from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
-from gpu_tree.backends.rows import RowData
-from gpu_tree.data.stats import StatsLayout, bitset_members
-from gpu_tree.growing.backend import (
-    PHASES,
+from gpu_tree.backends.contract import (
     BackendCapabilities,
     CompactHistograms,
     DenseHistogramBackend,
     DenseHistograms,
     HistogramBackend,
-    PhaseTimer,
-    bin_features,
-    make_backend,
 )
+from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
+from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
+from gpu_tree.backends.factory import make_backend
+from gpu_tree.backends.rows import RowData
+from gpu_tree.data.stats import StatsLayout, bitset_members
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA, split_score
 from gpu_tree.growing.grower import Grower, GrowthParams
 from gpu_tree.growing.splitting import CategoricalSearch
 from gpu_tree.testing import naive_histograms
+from gpu_tree.training.binning import bin_features
+from gpu_tree.utils.phase_timer import PHASES, PhaseTimer
 
 SPLITTERS = ["hist", "exact"]
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -20,8 +20,8 @@ from gpu_tree import (
 )
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.backends.cuda import CUDAHistogramBackend, cuda_status
-from gpu_tree.data.validation import to_host
 from gpu_tree.testing import assert_tree_equal
+from gpu_tree.utils.device_copies import to_host
 
 CST = np.array([1, -1, 0, 0, 1])
 

@@ -17,8 +17,8 @@ from gpu_tree import (
     assert_tree_equal,
 )
 from gpu_tree.backends.cuda import cuda_status
-from gpu_tree.estimators.tree import random_seed
 from gpu_tree.growing.random_draws import root_keys, uniform_draws
+from gpu_tree.training.checks import random_seed
 
 
 @pytest.mark.parametrize("estimator", [ExtraTreeClassifier(), ExtraTreeRegressor()], ids=type)

@@ -19,6 +19,7 @@ LAYERS = (
     "dask",
     "ensemble",
     "estimators",
+    "training",
     "growing",
     "backends",
     "model",
@@ -205,6 +206,90 @@ def test_the_code_leaves_its_history_to_git_and_the_results_file():
     assert found == [], "\n".join(found)
 
 
+# The modules that prepare an input, and so may ask what it is (a dense host array, a
+# SciPy sparse matrix, a GPU array): the data layer, the training pipeline's input stage,
+# the backends, and the one home of host/device copies. Everywhere else the kind travels
+# with the prepared input.
+INPUT_PREPARATION = (
+    "gpu_tree.data",
+    "gpu_tree.training.inputs",
+    "gpu_tree.backends",
+    "gpu_tree.utils.device_copies",
+)
+INPUT_KIND_CHECKS = ("is_sparse", "is_device_array", "input_kind")
+
+
+def input_kind_checks(modules) -> dict[str, int]:
+    """Module -> its calls that ask an input's kind, outside input preparation."""
+    import ast
+
+    found = {}
+    for module, path in modules.items():
+        if module.startswith(INPUT_PREPARATION):
+            continue
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) in INPUT_KIND_CHECKS
+        ]
+        if calls:
+            found[module] = len(calls)
+    return found
+
+
+def test_only_input_preparation_asks_what_an_input_is():
+    assert input_kind_checks(source_modules()) == {}
+
+
+def test_the_input_kind_count_finds_a_planted_check(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("def f(X):\n    return is_sparse(X) or validation.is_device_array(X)\n")
+    assert input_kind_checks({"gpu_tree.growing.planted": planted}) == {
+        "gpu_tree.growing.planted": 2
+    }
+    assert input_kind_checks({"gpu_tree.data.planted": planted}) == {}
+
+
+# Each impurity is written once for the kernels (kernels/_split_scan.py, compiled for both
+# devices and shared by the fused scan, the subtree finisher and the categorical search)
+# and once as the vectorised oracle (growing/criteria.py).
+IMPURITY_NAME = ("impurity", "plog2p", "gini", "entropy", "misclassification")
+IMPURITY_HOMES = {"gpu_tree.kernels._split_scan", "gpu_tree.growing.criteria"}
+
+
+def impurity_definitions(modules) -> dict[str, list[str]]:
+    """Function name -> the modules defining it, for the functions named as impurities in
+    the kernels and the search (the model's bookkeeping of stored impurities aside)."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    for module, path in modules.items():
+        if not module.startswith(("gpu_tree.kernels", "gpu_tree.growing", "gpu_tree.backends")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            is_function = isinstance(node, ast.FunctionDef | ast.Lambda)
+            name = getattr(node, "name", "")
+            if is_function and any(word in name.lower() for word in IMPURITY_NAME):
+                found.setdefault(name, []).append(module)
+    return found
+
+
+def test_each_impurity_is_written_once_for_the_kernels_and_once_as_the_oracle():
+    definitions = impurity_definitions(source_modules())
+    assert {"weighted_impurity", "class_impurity", "plog2p"} <= set(definitions)
+    elsewhere = {
+        name: homes
+        for name, homes in definitions.items()
+        if not set(homes) <= IMPURITY_HOMES or len(homes) != len(set(homes))
+    }
+    # The grower's node bookkeeping names impurities it stores, measured by the above.
+    allowed = {"_measure_impurity", "_set_impurity", "_pure_impurity"}
+    assert set(elsewhere) <= allowed, elsewhere
+    kernel_homes = {m for homes in definitions.values() for m in homes if "kernels" in m}
+    assert kernel_homes == {"gpu_tree.kernels._split_scan"}
+
+
 def test_every_subpackage_is_shipped():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -257,3 +342,17 @@ def test_a_read_only_install_still_imports_and_caches_elsewhere(tmp_path):
     assert score == "1.0"
     assert cache_dir.startswith(str(tmp_path / "tmp"))
     assert any(Path(cache_dir).rglob("*.nbi"))  # the kernels were cached there
+
+
+def test_copies_and_the_array_module_each_have_one_home():
+    # Host/device copies are counted in a CUDA fit's statistics: every one goes through
+    # utils/device_copies.py; the CUDA backend's array module is cuda_array_module().
+    import re
+
+    copy = re.compile(r"def (to_host|device_to_host|host_to_device)\(")
+    homes = {module for module, path in source_modules().items() if copy.search(path.read_text())}
+    assert homes == {"gpu_tree.utils.device_copies"}
+    indexed = [
+        module for module, path in source_modules().items() if "cuda_status()[" in path.read_text()
+    ]
+    assert indexed == []
