@@ -818,12 +818,12 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 
 
 def test_unexpected_errors_one_line_then_traceback_with_verbose(error_files, monkeypatch):
-    import gpu_tree.app.cli as cli
+    import gpu_tree.app.cli.train_command as train_command
 
     def broken(*args, **kwargs):
         raise KeyError("oops")
 
-    monkeypatch.setattr(cli, "feature_matrix", broken)
+    monkeypatch.setattr(train_command, "feature_matrix", broken)
     args = ["train", error_files["ok"], "-t", "y", "-o", error_files["d"] / "never.json"]
     result = run(*args)
     assert_one_line_error(result, "internal error: KeyError", "--verbose", code=1)

@@ -100,8 +100,9 @@ def test_an_output_fifo_is_written_through_not_replaced(trained, tmp_path):
 # -- interrupts: run gputree in a child process, stopped while it writes its output -------
 _SLOW_WRITER = """
 import sys, time
-import gpu_tree.app.cli as cli
-real = cli.atomic_text
+import gpu_tree.app.cli.export_command as export_command
+from gpu_tree.app.cli import main
+real = export_command.atomic_text
 class Slow:
     def __init__(self, *args, **kwargs):
         self.inner = real(*args, **kwargs)
@@ -113,9 +114,9 @@ class Slow:
         return out
     def __exit__(self, *exc):
         return self.inner.__exit__(*exc)
-cli.atomic_text = Slow
+export_command.atomic_text = Slow
 sys.argv = ["gputree"] + sys.argv[1:]
-cli.main()
+main()
 """
 
 

@@ -1,0 +1,141 @@
+"""``gputree export``: a model's tree (a forest's tree N) as text, Graphviz DOT or PNG."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from gpu_tree.app.cli.group import verbosity_options
+from gpu_tree.app.cli.options import DATA
+from gpu_tree.app.cli.reading import load_model
+from gpu_tree.app.cli.shared import PLOT_HINT, chosen_tree, is_classifier, logger, n_outputs_of
+from gpu_tree.utils.atomic_files import atomic_text, check_writable
+from gpu_tree.utils.progress import step
+
+
+def _names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    feature_names = None if names is None else [str(n) for n in names]
+    class_names = None  # a multi-output tree's nodes are labelled by each output's classes_
+    if is_classifier(estimator) and n_outputs_of(estimator) == 1:
+        class_names = [str(c) for c in estimator.classes_]
+    return feature_names, class_names
+
+
+@click.command(short_help="Show a model's tree as text, DOT or PNG.")
+@verbosity_options
+@click.argument("model", type=DATA)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "dot", "png"]),
+    default="text",
+    show_default=True,
+    help=(
+        "text: indented rules; dot: Graphviz source; png: a drawing sized to the tree, by "
+        "Graphviz's dot where installed, else matplotlib (at most 64 leaf boxes: cut "
+        "bigger trees with --max-depth)."
+    ),
+)
+@click.option("-o", "--output", metavar="PATH", help="Output file (text and dot: default stdout).")
+@click.option(
+    "--max-depth",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Deepest level shown (default: the whole tree).",
+)
+@click.option("--decimals", type=click.IntRange(0, 17), default=2, show_default=True)
+@click.option(
+    "--filled/--no-filled",
+    default=True,
+    show_default=True,
+    help="dot and png: colour nodes by their class or value.",
+)
+@click.option(
+    "--tree",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="A forest's tree to show, by its number (0 to the trees less 1); required for a forest.",
+)
+def export(model, fmt, output, max_depth, decimals, filled, tree):
+    """Show MODEL's tree as text, Graphviz DOT or a PNG drawing (a forest's tree N with
+    --tree N)."""
+    if fmt == "png" and not output:
+        raise click.UsageError("--format png needs -o PATH.png")
+    if output:
+        check_writable(output, inputs=(model,))
+    if fmt == "png":
+        import shutil
+
+        # Graphviz's dot draws the PNG where it is installed, matplotlib otherwise.
+        if shutil.which("dot") is None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise ImportError(
+                    "--format png needs Graphviz's dot program or matplotlib: install "
+                    f"Graphviz, or {PLOT_HINT}"
+                ) from None
+    from gpu_tree.model.export import (
+        TreeTooLargeToDraw,
+        export_graphviz,
+        export_png,
+        export_text,
+    )
+
+    loaded = load_model(model)
+    estimator = chosen_tree(loaded, tree, model)
+    feature_names, class_names = _names(estimator)
+    if feature_names is None:  # the command's names of unnamed features (x0, x1, ...)
+        feature_names = [f"x{j}" for j in range(estimator.tree_.n_features)]
+    depth_shown = max_depth if max_depth is not None else estimator.get_depth()
+    if fmt == "text":
+        text = export_text(
+            estimator,
+            feature_names=feature_names,
+            max_depth=depth_shown,
+            decimals=decimals,
+            show_missing=True,
+        )
+    elif fmt == "dot":
+        text = export_graphviz(
+            estimator,
+            feature_names=feature_names,
+            class_names=class_names,
+            filled=filled,
+            max_depth=max_depth,
+            precision=decimals,
+        )
+    else:
+        start = time.perf_counter()
+        logger.info("drawing %s", output, extra=step("drawing", 0, 1, unit="picture"))
+        try:
+            renderer = export_png(
+                estimator,
+                output,
+                feature_names=feature_names,
+                class_names=class_names,
+                filled=filled,
+                max_depth=max_depth,
+                precision=decimals,
+            )
+        except TreeTooLargeToDraw as error:  # refused before drawing: say it in options
+            raise ValueError(error.advice("--max-depth ", "--format text or dot")) from None
+        drawn_by = "Graphviz's dot" if renderer == "dot" else "matplotlib"
+        logger.info(
+            "drawn by %s (%.2f s)",
+            drawn_by,
+            time.perf_counter() - start,
+            extra=step("drawing", 1, 1, unit="picture", done=True),
+        )
+        click.echo(f"tree drawn to {output} (by {drawn_by})")
+        return
+    if output:
+        with atomic_text(output) as out:
+            out.write(text)
+        click.echo(f"{fmt} written to {output}")
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
