@@ -4,8 +4,9 @@ chooses what the vectorised search chooses, on every criterion.
 The vectorised search (``gpu_tree.growing.splitting`` with ``gpu_tree.growing.criteria``)
 is the reference. Histograms come from random rows: a few or many, few or many bins,
 missing values or none, weights or none, leaf-size limits and feature masks, and nodes
-where nothing is allowed, monotonicity constraints and node bounds. The CPU twin runs here; the CUDA kernel runs the same helpers
-under the simulator in tests/test_cuda_simulator.py and through whole fits.
+where nothing is allowed, monotonicity constraints and node bounds. The CPU twin runs
+here; the CUDA kernel runs the same helpers in whole fits, under the simulator without a
+GPU (tests/device/test_cuda_backend.py).
 """
 
 from __future__ import annotations

@@ -377,7 +377,7 @@ def train(
     categorical_features = [j for j, c in enumerate(features) if c.categorical]
     if categorical_features:
         # The columns found as the file was read (text, plus --categorical), by index, as
-        # model files have always saved them (tests/test_model_snapshots.py).
+        # model files have always saved them (tests/integration/test_model_snapshots.py).
         params["categorical_features"] = categorical_features
     X = feature_matrix(features)
     estimator = estimator_class(**params, **(forest_params or {}))
