@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpu_tree.backends.contract import EXACT_SPLITTERS
-from gpu_tree.backends.devices import resolve_device
+from gpu_tree.backends.devices import DEVICES, resolve_device
 from gpu_tree.data.binning import MAX_BINS_LIMIT, check_max_bins
 from gpu_tree.data.categorical import CATEGORICAL_SPLITS
 from gpu_tree.growing.criteria import check_cost_criterion, check_criterion
@@ -62,7 +62,8 @@ class Parameter:
     """One parameter: ``type_doc`` and ``doc`` are its numpydoc entry; ``docs`` holds the
     entries of estimators that read it otherwise (keys "regressor", "forest", "forest
     regressor"; the most specific wins). ``check(value, is_classification)`` checks it at
-    the ``settings`` stage; ``low`` and ``high`` bound an integer parameter."""
+    the ``settings`` stage; ``low`` and ``high`` bound an integer parameter; ``choices``
+    are a parameter's names where it takes one of a few."""
 
     name: str
     stage: str
@@ -71,6 +72,7 @@ class Parameter:
     check: Callable | None = None
     low: int | None = None
     high: int | None = None
+    choices: tuple[str, ...] | None = None
     docs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def entry(self, kinds: tuple[str, ...]) -> tuple[str, str]:
@@ -141,6 +143,7 @@ more distinct values per feature than ``max_bins`` they build the same tree;
 ``hist`` adds speed (one pass over a node's rows per level, on a GPU too) and the
 subtraction of sibling histograms.""",
             check=_check_splitter,
+            choices=SPLITTERS,
         ),
         Parameter(
             "max_depth",
@@ -251,6 +254,7 @@ pi of Zaki and Meira's Algorithm 19.1).""",
             "machine",
             '{"auto", "cpu", "cuda"}',
             "Where to train. ``auto`` picks the GPU when one is usable.",
+            choices=DEVICES,
         ),
         Parameter(
             "categorical_features",
@@ -284,6 +288,7 @@ under ``max_category_subset``. ``multiway``: one child per category (Quinlan's
 ID3), and the feature is not tested again below; missing values and unseen
 categories go to the largest branch. Numeric features always split in two.""",
             check=_check_categorical_split,
+            choices=CATEGORICAL_SPLITS,
         ),
         Parameter(
             "max_category_subset",
@@ -541,6 +546,14 @@ def int_bounds(name: str) -> tuple[int | None, int | None]:
     """(low, high) of an integer parameter (None: unbounded), for the command line."""
     parameter = PARAMETERS[name]
     return parameter.low, parameter.high
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The names a parameter of a few choices takes, for the command line."""
+    choices = PARAMETERS[name].choices
+    if choices is None:
+        raise KeyError(f"{name} takes no fixed choices")
+    return choices
 
 
 def documented(*kinds: str):

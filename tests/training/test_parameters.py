@@ -147,3 +147,22 @@ def test_integer_bounds_are_the_checks_bounds():
             check_settings({**GOOD, name: high}, is_classification=True)
             with pytest.raises(ValueError, match=name):
                 check_settings({**GOOD, name: high + 1}, is_classification=True)
+
+
+def test_the_command_line_takes_its_ranges_and_choices_from_the_table():
+    from gpu_tree.app.cli import main
+    from gpu_tree.training.parameters import choices_of
+
+    options = {p.name: p for p in main.commands["train"].params}
+    for option, name in [
+        ("max_depth", "max_depth"),
+        ("max_bins", "max_bins"),
+        ("min_samples_leaf", "min_samples_leaf"),
+        ("min_samples_split", "min_samples_split"),
+        ("max_leaf_nodes", "max_leaf_nodes"),
+        ("forest", "n_estimators"),
+    ]:
+        kind = options[option].type
+        assert (kind.min, kind.max) == int_bounds(name), option
+    for option in ("categorical_split", "device"):
+        assert tuple(options[option].type.choices) == choices_of(option)

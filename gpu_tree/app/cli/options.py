@@ -7,6 +7,7 @@ import functools
 import click
 
 from gpu_tree.app.data_io import split_specs
+from gpu_tree.training.parameters import choices_of, int_bounds
 
 DATA = click.Path(exists=True, dir_okay=False)
 _TEXT_FORMAT_OPTIONS = (
@@ -58,3 +59,14 @@ def text_format_options(command):
     for option in reversed(_TEXT_FORMAT_OPTIONS):
         with_text_format = option(with_text_format)
     return with_text_format
+
+
+def parameter_range(name: str) -> click.IntRange:
+    """An integer estimator parameter's range, as the parameter table declares it."""
+    low, high = int_bounds(name)
+    return click.IntRange(low, high)
+
+
+def parameter_choice(name: str) -> click.Choice:
+    """An estimator parameter's choices, as the parameter table declares them."""
+    return click.Choice(list(choices_of(name)))

@@ -11,7 +11,12 @@ import click
 import numpy as np
 
 from gpu_tree.app.cli.group import verbosity_options
-from gpu_tree.app.cli.options import DATA, text_format_options
+from gpu_tree.app.cli.options import (
+    DATA,
+    parameter_choice,
+    parameter_range,
+    text_format_options,
+)
 from gpu_tree.app.cli.reading import read_data
 from gpu_tree.app.cli.reports import report_training
 from gpu_tree.app.cli.shared import listed, logger
@@ -162,19 +167,25 @@ def _forest_params(forest, *, max_features, bootstrap, oob_score, scheduler, wor
     help="gini, entropy, gain_ratio, cart, misclassification (classification; "
     "default gini) or squared_error, poisson, absolute_error (regression).",
 )
-@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Default: no limit.")
-@click.option("--max-bins", type=click.IntRange(2, 65535), default=256, show_default=True)
-@click.option("--min-samples-leaf", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--min-samples-split", type=click.IntRange(min=2), default=2, show_default=True)
+@click.option(
+    "--max-depth", type=parameter_range("max_depth"), default=None, help="Default: no limit."
+)
+@click.option("--max-bins", type=parameter_range("max_bins"), default=256, show_default=True)
+@click.option(
+    "--min-samples-leaf", type=parameter_range("min_samples_leaf"), default=1, show_default=True
+)
+@click.option(
+    "--min-samples-split", type=parameter_range("min_samples_split"), default=2, show_default=True
+)
 @click.option(
     "--max-leaf-nodes",
-    type=click.IntRange(min=2),
+    type=parameter_range("max_leaf_nodes"),
     default=None,
     help="Grow best-first up to this many leaves.",
 )
 @click.option(
     "--categorical-split",
-    type=click.Choice(["binary", "multiway"]),
+    type=parameter_choice("categorical_split"),
     default="binary",
     show_default=True,
     help="multiway: one branch per category (ID3).",
@@ -187,7 +198,7 @@ def _forest_params(forest, *, max_features, bootstrap, oob_score, scheduler, wor
 )
 @click.option(
     "--forest",
-    type=click.IntRange(min=1),
+    type=parameter_range("n_estimators"),
     default=None,
     metavar="N",
     help="Train a random forest of N trees instead of one tree (RandomForestClassifier or "
@@ -215,9 +226,7 @@ def _forest_params(forest, *, max_features, bootstrap, oob_score, scheduler, wor
     help="With --forest: score the forest on its out-of-bag rows (each row by the trees "
     "that did not draw it): accuracy, or R^2; reported and saved in the model.",
 )
-@click.option(
-    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
-)
+@click.option("--device", type=parameter_choice("device"), default="auto", show_default=True)
 @click.option("--random-state", type=int, default=0, show_default=True)
 @text_format_options
 @click.option(
