@@ -12,8 +12,7 @@ import warnings
 import numpy as np
 
 from gpu_tree.backends.cuda import cuda_status, gpu_found_but_broken
-
-DEVICES = ("auto", "cpu", "cuda")
+from gpu_tree.utils.device_names import DEVICES
 
 
 def resolve_device(device, cpu_only: str | None = None) -> str:

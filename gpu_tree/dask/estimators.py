@@ -9,7 +9,6 @@ import uuid
 
 import numpy as np
 
-from gpu_tree.backends.devices import DEVICES
 from gpu_tree.backends.rows import RowScales
 from gpu_tree.dask import shards
 from gpu_tree.dask.backend import DistributedBackend, ShardGroup
@@ -88,8 +87,6 @@ class _DaskMixin:
         client = client or default_client()
         # The device is each worker's to decide: no machine stage here.
         settings = check_settings(self.get_params(deep=False), self._is_classification)
-        if self.device not in DEVICES:
-            raise ValueError(f"Unknown device={self.device!r}; choose one of {list(DEVICES)}")
         if self.splitter != "hist":
             raise NotImplementedError("distributed fits search histograms: splitter='hist'")
         if getattr(y, "ndim", 1) > 1:

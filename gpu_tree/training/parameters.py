@@ -9,9 +9,12 @@ A parameter is checked at the first stage that can check it:
 - ``settings``: on its own, before any data is read (:func:`check_settings`);
 - ``data``: with the training data, whose rows or features it depends on
   (:func:`resolve_sizes`, the input preparation, ``check_monotonic_cst``);
-- ``machine``: against this machine's devices (``backends.devices.resolve_device``);
 - ``display``: by the progress display (``utils.progress.check_verbose``);
 - ``forest``: by the forest, which alone has it.
+
+The device a fit runs on is then resolved on the machine (:func:`resolve_training_device`).
+This module imports no backend, search or compiled code: the command line reads it to
+start fast.
 """
 
 from __future__ import annotations
@@ -24,11 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpu_tree.backends.contract import EXACT_SPLITTERS
-from gpu_tree.backends.devices import DEVICES, resolve_device
 from gpu_tree.data.binning import MAX_BINS_LIMIT, check_max_bins
 from gpu_tree.data.categorical import CATEGORICAL_SPLITS
-from gpu_tree.growing.criteria import check_cost_criterion, check_criterion
 from gpu_tree.training.checks import (
     check_feature_costs,
     check_float,
@@ -37,9 +37,30 @@ from gpu_tree.training.checks import (
     random_generator,
     resolve_max_features,
 )
+from gpu_tree.utils.device_names import DEVICES
 
 # "best": scikit-learn's name for exact search; "random": extremely randomised trees' split
 SPLITTERS = ("hist", "random", "exact", "best")
+
+
+def _check_criterion(criterion, is_classification):
+    # The criteria live with the search (growing/criteria.py), which the command line,
+    # reading this table, does not import.
+    from gpu_tree.growing.criteria import check_criterion
+
+    return check_criterion(criterion, is_classification)
+
+
+def _check_cost_criterion(cost_criterion, _is_classification):
+    from gpu_tree.growing.criteria import check_cost_criterion
+
+    return check_cost_criterion(cost_criterion)
+
+
+def _check_device(device, _is_classification):
+    if device not in DEVICES:
+        raise ValueError(f"Unknown device={device!r}; choose one of {list(DEVICES)}")
+    return device
 
 
 def _check_splitter(splitter, _is_classification):
@@ -124,7 +145,7 @@ Split measure: Gini index (Breiman et al.'s CART, 1984), information gain
 (entropy, Quinlan's ID3, 1986; ``log_loss`` is an alias), gain ratio (Quinlan's
 C4.5, 1993), the CART measure, misclassification rate (Zaki and Meira, *Data
 Mining and Machine Learning*, chapter 19).""",
-            check=check_criterion,
+            check=_check_criterion,
             docs={"regressor": _REGRESSION_CRITERION},
         ),
         Parameter(
@@ -251,9 +272,13 @@ pi of Zaki and Meira's Algorithm 19.1).""",
         ),
         Parameter(
             "device",
-            "machine",
+            "settings",
             '{"auto", "cpu", "cuda"}',
-            "Where to train. ``auto`` picks the GPU when one is usable.",
+            """\
+Where to train. ``auto`` picks the GPU when one is usable (and the CPU for what runs
+there only). The name is checked with the settings; the device is resolved on the
+machine that fits (``backends.devices.resolve_device``).""",
+            check=_check_device,
             choices=DEVICES,
         ),
         Parameter(
@@ -359,7 +384,7 @@ information gain in bits for ``entropy`` (as both papers use) and the variance
 decrease, in the target's units squared, for a regressor; for ``gain_ratio`` and
 ``cart`` their own score stands for it. Measures equal within rounding tie, and
 the lowest feature index wins, as everywhere in the tree.""",
-            check=lambda value, _is_classification: check_cost_criterion(value),
+            check=_check_cost_criterion,
         ),
         Parameter(
             "cost_weight",
@@ -480,6 +505,7 @@ class Settings:
     cost_weight: float
     categorical_split: str
     max_category_subset: int
+    device: str
     given: Mapping[str, object]
 
 
@@ -499,6 +525,7 @@ _SETTINGS_ORDER = (
     "cost_weight",
     "categorical_split",
     "max_category_subset",
+    "device",
 )
 # Values of the parameters an estimator may lack (a regressor has no min_purity, a
 # forest no feature costs): what leaves them without effect.
@@ -588,10 +615,13 @@ class TrainingDevice(NamedTuple):
 
 def resolve_training_device(settings: Settings) -> TrainingDevice:
     """The machine stage of ``device``: the device this fit runs on here."""
+    from gpu_tree.backends.contract import EXACT_SPLITTERS
+    from gpu_tree.backends.devices import resolve_device
+
     reason = None
     if settings.splitter in EXACT_SPLITTERS:
         reason = f"splitter={settings.splitter!r} (exact search)"
-    return TrainingDevice(resolve_device(settings.given["device"], reason), reason)
+    return TrainingDevice(resolve_device(settings.device, reason), reason)
 
 
 def check_parameter(name: str, value, is_classification: bool = False):

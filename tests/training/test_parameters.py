@@ -29,7 +29,7 @@ ESTIMATORS = [
     gpu_tree.dask.DecisionTreeClassifier,
     gpu_tree.dask.DecisionTreeRegressor,
 ]
-STAGES = {"settings", "data", "machine", "display", "forest"}
+STAGES = {"settings", "data", "display", "forest"}
 
 
 def parameters_of(estimator):
