@@ -8,13 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_tree.backends import cuda as cuda_backend
 from gpu_tree.backends.contract import HISTOGRAM_SPLITTERS, BinnedData
-from gpu_tree.backends.cuda import (
-    check_cuda_support,
-    check_device_memory,
-    cuda_array_module,
-    current_stream,
-)
+from gpu_tree.backends.cuda import check_cuda_support, check_device_memory, cuda_array_module
 from gpu_tree.data.binning import BinMapper, check_category_counts, missing_by_feature
 from gpu_tree.data.sparse import densified
 from gpu_tree.data.validation import DENSE, DEVICE, SPARSE
@@ -81,9 +77,10 @@ def bin_features(
         if layout is not None:
             check_device_memory(X, mapper, layout, xp)
         X_device = X if kind == DEVICE else host_to_device(X, xp)
-        X_binned, bin_lower, bin_upper = mapper.transform_on_device(
-            X_device, xp, current_stream(xp)
-        )
+        # The stream is read from the module at each call: one set there (by a caller,
+        # or a test) is the one every launch of the fit must get.
+        stream = cuda_backend.current_stream(xp)
+        X_binned, bin_lower, bin_upper = mapper.transform_on_device(X_device, xp, stream)
     else:
         X_binned, bin_lower, bin_upper = mapper.transform(X, row_major=True)
     return mapper, BinnedData(X_binned, bin_lower, bin_upper, mapper.missing_bin_)
