@@ -165,7 +165,7 @@ def prepare(X, y, sample_weight, settings: Settings, task: Task, device, cpu_onl
     kind = input_kind(X)
     if kind == DEVICE:
         if device != "cuda":
-            if settings.given["device"] == "auto" and cpu_only_reason is not None:
+            if settings.device == "auto" and cpu_only_reason is not None:
                 raise ValueError(
                     f"X is a GPU array, but {cpu_only_reason} runs on the CPU only: pass X "
                     "as a numpy array (or SciPy sparse matrix)"
