@@ -1,17 +1,17 @@
 """Stage 4 of a fit: the tree grown on the searched data, and pruned.
 
-The whole pipeline, as every front end (the tree, the forest, ``gpu_tree.dask``) runs
-it::
+The whole pipeline, as the tree runs it::
 
     settings = parameters.check_settings(params, is_classification)   # no data
-    prepared = inputs.prepare(X, y, sample_weight, settings, task, device)
-    attributes = inputs.input_attributes(prepared)                    # n_features_in_, ...
-    searched = binning.searched_data(prepared, settings, device)
-    fitted = fit.fit_tree(prepared, settings, device)                 # bins, grows, prunes
+    device = parameters.resolve_training_device(settings)
+    prepared = inputs.prepare(X, y, sample_weight, settings, task, *device)
+    inputs.check_fit_support(prepared, settings)
+    fitted = fit_tree(prepared, settings, device.name, monotonic_cst)  # bins, grows, prunes
+    attributes = inputs.input_attributes(prepared)                     # n_features_in_, ...
 
-The forest grows many trees from one :func:`searched_data` (:func:`growth_params` per
-batch); the distributed fit bins and sums on its workers and grows with
-:func:`growth_params` too.
+The forest runs the same first stages, bins once (``binning.searched_data``) and grows
+batches of trees from that with :func:`growth_params`; the distributed fit bins and sums
+on its workers and grows with :func:`growth_params` too.
 """
 
 from __future__ import annotations

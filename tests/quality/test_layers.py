@@ -268,10 +268,10 @@ def impurity_definitions(modules) -> dict[str, list[str]]:
         if not module.startswith(("gpu_tree.kernels", "gpu_tree.growing", "gpu_tree.backends")):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            is_function = isinstance(node, ast.FunctionDef | ast.Lambda)
-            name = getattr(node, "name", "")
-            if is_function and any(word in name.lower() for word in IMPURITY_NAME):
-                found.setdefault(name, []).append(module)
+            if isinstance(node, ast.FunctionDef) and any(
+                word in node.name.lower() for word in IMPURITY_NAME
+            ):
+                found.setdefault(node.name, []).append(module)
     return found
 
 
