@@ -46,7 +46,7 @@ def _diamonds(rows):
 
 def _measure(model, X, folder: Path, repeats: int) -> dict:
     import gpu_tree
-    from gpu_tree.model.file_format import save_model
+    from gpu_tree.model.file_format.writing import save_model
 
     expected = model.predict(X)
     out = {}

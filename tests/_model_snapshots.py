@@ -113,7 +113,7 @@ EXACT_MODELS = {
 def comparable(document: dict) -> dict:
     """A model document without what may change when the code moves (its version, the
     file format's version) and with its arrays as lists, however the file stores them."""
-    from gpu_tree.model.file_format import unpacked_document
+    from gpu_tree.model.file_format.writing import unpacked_document
 
     plain = unpacked_document(document)
     return {k: v for k, v in plain.items() if k not in ("library_version", "format_version")}
@@ -135,7 +135,7 @@ def train_exact(name: str) -> dict:
     from _shared_data import numeric_arff
 
     from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
-    from gpu_tree.model.file_format import model_document
+    from gpu_tree.model.file_format.writing import model_document
 
     dataset, target, params = EXACT_MODELS[name]
     X, y = numeric_arff(dataset, target)

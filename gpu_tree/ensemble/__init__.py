@@ -9,7 +9,7 @@ from gpu_tree.ensemble.forest import (
     unfitted_tree,
 )
 from gpu_tree.estimators import load_model
-from gpu_tree.model.file_format import register_estimator
+from gpu_tree.model.file_format.registry import register_estimator
 
 # Model files name these classes; the loader builds them, and their trees, from its
 # registry. Importing this package registers them (and, through gpu_tree.estimators, the

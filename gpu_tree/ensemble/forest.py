@@ -735,7 +735,7 @@ class _BaseForest(BaseEstimator):
 
     def save(self, path):
         """Write the fitted forest to ``path`` as a versioned JSON model file."""
-        from gpu_tree.model.file_format import save_model
+        from gpu_tree.model.file_format.writing import save_model
 
         save_model(self, path)
 

@@ -10,7 +10,8 @@ from gpu_tree.estimators.tree import (
     ExtraTreeClassifier,
     ExtraTreeRegressor,
 )
-from gpu_tree.model.file_format import load_model, register_estimator
+from gpu_tree.model.file_format.reading import load_model
+from gpu_tree.model.file_format.registry import register_estimator
 from gpu_tree.model.oblique import OBLIQUE_CODEC
 
 # Model files name these classes; the loader builds them from its registry. Load models

@@ -159,7 +159,7 @@ class _BaseObliqueTree(BaseEstimator):
     def save(self, path):
         """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
         (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
-        from gpu_tree.model.file_format import save_model
+        from gpu_tree.model.file_format.writing import save_model
 
         save_model(self, path)
 

@@ -27,8 +27,8 @@ an oblique condition as ``0.31·x1 − 0.72·x4 ≤ 1.20``: terms whose |coeffic
 the model).
 
 Model files: :data:`OBLIQUE_CODEC` writes and reads the fields of an oblique estimator's
-model file (gpu_tree.model.file_format dispatches to it); the reader checks every
-invariant prediction relies on.
+model file (gpu_tree.model.file_format's writing and reading dispatch to it); the reader
+checks every invariant prediction relies on.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 from gpu_tree.data.validation import check_feature_names, check_X
 from gpu_tree.model import packed_arrays
+from gpu_tree.model.file_format.labels import read_class_labels
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -439,8 +440,6 @@ class ObliqueCodec:
             if n_outputs != 1:
                 read.fail(f"a regressor's tree must have 1 output column, not {n_outputs}")
         else:
-            from gpu_tree.model.file_format import read_class_labels
-
             labels = read_class_labels(read, read.field(document, "classes", dict))
             if labels.ndim != 1 or labels.size != n_outputs:
                 read.fail(f"{labels.size} class labels, but the tree has {n_outputs} classes")

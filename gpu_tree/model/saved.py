@@ -5,8 +5,8 @@ The estimators derive from scikit-learn's ``BaseEstimator`` where it is installe
 importing one imports scikit-learn (and SciPy and pandas, which it imports), the training
 code and the numba kernels: seconds of every command's start. The classes here stand in
 for them after a fit, under the estimator's class name: the model-file loader
-(:func:`gpu_tree.model.file_format.model_from_document`, every field checked as for an
-estimator) sets the same fitted attributes on them, and they predict a host X (a NumPy
+(:func:`gpu_tree.model.file_format.reading.model_from_document`, every field checked as
+for an estimator) sets the same fitted attributes on them, and they predict a host X (a NumPy
 array or a SciPy sparse matrix) as the estimator does: the same checks of X and the same
 category codes, messages and tree walks, so the same predictions
 (tests/app/test_cli_startup.py compares them for every kind of model). Reading a model needs
@@ -27,7 +27,8 @@ import numpy as np
 from gpu_tree.data.frames import as_pandas_frame
 from gpu_tree.data.predict_input import checked_host_X, coded_for_predict, refuse_device_array
 from gpu_tree.kernels.walk import leaf_of_row
-from gpu_tree.model import file_format
+from gpu_tree.model.file_format import reading
+from gpu_tree.model.file_format.registry import EstimatorRegistry
 from gpu_tree.model.oblique import OBLIQUE_CODEC, checked_oblique_X
 from gpu_tree.model.tree import (
     forest_lockstep_arrays,
@@ -65,7 +66,7 @@ class SavedModel:
 
     _is_classification = True
     # The parameters a model file leaves out (how a fit is shown; monotonic_cst where
-    # None: gpu_tree.model.file_format) and the estimators' defaults of them, which a
+    # None: gpu_tree.model.file_format.writing) and the estimators' defaults of them, which a
     # model loaded by gpu_tree.load has. The oblique trees have neither.
     _unsaved_defaults = {"verbose": 0, "monotonic_cst": None}
 
@@ -285,7 +286,7 @@ def _tree_estimator(forest, index):
     return CLASSES[_FORESTS[type(forest).__name__][1]](**params)
 
 
-REGISTRY = file_format.EstimatorRegistry(
+REGISTRY = EstimatorRegistry(
     classes=CLASSES,
     tree_estimators={name: _tree_estimator for name in _FORESTS},
     codecs={name: OBLIQUE_CODEC for name in _TREES if name.startswith("Oblique")},
@@ -294,11 +295,12 @@ REGISTRY = file_format.EstimatorRegistry(
 
 def model_from_document(document, source="model") -> SavedModel:
     """The saved model a parsed model file describes, checked as
-    :func:`gpu_tree.model.file_format.model_from_document` checks an estimator's."""
-    return file_format.model_from_document(document, source, REGISTRY)
+    :func:`gpu_tree.model.file_format.reading.model_from_document` checks an
+    estimator's."""
+    return reading.model_from_document(document, source, REGISTRY)
 
 
 def load_saved_model(path) -> SavedModel:
     """The saved model in the model file ``path``; a ``ValueError`` says what is wrong
     with a bad file, as :func:`gpu_tree.load` says it."""
-    return model_from_document(file_format.read_model_document(path), str(path))
+    return model_from_document(reading.read_model_document(path), str(path))

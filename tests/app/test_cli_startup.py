@@ -19,7 +19,8 @@ import pytest
 from _cli import run_cli
 
 import gpu_tree
-from gpu_tree.model import file_format, saved
+from gpu_tree.model import saved
+from gpu_tree.model.file_format.registry import ESTIMATORS
 
 # Libraries whose import took seconds, and the library's training layers (with the
 # compiled kernels), none of which reading a model file needs.
@@ -314,7 +315,7 @@ def test_the_python_walk_reaches_the_kernels_leaves():
 def test_the_saved_models_stand_in_for_every_registered_estimator():
     import gpu_tree.ensemble  # noqa: F401  (registers the forests and trees)
 
-    registered = file_format.ESTIMATORS
+    registered = ESTIMATORS
     assert sorted(saved.REGISTRY.classes) == sorted(registered.classes)
     assert sorted(saved.REGISTRY.tree_estimators) == sorted(registered.tree_estimators)
     assert saved.REGISTRY.codecs == registered.codecs

@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 
 import gpu_tree
-from gpu_tree.model import file_format
+from gpu_tree.model.file_format import registry
+from gpu_tree.model.file_format.reading import model_from_document
+from gpu_tree.model.file_format.writing import model_document
 
 
 def test_the_estimators_register_themselves():
     import gpu_tree.ensemble  # registers the forests (gpu_tree.load imports it too)
 
-    assert file_format._REGISTRY == {
+    assert registry._REGISTRY == {
         "DecisionTreeClassifier": gpu_tree.DecisionTreeClassifier,
         "DecisionTreeRegressor": gpu_tree.DecisionTreeRegressor,
         "ExtraTreeClassifier": gpu_tree.ExtraTreeClassifier,
@@ -30,11 +32,11 @@ def test_the_estimators_register_themselves():
 def test_a_second_class_under_a_registered_name_is_refused():
     imposter = type("DecisionTreeClassifier", (), {})
     with pytest.raises(ValueError, match="already registered as 'DecisionTreeClassifier'"):
-        file_format.register_estimator(imposter)
-    assert file_format._REGISTRY["DecisionTreeClassifier"] is gpu_tree.DecisionTreeClassifier
+        registry.register_estimator(imposter)
+    assert registry._REGISTRY["DecisionTreeClassifier"] is gpu_tree.DecisionTreeClassifier
     # registering the same class again changes nothing
     assert (
-        file_format.register_estimator(gpu_tree.DecisionTreeRegressor)
+        registry.register_estimator(gpu_tree.DecisionTreeRegressor)
         is gpu_tree.DecisionTreeRegressor
     )
 
@@ -42,7 +44,7 @@ def test_a_second_class_under_a_registered_name_is_refused():
 def test_a_registered_class_loads_and_an_unregistered_name_does_not(tmp_path, monkeypatch):
     X = np.arange(40.0).reshape(20, 2)
     y = (X[:, 0] > 15).astype(int)
-    document = file_format.model_document(gpu_tree.DecisionTreeClassifier(device="cpu").fit(X, y))
+    document = model_document(gpu_tree.DecisionTreeClassifier(device="cpu").fit(X, y))
     document = json.loads(json.dumps(document))
 
     class Special(gpu_tree.DecisionTreeClassifier):
@@ -50,8 +52,8 @@ def test_a_registered_class_loads_and_an_unregistered_name_does_not(tmp_path, mo
 
     document["estimator"] = "Special"
     with pytest.raises(ValueError, match="unknown estimator 'Special'"):
-        file_format.model_from_document(document)
-    monkeypatch.setitem(file_format._REGISTRY, "Special", Special)
-    loaded = file_format.model_from_document(document)
+        model_from_document(document)
+    monkeypatch.setitem(registry._REGISTRY, "Special", Special)
+    loaded = model_from_document(document)
     assert type(loaded) is Special
     np.testing.assert_array_equal(loaded.predict(X), y)

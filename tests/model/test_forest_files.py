@@ -21,7 +21,7 @@ from gpu_tree import (
     RandomForestRegressor,
     assert_tree_equal,
 )
-from gpu_tree.model.file_format import model_document, unpacked_document
+from gpu_tree.model.file_format.writing import model_document, unpacked_document
 from gpu_tree.utils.compat import NotFittedError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -472,21 +472,22 @@ def test_whole_array_and_node_by_node_checks_agree(tmp_path, monkeypatch):
     # A tree is checked on whole arrays, and node by node (for the message) only when that
     # fails: the two must pass and fail the same trees. Random one-entry edits of the
     # trees' arrays, each loaded with both checks compared.
-    from gpu_tree.model import file_format
+    from gpu_tree.model.file_format import checks
+    from gpu_tree.model.file_format.fields import Reader
 
     verdicts = []
-    whole_arrays = file_format._structure_is_valid
+    whole_arrays = checks._structure_is_valid
 
     def both(*args):
         fast = whole_arrays(*args)
         try:
-            file_format._check_structure_node_by_node(file_format._Reader("x"), *args)
+            checks._check_structure_node_by_node(Reader("x"), *args)
             verdicts.append((fast, True))
         except ValueError:
             verdicts.append((fast, False))
         return fast
 
-    monkeypatch.setattr(file_format, "_structure_is_valid", both)
+    monkeypatch.setattr(checks, "_structure_is_valid", both)
     rng = np.random.default_rng(0)
     for model in ("subset", "classifier", "regressor"):
         for _ in range(40):

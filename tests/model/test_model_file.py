@@ -13,7 +13,7 @@ from _plain_models import plain_document
 
 import gpu_tree
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree.model.file_format import unpacked_document
+from gpu_tree.model.file_format.writing import unpacked_document
 from gpu_tree.utils.compat import NotFittedError
 
 pd = pytest.importorskip("pandas")
@@ -155,7 +155,7 @@ def test_pickling_still_works():
 # -- every damaged or foreign file gets a ValueError saying what is wrong ---------------------
 def _document():
     model, _ = _fitted(categorical_features=[0], categorical_split="multiway")
-    from gpu_tree.model.file_format import model_document
+    from gpu_tree.model.file_format.writing import model_document
 
     return json.loads(json.dumps(model_document(model, packed=False)))
 

@@ -15,7 +15,7 @@ import pytest
 import gpu_tree
 from gpu_tree import DecisionTreeClassifier, RandomForestRegressor, assert_tree_equal
 from gpu_tree.model import packed_arrays
-from gpu_tree.model.file_format import model_document, unpacked_document
+from gpu_tree.model.file_format.writing import model_document, unpacked_document
 
 
 def _unpack(value, dtypes=packed_arrays.INTEGER_DTYPES + packed_arrays.FLOAT_DTYPES):

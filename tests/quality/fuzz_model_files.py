@@ -120,7 +120,7 @@ def fitted_documents() -> dict[str, dict]:
     import numpy as np
 
     import gpu_tree
-    from gpu_tree.model import file_format
+    from gpu_tree.model.file_format.writing import unpacked_document
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
@@ -148,7 +148,7 @@ def fitted_documents() -> dict[str, dict]:
             path = Path(folder) / f"{name}.json"
             model.save(path)
             # edited as lists; make_cases packs the arrays again as files hold them
-            documents[name] = file_format.unpacked_document(json.loads(path.read_text()))
+            documents[name] = unpacked_document(json.loads(path.read_text()))
     return documents
 
 

@@ -25,7 +25,7 @@ Usage (from the repository root)::
     python tests/quality/mutation_testing.py --list                  # the mutants, checked
     python tests/quality/mutation_testing.py                         # run all (tens of minutes)
     python tests/quality/mutation_testing.py --only M05 --only S12   # some of them
-    python tests/quality/mutation_testing.py --file file_format.py   # those of one source file
+    python tests/quality/mutation_testing.py --file file_format/checks.py  # one file's
     python tests/quality/mutation_testing.py --resume                # skip ids already in the JSON
 
 The worktree (``--worktree``, default ``$TMPDIR/gpu_tree-mutation-wt``) is created from
@@ -62,10 +62,17 @@ CUDA_KERNELS = "kernels/cuda.py"
 CPU_BACKEND = "gpu_tree/backends/cpu.py"
 CUDA_BACKEND = "gpu_tree/backends/cuda.py"
 GROWER = "gpu_tree/growing/grower.py"
+NODE_TABLE = "gpu_tree/growing/node_table.py"
+FEATURE_DRAWS = "gpu_tree/growing/feature_draws.py"
+SPLIT_EVALUATION = "gpu_tree/growing/split_evaluation.py"
+SPLIT_APPLICATION = "gpu_tree/growing/split_application.py"
 RANDOM_SPLIT = "kernels/_random_split.py"
 SUBTREES = "kernels/cpu_subtrees.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
-MODEL_FILE = "gpu_tree/model/file_format.py"
+MODEL_FIELDS = "gpu_tree/model/file_format/fields.py"
+MODEL_READING = "gpu_tree/model/file_format/reading.py"
+MODEL_CHECKS = "gpu_tree/model/file_format/checks.py"
+MODEL_WRITING = "gpu_tree/model/file_format/writing.py"
 PACKED_ARRAYS = "gpu_tree/model/packed_arrays.py"
 STATS = "gpu_tree/data/stats.py"
 ROWS = "gpu_tree/backends/rows.py"
@@ -130,8 +137,31 @@ FILE_TESTS = {
         "tests/growing/test_missing_values.py",
         "tests/data/test_regression_precision.py",
     ),
+    NODE_TABLE: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    FEATURE_DRAWS: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    SPLIT_EVALUATION: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    SPLIT_APPLICATION: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
     CATEGORICAL: ("tests/data/test_categorical.py",),
-    MODEL_FILE: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
+    MODEL_FIELDS: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
+    MODEL_READING: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
+    MODEL_CHECKS: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
+    MODEL_WRITING: ("tests/model/test_model_file.py", "tests/model/test_packed_arrays.py"),
     PACKED_ARRAYS: ("tests/model/test_packed_arrays.py",),
     ROWS: (
         "tests/backends/test_histograms.py",
@@ -346,56 +376,56 @@ MUTANTS: list[Mutant] = [
     # -- model-file validation --------------------------------------------------------------
     M(
         "M01",
-        MODEL_FILE,
+        MODEL_READING,
         "if version not in READABLE_VERSIONS:",
         "if False:",
         "format_version not checked",
     ),
     M(
         "M02",
-        MODEL_FILE,
+        MODEL_READING,
         'if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:',
         "if not isinstance(document, dict):",
         "the format name is not checked: any JSON object is read as a model",
     ),
     M(
         "M03",
-        MODEL_FILE,
+        MODEL_FIELDS,
         "if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):",
         "if not all(isinstance(v, int) for v in values):",
         "integer arrays accept true/false",
     ),
     M(
         "M04",
-        MODEL_FILE,
+        MODEL_FIELDS,
         "            and not isinstance(value, kind)\n            or isinstance(value, bool)\n            and kind is int\n",
         "            and not isinstance(value, kind)\n",
         "integer fields accept true/false (format_version: true passes as 1)",
     ),
     M(
         "M05",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if child <= node:",
         "if child < node:",
         "a node that is its own child is accepted: prediction never ends",
     ),
     M(
         "M06",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if not 0 <= child < n:",
         "if not 0 <= child <= n:",
         "off-by-one: child index == node_count accepted",
     ),
     M(
         "M07",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if not 0 <= feature[node] < n_features:",
         "if not 0 <= feature[node] <= n_features:",
         "off-by-one: split feature == n_features accepted (reads past X's columns)",
     ),
     M(
         "M08",
-        MODEL_FILE,
+        MODEL_CHECKS,
         '    if parents[0] != 0:\n        read.fail("the root has a parent")\n',
         "",
         "the root-has-a-parent check removed",
@@ -404,63 +434,63 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "M09",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "orphan = np.flatnonzero(parents[1:] != 1)",
         "orphan = np.flatnonzero(parents[1:] > 1)",
         "orphan nodes (no parent) accepted; only shared children refused",
     ),
     M(
         "M10",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if left[node] != right[node] or kind[node] != LEAF:",
         "if left[node] != right[node]:",
         "a leaf whose split kind says it is internal is accepted",
     ),
     M(
         "M11",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if offset < 0 or entries < 1 or offset + entries + 1 > branch_children.size:",
         "if offset < 0 or entries < 1 or offset + entries > branch_children.size:",
         "off-by-one: a multiway branch table one entry short of its default slot accepted",
     ),
     M(
         "M12",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "if offset < 0 or offset + n_words > bitsets.size:",
         "if offset + n_words > bitsets.size:",
         "a negative category-set offset accepted (numpy wraps it)",
     ),
     M(
         "M13",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "feature.clip(0)])\n        if bad.size:\n",
         "feature.clip(0)])\n        if False:\n",
         "a categorical split on a numeric feature accepted",
     ),
     M(
         "M14",
-        MODEL_FILE,
+        MODEL_READING,
         "if labels.ndim != 1 or labels.size != tree.max_n_classes or tree.n_outputs != 1:",
         "if labels.ndim != 1 or tree.n_outputs != 1:",
         "class labels not checked against the tree's number of classes",
     ),
     M(
         "M15",
-        MODEL_FILE,
+        MODEL_READING,
         "if n < 1 or n_features < 1 or n_classes < 1 or n_words < 1:",
         "if n_features < 1 or n_classes < 1 or n_words < 1:",
         "node_count 0 accepted (an empty tree)",
     ),
     M(
         "M16",
-        MODEL_FILE,
+        MODEL_WRITING,
         'out[k] = "nan" if v != v else "inf" if v > 0 else "-inf"',
         'out[k] = "nan" if v != v else "inf"',
         "writer: -inf saved as inf (round trip changes the model)",
     ),
     M(
         "M17",
-        MODEL_FILE,
+        MODEL_CHECKS,
         "    if tree.n_category_words < 1:\n"
         '        read.fail("n_category_words must be at least 1")\n',
         "",
@@ -469,28 +499,28 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "M18",
-        MODEL_FILE,
+        MODEL_READING,
         'value = read.floats(doc, "value", n * n_outputs * n_classes)',
         'value = read.floats(doc, "value", None)',
         "the value array's length is not checked",
     ),
     M(
         "M19",
-        MODEL_FILE,
+        MODEL_READING,
         "if n_features != tree.n_features:",
         "if False:",
         "n_features_in not checked against the tree",
     ),
     M(
         "M20",
-        MODEL_FILE,
+        MODEL_READING,
         "if kind not in registry.classes:",
         "if False:",
         "the estimator name is not checked: any attribute of gpu_tree.estimators.tree is called",
     ),
     M(
         "M21",
-        MODEL_FILE,
+        MODEL_READING,
         "if mask[j] != (entry is not None):",
         "if False:",
         "is_categorical and the categories list may disagree",
@@ -685,14 +715,14 @@ MUTANTS: list[Mutant] = [
     # -- grower -----------------------------------------------------------------------------
     M(
         "G01",
-        GROWER,
+        NODE_TABLE,
         "(tree.depth[nodes] < p.max_depth)",
         "(tree.depth[nodes] <= p.max_depth)",
         "off-by-one: trees one level deeper than max_depth",
     ),
     M(
         "G02",
-        GROWER,
+        NODE_TABLE,
         "            & (count >= 2 * p.min_samples_leaf)\n",
         "",
         "the 2 * min_samples_leaf pre-check removed",
@@ -702,21 +732,21 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G03",
-        GROWER,
+        NODE_TABLE,
         "ok &= purity < p.min_purity",
         "ok &= purity <= p.min_purity",
         "boundary: a node exactly at min_purity is still split",
     ),
     M(
         "G04",
-        GROWER,
+        SPLIT_EVALUATION,
         "& (priority + EPSILON >= min_decrease)",
         "& (priority >= min_decrease)",
         "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)",
     ),
     M(
         "G05",
-        GROWER,
+        SPLIT_APPLICATION,
         "smaller_is_left = left_count[parents] <= right_count[parents]",
         "smaller_is_left = left_count[parents] >= right_count[parents]",
         "the subtraction trick builds the larger child and derives the smaller",
@@ -725,28 +755,28 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G06",
-        GROWER,
+        SPLIT_APPLICATION,
         "larger = np.where(smaller_is_left, right[parents], left[parents])",
         "larger = np.where(smaller_is_left, left[parents], right[parents])",
         "subtraction trick: the derived histogram is given to the wrong child (left/right swap)",
     ),
     M(
         "G07",
-        GROWER,
+        SPLIT_EVALUATION,
         "threshold = np.where(next_bin < 0, np.inf, threshold)",
         "threshold = np.where(next_bin < 0, threshold, threshold)",
         "'missing only right' splits get a finite threshold: large values go right at predict",
     ),
     M(
         "G08",
-        GROWER,
+        SPLIT_EVALUATION,
         "mask = usable if drawn is None else drawn",
         "mask = usable",
         "max_features draw ignored (every feature searched)",
     ),
     M(
         "G09",
-        GROWER,
+        FEATURE_DRAWS,
         "eligible = filled > 1",
         "eligible = filled > 0",
         "max_features drawn among every feature holding rows, constant ones included",
@@ -754,7 +784,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G14",
-        GROWER,
+        FEATURE_DRAWS,
         "taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])",
         "taken = take_drawn(eligible, n_drawn, 0)",
         "drawn-feature histograms: drawing on forgets the features already drawn (too many)",
@@ -762,7 +792,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G15",
-        GROWER,
+        FEATURE_DRAWS,
         "listed = np.sort(order[:, :n_drawn], axis=1)",
         "listed = order[:, :n_drawn]",
         "drawn-feature histograms kept in draw order: ties between features break otherwise",
@@ -784,7 +814,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G12",
-        GROWER,
+        SPLIT_APPLICATION,
         "words[subset] = np.where(ev.missing_left[nodes][:, None], ~right, left)",
         "words[subset] = left",
         "categories absent from a node do not follow its missing-left rule",
@@ -1167,7 +1197,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "F05",
-        GROWER,
+        NODE_TABLE,
         "return EPSILON if self.layout.is_classification else 0.0",
         "return EPSILON",
         "an absolute purity bound for regression: y * 2**-40 grows a smaller tree than y",

@@ -33,7 +33,7 @@ def info(model, tree):
     """Describe MODEL: format, versions, parameters, tree size (a forest's trees, and with
     --tree N that tree's), features, classes, device."""
     from gpu_tree.model import saved
-    from gpu_tree.model.file_format import read_model_document
+    from gpu_tree.model.file_format.reading import read_model_document
 
     document = read_model_document(model)  # read and parsed once
     estimator = saved.model_from_document(document, str(model))  # validates it all
