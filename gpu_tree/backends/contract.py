@@ -5,8 +5,8 @@
   docstrings are the one description of the contract). A backend declares its optional
   methods in its :class:`BackendCapabilities`; nothing is probed.
 - The records they exchange: :class:`BackendCapabilities`, :class:`DenseHistograms`,
-  :class:`CompactHistograms`, :class:`FinishedSubtrees`, :class:`SubtreeCategories`,
-  and the search's data, :class:`BinnedData` (the rows' statistics are
+  :class:`CompactHistograms`, :class:`FinishedSubtrees`, :class:`SubtreeRules`,
+  :class:`SubtreeCategories`, and the search's data, :class:`BinnedData` (the rows' statistics are
   :class:`gpu_tree.backends.rows.RowData`).
 - The one builder of backends, ``backends.factory.make_backend`` (beside this module,
   as it imports every backend, which import this one).
@@ -156,6 +156,24 @@ class FinishedSubtrees(NamedTuple):
     searched: np.ndarray
     subset: np.ndarray
     category_words: np.ndarray
+
+
+class SubtreeRules(NamedTuple):
+    """The rules a backend's ``finish_subtrees`` grows by, as level-wise growth applies
+    them (scores and weights in the fit's units)."""
+
+    max_depth: int
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_leaf: float
+    min_purity: float  # a node this pure is a leaf (1.0: no such rule)
+    min_decrease: float  # min_impurity_decrease, in the fit's units
+    root_weight: float  # the weight of the subtrees' tree's root (the decrease's scale)
+    pure_impurity: float  # impurities at or below this count as pure
+    rtol: float  # splitting.SCORE_RTOL: scores this close tie
+    epsilon: float  # the slack on the min_decrease comparison
+    max_features: int  # features drawn per node (0: every feature)
+    random_thresholds: bool  # extremely randomised trees' one threshold per feature
 
 
 class SubtreeCategories(NamedTuple):

@@ -18,6 +18,7 @@ from gpu_tree.backends.contract import (
     DenseHistograms,
     FinishedSubtrees,
     SubtreeCategories,
+    SubtreeRules,
 )
 from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
 from gpu_tree.kernels import cpu as cpu_kernels
@@ -297,14 +298,14 @@ class CPUHistogramBackend(_CPUBackend):
         depth,
         impurity,
         criterion,
-        settings,
+        rules: SubtreeRules,
         categories: SubtreeCategories | None = None,
         keys=None,
     ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
         call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs,
-        ``criterion`` the split criterion's name and ``settings`` the stopping rules
-        (float64, the kernel's order); ``categories``: the categorical features and their
+        ``criterion`` the split criterion's name and ``rules`` the rules it grows by;
+        ``categories``: the categorical features and their
         subset search (None: every feature is numeric); ``keys``: the nodes' keys of the
         per-node feature draws (uint64; None: zeros, for fits that draw none). Returns
         :class:`FinishedSubtrees`."""
@@ -364,7 +365,7 @@ class CPUHistogramBackend(_CPUBackend):
             cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
             layout.n_classes if layout.is_classification else 0,
             n_channels - 1 if layout.has_count_channel else -1,
-            np.asarray(settings, dtype=np.float64),
+            _finisher_settings(rules),
             np.asarray(categories.is_categorical, dtype=np.bool_),
             has_categorical,
             int(categories.max_subset),
@@ -424,3 +425,21 @@ class CPUExactBackend(_CPUBackend):
     @staticmethod
     def _split_points(bin_threshold, threshold):
         return np.asarray(threshold, dtype=np.float64)  # raw values <= it go left
+
+
+def _finisher_settings(rules: SubtreeRules) -> np.ndarray:
+    """The finisher kernel's settings array (float64, in its order) of ``rules``."""
+    settings = np.zeros(cpu_subtrees.N_SETTINGS)
+    settings[cpu_subtrees.MAX_DEPTH] = rules.max_depth
+    settings[cpu_subtrees.MIN_SAMPLES_SPLIT] = rules.min_samples_split
+    settings[cpu_subtrees.MIN_SAMPLES_LEAF] = rules.min_samples_leaf
+    settings[cpu_subtrees.MIN_WEIGHT_LEAF] = rules.min_weight_leaf
+    settings[cpu_subtrees.MIN_PURITY] = rules.min_purity
+    settings[cpu_subtrees.MIN_DECREASE] = rules.min_decrease
+    settings[cpu_subtrees.ROOT_WEIGHT] = rules.root_weight
+    settings[cpu_subtrees.PURE_IMPURITY] = rules.pure_impurity
+    settings[cpu_subtrees.RTOL] = rules.rtol
+    settings[cpu_subtrees.EPSILON] = rules.epsilon
+    settings[cpu_subtrees.MAX_FEATURES] = rules.max_features
+    settings[cpu_subtrees.RANDOM_THRESHOLDS] = 1.0 if rules.random_thresholds else 0.0
+    return settings

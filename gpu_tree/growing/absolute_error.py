@@ -55,7 +55,7 @@ def absolute_error_search(
     ``feature_mask`` (len(slots), n_columns) bool, or None: the columns each node may
     use; a column is a feature, or the node's drawn feature at that position.
     ``drawn_splits``: extremely randomised trees' batch of one drawn split per node and
-    column (``Grower._random_split_batch``, whose ``hist`` this is): only those splits
+    column (``SplitEvaluator._random_split_batch``, whose ``hist`` this is): only those splits
     are scored, bin 0 going left. ``monotonic`` (splitting.MonotonicBounds, or None):
     constraints checked on the children's medians, as scikit-learn checks them.
     """

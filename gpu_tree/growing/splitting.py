@@ -1,9 +1,10 @@
 """Choose the best split of many nodes at once from their histograms.
 
-Which search scores a node. The grower decides (``Grower._subtree_finisher`` and
-``Grower._evaluate_batch``), top row first; every search chooses what the vectorised one
-below chooses (tests/kernels/test_split_scan.py, test_categorical_compiled.py,
-test_subtree_finisher.py and the model snapshots hold them to it):
+Which search scores a node. The grower and its collaborators decide
+(``SubtreeFinisher.available`` and ``SplitEvaluator.evaluate``), top row first; every
+search chooses what the vectorised one below chooses (tests/kernels/test_split_scan.py,
+test_categorical_compiled.py, test_subtree_finisher.py and the model snapshots hold them
+to it):
 
 =====================================  ===============================  ====================
 When                                   Search                           Code
@@ -22,8 +23,8 @@ numeric features only, a backend with   the compiled split scan, one     kernels
 ``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu.py,
 histograms, Dask), but poisson with                                      kernels/cuda.py)
 several outputs
-extremely randomised thresholds         one random split per node and    Grower._random_split_
-                                        feature, as a two-bin histogram, batch, then as above
+extremely randomised thresholds         one random split per node and    split_evaluation.py,
+                                        feature, as a two-bin histogram, then as above
                                         scored on the CPU
 categorical features on the CPU         the compiled categorical search  kernels/
 (histogram or exact), but poisson or    (:func:`_select_compiled`)       cpu_categorical.py
@@ -33,7 +34,7 @@ features, categorical features on a     module, in numpy or CuPy (the    criteri
 GPU or with poisson or monotonic        reference of the others)
 constraints, poisson with several
 outputs
-feature costs                           one of the above per feature,    Grower._select_by_cost
+feature costs                           one of the above per feature,    feature_costs.py
                                         then the cost-sensitive measure
 oblique trees                           projections, exact thresholds    oblique.py
 =====================================  ===============================  ====================
@@ -663,6 +664,12 @@ class CompiledSearch(NamedTuple):
     # values (MonotonicBounds.lower and upper; -inf and +inf without constraints)
     lower: Any
     upper: Any
+
+
+def compiled_scan_scores(layout, criterion) -> bool:
+    """Whether the compiled split scan (``kernels/_split_scan.py``) scores a fit's
+    ``criterion``: every one, of one output or several, but Poisson of several."""
+    return not (layout.n_outputs > 1 and criterion == "poisson")
 
 
 def compiled_search(

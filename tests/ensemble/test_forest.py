@@ -12,6 +12,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import check_estimator
 
 import gpu_tree.ensemble.forest as forest_module
+import gpu_tree.growing.feature_draws as feature_draws_module
 import gpu_tree.growing.grower as grower_module
 from gpu_tree import (
     DecisionTreeClassifier,
@@ -23,7 +24,7 @@ from gpu_tree import (
     assert_tree_equal,
 )
 from gpu_tree.backends.cuda import cuda_status, predict_forest_on_device
-from gpu_tree.growing.grower import Grower
+from gpu_tree.growing.feature_draws import FeatureDraws
 from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
 from gpu_tree.kernels import cpu as cpu_kernels
 from gpu_tree.model.tree import (
@@ -580,7 +581,7 @@ def test_drawn_features_histograms_grow_the_trees_of_every_features(
     model, finish_subtrees, monkeypatch
 ):
     """Drawing few features per node, the CPU builds only their histograms, each node's
-    from its rows (grower.DRAWN_ONLY_MAX_FRACTION), and draws on where a drawn feature is
+    from its rows (feature_draws.DRAWN_ONLY_MAX_FRACTION), and draws on where a drawn feature is
     constant in the node: the trees are those of every feature's histograms and the
     subtraction trick. Constant columns, two-valued ones (constant below a split on them)
     and missing values make the nodes draw on; ties (a copied column) are broken alike:
@@ -598,18 +599,18 @@ def test_drawn_features_histograms_grow_the_trees_of_every_features(
         monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     drew_on = []
-    draw_on = Grower._draw_on
+    draw_on = FeatureDraws._draw_on
 
     def spy(self, nodes, *args):
         drew_on.append(nodes.size)
         return draw_on(self, nodes, *args)
 
-    monkeypatch.setattr(Grower, "_draw_on", spy)
+    monkeypatch.setattr(FeatureDraws, "_draw_on", spy)
     params = dict(max_features=3, max_depth=8, random_state=3, device="cpu")
     weight = rng.integers(1, 4, rows).astype(float)
     drawn = model(4, **params).fit(X, y, sample_weight=weight)
     assert sum(drew_on) > 0  # some node found a drawn feature constant and drew on
-    monkeypatch.setattr(grower_module, "DRAWN_ONLY_MAX_FRACTION", 0.0)
+    monkeypatch.setattr(feature_draws_module, "DRAWN_ONLY_MAX_FRACTION", 0.0)
     drew_on.clear()
     every = model(4, **params).fit(X, y, sample_weight=weight)
     assert not drew_on

@@ -529,7 +529,7 @@ def test_growth_controls_as_in_scikit_learn(growth):
 
 
 def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
-    # Absolute-error fits grow level-wise only (Grower._subtree_finisher).
+    # Absolute-error fits grow level-wise only (SubtreeFinisher.available).
     rng = np.random.default_rng(9)
     X = rng.normal(size=(600, 4))
     y = X[:, 0] + rng.standard_t(2, 600)

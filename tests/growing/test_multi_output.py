@@ -184,7 +184,7 @@ def test_histogram_mode_grows_exact_modes_tree_where_every_value_has_a_bin():
 
 
 def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
-    # Multi-output fits grow level-wise only (Grower._subtree_finisher).
+    # Multi-output fits grow level-wise only (SubtreeFinisher.available).
     X, Y = _data(n=600, seed=6)
     trees = []
     for below in (0, 1 << 30):

@@ -328,7 +328,7 @@ def test_the_compiled_search_chooses_what_the_vectorised_one_does(seed):
 
 
 def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
-    # Poisson fits grow level-wise only (Grower._subtree_finisher): the same tree with
+    # Poisson fits grow level-wise only (SubtreeFinisher.available): the same tree with
     # the finisher asked to take over at every size or at none.
     X, y = _poisson_data(n=600, seed=2)
     trees = []

@@ -62,6 +62,10 @@ CUDA_KERNELS = "kernels/cuda.py"
 CPU_BACKEND = "gpu_tree/backends/cpu.py"
 CUDA_BACKEND = "gpu_tree/backends/cuda.py"
 GROWER = "gpu_tree/growing/grower.py"
+NODE_TABLE = "gpu_tree/growing/node_table.py"
+FEATURE_DRAWS = "gpu_tree/growing/feature_draws.py"
+SPLIT_EVALUATION = "gpu_tree/growing/split_evaluation.py"
+SPLIT_APPLICATION = "gpu_tree/growing/split_application.py"
 RANDOM_SPLIT = "kernels/_random_split.py"
 SUBTREES = "kernels/cpu_subtrees.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
@@ -129,6 +133,26 @@ FILE_TESTS = {
     ),
     CUDA_BACKEND: ("tests/device/test_cuda_backend.py",),
     GROWER: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    NODE_TABLE: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    FEATURE_DRAWS: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    SPLIT_EVALUATION: (
+        "tests/growing/test_grower.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_regression_precision.py",
+    ),
+    SPLIT_APPLICATION: (
         "tests/growing/test_grower.py",
         "tests/growing/test_missing_values.py",
         "tests/data/test_regression_precision.py",
@@ -691,14 +715,14 @@ MUTANTS: list[Mutant] = [
     # -- grower -----------------------------------------------------------------------------
     M(
         "G01",
-        GROWER,
+        NODE_TABLE,
         "(tree.depth[nodes] < p.max_depth)",
         "(tree.depth[nodes] <= p.max_depth)",
         "off-by-one: trees one level deeper than max_depth",
     ),
     M(
         "G02",
-        GROWER,
+        NODE_TABLE,
         "            & (count >= 2 * p.min_samples_leaf)\n",
         "",
         "the 2 * min_samples_leaf pre-check removed",
@@ -708,21 +732,21 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G03",
-        GROWER,
+        NODE_TABLE,
         "ok &= purity < p.min_purity",
         "ok &= purity <= p.min_purity",
         "boundary: a node exactly at min_purity is still split",
     ),
     M(
         "G04",
-        GROWER,
+        SPLIT_EVALUATION,
         "& (priority + EPSILON >= min_decrease)",
         "& (priority >= min_decrease)",
         "no EPSILON slack on min_impurity_decrease (scikit-learn's rule)",
     ),
     M(
         "G05",
-        GROWER,
+        SPLIT_APPLICATION,
         "smaller_is_left = left_count[parents] <= right_count[parents]",
         "smaller_is_left = left_count[parents] >= right_count[parents]",
         "the subtraction trick builds the larger child and derives the smaller",
@@ -731,28 +755,28 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G06",
-        GROWER,
+        SPLIT_APPLICATION,
         "larger = np.where(smaller_is_left, right[parents], left[parents])",
         "larger = np.where(smaller_is_left, left[parents], right[parents])",
         "subtraction trick: the derived histogram is given to the wrong child (left/right swap)",
     ),
     M(
         "G07",
-        GROWER,
+        SPLIT_EVALUATION,
         "threshold = np.where(next_bin < 0, np.inf, threshold)",
         "threshold = np.where(next_bin < 0, threshold, threshold)",
         "'missing only right' splits get a finite threshold: large values go right at predict",
     ),
     M(
         "G08",
-        GROWER,
+        SPLIT_EVALUATION,
         "mask = usable if drawn is None else drawn",
         "mask = usable",
         "max_features draw ignored (every feature searched)",
     ),
     M(
         "G09",
-        GROWER,
+        FEATURE_DRAWS,
         "eligible = filled > 1",
         "eligible = filled > 0",
         "max_features drawn among every feature holding rows, constant ones included",
@@ -760,7 +784,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G14",
-        GROWER,
+        FEATURE_DRAWS,
         "taken = take_drawn(eligible, n_drawn, [len(found[k]) for k in pending])",
         "taken = take_drawn(eligible, n_drawn, 0)",
         "drawn-feature histograms: drawing on forgets the features already drawn (too many)",
@@ -768,7 +792,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G15",
-        GROWER,
+        FEATURE_DRAWS,
         "listed = np.sort(order[:, :n_drawn], axis=1)",
         "listed = order[:, :n_drawn]",
         "drawn-feature histograms kept in draw order: ties between features break otherwise",
@@ -790,7 +814,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "G12",
-        GROWER,
+        SPLIT_APPLICATION,
         "words[subset] = np.where(ev.missing_left[nodes][:, None], ~right, left)",
         "words[subset] = left",
         "categories absent from a node do not follow its missing-left rule",
@@ -1173,7 +1197,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "F05",
-        GROWER,
+        NODE_TABLE,
         "return EPSILON if self.layout.is_classification else 0.0",
         "return EPSILON",
         "an absolute purity bound for regression: y * 2**-40 grows a smaller tree than y",

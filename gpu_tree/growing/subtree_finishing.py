@@ -1,0 +1,207 @@
+"""Small nodes' whole subtrees grown in one call (the backend's ``finish_subtrees``),
+and their nodes added to the tree.
+
+Which nodes are small enough is the grower's policy (``grower.FINISH_BELOW_ROWS``); this
+module decides whether a fit can be finished that way at all, hands the backend the
+rules level-wise growth applies (:class:`SubtreeRules`), and adds what comes back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpu_tree.backends.contract import HistogramBackend, SubtreeCategories, SubtreeRules
+from gpu_tree.data.stats import StatsLayout
+from gpu_tree.growing.criteria import ROW_MEASURED_CRITERIA
+from gpu_tree.growing.node_table import EPSILON, NodeTable
+from gpu_tree.growing.splitting import SCORE_RTOL, midpoint, subset_search_tables
+from gpu_tree.utils.fit_stats import count_per_level, enter_level
+
+
+class SubtreeFinisher:
+    """Finishes the subtrees of open nodes in one backend call.
+
+    Parameters
+    ----------
+    backend : HistogramBackend
+    layout : StatsLayout
+    params : GrowthParams
+    n_features : int
+    nodes : NodeTable
+        Where the subtrees' nodes are added.
+    draws_features : bool
+        Whether the fit draws features per node (the finisher draws them as level-wise
+        growth does, keyed by the node's path).
+    phase : callable
+        ``phase(name, nodes)``: the timer's context of a phase.
+    on_finished : callable
+        ``on_finished(split_depth)``: called after each backend call with the depths of
+        the nodes it split (the grower reports them).
+    """
+
+    def __init__(
+        self,
+        backend: HistogramBackend,
+        layout: StatsLayout,
+        params,
+        n_features: int,
+        nodes: NodeTable,
+        draws_features: bool,
+        phase,
+        on_finished,
+    ):
+        self.backend = backend
+        self.layout = layout
+        self.params = params
+        self.n_features = n_features
+        self.nodes = nodes
+        self.draws_features = draws_features
+        self.phase = phase
+        self.on_finished = on_finished
+        self.available = self._available()
+        self.finished_some = False  # their nodes are numbered depth first: renumber
+
+    def _available(self) -> bool:
+        """Whether the backend's ``finish_subtrees`` grows this fit's tree as the
+        level-wise path would: not for best-first growth (its order is global) or
+        multiway categorical splits (the finisher makes binary splits only). Features
+        drawn per node, and extremely randomised trees' thresholds, are drawn there as
+        here (keyed by the node's path)."""
+        p = self.params
+        return not (
+            not self.backend.capabilities.subtree_finisher
+            or p.max_leaf_nodes is not None
+            or self.nodes.multiway
+            or p.feature_costs is not None  # the finisher chooses splits by gain alone
+            # Poisson and absolute-error node impurities (and the latter's values) are
+            # measured on the rows after growth (see Grower.grow), from the row partition
+            # the finisher does not keep; absolute-error splits are searched on the rows.
+            or p.criterion in ROW_MEASURED_CRITERIA
+            # Monotonicity constraints: the finisher keeps no node bounds.
+            or self.nodes.monotonic is not None
+            # Several outputs: the finisher measures one output's values and impurities.
+            or self.layout.n_outputs > 1
+        )
+
+    def _categories(self) -> SubtreeCategories | None:
+        """The finisher's view of the categorical features and their subset search, as
+        ``splitting._select_compiled`` sets it up (None: every feature is numeric)."""
+        categorical = self.params.categorical
+        if categorical is None or categorical.features.size == 0:
+            return None
+        is_categorical = np.zeros(self.n_features, dtype=bool)
+        is_categorical[categorical.features] = True
+        # A node holds at most every code but the missing one (bins per feature).
+        limit, most, binom, offsets = subset_search_tables(
+            self.layout, categorical, self.backend.bin_lower.shape[1]
+        )
+        return SubtreeCategories(
+            is_categorical,
+            int(categorical.max_subset),
+            limit,
+            most,
+            binom,
+            offsets,
+            self.nodes.tree.n_category_words,
+        )
+
+    def _rules(self, root_weight) -> SubtreeRules:
+        p = self.params
+        layout = self.layout
+        return SubtreeRules(
+            max_depth=p.max_depth,
+            min_samples_split=p.min_samples_split,
+            min_samples_leaf=p.min_samples_leaf,
+            min_weight_leaf=p.min_weight_leaf,
+            min_purity=p.min_purity if layout.is_classification else 1.0,
+            min_decrease=layout.fit_variance(p.min_impurity_decrease),
+            root_weight=root_weight,
+            pure_impurity=self.nodes.pure_impurity,
+            rtol=SCORE_RTOL,
+            epsilon=EPSILON,
+            max_features=p.max_features if self.draws_features else 0,
+            random_thresholds=p.random_thresholds,
+        )
+
+    def finish(self, nodes):
+        """Grow the subtrees of ``nodes`` (open, splittable) in one call and add their
+        nodes to the tree (numbered in the order made: the grower renumbers)."""
+        tree = self.nodes.tree
+        root_weight = tree.weighted_n_node_samples[self.nodes.root[nodes]]
+        if self.params.min_impurity_decrease == 0.0:  # the only reader of the root weight
+            root_weight = np.full_like(root_weight, root_weight[0])  # one call
+        for weight in np.unique(root_weight):  # one call per tree weight (forests)
+            self._finish_below_roots(nodes[root_weight == weight], weight)
+
+    def _finish_below_roots(self, nodes, root_weight):
+        """:meth:`finish` for nodes whose trees' roots weigh ``root_weight``."""
+        table = self.nodes
+        tree = table.tree
+        layout = self.layout
+        with self.phase("subtrees", nodes):
+            out = self.backend.finish_subtrees(
+                nodes,
+                tree.depth[nodes],
+                tree.impurity[nodes],
+                self.params.criterion,
+                self._rules(root_weight),
+                self._categories(),
+                keys=table.key[nodes],
+            )
+            is_root = out.parent < 0
+            ids = np.empty(is_root.size, dtype=np.int64)
+            ids[is_root] = nodes
+            new = np.flatnonzero(~is_root)
+            if new.size:
+                stats = out.stats[new]
+                ids[new] = table.add(out.depth[new], stats)
+                # Each subtree's entries follow its root: the root of each entry's tree.
+                # No draw happens below (features drawn: no finisher): keys are unused.
+                subtree_root = np.maximum.accumulate(np.where(is_root, np.arange(ids.size), 0))
+                table.track(ids[new], table.root[ids[subtree_root[new]]], 0)
+                if not layout.is_classification:
+                    table.set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
+            split = np.flatnonzero(out.feature >= 0)
+            is_subset = out.subset[split] != 0
+            numeric, subset = split[~is_subset], split[is_subset]
+            feature, code, next_code = (
+                out.feature[numeric],
+                out.code[numeric],
+                out.next_code[numeric],
+            )
+            bin_lower, bin_upper = self.backend.bin_lower, self.backend.bin_upper
+            threshold = midpoint(
+                bin_upper[feature, code], bin_lower[feature, np.maximum(next_code, 0)]
+            )
+            left = ids[out.left[numeric]]
+            tree.set_numeric_splits(
+                ids[numeric],
+                feature,
+                np.where(next_code < 0, np.inf, threshold),
+                code,
+                left,
+                left + 1,
+                missing_go_to_left=out.missing_left[numeric],
+            )
+            if subset.size:
+                left = ids[out.left[subset]]
+                tree.set_subset_splits(
+                    ids[subset],
+                    out.feature[subset],
+                    out.category_words[subset],
+                    left,
+                    left + 1,
+                    out.missing_left[subset],
+                )
+        self.on_finished(tree.depth[ids[split]])
+        # fit_stats_: the nodes searched and their rows, at their levels.
+        searched = ids[out.searched != 0]
+        levels, level_of = np.unique(tree.depth[searched], return_inverse=True)
+        levels = levels.tolist()
+        count_per_level("nodes_built", levels, np.bincount(level_of).tolist())
+        rows = np.zeros(len(levels), dtype=np.int64)
+        np.add.at(rows, level_of, tree.n_node_samples[searched])
+        count_per_level("rows_read", levels, rows.tolist())
+        if levels:  # later work counts at the deepest level, as it did level by level
+            enter_level(levels[-1])
+        self.finished_some = True
