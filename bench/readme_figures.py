@@ -1,6 +1,7 @@
-"""Measure the figures README.md quotes and write them into it, with their provenance.
+"""Measure the figures the benchmarks page quotes and write them into it, with their provenance.
 
-README.md's timing figures live between marker comments::
+docs/benchmarks.md's timing figures (the site's benchmarks page; its charts are drawn from
+them when the site is built) live between marker comments::
 
     <!-- figures:NAME begin -->
     ...generated: the table, then the date, commit, machine and command...
@@ -17,7 +18,7 @@ never touched). The blocks:
   XGBoost and HistGradientBoosting; about 3.5 minutes a run on a 2-core machine);
 * ``full-depth``: ``python bench/bench_full_depth.py --rows 200000 --repeats 3`` (fully grown
   trees, gpu_tree against scikit-learn; each tool in its own process; about 50 s a run);
-* ``quick-start``: ``gputree -q bench`` with no options (the README quick start's main job,
+* ``quick-start``: ``gputree -q bench`` with no options (the quick start's main job,
   sized for the machine; about 40 s a run on 2 cores).
 
 Peers that are not installed are left out of the tables and named under them: install the
@@ -266,7 +267,7 @@ def stamp(info: dict, command: str, runs: int) -> str:
     return _paragraph(
         f"*Measured {info['date']} at {commit} on {cores}, {info['cpu_model']}, {memory}: "
         f"median of {runs} run(s) of `{command}` (range over the runs in parentheses); written by "
-        f"`bench/readme_figures.py`, history in [bench/RESULTS.md](bench/RESULTS.md).*"
+        f"`bench/readme_figures.py`, history in `bench/RESULTS.md`.*"
     )
 
 
@@ -487,7 +488,7 @@ def check_markers(text: str, names) -> None:
         found = len(_marker_pattern(name).findall(text))
         if found != 1:
             raise SystemExit(
-                f"readme_figures: README must hold the markers {BEGIN.format(name=name)} ... "
+                f"readme_figures: the page must hold the markers {BEGIN.format(name=name)} ... "
                 f"{END.format(name=name)} exactly once (each on a line of its own), found {found}"
             )
 
@@ -523,7 +524,14 @@ def parse_args(argv=None):
         "--results (copies) or --dry-run",
     )
     parser.add_argument("--dry-run", action="store_true", help="measure and print; write nothing")
-    parser.add_argument("--readme", type=Path, default=None, help="default: README.md")
+    parser.add_argument(
+        "--page",
+        "--readme",
+        dest="readme",
+        type=Path,
+        default=None,
+        help="the page to write: default docs/benchmarks.md",
+    )
     parser.add_argument("--results", type=Path, default=None, help="default: bench/RESULTS.md")
     args = parser.parse_args(argv)
     args.only = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -536,7 +544,7 @@ def parse_args(argv=None):
         parser.error(
             "--quick measures tiny sizes: give --readme and --results (copies), or --dry-run"
         )
-    args.readme = args.readme or REPO_ROOT / "README.md"
+    args.readme = args.readme or REPO_ROOT / "docs" / "benchmarks.md"
     args.results = args.results or REPO_ROOT / "bench" / "RESULTS.md"
     return args
 

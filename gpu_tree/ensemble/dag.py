@@ -153,8 +153,9 @@ def _best_axis_parallel_split(X, labels, weight, n_classes, criterion):
 
 
 class DAGClassifier(ClassifierMixin, BaseEstimator):
-    """A multiclass classifier made of binary classifiers arranged as a tree: the DAG or
-    the adaptive DAG of the seed document 002 ("Tree-Based Reduction").
+    """A multiclass classifier made of binary classifiers arranged as a tree: the decision
+    DAG (Platt, Cristianini and Shawe-Taylor, NIPS 2000) or the adaptive DAG (Kijsirikul
+    and Ussivakul, IJCNN 2002).
 
     Parameters
     ----------
@@ -172,11 +173,11 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
         any classification criterion of the trees ("gini", "entropy", ...). The ADAG
         groups nothing and ignores it.
 
-    How it works
-    ------------
-    DAG: the root's classes, all K, are divided by :func:`group_classes` into a first
+    Notes
+    -----
+    **How it works.** DAG: the root's classes, all K, are divided by :func:`group_classes` into a first
     group of ceil(K/2) classes and a second of floor(K/2), by the best axis-parallel
-    split of the rows for the multiclass labels (the seed's "purity measures"); the root's
+    split of the rows for the multiclass labels (a purity measure); the root's
     classifier learns, on every row, 0 for the first group and 1 for the second. Each
     group of more than one class is a node in turn, whose classifier sees the rows of its
     classes only. With K = 2 that is one classifier on every row; with K = 1, none (every
@@ -184,7 +185,7 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
     sends it to one group, and a group of one class is the prediction.
 
     ADAG: one classifier per pair a < b of classes, fitted on the rows of the two (0 for
-    a, 1 for b). A prediction is a knockout (the seed's example: w1 against w2, w3
+    a, 1 for b). A prediction is a knockout (w1 against w2, w3
     against w4, then the winners): the classes, in order, are paired first with second,
     third with fourth ..., one left over goes on unopposed, each pair's classifier picks
     the winner, and the winners, in order, meet in the next round until one is left.
@@ -192,18 +193,14 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
     Prediction evaluates only the classifiers on each row's path, each classifier once per
     node (DAG) or match (ADAG) on all the rows that reach it together.
 
-    Evaluations per prediction
-    --------------------------
-    DAG: a prediction of class c evaluates ``evaluations_by_class_[c]`` classifiers, the
+    **Evaluations per prediction.** DAG: a prediction of class c evaluates ``evaluations_by_class_[c]`` classifiers, the
     depth of c's group of one. The groups halve, so every depth is floor(log2 K) or
     ceil(log2 K): exactly log2 K for every class when K is a power of 2; otherwise at
     most ceil(log2 K) (``n_evaluations_per_prediction_``) and on average over the
     classes sum(depths)/K, for example 3, 3, 2, 2, 2 (mean 2.4) with K = 5. ADAG: K - 1
     for every row, one per match. Both: ``predict``'s cost; ``predict_proba``'s is below.
 
-    Probabilities
-    -------------
-    ``predict_proba`` (where the binary classifier has one) takes each binary classifier's
+    **Probabilities.** ``predict_proba`` (where the binary classifier has one) takes each binary classifier's
     probabilities as those of a random choice, and gives the probability of each class
     being the outcome:
 
@@ -219,7 +216,7 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
     that is ``predict``'s path; classifiers unsure of their choice send rows down both
     ways, up to all K - 1 (DAG) or K(K - 1)/2 (ADAG) evaluations. The class of highest
     probability is ``predict``'s wherever the classifiers are sure; elsewhere they may
-    differ: ``predict`` follows the seed, taking each classifier's choice as final
+    differ: ``predict`` follows the DAG, taking each classifier's choice as final
     ("mistakes at the top-level cannot be corrected by lower levels").
 
     Input: numeric features (NaN where the binary classifier accepts it, as gpu_tree's

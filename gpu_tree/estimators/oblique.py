@@ -176,17 +176,20 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         Fisher's linear discriminant (closed form). Multiclass nodes group the classes into two by the
         node's best axis-parallel split: each class goes to the side holding most of its
         weight.
-    criterion : {"gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"}
+    criterion : {"gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification"}, default="gini"
         The split criterion, for axis-parallel and oblique splits alike.
-    max_depth : int or None
+    max_depth : int or None, default=None
+        Deepest level a node may be split at (root is depth 0).
     min_samples_split : int, default=2
+        Fewest rows a node needs to be split.
     min_samples_leaf : int, default=1
+        Fewest rows each child must keep.
     direction_max_iter : int, default=50
         The most Newton (logistic, svm) or perceptron steps per node.
     alpha : float, default=1e-3
         The ridge penalty of every direction fit (standardised features, weights summing
         to 1).
-    random_state : int, RandomState or None
+    random_state : int, RandomState or None, default=None
         Accepted for scikit-learn's interface; the fit draws no random numbers and is
         deterministic.
     device : {"cpu", "cuda", "auto"}, default="cpu"
@@ -195,6 +198,8 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         one is usable. The tree is the CPU's up to the last bits of the directions (cuBLAS
         and the CPU's BLAS round sums differently). Prediction runs on the CPU.
 
+    Notes
+    -----
     An oblique split is kept only where it scores higher by ``criterion`` than the node's
     best axis-parallel split (beyond rounding): ties go to the axis-parallel split.
     ``tree_.n_oblique`` counts the oblique nodes. NaN in X is refused.
@@ -236,6 +241,7 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         return self.tree_.predict(X)
 
     def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`: (n_samples, n_classes)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -255,10 +261,31 @@ class ObliqueDecisionTreeRegressor(RegressorMixin, _BaseObliqueTree):
         The others fit the classifier's directions to two groups of rows: those whose
         target is above the midpoint of the two child means of the node's best
         axis-parallel split, and the rest.
-    criterion : {"squared_error"}
-    max_depth, min_samples_split, min_samples_leaf, direction_max_iter, alpha, random_state, device
-        As for :class:`ObliqueDecisionTreeClassifier`.
+    criterion : {"squared_error"}, default="squared_error"
+        The split criterion, for axis-parallel and oblique splits alike: the reduction of
+        the weighted squared error.
+    max_depth : int or None, default=None
+        Deepest level a node may be split at (root is depth 0).
+    min_samples_split : int, default=2
+        Fewest rows a node needs to be split.
+    min_samples_leaf : int, default=1
+        Fewest rows each child must keep.
+    direction_max_iter : int, default=50
+        The most Newton (logistic, svm) or perceptron steps per node; least squares and
+        lda are closed forms.
+    alpha : float, default=1e-3
+        The ridge penalty of every direction fit (standardised features, weights summing
+        to 1).
+    random_state : int, RandomState or None, default=None
+        Accepted for scikit-learn's interface; the fit draws no random numbers and is
+        deterministic.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the fit runs: numpy, or CuPy on an NVIDIA GPU; ``auto``: the GPU where one
+        is usable. The tree is the CPU's up to the last bits of the directions. Prediction
+        runs on the CPU.
 
+    Notes
+    -----
     An oblique split is kept only where it reduces the squared error more than the
     node's best axis-parallel split (beyond rounding). NaN in X is refused.
     """

@@ -121,7 +121,7 @@ _REGRESSION_CRITERION = (
 non-negative targets (counts, rates) of a positive sum, nodes' ``impurity`` their
 mean half Poisson deviance; a split leaving a child whose targets sum to 0 is
 never made. Leaves predict their weighted mean target with either.
-"absolute_error": reduction of sum w |y - median|, as scikit-learn's; leaves
+"absolute_error": reduction of ``sum w |y - median|``, as scikit-learn's; leaves
 predict their weighted median, nodes' ``impurity`` is their mean absolute
 deviation. Splits are searched on each node's rows (CPU only; numeric features;
 a sparse X in exact mode).

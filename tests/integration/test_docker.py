@@ -6,7 +6,7 @@
 - ``docker run -u UID:GID`` runs gputree as a user the image does not know, with HOME
   ``/``, on a package it cannot write. Simulated with uid and gid 65534 on a read-only
   copy of the package laid out as installed (``kernels/`` as ``gpu_tree/kernels/``), the
-  README's own Docker command included; and the image's kernel cache, made by root at
+  install page's own Docker command included; and the image's kernel cache, made by root at
   build time, serves that user.
 
 Switching users needs root (CI runs as root), and an interpreter that the other user may
@@ -39,7 +39,10 @@ from gpu_tree.model import saved
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
-README = REPO / "README.md"
+# The Docker commands are on the install page; the days.csv they train on, on the command
+# line's page.
+INSTALL_PAGE = REPO / "docs" / "install.md"
+CLI_PAGE = REPO / "docs" / "guide" / "export_cli.md"
 
 # The image's Python: Ubuntu 24.04's python3 (the Dockerfile's FROM), on x86-64.
 IMAGE_ENVIRONMENT = {
@@ -117,14 +120,14 @@ def test_the_image_pins_every_package_pyproject_names_for_it():
     assert "xgboost-cpu" in pins and "xgboost" not in pins
 
 
-# -- the README's Docker commands ------------------------------------------------------------
+# -- the documentation's Docker commands -------------------------------------------------------
 def _docker_section() -> str:
-    text = README.read_text()
+    text = INSTALL_PAGE.read_text()
     return text[text.index("## Docker") :].split("\n## ", 1)[0]
 
 
 def _readme_docker_train() -> list[str]:
-    """gputree's arguments in the README's `docker run ... train` command, checked against
+    """gputree's arguments in the install page's `docker run ... train` command, checked against
     the Dockerfile: the image the build tags, the working folder the volume lands on."""
     commands = re.findall(r"^docker .*$", _docker_section(), re.M)
     build = [shlex.split(c) for c in commands if c.startswith("docker build")]
@@ -141,8 +144,8 @@ def _readme_docker_train() -> list[str]:
 
 
 def _readme_days_csv() -> str:
-    match = re.search(r"cat > days\.csv <<'CSV'\n(.*?\n)CSV\n", README.read_text(), re.S)
-    assert match, "the README's days.csv example changed: update this test"
+    match = re.search(r"cat > days\.csv <<'CSV'\n(.*?\n)CSV\n", CLI_PAGE.read_text(), re.S)
+    assert match, "the command line page's days.csv example changed: update this test"
     return match.group(1)
 
 
@@ -279,7 +282,7 @@ def nobody():
 
 @pytest.fixture(scope="module")
 def readme_train(nobody):
-    """The README's `docker run -u ... gputree train ...` as the unknown user, in a
+    """The install page's `docker run -u ... gputree train ...` as the unknown user, in a
     working folder of theirs (the volume), NUMBA_CACHE_DIR unset: the kernels compile and
     are cached in the temporary directory. Its tests share this one compile."""
     work = nobody.folder("work", owner=NOBODY)

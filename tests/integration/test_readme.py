@@ -1,4 +1,6 @@
-"""The README's quick start stays two commands, and CI runs exactly those."""
+"""The README's quick start stays two commands, and CI runs exactly those; the Python and
+command-line examples of the README and of the user guide's pages (docs/guide/) run and
+print what the text around them says."""
 
 import importlib.util
 from pathlib import Path
@@ -42,15 +44,39 @@ def test_extractor_reads_only_the_quick_start_section():
     assert extract("# no section\n") == []
 
 
-def _python_blocks():
+# The README, then the user guide's pages in the site's order: every Python block of these
+# runs in a test below.
+PAGES = [
+    "README.md",
+    *(
+        f"docs/guide/{name}.md"
+        for name in (
+            "trees",
+            "categorical",
+            "outputs",
+            "pruning",
+            "ensembles",
+            "gpu",
+            "export_cli",
+            "sklearn",
+        )
+    ),
+]
+
+
+def _page_blocks(page):
     import re
 
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S)
+
+
+def _python_blocks():
+    return [block for page in PAGES for block in _page_blocks(page)]
 
 
 def _block(blocks, marker):
     found = [b for b in blocks if marker in b]
-    assert len(found) == 1, f"the README's Python example with {marker!r} changed: update this test"
+    assert len(found) == 1, f"the Python example with {marker!r} changed: update this test"
     return found[0]
 
 
@@ -62,8 +88,9 @@ def _printed_numbers(capsys):
 
 
 def test_python_examples_run(tmp_path, monkeypatch, capsys):
-    """The README's Python blocks run in order, as one session (the GPU one needs CuPy and
-    a GPU); files they write land in a temporary folder. Each does what the README says
+    """The Python blocks of the README and the user guide that this test knows run in
+    order, as one session (the GPU one needs CuPy and a GPU, the Dask one runs below);
+    files they write land in a temporary folder. Each does what the README says
     it does: a tree that beats the majority class, a loaded model that predicts as the
     saved one, pruned trees smaller than the full one and no worse on validation, and
     categorical trees (ID3 with a multiway root) that fit the days."""
@@ -84,7 +111,8 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     costs = _block(blocks, "feature_costs=")
     oblique = _block(blocks, "ObliqueDecisionTreeClassifier(")
     in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
-    assert in_memory == [fit, saved, pruning, categorical, forests, dag, costs, oblique]
+    checked = [fit, saved, pruning, categorical, forests, dag, costs, oblique]
+    assert all(b in in_memory for b in checked)  # the others: test_other_guide_examples_run
     monkeypatch.chdir(tmp_path)
     namespace = {}
 
@@ -106,9 +134,9 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     assert np.isfinite(tree.tree_.threshold[0])
 
     # Saving and loading: the same predictions, bit for bit; text and DOT of the tree.
-    run(saved)
+    run(saved)  # on its page, it fits its own tree first
     printed = capsys.readouterr().out
-    same = namespace["same"]
+    same, tree = namespace["same"], namespace["tree"]
     assert (tmp_path / "tree.json").stat().st_size > 0
     assert np.array_equal(same.predict(X), tree.predict(X))
     assert np.array_equal(same.predict_proba(X), tree.predict_proba(X))
@@ -220,14 +248,14 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     assert (oblique_leaves, axis_leaves, n_oblique) == (2, 47, 1)
     first_line = gpu_tree.export_text(oblique_model).splitlines()[0]
     assert first_line == "|--- 0.99\u00b7x0 + 1.00\u00b7x1 + 0.01\u00b7x3 \u2264 0.00"
-    readme = (ROOT / "README.md").read_text()
-    assert f"`gpu_tree.export_text(oblique)` starts with `{first_line}`." in readme
+    page = (ROOT / "docs" / "guide" / "ensembles.md").read_text()
+    assert f"`gpu_tree.export_text(oblique)` starts with `{first_line}`." in page
     assert oblique_model.score(namespace["X"], namespace["y"]) == 1.0
 
 
 @pytest.mark.timeout(300)
 def test_distributed_example_runs(tmp_path, monkeypatch, capsys):
-    """The README's Distributed block runs as a script would (``__name__`` is
+    """The Distributed block (the user guide's page on GPU and distributed training) runs as a script would (``__name__`` is
     "__main__"), on two real worker processes: its tree is the in-memory tree of the same
     rows, what it prints is that tree's leaves and accuracy, and the model file it saves
     loads as that tree."""
@@ -253,7 +281,7 @@ def test_distributed_example_runs(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.timeout(600)
 def test_distributed_example_ends_cleanly_as_a_script(tmp_path):
-    """The README's Distributed block run as a user runs it, ``python example.py``: its
+    """The Distributed block run as a user runs it, ``python example.py``: its
     cluster closes without a worker killed ("Worker process still alive after 4.0
     seconds, killing", issue 45) and nothing else on standard error but distributed's
     own notices of where it serves."""
@@ -281,7 +309,7 @@ def test_distributed_example_ends_cleanly_as_a_script(tmp_path):
 
 
 def test_command_line_example_runs(tmp_path):
-    """The README's command-line block runs as written, in a temporary folder, with the
+    """The command-line block of the user guide's page on the command line runs as written, in a temporary folder, with the
     installed ``gputree``; each command must succeed and leave its output."""
     import re
     import shutil
@@ -292,7 +320,9 @@ def test_command_line_example_runs(tmp_path):
     import json
 
     section = re.search(
-        r"^## Command line\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S
+        r"^## Command line\n(.*?)(?=^## |\Z)",
+        (ROOT / "docs" / "guide" / "export_cli.md").read_text(),
+        re.M | re.S,
     )
     assert section is not None
     block = re.search(r"```bash\n(.*?)```", section.group(1), re.S).group(1)
@@ -331,3 +361,32 @@ def test_command_line_example_runs(tmp_path):
     assert metrics["accuracy"] > max(truth.count(label) for label in labels) / len(truth)
     bench = json.loads((tmp_path / "bench.json").read_text())
     assert bench["results"][0]["name"] == "gpu_tree" and bench["results"][0]["status"] == "ok"
+
+
+def test_other_guide_examples_run(tmp_path, monkeypatch, capsys):
+    """Every other Python block of the README and the user guide (not the GPU one, not the
+    Dask one, not those test_python_examples_run checks) runs, each page's blocks in
+    order as one session, and prints something."""
+    markers = (
+        'DecisionTreeClassifier(criterion="entropy"',
+        "gpu_tree.load(",
+        "reduced_error_prune(",
+        'categorical_split="multiway"',
+        "RandomForestClassifier(",
+        "DAGClassifier(",
+        "feature_costs=",
+        "ObliqueDecisionTreeClassifier(",
+        "import cupy",
+        "gpu_tree.dask",
+    )
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for page in PAGES:
+        namespace = {}
+        for block in _page_blocks(page):
+            if any(marker in block for marker in markers):
+                continue
+            exec(compile(block, page, "exec"), namespace)  # noqa: S102 - our own pages
+            assert capsys.readouterr().out.strip(), (page, block)
+            ran += 1
+    assert ran >= 1  # the trees page's regression example

@@ -473,8 +473,9 @@ def test_kernel_resources_records_every_kernels_signature_under_the_simulator():
     assert {s[0][1] for s in signatures["predict_leaves"]} == {"float64", "float32"}
 
 
-# -- bench/readme_figures.py: the README's figures come from a script -----------------------------
-README = BENCH.parent / "README.md"
+# -- bench/readme_figures.py: the benchmarks page's figures come from a script -------------------
+# (docs/benchmarks.md, the site's benchmarks page; the README links to it)
+README = BENCH.parent / "docs" / "benchmarks.md"
 RESULTS = BENCH / "RESULTS.md"
 
 
