@@ -30,12 +30,12 @@ _PUBLIC = {
     "RandomForestRegressor": ("gpu_tree.ensemble", "RandomForestRegressor"),
     "Tree": ("gpu_tree.model.tree", "Tree"),
     "assert_tree_equal": ("gpu_tree.testing", "assert_tree_equal"),
-    "export_graphviz": ("gpu_tree.model.export", "export_graphviz"),
-    "export_png": ("gpu_tree.model.export", "export_png"),
-    "export_text": ("gpu_tree.model.export", "export_text"),
+    "export_graphviz": ("gpu_tree.model.export.dot", "export_graphviz"),
+    "export_png": ("gpu_tree.model.export.png", "export_png"),
+    "export_text": ("gpu_tree.model.export.text", "export_text"),
     # gpu_tree.ensemble registers the forests and, through gpu_tree.estimators, the trees.
     "load": ("gpu_tree.ensemble", "load_model"),
-    "plot_tree": ("gpu_tree.model.export", "plot_tree"),
+    "plot_tree": ("gpu_tree.model.export.plot", "plot_tree"),
 }
 
 __all__ = [*sorted(_PUBLIC), "__version__"]

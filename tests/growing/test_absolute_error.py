@@ -44,7 +44,7 @@ from gpu_tree.kernels.cpu_absolute_error import (
     best_absolute_error_split,
     node_median_and_error,
 )
-from gpu_tree.model.export import export_text
+from gpu_tree.model.export.text import export_text
 
 CUDA_USABLE, CUDA_REASON, _ = cuda_status()
 

@@ -13,7 +13,7 @@ from _cli import run_cli
 
 import gpu_tree
 from gpu_tree import DecisionTreeClassifier, export_png
-from gpu_tree.model.export import MAX_PNG_LEAVES, TreeTooLargeToDraw
+from gpu_tree.model.export.png import MAX_PNG_LEAVES, TreeTooLargeToDraw
 
 datasets = pytest.importorskip("sklearn.datasets")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -573,7 +573,7 @@ def test_plot_tree_and_export_png_draw_a_forest_s_tree(tmp_path):
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from gpu_tree.model.export import export_png
+    from gpu_tree.model.export.png import export_png
 
     forest, _ = _forest(n_estimators=2, max_depth=2)
     axes = Figure().add_subplot()

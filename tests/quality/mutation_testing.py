@@ -494,7 +494,7 @@ MUTANTS: list[Mutant] = [
         "    if tree.n_category_words < 1:\n"
         '        read.fail("n_category_words must be at least 1")\n',
         "",
-        "the n_category_words check of _read_categories removed",
+        "the n_category_words check of check_categorical_nodes removed",
         equivalent="_read_tree already refuses n_category_words < 1 before this runs",
     ),
     M(

@@ -79,12 +79,9 @@ def export(model, fmt, output, max_depth, decimals, filled, tree):
                     "--format png needs Graphviz's dot program or matplotlib: install "
                     f"Graphviz, or {PLOT_HINT}"
                 ) from None
-    from gpu_tree.model.export import (
-        TreeTooLargeToDraw,
-        export_graphviz,
-        export_png,
-        export_text,
-    )
+    from gpu_tree.model.export.dot import export_graphviz
+    from gpu_tree.model.export.png import TreeTooLargeToDraw, export_png
+    from gpu_tree.model.export.text import export_text
 
     loaded = load_model(model)
     estimator = chosen_tree(loaded, tree, model)
