@@ -32,7 +32,7 @@ COPY kernels ./kernels
 RUN pip install --no-cache-dir -c docker/constraints.txt ".[cuda13,bench,plot,parquet]" \
     && grep -v '^#' docker/constraints.txt | grep . | sort > /tmp/pinned.txt \
     && pip freeze --exclude gpu-tree | sort | diff /tmp/pinned.txt - \
-    && NUMBA_ENABLE_CUDASIM=1 python -c "import gpu_tree.kernels.cuda, gpu_tree.kernels.cpu" \
+    && NUMBA_ENABLE_CUDASIM=1 python -c "import gpu_tree.kernels.cuda.histograms, gpu_tree.kernels.cpu.histograms" \
     && rm -rf /src /tmp/pinned.txt
 
 # Compile the CPU kernels now, so that a container's first `gputree train` starts in a

@@ -13,7 +13,7 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet "$work"/wheel/*.whl
 
 check='
-import importlib, pkgutil, sys, gpu_tree, gpu_tree.kernels.cpu as cpu, gpu_tree.kernels.cuda as cuda
+import importlib, pkgutil, sys, gpu_tree, gpu_tree.kernels.cpu.histograms as cpu, gpu_tree.kernels.cuda.histograms as cuda
 print(cpu.__file__, cuda.__file__)
 expected = sys.argv[1]
 assert cpu.__file__.startswith(expected) and cuda.__file__.startswith(expected), expected

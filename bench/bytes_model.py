@@ -2,7 +2,7 @@
 
 A model, not a measurement: it counts the DRAM bytes each level of
 ``gpu_tree.backends.cuda.CUDAHistogramBackend`` reads and writes, under the code as it
-stands (``gpu_tree/backends/cuda.py``, ``kernels/cuda.py``, ``kernels/_split_scan.py``),
+stands (``gpu_tree/backends/cuda.py``, ``kernels/cuda/``, ``kernels/_split_scan.py``),
 and two lower floors, so that measured level times can be set against them
 (``bench/bench_gpu_matrix.py`` does, with the row counts it measured).
 
@@ -126,7 +126,7 @@ TARGET_BYTES = 8  # float64 centred target, and float64 weight (regression, weig
 # int64 fixed point otherwise.
 COUNT_HIST_VALUE_BYTES = 4
 WEIGHTED_HIST_VALUE_BYTES = 8
-# kernels/cuda.py: SHARED_HISTOGRAM_BYTES (a block's shared histogram, entries of the
+# kernels/cuda/histograms.py: SHARED_HISTOGRAM_BYTES (a block's shared histogram, entries of the
 # histogram's type), THREADS_PER_BLOCK, shared_launch_config's rows_per_thread and its cap
 # on row blocks. Repeated here so that the model imports without numba;
 # tests/quality/test_bench_scripts.py checks they agree with the kernels.
@@ -229,7 +229,7 @@ class Shape:
 
     @property
     def hist_atomics_per_row(self) -> int:
-        """Global atomics of one (row, feature) in histograms_global (kernels.cuda._add_row):
+        """Global atomics of one (row, feature) in histograms_global (kernels.cuda.histograms.add_row):
         classification its class (and the count channel), regression every channel."""
         if self.is_regression:
             return self.n_channels
@@ -293,7 +293,7 @@ def gathered_bytes(n_rows: int, needed: float, entry_bytes: int) -> float:
 
 
 def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
-    """As kernels.cuda.shared_features_per_block for ``n_hist_slots`` nodes' histograms
+    """As kernels.cuda.histograms.shared_features_per_block for ``n_hist_slots`` nodes' histograms
     built at once: 0 means the global-memory kernel."""
     per_feature = n_hist_slots * shape.n_bins * shape.n_channels
     entries = SHARED_HISTOGRAM_BYTES // shape.hist_value_bytes
@@ -302,7 +302,7 @@ def shared_features_per_block(n_hist_slots: int, shape: Shape) -> int:
 
 def row_blocks(n_rows: int) -> int:
     """Row blocks of one feature group of the shared kernel over ``n_rows`` listed rows
-    (kernels.cuda.shared_launch_config)."""
+    (kernels.cuda.histograms.shared_launch_config)."""
     return max(1, min(MAX_ROW_BLOCKS, -(-n_rows // (THREADS_PER_BLOCK * ROWS_PER_THREAD))))
 
 

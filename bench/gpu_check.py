@@ -378,7 +378,7 @@ def step_env(out: Path, smoke: bool):
         info["device"] = query.stdout.strip()
     else:
         info["device"] = "CUDA simulator" if smoke else "no nvidia-smi"
-    from gpu_tree.kernels.cuda_api import NUMPY_ROW_STACK_RESTORED, PROVIDER, cuda
+    from gpu_tree.kernels.cuda.api import NUMPY_ROW_STACK_RESTORED, PROVIDER, cuda
 
     info["cuda_module"] = PROVIDER
     info["numpy_row_stack_restored"] = NUMPY_ROW_STACK_RESTORED
@@ -467,7 +467,7 @@ def _small_problem(case: str, n: int, seed: int = 0):
 
 def step_warmup_case(case: str, smoke: bool):
     """One kind of model fitted and used on both devices: the CUDA kernels, and the CPU
-    kernels' parallel versions (rows enough to pass kernels/cpu.py's serial limit)."""
+    kernels' parallel versions (rows enough to pass kernels/cpu/launch.py's serial limit)."""
     estimator, X, y, fit_kw = _small_problem(case, 100 if smoke else WARMUP_ROWS)
     if smoke:
         estimator.set_params(max_depth=2)
@@ -576,7 +576,7 @@ def log2_parity(n_values: int) -> dict:
     1..n and on fractions k/n: how many differ, and by how many units in the last place."""
     global cuda
     from gpu_tree.backends.cuda import cuda_status
-    from gpu_tree.kernels.cuda_api import cuda
+    from gpu_tree.kernels.cuda.api import cuda
 
     xp = cuda_status()[2]
     kernel = cuda.jit(_log2_each)

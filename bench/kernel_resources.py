@@ -6,7 +6,7 @@ No GPU is needed. Two steps:
    under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) fits and predicts a few tiny
    models through the public estimators (classification with and without weights,
    regression, categorical subset and multiway splits, sparse X, float32 and float64 input), with
-   every kernel of ``gpu_tree.kernels.cuda`` (and ``.cuda_absolute_error``) wrapped to note
+   every kernel of the modules of ``gpu_tree.kernels.cuda`` wrapped to note
    the numba type of each
    argument it is launched with. The backend passes the same array kinds on a GPU (CuPy
    arrays of the same dtypes and layouts), so these are the signatures it compiles there.
@@ -59,18 +59,20 @@ KERNELS = (
     "candidate_errors",
     "choose_splits",
 )
-# The module of each kernel outside gpu_tree.kernels.cuda.
-KERNEL_MODULES = dict.fromkeys(
-    ("node_median_errors", "candidate_errors", "choose_splits"),
-    "gpu_tree.kernels.cuda_absolute_error",
-)
+KERNEL_PACKAGE = "gpu_tree.kernels.cuda"
 
 
 def kernel_module(name):
-    """The module that defines kernel ``name``."""
+    """The module of gpu_tree.kernels.cuda (a module per stage) that defines kernel ``name``."""
     import importlib
+    import pkgutil
 
-    return importlib.import_module(KERNEL_MODULES.get(name, "gpu_tree.kernels.cuda"))
+    package = importlib.import_module(KERNEL_PACKAGE)
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{KERNEL_PACKAGE}.{info.name}")
+        if name in vars(module):
+            return module
+    raise LookupError(f"no module of {KERNEL_PACKAGE} defines a kernel {name!r}")
 
 
 # Per-SM limits by compute capability (CUDA occupancy calculator's table).
@@ -267,13 +269,13 @@ def ptxas_candidates(root) -> list:
 
 def numba_cuda_description() -> str:
     """Which CUDA target compiles the kernels (Numba-CUDA-MLIR, the numba-cuda package or
-    numba's own; see kernels/cuda_api.py)."""
+    numba's own; see kernels/cuda/api.py)."""
     from importlib import metadata
 
     import numba
     import numba.cuda
 
-    from gpu_tree.kernels.cuda_api import PROVIDER
+    from gpu_tree.kernels.cuda.api import PROVIDER
 
     if PROVIDER != "numba.cuda":
         return f"numba-cuda-mlir {metadata.version('numba-cuda-mlir')} ({PROVIDER})"
@@ -358,7 +360,7 @@ def _compile_without_a_device(cc):
 
 
 def compile_all(signatures, arch: str, ptxas: str, out: Path, threads: dict) -> list[dict]:
-    from gpu_tree.kernels.cuda_api import cuda  # the compiler the kernels are built with
+    from gpu_tree.kernels.cuda.api import cuda  # the compiler the kernels are built with
 
     cc = (int(arch[3:-1]), int(arch[-1]))
     _compile_without_a_device(cc)
@@ -489,7 +491,8 @@ def main(argv=None):
         log("; ".join(problems))
         return 2
 
-    from gpu_tree.kernels import cuda as kernels
+    from gpu_tree.kernels.cuda import launch as cuda_launch
+    from gpu_tree.kernels.cuda import split_scan as cuda_split_scan
 
     release = _ptxas_release(ptxas)
     version = f"ptxas {'.'.join(map(str, release)) or '?'} ({ptxas})"
@@ -501,11 +504,11 @@ def main(argv=None):
         )
     # The block size each kernel is launched with: THREADS_PER_BLOCK but for the split
     # search's, which takes a block per node and a thread per feature.
-    threads = {None: kernels.THREADS_PER_BLOCK, "score_splits": kernels.SCORING_THREADS}
+    threads = {None: cuda_launch.THREADS_PER_BLOCK, "score_splits": cuda_split_scan.SCORING_THREADS}
     log(f"compiling with {compiler}, CUDA_HOME={os.environ.get('CUDA_HOME')}, {version}")
     rows = compile_all(signatures, args.arch, ptxas, out, threads)
     header = (
-        f"Kernels of gpu_tree.kernels.cuda and .cuda_absolute_error for {args.arch}: PTX from {compiler} "
+        f"Kernels of gpu_tree.kernels.cuda for {args.arch}: PTX from {compiler} "
         f"(`cuda.compile_ptx`, default options), assembled by `ptxas -v --gpu-name "
         f"{args.arch}` ({version}); occupancy at the launch's threads per block from the SM's "
         "limits (theoretical)."

@@ -9,8 +9,8 @@ where "below" holds the rows ranked before the median's row in the node's target
 and "above" the rest. W and WY are sums of the rows' fixed-point statistics (integers:
 ``gpu_tree.data.stats``, the weight channel and an output's ``w * (y - centre)``
 channel), so they are the same whatever order the rows are added in: the CPU's Fenwick
-tree over target ranks (:mod:`gpu_tree.kernels.cpu_absolute_error`) and the GPU's scan of
-a node's rows in target order (:mod:`gpu_tree.kernels.cuda_absolute_error`) reach the
+tree over target ranks (:mod:`gpu_tree.kernels.cpu.absolute_error`) and the GPU's scan of
+a node's rows in target order (:mod:`gpu_tree.kernels.cuda.absolute_error`) reach the
 same integers, and the side error (:func:`make_side_error`) turns them into the same
 float64 bits.
 

@@ -1,6 +1,6 @@
 """Extremely randomised trees' split of one feature in one node, written once for the
-level-wise search (``kernels.cpu.random_split_histograms``) and the compiled subtree
-finisher (``kernels/cpu_subtrees.py``), so that both draw the same split.
+level-wise search (``kernels.cpu.histograms.random_split_histograms``) and the compiled subtree
+finisher (``kernels/cpu/subtrees.py``), so that both draw the same split.
 
 Geurts, Ernst and Wehenkel, "Extremely randomized trees" (Machine Learning 63, 2006): the
 node draws one threshold uniformly between its lowest and highest value of the feature.

@@ -89,7 +89,7 @@ def make_split_scan(device_function, product, helpers=None, save_scores=False):
 
     Returns ``(node_totals, score_feature, choose_winner)``: see their docstrings.
     ``helpers`` (a dict, or None) also gets the inner helpers by name, for searches that
-    score other candidates with the same arithmetic (``kernels/cpu_categorical.py``).
+    score other candidates with the same arithmetic (``kernels/cpu/categorical.py``).
     """
 
     @device_function

@@ -9,8 +9,9 @@ locator available" when the module is imported. That is a read-only install (a s
 site-packages, a Docker image run as another user with ``docker run -u``, where HOME is
 ``/``), where every ``gputree`` command failed, ``--version`` included.
 
-:func:`choose_cache_folder` runs before any kernel is decorated (``cpu.py`` and
-``cuda.py`` call it first) and leaves numba's own choice alone wherever numba has one. Where it has none it sets numba's cache folder to
+:func:`choose_cache_folder` runs before any kernel is decorated (the packages
+``kernels/cpu/`` and ``kernels/cuda/`` call it first) and leaves numba's own choice alone
+wherever numba has one. Where it has none it sets numba's cache folder to
 one of this user's in the temporary directory, and where even that cannot be written it
 lets the kernels run uncached (compiled in memory, in every process) instead of failing.
 
@@ -115,7 +116,8 @@ def _temporary_folder(prefix: str = TEMPORARY_FOLDER_PREFIX) -> str | None:
 
 
 def choose_cache_folder(kernels_folder) -> str:
-    """Make sure numba can cache the kernels of ``kernels_folder``, or run them uncached;
+    """Make sure numba can cache the kernels of ``kernels_folder`` (the kernel source root,
+    its stage packages and the device-shared sources beside them), or run them uncached;
     returns :data:`CACHE_MODE`. A user's ``NUMBA_CACHE_DIR`` is kept wherever numba can
     use it; one it cannot write numba passes over itself, and it is replaced only where
     numba would otherwise have no folder at all. Decided once per process."""
@@ -129,10 +131,15 @@ def choose_cache_folder(kernels_folder) -> str:
 def _choose(kernels_folder) -> str:
     from numba.core import config
 
-    candidates = [os.path.join(kernels_folder, "__pycache__"), _numba_user_wide_folder()]
-    if config.CACHE_DIR:
-        candidates.insert(0, config.CACHE_DIR)
-    if any(path and _writable_folder(path) for path in candidates):
+    # numba caches a kernel beside the file that defines it: in the root's __pycache__ for
+    # the device-shared sources, in each stage package's own for the rest.
+    beside = [os.path.join(folder, "__pycache__") for folder in _source_folders(kernels_folder)]
+    if config.CACHE_DIR and _writable_folder(config.CACHE_DIR):
+        return "numba"
+    if all(_writable_folder(path) for path in beside):
+        return "numba"
+    user_wide = _numba_user_wide_folder()
+    if user_wide and _writable_folder(user_wide):
         return "numba"
     folder = _temporary_folder()
     if folder is not None:
@@ -140,6 +147,16 @@ def _choose(kernels_folder) -> str:
         return "temporary"
     allow_uncached(_cpu_dispatcher_class())
     return "none"
+
+
+def _source_folders(kernels_folder) -> list[str]:
+    """``kernels_folder`` and its packages (``cpu/``, ``cuda/``): where kernel source lies."""
+    subfolders = [
+        entry.path
+        for entry in os.scandir(kernels_folder)
+        if entry.is_dir() and os.path.isfile(os.path.join(entry.path, "__init__.py"))
+    ]
+    return [str(kernels_folder), *sorted(subfolders)]
 
 
 def choose_cupy_cache_folder() -> str | None:

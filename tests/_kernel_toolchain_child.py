@@ -24,7 +24,7 @@ What a launch on a compute capability 9.0 device does, and what is done here ins
   (``cuModuleLoadData``; here the cubin is written out instead).
 
 ``--drop-row-stack-shim`` removes the ``numpy.row_stack`` alias that
-gpu_tree.kernels.cuda_api adds, to show that the build then fails.
+gpu_tree.kernels.cuda.api adds, to show that the build then fails.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ _READY = []
 
 def _setup(drop_row_stack_shim: bool):
     """Import the kernels' compiler and make it answer the device's compute capability."""
-    from gpu_tree.kernels import cuda_api
+    from gpu_tree.kernels.cuda import api as cuda_api
 
     if _READY:
         return cuda_api
@@ -68,20 +68,20 @@ def _setup(drop_row_stack_shim: bool):
     return cuda_api
 
 
-KERNEL_MODULES = ("gpu_tree.kernels.cuda", "gpu_tree.kernels.cuda_absolute_error")
-
-
 def kernels():
-    """The names of the kernels (not device functions) the kernel modules define."""
+    """The names of the kernels (not device functions) the modules of
+    gpu_tree.kernels.cuda define."""
     import importlib
+    import pkgutil
 
-    names = []
-    for module_name in KERNEL_MODULES:
-        module = importlib.import_module(module_name)
+    package = importlib.import_module("gpu_tree.kernels.cuda")
+    names = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
         for name, value in vars(module).items():
             options = getattr(value, "targetoptions", None)
             if hasattr(value, "py_func") and options is not None and not options.get("device"):
-                names.append(name)
+                names.add(name)
     return sorted(names)
 
 

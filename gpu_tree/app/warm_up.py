@@ -5,7 +5,7 @@ The Docker image runs this at build time, so that its numba cache holds the kern
 the container's first ``gputree train`` starts in about a second instead of compiling
 for tens. numba compiles one version of a kernel per kind of argument (float or integer
 arrays, 8- or 16-bit bin codes, int32 or int64 histograms) and gpu_tree runs the serial
-twin of each parallel kernel on small data (``kernels/cpu.py``, ``SERIAL_MAX_ELEMENTS``):
+twin of each parallel kernel on small data (``kernels/cpu/launch.py``, ``SERIAL_MAX_ELEMENTS``):
 so this trains and predicts through the command line itself, on a small and a large
 synthetic file, for classification and regression, with missing values and a
 categorical column, binary and multiway splits; and runs ``gputree bench`` (the image's
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import launch as cpu_launch
 from gpu_tree.kernels.python_mode import always_compiled
 
 COLOURS = ("red", "green", "blue", "grey")
@@ -61,7 +61,7 @@ def _run(command, *args: str):
 def warm_up(command, folder: Path):
     # Small enough for the serial twins, and large enough for the parallel kernels (the
     # kernels over rows alone included); shallow trees, so that it takes seconds.
-    large_rows = cpu_kernels.SERIAL_MAX_ELEMENTS + 1000
+    large_rows = cpu_launch.SERIAL_MAX_ELEMENTS + 1000
     for n_rows in (200, large_rows):
         data = folder / f"data-{n_rows}.csv"
         _write_table(data, n_rows)

@@ -64,7 +64,7 @@ class BackendCapabilities:
     subtree_finisher : bool
         It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
         signature): a small node's whole subtree grown in one compiled call
-        (``kernels/cpu_subtrees.py``). False: every node is grown level by level.
+        (``kernels/cpu/subtrees.py``). False: every node is grown level by level.
     """
 
     device: str
@@ -129,7 +129,7 @@ class CompactHistograms(NamedTuple):
 
 
 class FinishedSubtrees(NamedTuple):
-    """Subtrees grown by a backend's ``finish_subtrees`` (``kernels/cpu_subtrees.py``):
+    """Subtrees grown by a backend's ``finish_subtrees`` (``kernels/cpu/subtrees.py``):
     every node of every subtree, each subtree's root first, then its other nodes in the
     order they were made (a split node's two children consecutively).
 

@@ -21,8 +21,10 @@ from gpu_tree.backends.contract import (
     SubtreeRules,
 )
 from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels import cpu_subtrees
+from gpu_tree.kernels.cpu import histograms as cpu_histograms
+from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
+from gpu_tree.kernels.cpu import split_scan as cpu_split_scan
+from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 from gpu_tree.model.tree import NODE_IMPURITY
 from gpu_tree.utils.fit_stats import count
 
@@ -71,8 +73,8 @@ class _CPUBackend:
         )
         return squared_deviation_sums(
             nodes.size,
-            lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
-            lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
+            lambda *extremes: cpu_row_statistics.largest_squared_deviations(*rows, *extremes),
+            lambda *parts: cpu_row_statistics.squared_deviation_sums(*rows, *parts),
         )
 
     def row_columns(self, rows, features) -> np.ndarray:
@@ -142,7 +144,7 @@ class _CPUBackend:
         hist = layout.zeros((nodes.size, n_features, width))
         values = np.full((nodes.size, n_features, width), np.inf, dtype=self.columns.dtype)
         missing = layout.zeros((nodes.size, n_features))
-        cpu_kernels.compact_histograms(
+        cpu_histograms.compact_histograms(
             self.columns,
             partition.sample_indices,
             start,
@@ -162,9 +164,9 @@ def score_splits_on_cpu(search):
     ``CompiledSearch`` (gpu_tree.growing.splitting) on numpy arrays: the winner rows,
     (n_nodes, WINNER_FIXED_COLUMNS + 2 * n_channels) int64."""
     n_channels = search.hist.shape[3]
-    shape = (search.slots.size, cpu_kernels.WINNER_FIXED_COLUMNS + 2 * n_channels)
+    shape = (search.slots.size, cpu_split_scan.WINNER_FIXED_COLUMNS + 2 * n_channels)
     winners = np.empty(shape, dtype=np.int64)
-    cpu_kernels.score_splits(*search, winners)
+    cpu_split_scan.score_splits(*search, winners)
     return winners
 
 
@@ -215,7 +217,7 @@ class CPUHistogramBackend(_CPUBackend):
         end = partition.end[nodes]
         if layout.is_classification and layout.n_outputs == 1:  # from the class codes
             count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
-            cpu_kernels.histograms_classification(
+            cpu_histograms.histograms_classification(
                 self.X_binned,
                 partition.sample_indices,
                 start,
@@ -229,7 +231,7 @@ class CPUHistogramBackend(_CPUBackend):
                 hist,
             )
         else:
-            cpu_kernels.histograms_dense(
+            cpu_histograms.histograms_dense(
                 self.X_binned,
                 partition.sample_indices,
                 start,
@@ -256,7 +258,7 @@ class CPUHistogramBackend(_CPUBackend):
 
     @staticmethod
     def subtract(hist, parent_slots, child_hist, out):
-        cpu_kernels.subtract_histograms(
+        cpu_histograms.subtract_histograms(
             hist, np.asarray(parent_slots, dtype=np.int64), child_hist, out
         )
 
@@ -275,7 +277,7 @@ class CPUHistogramBackend(_CPUBackend):
         lower = np.empty((nodes.size, n_features, width), dtype=self.bin_lower.dtype)
         upper = np.empty((nodes.size, n_features, width), dtype=self.bin_upper.dtype)
         missing = layout.zeros((nodes.size, n_features))
-        cpu_kernels.compact_code_histograms(
+        cpu_histograms.compact_code_histograms(
             self.X_binned,
             partition.sample_indices,
             start,
@@ -303,7 +305,7 @@ class CPUHistogramBackend(_CPUBackend):
         keys=None,
     ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
-        call (``kernels/cpu_subtrees.py``): ``depth`` and ``impurity`` are theirs,
+        call (``kernels/cpu/subtrees.py``): ``depth`` and ``impurity`` are theirs,
         ``criterion`` the split criterion's name and ``rules`` the rules it grows by;
         ``categories``: the categorical features and their
         subset search (None: every feature is numeric); ``keys``: the nodes' keys of the
@@ -361,7 +363,7 @@ class CPUHistogramBackend(_CPUBackend):
             self.missing_code,
             self.missing_bin >= 0,
             layout.scales(),
-            cpu_kernels.SPLIT_CRITERION_CODES[criterion],
+            cpu_split_scan.SPLIT_CRITERION_CODES[criterion],
             cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
             layout.n_classes if layout.is_classification else 0,
             n_channels - 1 if layout.has_count_channel else -1,

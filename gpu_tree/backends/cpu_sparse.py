@@ -3,7 +3,7 @@
 The dense CPU backend with four differences:
 
 - a node's histograms read its rows' stored values only, each feature's zero bin filled
-  from the node's totals by subtraction (``kernels/cpu_sparse.py``): a pass costs what the
+  from the node's totals by subtraction (``kernels/cpu/sparse.py``): a pass costs what the
   stored values cost, plus one subtraction per (node, feature);
 - a split routes its rows on their codes of the split feature, found by a binary search
   of each row's stored columns, then partitions them as the dense backend does;
@@ -24,7 +24,7 @@ from gpu_tree.backends.contract import DenseHistograms
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import SparseCodes
-from gpu_tree.kernels import cpu_sparse as sparse_kernels
+from gpu_tree.kernels.cpu import sparse as sparse_kernels
 
 __all__ = ["CPUSparseHistogramBackend"]
 

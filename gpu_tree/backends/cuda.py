@@ -1,5 +1,5 @@
 """CUDA backend: the grower's contract (:class:`gpu_tree.backends.contract.HistogramBackend`)
-implemented with the kernels of :mod:`gpu_tree.kernels.cuda`.
+implemented with the kernels of :mod:`gpu_tree.kernels.cuda` (a module per stage).
 
 On a GPU the arrays are CuPy arrays and split scoring runs the shared criterion code
 through CuPy; under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) numpy arrays stand in
@@ -19,6 +19,7 @@ to run.
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -89,7 +90,7 @@ def _device_found():
     try:
         from numba import config
 
-        from gpu_tree.kernels.cuda_api import cuda
+        from gpu_tree.kernels.cuda.api import cuda
     except ImportError as exc:  # pragma: no cover - numba is a core dependency
         return False, f"numba.cuda is not importable ({exc})", None
     if config.ENABLE_CUDASIM:
@@ -117,20 +118,47 @@ def gpu_found_but_broken() -> bool:
 PROBE_BLOCKS, PROBE_THREADS = 128, 32
 
 
+def cuda_kernels() -> SimpleNamespace:
+    """The CUDA kernel modules by stage (``kernels/cuda/``), imported on first use: importing
+    them declares every kernel with the CUDA module, which must be there. The backend
+    reads each kernel from its module at each launch."""
+    from gpu_tree.kernels.cuda import (
+        binning,
+        histograms,
+        partition,
+        prediction,
+        row_statistics,
+        sparse,
+        split_scan,
+    )
+    from gpu_tree.kernels.cuda import launch as launch_kernels
+
+    return SimpleNamespace(
+        binning=binning,
+        histograms=histograms,
+        launch=launch_kernels,
+        partition=partition,
+        prediction=prediction,
+        row_statistics=row_statistics,
+        sparse=sparse,
+        split_scan=split_scan,
+    )
+
+
 @functools.cache
 def probe_failure(xp):
-    """None where gpu_tree's probe kernel (``kernels/cuda.py``, ``probe``) compiles,
+    """None where gpu_tree's probe kernel (``kernels/cuda/launch.py``, ``probe``) compiles,
     launches and writes what it should on the device ``xp`` works with; else what went
     wrong, for a message. Once per process and array module: a GPU whose toolchain is
     broken (numba-cuda against a NumPy it predates, PTX newer than the driver reads)
     fails here, before a fit chooses it, instead of in the middle of one."""
     try:
-        from gpu_tree.kernels import cuda as cuda_kernels
-
-        blocks, threads = cuda_kernels.SIMULATOR_GRID if xp is np else (PROBE_BLOCKS, PROBE_THREADS)
+        launch_kernels = cuda_kernels().launch
+        grid = launch_kernels.SIMULATOR_GRID if xp is np else (PROBE_BLOCKS, PROBE_THREADS)
+        blocks, threads = grid
         n = 2 * blocks * threads if xp is np else blocks * threads
         out = xp.zeros(n, dtype=np.int64)
-        cuda_kernels.probe[blocks, threads, current_stream(xp)](out)
+        launch_kernels.probe[blocks, threads, current_stream(xp)](out)
         result = to_host(out)  # uncounted: no fit's copy
     except Exception as exc:  # noqa: BLE001 - whatever breaks, the GPU is not usable
         first_line = (str(exc).strip().splitlines() or [""])[0]
@@ -193,9 +221,7 @@ class CUDAHistogramBackend:
         missing_bin: int = -1,
         timer=None,
     ):
-        from gpu_tree.kernels import cuda as cuda_kernels
-
-        self.kernels = cuda_kernels
+        self.kernels = cuda_kernels()
         self.xp = xp
         self.timer = timer
         self.missing_bin = missing_bin  # the last bin of every feature (-1: none)
@@ -213,7 +239,7 @@ class CUDAHistogramBackend:
         self.class_rows = layout.is_classification and layout.n_outputs == 1
         # Unit weights (an unweighted fit: every weight is 1) never go to the device: the
         # kernels add 1 instead of reading a weight, and a regression row's statistics
-        # leave out channel 0, the weight (see kernels.cuda._add_row). Several outputs'
+        # leave out channel 0, the weight (see kernels.cuda.histograms.add_row). Several outputs'
         # classes have no weight channel to leave out: their rows are read whole.
         self.unit_weight = not layout.has_count_channel and (
             self.class_rows or not layout.is_classification
@@ -300,7 +326,7 @@ class CUDAHistogramBackend:
         return cuda_absolute_error.tree_medians(self, tree)
 
     def absolute_error_codes(self):
-        """The bin codes the absolute-error search reads (``kernels.cuda_absolute_error.
+        """The bin codes the absolute-error search reads (``kernels.cuda.absolute_error.
         _code_at``'s arguments): the dense (n_features, n_samples) codes, and stand-ins
         for a sparse X's."""
         stand_in = self.xp.zeros(1, dtype=np.int64)
@@ -366,13 +392,15 @@ class CUDAHistogramBackend:
             self.unit_weight,
             tables[1].view(np.float64),  # mean of each node
         )
-        config = kernels.launch_config(self.n_samples)
+        config = kernels.launch.launch_config(self.n_samples)
 
         def largest_pass(*extremes):
-            self._launch(kernels.largest_squared_deviations, config, *rows, *extremes)
+            self._launch(
+                kernels.row_statistics.largest_squared_deviations, config, *rows, *extremes
+            )
 
         def sum_pass(*parts):
-            self._launch(kernels.squared_deviation_sums, config, *rows, *parts)
+            self._launch(kernels.row_statistics.squared_deviation_sums, config, *rows, *parts)
 
         return largest_pass, sum_pass
 
@@ -414,7 +442,9 @@ class CUDAHistogramBackend:
         xp = self.xp
         n_nodes = search.slots.shape[0]
         _, n_features, _, n_channels = search.hist.shape
-        winners = xp.empty((n_nodes, self.kernels.WINNER_FIXED_COLUMNS + 2 * n_channels), np.int64)
+        winners = xp.empty(
+            (n_nodes, self.kernels.split_scan.WINNER_FIXED_COLUMNS + 2 * n_channels), np.int64
+        )
         scratch = (
             xp.empty((n_nodes, n_features, n_channels), dtype=np.int64),  # prefix
             xp.empty((n_nodes, n_features, n_channels), dtype=np.int64),  # totals
@@ -422,8 +452,8 @@ class CUDAHistogramBackend:
             xp.empty((n_nodes, 2), dtype=np.float64),  # nodes
         )
         self._launch(
-            self.kernels.score_splits,
-            self.kernels.scoring_launch_config(n_nodes),
+            self.kernels.split_scan.score_splits,
+            self.kernels.split_scan.scoring_launch_config(n_nodes),
             *search,
             *scratch,
             winners,
@@ -504,7 +534,7 @@ class CUDAHistogramBackend:
 
     def _row_statistics(self, hist_slot_of_node):
         """What the histogram kernels read of a row, after the row itself: its node and
-        that node's slot, and its statistics (kernels.cuda._add_row's arguments)."""
+        that node's slot, and its statistics (kernels.cuda.histograms.add_row's arguments)."""
         return (
             self.node_of_row,
             hist_slot_of_node,
@@ -533,17 +563,17 @@ class CUDAHistogramBackend:
             self.n_bins,
             n_channels,
         )
-        group = kernels.shared_features_per_block(
+        group = kernels.histograms.shared_features_per_block(
             n_hist_slots, self.n_bins, n_channels, self.n_features, hist.dtype
         )
         if group > 0:
             n_groups = -(-self.n_features // group)
-            grid, threads = kernels.shared_launch_config(row_list.shape[0], n_groups)
-            kernel = kernels.shared_histogram_kernel(hist.dtype)
+            grid, threads = kernels.histograms.shared_launch_config(row_list.shape[0], n_groups)
+            kernel = kernels.histograms.shared_histogram_kernel(hist.dtype)
             self._launch(kernel, (grid, threads), *common, n_hist_slots, group)
         else:
-            blocks, threads = kernels.launch_config(row_list.shape[0] * self.n_features)
-            self._launch(kernels.histograms_global, (blocks, threads), *common)
+            blocks, threads = kernels.launch.launch_config(row_list.shape[0] * self.n_features)
+            self._launch(kernels.histograms.histograms_global, (blocks, threads), *common)
 
     def subtract(self, hist, parent_slots, child_hist, out):
         """out = hist[parent_slots] - child_hist, on the device."""
@@ -628,8 +658,8 @@ class CUDAHistogramBackend:
             )
         codes, routed_feature = self._routing_codes(device[split_feature])
         self._launch(
-            self.kernels.partition_rows,
-            self.kernels.launch_config(self.n_samples),
+            self.kernels.partition.partition_rows,
+            self.kernels.launch.launch_config(self.n_samples),
             codes,
             self.node_of_row,
             routed_feature,
@@ -660,9 +690,9 @@ class CUDAHistogramBackend:
             table[k, :n_codes] = child_of_code[k, :n_codes]
             if self.missing_bin >= 0:
                 table[k, self.missing_bin] = default_child[k]
-        blocks, threads = self.kernels.launch_config(self.n_samples)
+        blocks, threads = self.kernels.launch.launch_config(self.n_samples)
         self._launch(
-            self.kernels.partition_rows_multiway,
+            self.kernels.partition.partition_rows_multiway,
             (blocks, threads),
             self.X_binned,
             self.node_of_row,
@@ -764,12 +794,12 @@ def check_device_memory(X, bin_mapper, layout, xp, free_bytes=None):
 
 def apply_on_device(tree, X, xp):
     """Leaf of each row of the GPU array X, computed on the GPU (one thread per row)."""
-    from gpu_tree.kernels import cuda as cuda_kernels
-
+    kernels = cuda_kernels()
     leaves = xp.empty(X.shape[0], dtype=np.int64)
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
-    blocks, threads = cuda_kernels.launch_config(X.shape[0])
-    launch(cuda_kernels.predict_leaves, (blocks, threads, current_stream(xp)), X, *arrays, leaves)
+    blocks, threads = kernels.launch.launch_config(X.shape[0])
+    config = (blocks, threads, current_stream(xp))
+    launch(kernels.prediction.predict_leaves, config, X, *arrays, leaves)
     return leaves
 
 
@@ -777,12 +807,12 @@ def predict_forest_on_device(packed, X, xp):
     """The trees' leaf values averaged for each row of the GPU array X, (n_samples,
     n_values), on the GPU, in one launch: ``packed`` is ``model.tree.forest_walk_arrays``'
     result (copied to the device)."""
-    from gpu_tree.kernels import cuda as cuda_kernels
-
+    kernels = cuda_kernels()
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in packed]
     out = xp.empty((X.shape[0], packed[-1].shape[1]), dtype=np.float64)
-    blocks, threads = cuda_kernels.launch_config(X.shape[0])
-    launch(cuda_kernels.predict_forest, (blocks, threads, current_stream(xp)), X, *arrays, out)
+    blocks, threads = kernels.launch.launch_config(X.shape[0])
+    config = (blocks, threads, current_stream(xp))
+    launch(kernels.prediction.predict_forest, config, X, *arrays, out)
     return out
 
 

@@ -1,5 +1,5 @@
 """The absolute-error criterion on the GPU: what the CUDA backends run for
-``criterion="absolute_error"`` (:mod:`gpu_tree.kernels.cuda_absolute_error`).
+``criterion="absolute_error"`` (:mod:`gpu_tree.kernels.cuda.absolute_error`).
 
 Medians are not additive, so a split is scored on the node's rows, not on histogram
 sums. A level's open nodes are searched in a few launches: the rows of the nodes are
@@ -157,7 +157,7 @@ def _median_sums(backend, node_rows, k):
 
 
 def _launch(backend, kernel, n_tasks, *args):
-    blocks, threads = backend.kernels.launch_config(max(1, n_tasks))
+    blocks, threads = backend.kernels.launch.launch_config(max(1, n_tasks))
     backend._launch(kernel, (blocks, threads), *args)
 
 
@@ -207,7 +207,7 @@ def tree_medians(backend, tree):
 
 
 def _median_errors_of(backend, node_rows, n_nodes):
-    from gpu_tree.kernels import cuda_absolute_error as kernels
+    from gpu_tree.kernels.cuda import absolute_error as kernels
 
     xp = backend.xp
     layout = backend.row_data.layout
@@ -255,7 +255,7 @@ def column_winners(
     left side's highest bin), the one split scored; ``csts`` (the same shape) each
     column's monotonicity constraint, ``lower``/``upper`` (n_nodes) the nodes' bounds.
     """
-    from gpu_tree.kernels import cuda_absolute_error as kernels
+    from gpu_tree.kernels.cuda import absolute_error as kernels
 
     xp = backend.xp
     layout = backend.row_data.layout

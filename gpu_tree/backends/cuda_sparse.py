@@ -63,8 +63,8 @@ class CUDASparseHistogramBackend(CUDAHistogramBackend):
         n_channels = self.row_data.layout.n_channels
         totals = xp.zeros((n_hist_slots, n_channels), dtype=hist.dtype)
         self._launch(
-            kernels.sparse_histograms,
-            kernels.launch_config(row_list.shape[0]),
+            kernels.sparse.sparse_histograms,
+            kernels.launch.launch_config(row_list.shape[0]),
             codes.indptr,
             codes.indices,
             codes.codes,
@@ -85,8 +85,8 @@ class CUDASparseHistogramBackend(CUDAHistogramBackend):
         (one launch), as a one-row code matrix that every split node reads (row 0)."""
         codes = self.X_binned
         self._launch(
-            self.kernels.split_feature_codes,
-            self.kernels.launch_config(self.n_samples),
+            self.kernels.sparse.split_feature_codes,
+            self.kernels.launch.launch_config(self.n_samples),
             codes.indptr,
             codes.indices,
             codes.codes,

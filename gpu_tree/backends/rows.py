@@ -31,7 +31,8 @@ from gpu_tree.data.stats import (
     to_fixed_point,
     weight_scale_exponent,
 )
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import partition as cpu_partition
+from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 from gpu_tree.utils.device_copies import device_to_host
 
 
@@ -343,7 +344,7 @@ class RowData:
             layout = self.layout
             stats = np.empty((self.n_samples, layout.n_channels), dtype=layout.dtype)
             count_channel = layout.n_channels - 1 if layout.has_count_channel else -1
-            cpu_kernels.one_hot_stats(self.y_class, self.weight_fixed, count_channel, stats)
+            cpu_row_statistics.one_hot_stats(self.y_class, self.weight_fixed, count_channel, stats)
             self._row_stats = stats
         return self._row_stats
 
@@ -387,7 +388,7 @@ def squared_deviations_from(buffer):
     equal."""
     _, lowest, highest = buffer[:3].view(np.float64)
     exponent, high, low = buffer[3:]
-    sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
+    sums = cpu_row_statistics.combine_squared_deviation_parts(high, low, exponent)
     return np.where(lowest < highest, sums, 0.0)
 
 
@@ -490,7 +491,7 @@ class RowPartition:
         order); returns the rows sent left, per node."""
         nodes = np.asarray(nodes, dtype=np.int64)
         category_offset, category_words = category_tables(category_sets, nodes.size)
-        n_left = cpu_kernels.partition_rows(
+        n_left = cpu_partition.partition_rows(
             columns,
             self.sample_indices,
             self.start[nodes],
@@ -518,7 +519,7 @@ class RowPartition:
         arrays) by its category table; returns the rows of each child, per node."""
         nodes = np.asarray(nodes, dtype=np.int64)
         branch_sizes = np.zeros((nodes.size, max(len(c) for c in children)), dtype=np.int64)
-        cpu_kernels.partition_rows_multiway(
+        cpu_partition.partition_rows_multiway(
             columns,
             self.sample_indices,
             self.start[nodes],

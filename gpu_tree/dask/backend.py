@@ -17,7 +17,7 @@ from gpu_tree.backends.contract import BackendCapabilities, CompactHistograms, D
 from gpu_tree.backends.cpu import CPUHistogramBackend, score_splits_on_cpu
 from gpu_tree.backends.rows import compact_from_dense
 from gpu_tree.dask import shards
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 from gpu_tree.utils.fit_stats import current_level
 
 # Histograms summed per reduction task (a tree reduction: log_fan_in(workers) rounds).
@@ -252,7 +252,7 @@ class DistributedBackend:
         high = np.sum([p[1] for p in parts], axis=0)
         low = np.sum([p[2] for p in parts], axis=0)
         self._log("deviations", nodes.size, 48 * nodes.size * len(self.group.keys))
-        sums = cpu_kernels.combine_squared_deviation_parts(high, low, exponent)
+        sums = cpu_row_statistics.combine_squared_deviation_parts(high, low, exponent)
         return np.where(lowest < highest, sums, 0.0)
 
     def partition(

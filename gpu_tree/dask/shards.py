@@ -34,7 +34,7 @@ from gpu_tree.data.validation import (
     is_dataframe,
     weight_problem,
 )
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 
 # fit id -> this process's shards of that fit (one per worker address).
 _SHARDS: dict = {}
@@ -316,7 +316,7 @@ def squared_deviation_extremes(key, nodes, means):
     largest = np.zeros(nodes.size)
     lowest = np.full(nodes.size, np.inf)
     highest = np.full(nodes.size, -np.inf)
-    cpu_kernels.largest_squared_deviations(
+    cpu_row_statistics.largest_squared_deviations(
         *_deviation_rows(partition, rows, nodes, means), largest, lowest, highest
     )
     return largest, lowest, highest
@@ -333,7 +333,7 @@ def squared_deviation_parts(key, nodes, means, largest):
     exponent = np.zeros(nodes.size, dtype=np.int64)
     high = np.zeros(nodes.size, dtype=np.int64)
     low = np.zeros(nodes.size, dtype=np.int64)
-    cpu_kernels.squared_deviation_sums(
+    cpu_row_statistics.squared_deviation_sums(
         *_deviation_rows(partition, rows, nodes, means),
         np.asarray(largest, dtype=np.float64),
         exponent,

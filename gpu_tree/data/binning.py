@@ -58,10 +58,10 @@ def missing_by_feature(X) -> np.ndarray:
     """Whether each feature (column) of X holds a missing value (NaN), as a bool array:
     a host array in one compiled pass, a GPU array on the GPU (only the answer comes
     back)."""
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import binning as cpu_binning
 
     if isinstance(X, np.ndarray):
-        return (cpu_kernels.nonfinite_columns(X) & cpu_kernels.HOLDS_NAN) != 0
+        return (cpu_binning.nonfinite_columns(X) & cpu_binning.HOLDS_NAN) != 0
     return np.asarray(device_to_host((X != X).any(axis=0)), dtype=bool)
 
 
@@ -229,7 +229,7 @@ class SparseCodes(NamedTuple):
 
     def dense(self) -> np.ndarray:
         """The codes as a dense (n_features, n_samples) matrix (a GPU backend's input)."""
-        from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
+        from gpu_tree.kernels.cpu import sparse as cpu_sparse_kernels
 
         out = np.empty(self.shape, dtype=self.codes.dtype)
         cpu_sparse_kernels.dense_codes(self.indptr, self.indices, self.codes, self.zero_code, out)
@@ -380,7 +380,7 @@ class BinMapper:
             quantile-binned features: its edges, edges[b-1] < x <= edges[b] (-inf / +inf
             past the first / last edge).
         """
-        from gpu_tree.kernels import cpu as cpu_kernels
+        from gpu_tree.kernels.cpu import binning as cpu_binning
 
         start = time.perf_counter()
         n_samples, n_features = X.shape
@@ -391,7 +391,7 @@ class BinMapper:
             X_binned = np.empty((n_features, n_samples), dtype=self.bin_dtype_)
         bin_lower = np.full((n_features, self.n_bins_), np.inf)
         bin_upper = np.full((n_features, self.n_bins_), -np.inf)
-        cpu_kernels.bin_columns(
+        cpu_binning.bin_columns(
             X,
             edges,
             offsets,
@@ -419,7 +419,7 @@ class BinMapper:
         without densifying it: the codes of its stored values (:class:`SparseCodes`), and
         each bin's bounds (those of the value 0 included where a feature has rows that
         store nothing)."""
-        from gpu_tree.kernels import cpu_sparse as cpu_sparse_kernels
+        from gpu_tree.kernels.cpu import sparse as cpu_sparse_kernels
 
         start = time.perf_counter()
         n_samples, n_features = X.shape
@@ -471,7 +471,8 @@ class BinMapper:
         feature-major codes on the device (coalesced for the histogram kernels) and the
         bin bounds on the host (they only place thresholds).
         """
-        from gpu_tree.kernels import cuda as cuda_kernels
+        from gpu_tree.kernels.cuda import binning as cuda_binning
+        from gpu_tree.kernels.cuda import launch as cuda_launch
 
         start = time.perf_counter()
         n_samples, n_features = X.shape
@@ -479,9 +480,9 @@ class BinMapper:
         X_binned = xp.empty((n_features, n_samples), dtype=self.bin_dtype_)
         bin_lower = xp.full((n_features, self.n_bins_), np.inf)
         bin_upper = xp.full((n_features, self.n_bins_), -np.inf)
-        blocks, threads = cuda_kernels.launch_config(n_samples * n_features)
+        blocks, threads = cuda_launch.launch_config(n_samples * n_features)
         launch(
-            cuda_kernels.bin_columns,
+            cuda_binning.bin_columns,
             (blocks, threads, stream),
             X,
             *tables,
@@ -505,7 +506,7 @@ class BinMapper:
 
     def _search_tables(self):
         """Flat edges, their offsets per feature, and the lookup grid (built once)."""
-        from gpu_tree.kernels import cpu as cpu_kernels
+        from gpu_tree.kernels.cpu import binning as cpu_binning
 
         if getattr(self, "_tables", None) is None:
             n_features = len(self.edges_)
@@ -514,10 +515,10 @@ class BinMapper:
             # Only the features with edges: a sparse X may have millions without.
             with_edges = [self.edges_[f] for f in np.flatnonzero(self.n_bins_per_feature_ > 1)]
             flat = np.concatenate(with_edges).astype(np.float64) if with_edges else np.zeros(0)
-            n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
+            n_cells = cpu_binning.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)
             lookup = np.empty((n_features, n_cells + 1), dtype=np.int64)
             cells_per_unit = np.empty(n_features)
-            cpu_kernels.build_bin_lookup(flat, offsets, n_cells, lookup, cells_per_unit)
+            cpu_binning.build_bin_lookup(flat, offsets, n_cells, lookup, cells_per_unit)
             self._tables = (flat, offsets, lookup, cells_per_unit)
         return self._tables
 

@@ -451,12 +451,12 @@ def _distinct_numbers(matrix: np.ndarray, columns: np.ndarray, labels) -> list[n
     """The distinct present values of each of ``matrix``'s ``columns`` (a float64 C
     array), sorted: whole numbers spanning fewer values than the column has are marked in
     one pass with no sort; others go through np.unique."""
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import binning as cpu_binning
 
     n = columns.size
     n_present, lowest, highest = np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
     whole, infinite = np.zeros(n, bool), np.zeros(n, bool)
-    cpu_kernels.number_spans(matrix, columns, n_present, lowest, highest, whole, infinite)
+    cpu_binning.number_spans(matrix, columns, n_present, lowest, highest, whole, infinite)
     if infinite.any():
         label = labels[int(np.argmax(infinite))]
         raise ValueError(f"{label} holds the category inf: categories must be finite")
@@ -465,7 +465,7 @@ def _distinct_numbers(matrix: np.ndarray, columns: np.ndarray, labels) -> list[n
     seen_start = np.concatenate([[0], np.cumsum(np.where(marked, span, 0))]).astype(np.int64)
     seen = np.zeros(seen_start[-1], dtype=bool)
     if marked.any():
-        cpu_kernels.mark_whole_numbers(
+        cpu_binning.mark_whole_numbers(
             matrix, columns[marked], lowest[marked], seen, seen_start[np.append(marked, True)]
         )
     distinct = []
@@ -483,7 +483,7 @@ def _distinct_numbers(matrix: np.ndarray, columns: np.ndarray, labels) -> list[n
 
 class _NumberLookup:
     """Several features' categories (sorted numbers) in the flat arrays that
-    ``kernels.cpu.encode_number_categories`` reads: each feature's categories, and for
+    ``kernels.cpu.binning.encode_number_categories`` reads: each feature's categories, and for
     whole numbers of a short span a table from value to code."""
 
     def __init__(self, category_arrays):
@@ -607,10 +607,10 @@ class CategoryMaps:
     def _encode_numbers_in_place(self, matrix, columns, features) -> None:
         """Code ``matrix``'s ``columns`` (a float64 C array of this caller's), which hold
         the values of the categorical ``features``, whose categories are numbers."""
-        from gpu_tree.kernels import cpu as cpu_kernels
+        from gpu_tree.kernels.cpu import binning as cpu_binning
 
         lookup = _NumberLookup([self.categories[int(j)] for j in features])
-        cpu_kernels.encode_number_categories(
+        cpu_binning.encode_number_categories(
             matrix,
             np.ascontiguousarray(columns, dtype=np.int64),
             lookup.categories,

@@ -176,9 +176,9 @@ PARALLEL_CHECK_MIN_VALUES = 1 << 22
 def _has_infinity(array) -> bool:
     """Whether a 2-D float32/float64 array holds an infinity."""
     if array.size >= PARALLEL_CHECK_MIN_VALUES and array.flags.c_contiguous:
-        from gpu_tree.kernels import cpu as cpu_kernels  # numba: imported where used
+        from gpu_tree.kernels.cpu import binning as cpu_binning  # numba: imported where used
 
-        return bool((cpu_kernels.nonfinite_columns(array) & cpu_kernels.HOLDS_INFINITY).any())
+        return bool((cpu_binning.nonfinite_columns(array) & cpu_binning.HOLDS_INFINITY).any())
     return bool(np.isinf(array).any())
 
 

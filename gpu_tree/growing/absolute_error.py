@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
-from gpu_tree.kernels.cpu_absolute_error import (
+from gpu_tree.kernels.cpu.absolute_error import (
     best_absolute_error_splits,
     drawn_absolute_error_splits,
     node_median_and_error,

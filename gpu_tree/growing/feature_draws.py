@@ -15,7 +15,7 @@ from gpu_tree.growing.batches import HistogramBatch
 from gpu_tree.growing.node_table import NodeTable
 from gpu_tree.growing.random_draws import draw_features, feature_order, take_drawn
 from gpu_tree.growing.splitting import compiled_scan_scores
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.utils.device_copies import device_to_host
 
 # A fit drawing at most this fraction of the features per node (forests: sqrt of them)
@@ -110,7 +110,7 @@ class FeatureDraws:
         bin (the missing values' bin is one of a dense histogram's)."""
         filled = np.empty((slots.size, n_listed), dtype=np.int64)
         positions = np.arange(n_listed)[None]
-        cpu_kernels.filled_bins(hist, slots, positions, hist[:1, 0], False, filled)
+        cpu_histograms.filled_bins(hist, slots, positions, hist[:1, 0], False, filled)
         return filled > 1
 
     def _draw_on(self, nodes, order, hist, slots, first_listed, first_eligible):
@@ -165,7 +165,9 @@ class FeatureDraws:
             use_missing = batch.missing is not None  # compact batches' missing rows
             missing = batch.missing if use_missing else batch.hist[:1, 0]  # or a stand-in
             every_feature = np.arange(self.n_features)[None]
-            cpu_kernels.filled_bins(batch.hist, slots, every_feature, missing, use_missing, filled)
+            cpu_histograms.filled_bins(
+                batch.hist, slots, every_feature, missing, use_missing, filled
+            )
         else:
             filled = (batch.hist[slots] != 0).any(axis=-1).sum(axis=2)
             if batch.missing is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import random_draws as cpu_random_draws
 
 __all__ = [
     "child_keys",
@@ -30,7 +30,7 @@ def root_keys(seed: int, trees) -> np.ndarray:
     tree) under ``seed`` (a non-negative integer below 2**63)."""
     trees = np.ascontiguousarray(trees, dtype=np.int64)
     out = np.empty(trees.size, dtype=np.uint64)
-    cpu_kernels.root_keys(np.uint64(seed), trees, out)
+    cpu_random_draws.root_keys(np.uint64(seed), trees, out)
     return out
 
 
@@ -40,21 +40,21 @@ def child_keys(parent_keys, branches) -> np.ndarray:
     parent_keys = np.ascontiguousarray(parent_keys, dtype=np.uint64)
     branches = np.ascontiguousarray(branches, dtype=np.int64)
     out = np.empty(parent_keys.size, dtype=np.uint64)
-    cpu_kernels.child_keys(parent_keys, branches, out)
+    cpu_random_draws.child_keys(parent_keys, branches, out)
     return out
 
 
 def _scores(keys, n_features, salt) -> np.ndarray:
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     out = np.empty((keys.size, n_features), dtype=np.uint64)
-    cpu_kernels.draw_scores(keys, n_features, salt, out)
+    cpu_random_draws.draw_scores(keys, n_features, salt, out)
     return out
 
 
 def feature_order(keys, n_features: int) -> np.ndarray:
     """Each node's features in the order of its draws (lowest first; ties: the lower
     feature): (n_nodes, n_features) int64. A node draws the first of them it may use."""
-    scores = _scores(keys, n_features, cpu_kernels.FEATURE_SALT)
+    scores = _scores(keys, n_features, cpu_random_draws.FEATURE_SALT)
     return np.argsort(scores, axis=1, kind="stable")
 
 
@@ -89,4 +89,5 @@ def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndar
 def uniform_draws(keys, n_features: int) -> np.ndarray:
     """(n_nodes, n_features) float64 in [0, 1): one uniform draw per node and feature,
     independent of :func:`draw_features`' (extremely randomised trees' thresholds)."""
-    return cpu_kernels.unit_interval(_scores(keys, n_features, cpu_kernels.THRESHOLD_SALT))
+    scores = _scores(keys, n_features, cpu_random_draws.THRESHOLD_SALT)
+    return cpu_random_draws.unit_interval(scores)

@@ -28,7 +28,7 @@ from gpu_tree.growing.splitting import (
     midpoint,
     select_splits,
 )
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.model.tree import NUMERIC, TREE_UNDEFINED
 from gpu_tree.utils.device_copies import device_to_host
 
@@ -291,7 +291,7 @@ class SplitEvaluator:
         out_code = np.zeros((k, n_features, 2), dtype=np.int64)
         out_lower = np.zeros((k, n_features, 2), dtype=lower.dtype)
         out_upper = np.zeros((k, n_features, 2), dtype=upper.dtype)
-        cpu_kernels.random_split_histograms(
+        cpu_histograms.random_split_histograms(
             hist,
             np.asarray(slots, dtype=np.int64),
             missing_bin,

@@ -78,9 +78,9 @@ from gpu_tree.growing.criteria import (
     weighted_multiway_split_score,
     weighted_split_score,
 )
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels import cpu_categorical
-from gpu_tree.kernels.cpu import (
+from gpu_tree.kernels.cpu import categorical as cpu_categorical
+from gpu_tree.kernels.cpu import histograms as cpu_histograms
+from gpu_tree.kernels.cpu.split_scan import (
     SPLIT_CRITERION_CODES,
     WINNER_BIN,
     WINNER_FEATURE,
@@ -335,7 +335,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     elif xp is np:
         compact = np.zeros((n, n_features, width, hist.shape[3]), dtype=hist.dtype)
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
-        cpu_kernels.compact_rows(hist, slots, nonempty, compact, bin_index)
+        cpu_histograms.compact_rows(hist, slots, nonempty, compact, bin_index)
     else:
         compact, bin_index = _compact(hist[device_slots], nonempty[device_slots], width, xp)
     mask = None if search.feature_mask is None else np.asarray(search.feature_mask[chunk])
@@ -486,7 +486,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
         bin_index = np.broadcast_to(np.arange(width), compact.shape[:3])
     else:
         bin_index = np.empty((n, n_features, width), dtype=np.int64)
-        cpu_kernels.compact_rows(search.hist, slots, search.nonempty, compact, bin_index)
+        cpu_histograms.compact_rows(search.hist, slots, search.nonempty, compact, bin_index)
     n_nonempty = np.sum(nonempty, axis=2)
     use_missing = search.missing is not None
     if use_missing:

@@ -130,7 +130,7 @@ def check_impurities_finite(tree, what: str) -> None:
 # slower than scikit-learn's (serial), and large batches in parallel.
 PARALLEL_MIN_ROWS = 32768
 # Batches of at least this many rows of a tree of numeric splits only take the lock-step
-# walk (kernels.cpu.predict_leaves_lockstep, its parallel twin from PARALLEL_MIN_ROWS):
+# walk (kernels.cpu.prediction.predict_leaves_lockstep, its parallel twin from PARALLEL_MIN_ROWS):
 # its node table is a second copy of the tree, packed on first use, worth it for batches.
 LOCKSTEP_MIN_ROWS = 1024
 
@@ -387,7 +387,7 @@ class Tree:
         return self._packed("_walk", self._pack_walk_arrays)
 
     def lockstep_arrays(self):
-        """The arguments of ``kernels.cpu.predict_leaves_lockstep`` between ``X`` and the
+        """The arguments of ``kernels.cpu.prediction.predict_leaves_lockstep`` between ``X`` and the
         output: its node table (node_count, STEP_COLUMNS) int64 (a leaf leads back to
         itself) and the live ``threshold``; None where some split is not numeric (the
         general walk takes those). Kept until the tree changes, as :meth:`walk_arrays`."""
@@ -616,7 +616,7 @@ def labels_per_output(classes, codes) -> np.ndarray:
 
 
 def forest_walk_arrays(trees) -> tuple:
-    """The trees packed into one walk (``kernels.cpu.predict_forest``'s arguments between
+    """The trees packed into one walk (``kernels.cpu.prediction.predict_forest``'s arguments between
     ``X`` and ``out``): the node tables one after another, each tree's node ids, category
     offsets and branch tables shifted past the trees before it; then the root of each
     tree and every node's value (n_nodes, n_outputs). The trees share their number of
@@ -654,7 +654,7 @@ def forest_walk_arrays(trees) -> tuple:
 
 def forest_lockstep_arrays(trees):
     """The trees' lock-step tables (:meth:`Tree.lockstep_arrays`) packed into one, for
-    ``kernels.cpu.predict_forest_lockstep`` (its arguments between ``X`` and ``out``):
+    ``kernels.cpu.prediction.predict_forest_lockstep`` (its arguments between ``X`` and ``out``):
     the node tables one after another, each tree's node ids shifted past the trees
     before it (its leaves still lead back to themselves), the thresholds, the root of
     each tree and every node's value (n_nodes, n_outputs). None where some tree has a
@@ -730,7 +730,7 @@ def _walk_column(name) -> int:
 
 
 def _kernels():
-    """The CPU kernels (gpu_tree.kernels.cpu), imported on first use."""
-    from gpu_tree.kernels import cpu
+    """The CPU prediction kernels (gpu_tree.kernels.cpu.prediction), imported on first use."""
+    from gpu_tree.kernels.cpu import prediction
 
-    return cpu
+    return prediction

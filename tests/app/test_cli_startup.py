@@ -296,10 +296,10 @@ def test_a_saved_model_predicts_as_its_estimator(tmp_path, monkeypatch, name, wa
 
 def test_the_python_walk_reaches_the_kernels_leaves():
     # Subset and multiway splits, NaN (missing), unseen categories, codes out of range.
-    from gpu_tree.kernels import cpu as cpu_kernels
     from gpu_tree.kernels import walk
+    from gpu_tree.kernels.cpu import prediction as cpu_prediction
 
-    assert walk.WALK_NODE_COLUMNS == cpu_kernels.WALK_NODE_COLUMNS
+    assert walk.WALK_NODE_COLUMNS == cpu_prediction.WALK_NODE_COLUMNS
     for name in ("binary subsets", "multiway", "multi-output classifier"):
         estimator, X = _fitted(name)
         fresh = _categorical_X(500, seed=3)  # categories in rows the fit never saw

@@ -10,7 +10,7 @@ from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.backends.rows import RowData
 from gpu_tree.data.binning import BinMapper
 from gpu_tree.data.stats import StatsLayout
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.testing import naive_histograms
 
 # ---------------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_histograms_classification_matches_naive(with_count, n_bins, n_classes, 
     unit_weight = not with_count
     for n_threads in (1, 3):  # feature groups of every size give the same histograms
         hist[:] = 0.0
-        cpu_kernels.histograms_classification(
+        cpu_histograms.histograms_classification(
             X_binned,
             sample_indices,
             start,
@@ -99,7 +99,7 @@ def test_histograms_classification_float_weights():
     weight = rng.uniform(0.01, 5.0, size=n_samples)
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     hist = np.zeros((n_nodes, n_features, n_bins, n_classes + 1))
-    cpu_kernels.histograms_classification(
+    cpu_histograms.histograms_classification(
         X_binned,
         sample_indices,
         start,
@@ -138,7 +138,7 @@ def test_histograms_dense_matches_naive(with_count, n_bins, n_nodes):
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     hist = np.zeros((n_nodes, n_features, n_bins, row_stats.shape[1]), dtype=row_stats.dtype)
     every = np.arange(n_features)[None]
-    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, every, row_stats, 2, hist)
+    cpu_histograms.histograms_dense(X_binned, sample_indices, start, end, every, row_stats, 2, hist)
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
     np.testing.assert_array_equal(hist, expected)
 
@@ -153,14 +153,16 @@ def test_histograms_overwrite_the_given_array():
     hist = np.full((2, 2, 6, 2), 7.0)
     every = np.arange(2)[None]
     args = (X_binned, sample_indices, start, end, every, y_class, np.ones(50), True, -1, 2, hist)
-    cpu_kernels.histograms_classification(*args)
+    cpu_histograms.histograms_classification(*args)
     once = hist.copy()
     assert once.sum() == 2 * (end - start).sum()  # each row counted once per feature
-    cpu_kernels.histograms_classification(*args)
+    cpu_histograms.histograms_classification(*args)
     np.testing.assert_array_equal(hist, once)
     row_stats = rng.integers(-5, 5, size=(50, 3))
     dense = np.full((2, 2, 6, 3), -1)
-    cpu_kernels.histograms_dense(X_binned, sample_indices, start, end, every, row_stats, 2, dense)
+    cpu_histograms.histograms_dense(
+        X_binned, sample_indices, start, end, every, row_stats, 2, dense
+    )
     expected = naive_histograms(X_binned, sample_indices, start, end, row_stats, 6)
     np.testing.assert_array_equal(dense, expected)
 
@@ -185,12 +187,12 @@ def test_histograms_of_listed_features(row_major, n_threads):
     every_feature = naive_histograms(X_binned, sample_indices, start, end, row_stats, n_bins)
     expected = every_feature[np.arange(n_nodes)[:, None], listed]
     hist = np.full((n_nodes, n_listed, n_bins, 4), -9, dtype=np.int64)
-    cpu_kernels.histograms_classification(
+    cpu_histograms.histograms_classification(
         X_binned, sample_indices, start, end, listed, y_class, weight, False, 3, n_threads, hist
     )
     np.testing.assert_array_equal(hist, expected)
     hist[:] = -9
-    cpu_kernels.histograms_dense(
+    cpu_histograms.histograms_dense(
         X_binned, sample_indices, start, end, listed, row_stats, n_threads, hist
     )
     np.testing.assert_array_equal(hist, expected)
@@ -202,7 +204,7 @@ def test_subtract_histograms_is_parent_minus_child():
     child = rng.integers(0, 100, size=(3, 3, 5, 2))
     parents = np.array([2, 0, 2])
     out = np.full((3, 3, 5, 2), 99)
-    cpu_kernels.subtract_histograms(hist, parents, child, out)
+    cpu_histograms.subtract_histograms(hist, parents, child, out)
     np.testing.assert_array_equal(out, hist[parents] - child)
 
 

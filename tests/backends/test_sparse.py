@@ -19,7 +19,7 @@ from gpu_tree import (
 from gpu_tree.backends.cuda import cuda_status
 from gpu_tree.data.binning import BinMapper
 from gpu_tree.data.sparse import canonical_csr
-from gpu_tree.kernels import cpu_sparse
+from gpu_tree.kernels.cpu import sparse as cpu_sparse
 
 sparse = pytest.importorskip("scipy.sparse")
 

@@ -26,7 +26,7 @@ from gpu_tree.data.stats import (
     regression_centre,
     to_fixed_point,
 )
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 
 
 # -- the fixed point --------------------------------------------------------------------
@@ -122,8 +122,8 @@ def _cpu_squared_deviations(centred, weight, unit_weight, starts, ends, means):
     rows = (sample_indices, starts, ends, centred, weight, unit_weight, means)
     return squared_deviation_sums(
         starts.size,
-        lambda *extremes: cpu_kernels.largest_squared_deviations(*rows, *extremes),
-        lambda *parts: cpu_kernels.squared_deviation_sums(*rows, *parts),
+        lambda *extremes: cpu_row_statistics.largest_squared_deviations(*rows, *extremes),
+        lambda *parts: cpu_row_statistics.squared_deviation_sums(*rows, *parts),
     )
 
 
@@ -169,7 +169,8 @@ CUDA_USABLE = cuda_status()[0]
 
 @pytest.mark.skipif(not CUDA_USABLE, reason="CUDA backend not usable")
 def test_cuda_squared_deviation_sums_equal_the_cpu_ones_bit_for_bit():
-    from gpu_tree.kernels import cuda as cuda_kernels
+    from gpu_tree.kernels.cuda import launch as cuda_launch
+    from gpu_tree.kernels.cuda import row_statistics as cuda_row_statistics
 
     _, _, xp = cuda_status()
     rng = np.random.default_rng(4)
@@ -188,13 +189,13 @@ def test_cuda_squared_deviation_sums_equal_the_cpu_ones_bit_for_bit():
         False,
         xp.asarray(mean_of_node),
     )
-    blocks, threads = cuda_kernels.launch_config(n)
+    blocks, threads = cuda_launch.launch_config(n)
     on_device = squared_deviation_sums(
         3,
-        lambda *extremes: cuda_kernels.largest_squared_deviations[blocks, threads](
+        lambda *extremes: cuda_row_statistics.largest_squared_deviations[blocks, threads](
             *rows, *extremes
         ),
-        lambda *parts: cuda_kernels.squared_deviation_sums[blocks, threads](*rows, *parts),
+        lambda *parts: cuda_row_statistics.squared_deviation_sums[blocks, threads](*rows, *parts),
         xp,
     )
     order = np.argsort(slot_of_node[node_of_row], kind="stable")

@@ -11,8 +11,11 @@ from numba import cuda
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
 from gpu_tree.backends.cuda import cuda_status
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels import cuda as cuda_kernels
+from gpu_tree.kernels.cpu import prediction as cpu_prediction
+from gpu_tree.kernels.cuda import histograms as cuda_histograms
+from gpu_tree.kernels.cuda import launch as cuda_launch
+from gpu_tree.kernels.cuda import partition as cuda_partition
+from gpu_tree.kernels.cuda import prediction as cuda_prediction
 from gpu_tree.testing import naive_histograms
 
 USABLE, REASON, xp = cuda_status()
@@ -57,15 +60,15 @@ def _launch_histograms(
         n_channels,
     )
     if path == "global":
-        blocks, threads = cuda_kernels.launch_config(row_list.size * n_features)
-        cuda_kernels.histograms_global[blocks, threads](*args)
+        blocks, threads = cuda_launch.launch_config(row_list.size * n_features)
+        cuda_histograms.histograms_global[blocks, threads](*args)
     else:
         n_groups = -(-n_features // features_per_block)
-        grid, threads = cuda_kernels.shared_launch_config(row_list.size, n_groups)
+        grid, threads = cuda_histograms.shared_launch_config(row_list.size, n_groups)
         kernel = (
-            cuda_kernels.histograms_shared_int32
+            cuda_histograms.histograms_shared_int32
             if path == "shared-int32"
-            else cuda_kernels.histograms_shared
+            else cuda_histograms.histograms_shared
         )
         kernel[grid, threads](*args, n_hist_slots, features_per_block)
 
@@ -147,21 +150,23 @@ def test_histogram_kernels_match_naive_oracle(path, kind):
 
 
 def test_shared_histograms_fall_back_to_global_memory_when_too_big():
-    fits = cuda_kernels.shared_features_per_block
+    fits = cuda_histograms.shared_features_per_block
     assert fits(4, 256, 2, 28, np.int64) == 3  # 6144 // 2048
     assert fits(2, 256, 2, 2, np.int64) == 2  # capped at n_features
     assert fits(64, 256, 2, 28, np.int64) == 0  # does not fit: global
     assert fits(1, 65535, 1, 28, np.int64) == 0
     # int32 class counts: the same 48 KiB hold twice the entries.
-    assert cuda_kernels.shared_histogram_entries(np.int32) == 12_288 == 2 * 6144
-    assert cuda_kernels.shared_histogram_entries(np.int64) == 6144
+    assert cuda_histograms.shared_histogram_entries(np.int32) == 12_288 == 2 * 6144
+    assert cuda_histograms.shared_histogram_entries(np.int64) == 6144
     assert fits(4, 256, 2, 28, np.int32) == 6  # 12288 // 2048
     assert fits(12, 256, 2, 28, np.int32) == 2 and fits(12, 256, 2, 28, np.int64) == 1
     assert fits(24, 256, 2, 28, np.int32) == 1 and fits(24, 256, 2, 28, np.int64) == 0
     assert fits(25, 256, 2, 28, np.int32) == 0  # 12,800 entries: global
-    assert cuda_kernels.shared_histogram_kernel(np.int32) is cuda_kernels.histograms_shared_int32
+    assert (
+        cuda_histograms.shared_histogram_kernel(np.int32) is cuda_histograms.histograms_shared_int32
+    )
     for dtype in (np.int64, np.float64):
-        assert cuda_kernels.shared_histogram_kernel(dtype) is cuda_kernels.histograms_shared
+        assert cuda_histograms.shared_histogram_kernel(dtype) is cuda_histograms.histograms_shared
 
 
 def _record_histogram_launches(monkeypatch):
@@ -183,7 +188,7 @@ def _record_histogram_launches(monkeypatch):
             return launch
 
     for name in ("histograms_global", "histograms_shared", "histograms_shared_int32"):
-        monkeypatch.setattr(cuda_kernels, name, Recording(name, getattr(cuda_kernels, name)))
+        monkeypatch.setattr(cuda_histograms, name, Recording(name, getattr(cuda_histograms, name)))
     return launched
 
 
@@ -209,7 +214,7 @@ def test_unweighted_class_counts_take_int32_shared_histograms_with_twice_the_fea
     cpu_tree = DecisionTreeClassifier(device="cpu", **params).fit(X, y).tree_
     assert_tree_equal(cuda_tree, cpu_tree, impurity_rtol=0, value_rtol=0)
     assert launched and {entry[0] for entry in launched} == {"histograms_shared_int32"}
-    fits = cuda_kernels.shared_features_per_block
+    fits = cuda_histograms.shared_features_per_block
     choices = set()
     for _, dtype, n_slots, n_bins, n_channels, group in launched:
         assert dtype == np.int32 and n_bins == 256 and n_channels == 20
@@ -241,7 +246,7 @@ def test_weighted_classification_and_regression_keep_int64_shared_histograms(
     assert launched and {entry[0] for entry in launched} == {"histograms_shared"}
     for _, dtype, n_slots, n_bins, n_channels, group in launched:
         assert dtype == np.int64
-        assert group == cuda_kernels.shared_features_per_block(
+        assert group == cuda_histograms.shared_features_per_block(
             n_slots, n_bins, n_channels, 3, np.int64
         )
 
@@ -255,18 +260,20 @@ def test_launch_grids_stay_within_the_device_limits(n_features, n_samples, simul
     block (a histogram too big for two) and more than 65,535 features used to ask for as
     many y-blocks; now the y-blocks stop at the limit and the kernel strides over groups.
     The GPU's configuration (simulator=False) is checked without launching."""
-    assert cuda_kernels.MAX_GRID_Y == 65_535 and cuda_kernels.MAX_GRID_X == 2**31 - 1
+    assert cuda_launch.MAX_GRID_Y == 65_535 and cuda_launch.MAX_GRID_X == 2**31 - 1
     for features_per_block in (1, 3):
         n_groups = -(-n_features // features_per_block)
-        grid, threads = cuda_kernels.shared_launch_config(n_samples, n_groups, simulator=simulator)
+        grid, threads = cuda_histograms.shared_launch_config(
+            n_samples, n_groups, simulator=simulator
+        )
         assert 1 <= grid[0] <= 2**31 - 1 and 1 <= grid[1] <= 65_535
         assert grid[1] == min(n_groups, 65_535)  # every group gets a block while they fit
         assert 1 <= threads <= 1024
     for n_tasks, max_blocks in ((n_samples * n_features, 4096), (n_samples * n_features, 2**40)):
-        blocks, threads = cuda_kernels.launch_config(n_tasks, max_blocks, simulator=simulator)
+        blocks, threads = cuda_launch.launch_config(n_tasks, max_blocks, simulator=simulator)
         assert 1 <= blocks <= 2**31 - 1 and 1 <= threads <= 1024
     if not simulator:
-        assert cuda_kernels.launch_config(10**15, 2**40, simulator=False)[0] == 2**31 - 1
+        assert cuda_launch.launch_config(10**15, 2**40, simulator=False)[0] == 2**31 - 1
 
 
 @pytest.mark.parametrize("features_per_block", [1, 2])
@@ -283,8 +290,8 @@ def test_shared_histograms_stride_over_more_feature_groups_than_y_blocks(
         kind, n_features=n_features
     )
     n_groups = -(-n_features // features_per_block)  # 5 or 3 (the last one partial)
-    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", y_blocks)
-    grid, _ = cuda_kernels.shared_launch_config(X_binned.shape[1], n_groups)
+    monkeypatch.setattr(cuda_launch, "MAX_GRID_Y", y_blocks)
+    grid, _ = cuda_histograms.shared_launch_config(X_binned.shape[1], n_groups)
     assert grid[1] == y_blocks < n_groups
     hist = xp.zeros((3, n_features, n_bins, row_stats.shape[1]))
     _launch_histograms(
@@ -298,9 +305,9 @@ def test_shared_histograms_stride_over_more_feature_groups_than_y_blocks(
 def test_cuda_tree_equals_cpu_tree_with_fewer_y_blocks_than_feature_groups(monkeypatch):
     """Whole fits, one feature per block and two y-blocks for four features: the
     launches stride over the groups and the trees are the CPU's."""
-    monkeypatch.setattr(cuda_kernels, "MAX_GRID_Y", 2)
-    monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 1)
-    configure = cuda_kernels.shared_launch_config
+    monkeypatch.setattr(cuda_launch, "MAX_GRID_Y", 2)
+    monkeypatch.setattr(cuda_histograms, "shared_features_per_block", lambda *args: 1)
+    configure = cuda_histograms.shared_launch_config
     grids = []
 
     def recording(n_samples, n_groups, *args, **kwargs):
@@ -308,7 +315,7 @@ def test_cuda_tree_equals_cpu_tree_with_fewer_y_blocks_than_feature_groups(monke
         grids.append((grid[1], n_groups))
         return grid, threads
 
-    monkeypatch.setattr(cuda_kernels, "shared_launch_config", recording)
+    monkeypatch.setattr(cuda_histograms, "shared_launch_config", recording)
     X, y = _classification_data(120, 4, 3, 5, seed=41)
     weight = np.random.default_rng(41).integers(1, 4, size=120).astype(float)
     target = X[:, 0] * 1.5 + X[:, 3] + np.random.default_rng(42).normal(scale=0.2, size=120)
@@ -431,13 +438,13 @@ def test_partition_kernel_moves_rows_of_split_nodes_only():
     left = np.array([-1, 3, 5, -1, -1, -1, -1], dtype=np.int32)
     right = np.array([-1, 4, 6, -1, -1, -1, -1], dtype=np.int32)
     device_rows = xp.asarray(node_of_row)
-    blocks, threads = cuda_kernels.launch_config(60)
+    blocks, threads = cuda_launch.launch_config(60)
     # Code 4 is the missing values' bin: node 1 sends them left, node 2 right.
     missing_left = np.array([0, 1, 0, 0, 0, 0, 0], dtype=np.uint8)
     # Node 2 is a categorical subset split sending codes {1, 3} left (bits 1 and 3).
     category_offset = np.array([-1, -1, 0, -1, -1, -1, -1], dtype=np.int64)
     category_words = np.array([0b1010], dtype=np.int64)
-    cuda_kernels.partition_rows[blocks, threads](
+    cuda_partition.partition_rows[blocks, threads](
         xp.asarray(X_binned),
         device_rows,
         xp.asarray(split_feature),
@@ -485,8 +492,8 @@ def test_a_regression_partition_runs_the_childrens_first_variance_pass(unit_weig
     extremes = [np.zeros(2), np.full(2, np.inf), np.full(2, -np.inf)]
     device_rows = xp.asarray(node_of_row)
     device_extremes = [xp.asarray(e) for e in extremes]
-    blocks, threads = cuda_kernels.launch_config(n)
-    cuda_kernels.partition_rows[blocks, threads](
+    blocks, threads = cuda_launch.launch_config(n)
+    cuda_partition.partition_rows[blocks, threads](
         xp.asarray(X_binned),
         device_rows,
         *(xp.asarray(row) for row in table[:3]),
@@ -528,11 +535,11 @@ def test_prediction_kernel_matches_cpu_traversal(categorical_split):
     X_test[::7, 1] = np.nan  # missing values follow each node's rule
     X_test[::5, 0] = np.nan
     expected = np.empty(50, dtype=np.int64)
-    cpu_kernels.predict_leaves(X_test, *tree.walk_arrays(), expected)
+    cpu_prediction.predict_leaves(X_test, *tree.walk_arrays(), expected)
     out = xp.zeros(50, dtype=np.int64)
-    blocks, threads = cuda_kernels.launch_config(50)
+    blocks, threads = cuda_launch.launch_config(50)
     arrays = [a if np.isscalar(a) else xp.asarray(a) for a in tree.walk_arrays()]
-    cuda_kernels.predict_leaves[blocks, threads](xp.asarray(X_test), *arrays, out)
+    cuda_prediction.predict_leaves[blocks, threads](xp.asarray(X_test), *arrays, out)
     np.testing.assert_array_equal(_to_host(out), expected)
 
 
@@ -543,11 +550,11 @@ def histogram_path(request, monkeypatch):
     block (so that a launch has several feature groups, the last one partial, as wide or
     deep data has on a GPU), or forced onto global memory."""
     if request.param == "global":
-        monkeypatch.setattr(cuda_kernels, "shared_features_per_block", lambda *args: 0)
+        monkeypatch.setattr(cuda_histograms, "shared_features_per_block", lambda *args: 0)
     elif request.param == "shared-pairs":
-        fitting = cuda_kernels.shared_features_per_block
+        fitting = cuda_histograms.shared_features_per_block
         monkeypatch.setattr(
-            cuda_kernels, "shared_features_per_block", lambda *args: min(2, fitting(*args))
+            cuda_histograms, "shared_features_per_block", lambda *args: min(2, fitting(*args))
         )
     return request.param
 
@@ -765,9 +772,9 @@ simulator_only = pytest.mark.skipif(REAL_GPU, reason="checks the simulator's lau
 
 @simulator_only
 def test_simulator_launches_span_several_blocks():
-    blocks, threads = cuda_kernels.launch_config(1000)
+    blocks, threads = cuda_launch.launch_config(1000)
     assert blocks >= 2 and threads < 1000  # grid-striding across blocks
-    grid, threads = cuda_kernels.shared_launch_config(1000, n_groups=2)
+    grid, threads = cuda_histograms.shared_launch_config(1000, n_groups=2)
     assert grid[0] >= 2 and grid[1] == 2  # several block-private histograms per group
 
 
@@ -884,7 +891,7 @@ def failing_probe(monkeypatch):
         devices.warn_gpu_broken_once.cache_clear()
 
     clear()
-    monkeypatch.setattr(cuda_kernels, "probe", Broken())
+    monkeypatch.setattr(cuda_launch, "probe", Broken())
     yield
     monkeypatch.undo()
     clear()
@@ -943,7 +950,7 @@ def test_a_probe_that_writes_wrong_values_is_caught(monkeypatch, failing_probe):
 
             return run
 
-    monkeypatch.setattr(cuda_kernels, "probe", Wrong())
+    monkeypatch.setattr(cuda_launch, "probe", Wrong())
     probe_failure.cache_clear()
     failure = probe_failure(xp)
     assert failure is not None and "wrote 7 where" in failure and "element 0" in failure

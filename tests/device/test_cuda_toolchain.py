@@ -1,4 +1,4 @@
-"""The CUDA kernels' toolchain: which compiler module they use (``kernels/cuda_api.py``)
+"""The CUDA kernels' toolchain: which compiler module they use (``kernels/cuda/api.py``)
 and their on-disk cache (``cache=True`` on every kernel and device function).
 
 The simulator (which runs these tests without a GPU) accepts ``cache=True`` and ignores
@@ -19,10 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from gpu_tree.kernels.cuda_api import cuda
+from gpu_tree.kernels.cuda.api import cuda
 
 REPO = Path(__file__).resolve().parents[2]
-KERNELS_SOURCE = REPO / "kernels" / "cuda.py"
+CUDA_KERNELS = REPO / "kernels" / "cuda"
+# Every module that declares CUDA kernels or device functions.
+KERNEL_SOURCES = sorted(p for p in CUDA_KERNELS.glob("*.py") if p.stem not in ("__init__", "api"))
+# The stage modules whose declarations the counts below follow: absolute_error.py builds
+# its helpers through _median_errors.py's factories, which the counts do not model.
+STAGE_SOURCES = [p for p in KERNEL_SOURCES if p.stem != "absolute_error"]
 
 
 def _run(code, tmp_path, simulator=False, extra_path=None, env=None):
@@ -44,7 +49,7 @@ def _run(code, tmp_path, simulator=False, extra_path=None, env=None):
 
 # -- cache=True, in the source -----------------------------------------------------------
 def _is_cuda_jit(node) -> bool:
-    """``cuda.jit``, or ``device_function`` (kernels/cuda_api.py: ``cuda.jit(device=True,
+    """``cuda.jit``, or ``device_function`` (kernels/cuda/api.py: ``cuda.jit(device=True,
     ...)`` with the same keywords)."""
     if isinstance(node, ast.Name):
         return node.id == "device_function"
@@ -89,8 +94,8 @@ SPLIT_SCAN_SOURCE = REPO / "kernels" / "_split_scan.py"
 
 def _split_scan_factory():
     """(functions, exported): kernels/_split_scan.py's make_split_scan applies the one
-    ``cuda.jit(device=True, cache=True)`` site kernels/cuda.py hands it to each of its
-    ``@device_function`` helpers, and kernels/cuda.py keeps ``exported`` of them."""
+    ``cuda.jit(device=True, cache=True)`` site kernels/cuda/split_scan.py hands it to each
+    of its ``@device_function`` helpers, and that module keeps ``exported`` of them."""
     functions = sum(
         isinstance(node, ast.FunctionDef)
         and any(getattr(d, "id", None) == "device_function" for d in node.decorator_list)
@@ -98,7 +103,8 @@ def _split_scan_factory():
     )
     exported = [
         len(node.targets[0].elts)
-        for node in ast.walk(ast.parse(KERNELS_SOURCE.read_text()))
+        for source in STAGE_SOURCES
+        for node in ast.walk(ast.parse(source.read_text()))
         if isinstance(node, ast.Assign)
         and isinstance(node.value, ast.Call)
         and getattr(node.value.func, "attr", None) == "make_split_scan"
@@ -108,7 +114,7 @@ def _split_scan_factory():
 
 
 def _repeated_factory_sites(source: str) -> int:
-    """The ``cuda.jit`` decorations that kernels/cuda.py's ``_compile_*`` factories make
+    """The ``cuda.jit`` decorations that a kernel module's ``_compile_*`` factories make
     beyond one per site: a factory called n times at module level (as
     ``_compile_histograms_shared`` is, once per shared-histogram type) decorates each of
     its sites n times, and each result is a module attribute of its own."""
@@ -125,24 +131,34 @@ def _repeated_factory_sites(source: str) -> int:
     )
 
 
+def _sites_beyond_the_split_scan() -> int:
+    """The ``cuda.jit`` sites of the stage modules, each decorating once (its factory's
+    repeats added), the split scan's factory site aside (counted by its helpers)."""
+    sources = [p.read_text() for p in STAGE_SOURCES]
+    return sum(count_jit_sites(s) + _repeated_factory_sites(s) for s in sources) - 1
+
+
 def expected_declarations() -> int:
-    """How many ``cuda.jit`` decorations importing kernels/cuda.py makes."""
-    source = KERNELS_SOURCE.read_text()
-    return count_jit_sites(source) - 1 + _split_scan_factory()[0] + _repeated_factory_sites(source)
+    """How many ``cuda.jit`` decorations importing the stage modules makes."""
+    return _sites_beyond_the_split_scan() + _split_scan_factory()[0]
 
 
 def expected_dispatchers() -> int:
-    """How many dispatchers kernels/cuda.py holds as module attributes."""
-    source = KERNELS_SOURCE.read_text()
-    return count_jit_sites(source) - 1 + _split_scan_factory()[1] + _repeated_factory_sites(source)
+    """How many dispatchers the stage modules hold as module attributes (each counted in
+    the module that declares it)."""
+    return _sites_beyond_the_split_scan() + _split_scan_factory()[1]
 
 
-def test_every_cuda_jit_in_the_kernels_declares_cache_true():
-    source = KERNELS_SOURCE.read_text()
-    assert jit_sites_without_cache(source) == []
-    # The check sees the kernels and device functions (16 when written; the number moves
-    # as kernels come and go, hence a floor).
-    assert count_jit_sites(source) >= 8
+@pytest.mark.parametrize("path", KERNEL_SOURCES, ids=lambda p: p.name)
+def test_every_cuda_jit_in_the_kernels_declares_cache_true(path):
+    assert jit_sites_without_cache(path.read_text()) == []
+
+
+def test_the_cache_check_sees_every_kernel_module():
+    # The check sees the kernels and device functions (25 when written; the number moves
+    # as kernels come and go, hence a floor), in every module but the compiler's choice.
+    assert {p.stem for p in KERNEL_SOURCES} >= {"launch", "histograms", "split_scan"}
+    assert sum(count_jit_sites(p.read_text()) for p in KERNEL_SOURCES) >= 16
 
 
 def test_the_cache_check_finds_uncached_declarations():
@@ -164,17 +180,33 @@ def test_the_cache_check_finds_uncached_declarations():
 
 
 # -- cache=True, on the compiled objects -------------------------------------------------
-_LIST_DISPATCHERS = """
+# Imports the stage modules (as STAGE_MODULES names them) and lists their dispatchers.
+_IMPORT_STAGES = """
+import importlib, pkgutil
+from gpu_tree.kernels import cuda as package
+from gpu_tree.kernels.cuda import api as cuda_api
+stages = [
+    importlib.import_module(f"{package.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(package.__path__)
+    if info.name not in ("api", "absolute_error")
+]
+"""
+_LIST_DISPATCHERS = (
+    _IMPORT_STAGES
+    + """
 import json
-import gpu_tree.kernels.cuda as k
-from gpu_tree.kernels import cuda_api
-found = {
-    name: [type(obj).__name__, type(obj._cache).__name__, str(getattr(obj._cache, "_cache_path", ""))]
-    for name, obj in vars(k).items()
-    if hasattr(obj, "_cache") and hasattr(obj, "py_func")
-}
+found, seen = {}, set()
+for module in stages:
+    for name, obj in vars(module).items():
+        if hasattr(obj, "_cache") and hasattr(obj, "py_func") and id(obj) not in seen:
+            seen.add(id(obj))
+            cache = obj._cache
+            found[f"{module.__name__.rpartition('.')[2]}.{name}"] = [
+                type(obj).__name__, type(cache).__name__, str(getattr(cache, "_cache_path", ""))
+            ]
 print(json.dumps({"provider": cuda_api.PROVIDER, "dispatchers": found}))
 """
+)
 
 
 def test_every_kernel_dispatcher_is_built_with_a_disk_cache(tmp_path):
@@ -188,11 +220,11 @@ def test_every_kernel_dispatcher_is_built_with_a_disk_cache(tmp_path):
     dispatchers = report["dispatchers"]
     assert len(dispatchers) == expected_dispatchers()
     for name in (
-        "histograms_shared",
-        "histograms_shared_int32",
-        "histograms_global",
-        "bin_columns",
-        "predict_leaves",
+        "histograms.histograms_shared",
+        "histograms.histograms_shared_int32",
+        "histograms.histograms_global",
+        "binning.bin_columns",
+        "prediction.predict_leaves",
     ):
         assert name in dispatchers
     uncached = {name: d for name, d in dispatchers.items() if d[1] == "NullCache"}
@@ -278,9 +310,10 @@ def test_numba_cuda_mlir_is_preferred_where_installed(tmp_path):
     code = (
         _FAKE_MLIR
         + "import warnings; warnings.simplefilter('error', RuntimeWarning)\n"
-        + "import gpu_tree.kernels.cuda as k\nfrom gpu_tree.kernels import cuda_api\n"
+        + _IMPORT_STAGES
         + "from gpu_tree.backends.cuda import cuda_status\n"
         + "import numba.cuda\n"
+        + "k = stages[0]\n"
         + "print(json.dumps([cuda_api.PROVIDER, k.cuda is cuda, k.cuda is numba.cuda, declared]))\n"
     )
     result = _run(code, tmp_path, simulator=False)
@@ -291,14 +324,15 @@ def test_numba_cuda_mlir_is_preferred_where_installed(tmp_path):
     assert len(declared) == expected_declarations()
     assert all(options.get("cache") is True for _, options in declared), declared
     names = {name for name, _ in declared}
-    assert {"histograms_shared", "partition_rows", "predict_leaves", "_add_row"} <= names
+    assert {"histograms_shared", "partition_rows", "predict_leaves", "add_row"} <= names
 
 
 def test_the_simulator_keeps_numba_cuda_even_with_numba_cuda_mlir_installed(tmp_path):
     """Numba-CUDA-MLIR has no simulator: CI's simulator runs stay on numba.cuda."""
     code = (
         _FAKE_MLIR
-        + "import gpu_tree.kernels.cuda as k\nfrom gpu_tree.kernels import cuda_api\n"
+        + _IMPORT_STAGES
+        + "from gpu_tree.kernels.cuda import histograms as k\n"
         + "import numba.cuda\n"
         + "print(json.dumps([cuda_api.PROVIDER, k.cuda is numba.cuda, declared,"
         + " type(k.histograms_shared).__name__]))\n"
@@ -323,7 +357,7 @@ def test_a_broken_numba_cuda_mlir_falls_back_to_numba_cuda_with_a_warning(tmp_pa
         "import json, warnings\n"
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
-        "    from gpu_tree.kernels import cuda_api\n"
+        "    from gpu_tree.kernels.cuda import api as cuda_api\n"
         "import numba.cuda\n"
         "print(json.dumps([cuda_api.PROVIDER, cuda_api.cuda is numba.cuda,"
         " [str(w.message) for w in caught if 'numba-cuda-mlir' in str(w.message)]]))\n"
@@ -341,7 +375,7 @@ def test_without_numba_cuda_mlir_numba_cuda_is_used_silently(tmp_path):
         "import json, sys, warnings\n"
         "sys.modules['numba_cuda_mlir'] = None  # not installed, whatever this machine has\n"
         "warnings.simplefilter('error', RuntimeWarning)\n"
-        "from gpu_tree.kernels import cuda_api\n"
+        "from gpu_tree.kernels.cuda import api as cuda_api\n"
         "import numba.cuda\n"
         "print(json.dumps([cuda_api.PROVIDER, cuda_api.cuda is numba.cuda]))\n"
     )
@@ -353,7 +387,7 @@ def test_without_numba_cuda_mlir_numba_cuda_is_used_silently(tmp_path):
 def test_a_first_cuda_fit_under_warnings_as_errors_raises_nothing(tmp_path):
     """numba-cuda's import warns under NumPy 2.5 (its datetime helpers); a user's first
     CUDA fit, where numba.cuda is first imported, must not fail on that under
-    ``-W error`` (kernels/cuda_api.py ignores it around that import alone)."""
+    ``-W error`` (kernels/cuda/api.py ignores it around that import alone)."""
     code = (
         "import numpy as np\n"
         "from gpu_tree import DecisionTreeClassifier\n"
@@ -398,8 +432,8 @@ def test_the_simulator_keeps_device_functions_that_read_no_cuda_as_plain_python(
     from numba import config
 
     from gpu_tree.kernels import _median_errors
-    from gpu_tree.kernels import cuda_absolute_error as absolute_error_kernels
-    from gpu_tree.kernels.cuda_api import device_function
+    from gpu_tree.kernels.cuda import absolute_error as absolute_error_kernels
+    from gpu_tree.kernels.cuda.api import device_function
 
     compile_device = device_function(cache=True)
     if not config.ENABLE_CUDASIM:
@@ -416,7 +450,7 @@ def test_a_device_function_reading_cuda_runs_in_a_simulated_kernel():
     import numpy as np
     from numba import config
 
-    from gpu_tree.kernels.cuda_api import device_function
+    from gpu_tree.kernels.cuda.api import device_function
 
     if not config.ENABLE_CUDASIM:
         pytest.skip("checks the simulator")

@@ -49,7 +49,7 @@ CHILD = Path(__file__).resolve().parents[1] / "_kernel_toolchain_child.py"
 KERNEL_RESOURCES = REPO / "bench" / "kernel_resources.py"
 
 # Launches kernel_resources does not record: gpu_tree.backends.cuda.probe_failure runs
-# kernels.cuda.probe on an int64 vector once per process, before any fit uses the GPU.
+# kernels.cuda.launch.probe on an int64 vector once per process, before any fit uses the GPU.
 EXTRA_LAUNCHES = {"probe": [[["array", "int64", 1, "C"]]]}
 # Built first: the slowest by far (NVVM spends minutes on score_splits on 2 cores).
 SLOWEST = ("score_splits", "candidate_errors")
@@ -171,7 +171,7 @@ def _kernel_resources_kernels() -> tuple:
 
 
 def test_every_kernel_of_the_kernel_modules_is_checked(toolchain):
-    """A kernel added to kernels/cuda.py or cuda_absolute_error.py must be added to
+    """A kernel added to a module of kernels/cuda/ must be added to
     kernel_resources.KERNELS (or EXTRA_LAUNCHES), or it would go unchecked here."""
     covered = set(_kernel_resources_kernels()) | set(EXTRA_LAUNCHES)
     assert set(toolchain["kernels"]) == covered
@@ -255,7 +255,7 @@ def test_every_kernel_signature_builds_into_an_sm_90_cubin_a_cuda_13_0_driver_lo
 
 def test_the_kernels_do_not_build_without_the_numpy_row_stack_shim(toolchain, tmp_path):
     """numba-cuda 0.24 to 0.30.4 needs ``numpy.row_stack``, gone in NumPy 2.5:
-    gpu_tree.kernels.cuda_api puts it back. Taken away again in the child, the build
+    gpu_tree.kernels.cuda.api puts it back. Taken away again in the child, the build
     fails, as the test above then would."""
     rows, _ = _build(
         [["probe", 0, EXTRA_LAUNCHES["probe"][0]]], tmp_path, "--drop-row-stack-shim", timeout=600
@@ -277,7 +277,7 @@ from numba.cuda import dispatcher
 # Device functions compile for the current device, which needs a driver: sm_90's here.
 if hasattr(dispatcher, "get_current_device"):
     dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=(9, 0))
-from gpu_tree.kernels.cuda_api import cuda
+from gpu_tree.kernels.cuda.api import cuda
 import gpu_tree.kernels._split_scan as scan
 
 # libdevice's log2 and log1p are built of fused multiply-adds (rounded as libdevice
@@ -289,14 +289,14 @@ stub = types.ModuleType("math_without_logs")
 stub.log2 = stub.log1p = cuda.jit(device=True)(stand_in)
 stub.inf, stub.isfinite = math.inf, math.isfinite
 scan.math = stub
-from gpu_tree.kernels import cuda as kernels
+from gpu_tree.kernels.cuda import split_scan as cuda_split_scan
 
 sys.path.insert(0, sys.argv[1])
 import kernel_resources
 
 signature = json.loads(sys.argv[2])
 sig = nbtypes.void(*[kernel_resources._numba_type(d) for d in signature])
-ptx, _ = cuda.compile_ptx(kernels.score_splits.py_func, sig, cc=(9, 0))
+ptx, _ = cuda.compile_ptx(cuda_split_scan.score_splits.py_func, sig, cc=(9, 0))
 print(json.dumps({"fma": ptx.count("fma.rn.f64"), "unfused": ptx.count("mul.rn.f64")}))
 """
 

@@ -26,7 +26,7 @@ from gpu_tree import (
 from gpu_tree.backends.cuda import cuda_status, predict_forest_on_device
 from gpu_tree.growing.feature_draws import FeatureDraws
 from gpu_tree.growing.random_draws import draw_features, root_keys, uniform_draws
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import prediction as cpu_prediction
 from gpu_tree.model.tree import (
     CATEGORICAL_SUBSET,
     forest_lockstep_arrays,
@@ -289,12 +289,17 @@ def test_the_lockstep_forest_walk_gives_the_general_walks_bits(classification, r
             [np.nan, np.inf, -np.inf, 0.0], size=(40, rows.shape[1])
         )
         every = np.ascontiguousarray(np.vstack([rows, at_threshold, extremes]))
-        for n in (every.shape[0], 1, cpu_kernels.LOCKSTEP_ROWS + 3, cpu_kernels.FOREST_ROWS + 5):
+        for n in (
+            every.shape[0],
+            1,
+            cpu_prediction.LOCKSTEP_ROWS + 3,
+            cpu_prediction.FOREST_ROWS + 5,
+        ):
             expected = predict_forest(general, every[:n])
             np.testing.assert_array_equal(predict_forest_lockstep(lockstep, every[:n]), expected)
             for walk in (
-                cpu_kernels.predict_forest_lockstep.serial,
-                cpu_kernels.predict_forest_lockstep.parallel,
+                cpu_prediction.predict_forest_lockstep.serial,
+                cpu_prediction.predict_forest_lockstep.parallel,
             ):
                 out = np.full_like(expected, -7.0)
                 walk(every[:n], *lockstep, out)
@@ -517,7 +522,7 @@ def test_random_split_histograms_against_a_loop(dense):
     """The collapsed two-bin histograms of extremely randomised trees, against a plain
     loop: present bins up to the drawn threshold left, the rest right, the codes and
     bounds of both sides; the missing bin (dense) left out."""
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import histograms as cpu_histograms
 
     rng = np.random.default_rng(8)
     n_slots, n_features, n_bins, n_channels = 5, 4, 9, 3
@@ -534,7 +539,7 @@ def test_random_split_histograms_against_a_loop(dense):
     uniform = rng.random((slots.size, n_features))
     out = [np.full((slots.size, n_features, 2, n_channels), -7)]
     out += [np.full((slots.size, n_features, 2), -7, dtype=t) for t in (np.int64, float, float)]
-    cpu_kernels.random_split_histograms(
+    cpu_histograms.random_split_histograms(
         hist, slots, missing_bin, codes, lower, upper, uniform, *out
     )
     out_hist, out_code, out_lower, out_upper = out

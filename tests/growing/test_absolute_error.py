@@ -4,7 +4,7 @@ Node error: sum w |y - m| about the node's weighted median m (scikit-learn's con
 the smallest sorted target whose cumulative weight exceeds half the total, the mid-point
 with the one before where that one's cumulative weight is exactly half). Checked here
 against a brute-force search written with np.sort and against scikit-learn's trees,
-from the compiled search of one feature (gpu_tree.kernels.cpu_absolute_error) to the
+from the compiled search of one feature (gpu_tree.kernels.cpu.absolute_error) to the
 estimators' trees and forests (criterion="absolute_error").
 """
 
@@ -38,7 +38,7 @@ from gpu_tree.data.stats import (
 from gpu_tree.growing import grower as grower_module
 from gpu_tree.kernels import _median_errors
 from gpu_tree.kernels._split_scan import plain_product
-from gpu_tree.kernels.cpu_absolute_error import (
+from gpu_tree.kernels.cpu.absolute_error import (
     _side_error,
     _target_ranks,
     best_absolute_error_split,
@@ -899,7 +899,7 @@ def test_cuda_search_launches_and_copies(monkeypatch, n_outputs):
     launch; and only per-(node, feature) winners come back, never the candidates' arrays
     (4 sets x features x bins per node). Once grown, one node launch per output and depth
     measures every node's median."""
-    from gpu_tree.kernels import cuda_absolute_error as kernels
+    from gpu_tree.kernels.cuda import absolute_error as kernels
 
     tally = []
 
@@ -974,8 +974,8 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
     """A node's search is one call: through a parallel region for a small node, a
     forest's fits ran 20-50 times slower on a busy machine (threads spinning at its
     barrier). Small nodes take the serial twin, large ones the parallel kernel."""
-    import gpu_tree.kernels.cpu as cpu_kernels
-    from gpu_tree.kernels import cpu_absolute_error as searches
+    from gpu_tree.kernels.cpu import absolute_error as searches
+    from gpu_tree.kernels.cpu import launch as cpu_launch
 
     calls = []
 
@@ -1009,6 +1009,6 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
         ("drawn_absolute_error_splits", "serial"),
     }
     calls.clear()
-    monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", 0)  # every node "large"
+    monkeypatch.setattr(cpu_launch, "SERIAL_MAX_ELEMENTS", 0)  # every node "large"
     fits()
     assert {label for _, label in calls} == {"parallel"}

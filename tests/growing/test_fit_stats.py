@@ -105,16 +105,21 @@ class _CountingKernel:
 
 @pytest.fixture
 def launches(monkeypatch):
-    """Every kernel of gpu_tree.kernels.cuda, wrapped to count its launches."""
-    from gpu_tree.kernels import cuda as cuda_kernels
+    """Every kernel of the modules of gpu_tree.kernels.cuda, wrapped to count its launches."""
+    import importlib
+    import pkgutil
+
+    from gpu_tree.kernels import cuda
 
     tally = []
-    for name in dir(cuda_kernels):
-        kernel = getattr(cuda_kernels, name)
-        simulated_kernel = getattr(kernel, "_device", None) is False
-        gpu_kernel = not getattr(kernel, "targetoptions", {"device": True}).get("device")
-        if hasattr(kernel, "__getitem__") and (simulated_kernel or gpu_kernel):
-            monkeypatch.setattr(cuda_kernels, name, _CountingKernel(kernel, tally))
+    for info in pkgutil.iter_modules(cuda.__path__):
+        module = importlib.import_module(f"{cuda.__name__}.{info.name}")
+        for name in dir(module):
+            kernel = getattr(module, name)
+            simulated_kernel = getattr(kernel, "_device", None) is False
+            gpu_kernel = not getattr(kernel, "targetoptions", {"device": True}).get("device")
+            if hasattr(kernel, "__getitem__") and (simulated_kernel or gpu_kernel):
+                monkeypatch.setattr(module, name, _CountingKernel(kernel, tally))
     return tally
 
 

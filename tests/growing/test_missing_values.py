@@ -138,14 +138,14 @@ def test_exact_mode_matches_sklearn_with_missing_values(criterion):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nonfinite_columns_flags_each_columns_nans_and_infinities(rows, dtype):
     from gpu_tree.data.binning import missing_by_feature
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import binning as cpu_binning
 
     X = np.zeros((rows, 5), dtype=dtype)
     X[rows - 1, 0] = np.nan
     X[rows // 2, 1] = np.inf
     X[0, 2], X[rows - 1, 2] = -np.inf, np.nan
     X[1, 4] = np.finfo(dtype).max  # large, finite
-    flags = cpu_kernels.nonfinite_columns(X)
-    nan, infinity = cpu_kernels.HOLDS_NAN, cpu_kernels.HOLDS_INFINITY
+    flags = cpu_binning.nonfinite_columns(X)
+    nan, infinity = cpu_binning.HOLDS_NAN, cpu_binning.HOLDS_INFINITY
     np.testing.assert_array_equal(flags, [nan, infinity, nan | infinity, 0, 0])
     np.testing.assert_array_equal(missing_by_feature(X), [True, False, True, False, False])

@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 from numba.core.errors import TypingError
 
-from gpu_tree.kernels import cpu, cpu_categorical, cpu_subtrees
+from gpu_tree.kernels.cpu import categorical as cpu_categorical
+from gpu_tree.kernels.cpu import launch as cpu_launch
+from gpu_tree.kernels.cpu import split_scan as cpu_split_scan
+from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 
 
 def test_borrowing_njit_refuses_to_compile_an_allocation():
-    @cpu.borrowing_njit()
+    @cpu_launch.borrowing_njit()
     def allocates(n):
         return np.empty(n)
 
@@ -22,7 +25,7 @@ def test_borrowing_njit_refuses_to_compile_an_allocation():
 
 
 def test_borrowing_njit_reads_and_writes_the_arrays_it_is_given():
-    @cpu.borrowing_njit()
+    @cpu_launch.borrowing_njit()
     def add_one(values):
         for i in range(values.shape[0]):
             values[i] += 1.0
@@ -43,7 +46,7 @@ def test_borrowing_njit_reads_and_writes_the_arrays_it_is_given():
         cpu_categorical._candidate,
         cpu_categorical._score_feature,
         cpu_categorical.subset_sum,
-        cpu._score_feature,
+        cpu_split_scan._score_feature,
     ],
     ids=lambda helper: helper.py_func.__qualname__,
 )

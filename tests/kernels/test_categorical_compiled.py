@@ -1,4 +1,4 @@
-"""The compiled categorical split search (kernels/cpu_categorical.py, issue 17) grows the
+"""The compiled categorical split search (kernels/cpu/categorical.py, issue 17) grows the
 trees the vectorised search grows, node for node: on adult and on random data with many
 categories, binary subset and multiway splits, classification and regression, with
 missing values, weights and leaf-size limits. And the vectorised category coding (per
@@ -189,7 +189,7 @@ def test_category_ordering_is_the_stable_sort_of_its_keys(k, n_classes):
     (insertion) up to INSERTION_SORT_MOST of them, by np.argsort above. Either way the
     order is the stable sort of the keys, ties (many here: few distinct counts) by
     position, as the vectorised reference orders them."""
-    from gpu_tree.kernels import cpu_categorical
+    from gpu_tree.kernels.cpu import categorical as cpu_categorical
 
     assert 1 < cpu_categorical.INSERTION_SORT_MOST < 130
     rng = np.random.default_rng(k * 10 + n_classes)

@@ -38,7 +38,8 @@ def _weather(folder: Path) -> Path:
 _FIT_AND_REPORT = """
 import json, numpy as np, gpu_tree
 from numba.core import config
-from gpu_tree.kernels import compilation, cpu
+from gpu_tree.kernels import compilation
+from gpu_tree.kernels.cpu import partition
 X = np.arange(20.0)[:, None]; y = (X[:, 0] > 9).astype(int)
 model = gpu_tree.DecisionTreeClassifier(device='cpu', splitter='exact')
 score = model.fit(X, y).score(X, y)
@@ -46,7 +47,7 @@ print(json.dumps({
     "score": score,
     "mode": compilation.CACHE_MODE,
     "cache_dir": config.CACHE_DIR,
-    "cache": type(cpu.partition_rows.serial._cache).__name__,
+    "cache": type(partition.partition_rows.serial._cache).__name__,
 }))
 """
 
@@ -402,12 +403,12 @@ def test_the_command_says_it_compiles_on_a_first_run_only(tmp_path):
 def test_the_serial_twins_grow_the_trees_of_the_parallel_kernels(
     monkeypatch, task, categorical_split
 ):
-    """Small data runs on serial twins (kernels/cpu.py, SERIAL_MAX_ELEMENTS): the same
+    """Small data runs on serial twins (kernels/cpu/launch.py, SERIAL_MAX_ELEMENTS): the same
     trees and predictions as the parallel kernels, missing values and categories in."""
     import numpy as np
 
     import gpu_tree
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import launch as cpu_launch
     from gpu_tree.testing import assert_tree_equal
 
     rng = np.random.default_rng(3)
@@ -423,17 +424,33 @@ def test_the_serial_twins_grow_the_trees_of_the_parallel_kernels(
     params = dict(device="cpu", categorical_features=[3], categorical_split=categorical_split)
     fitted = {}
     for name, limit in (("serial", 1 << 60), ("parallel", -1)):
-        monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", limit)
+        monkeypatch.setattr(cpu_launch, "SERIAL_MAX_ELEMENTS", limit)
         fitted[name] = estimator(**params).fit(X, y)
         fitted[name + " predictions"] = fitted[name].predict(X)
     assert_tree_equal(fitted["serial"].tree_, fitted["parallel"].tree_)
     np.testing.assert_array_equal(fitted["serial predictions"], fitted["parallel predictions"])
 
 
-def test_the_kernels_used_by_small_data_are_the_serial_twins():
-    from gpu_tree.kernels import cpu as cpu_kernels
+def _serial_when_small_kernels():
+    """Every kernel of the CPU stage modules that runs on its serial twin on small data."""
+    import importlib
+    import pkgutil
 
-    for kernel in cpu_kernels.SERIAL_WHEN_SMALL:
+    from gpu_tree.kernels import cpu
+    from gpu_tree.kernels.cpu.launch import SerialWhenSmall
+
+    modules = [
+        importlib.import_module(f"{cpu.__name__}.{module.name}")
+        for module in pkgutil.iter_modules(cpu.__path__)
+    ]
+    return [k for m in modules for k in vars(m).values() if isinstance(k, SerialWhenSmall)]
+
+
+def test_the_kernels_used_by_small_data_are_the_serial_twins():
+    kernels = _serial_when_small_kernels()
+    # The stage modules' 18 and the absolute-error searches' 2.
+    assert len(kernels) == 20, kernels
+    for kernel in kernels:
         assert not kernel.serial.targetoptions.get("parallel"), kernel
         assert kernel.parallel.targetoptions["parallel"], kernel
         # Cached apart: numba names a cache index after the function.
@@ -448,7 +465,7 @@ def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree
     import numpy as np
 
     import gpu_tree
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import launch as cpu_launch
     from gpu_tree.testing import assert_tree_equal
     from gpu_tree.utils.threads import numba_threads
 
@@ -460,7 +477,7 @@ def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree
     if task == "classification":
         y, estimator = (y > 0).astype(int), gpu_tree.DecisionTreeClassifier
     submitted = []
-    pool = cpu_kernels._thread_pool()
+    pool = cpu_launch._thread_pool()
     real_submit = pool.submit
 
     def counting_submit(*args, **kwargs):
@@ -470,7 +487,7 @@ def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree
     fitted = {}
     with numba_threads(2):
         for name, limit in (("serial", 1 << 60), ("threads", -1)):
-            monkeypatch.setattr(cpu_kernels, "SERIAL_MAX_ELEMENTS", limit)
+            monkeypatch.setattr(cpu_launch, "SERIAL_MAX_ELEMENTS", limit)
             monkeypatch.setattr(pool, "submit", counting_submit)
             fitted[name] = estimator(min_samples_leaf=2).fit(X, y)
     assert_tree_equal(fitted["serial"].tree_, fitted["threads"].tree_)
@@ -484,9 +501,9 @@ def test_a_forked_child_shares_items_out_to_threads_of_its_own():
     pool rather than wait for ever on the parent's."""
     import multiprocessing
 
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import launch as cpu_launch
 
-    assert cpu_kernels._thread_pool().submit(sum, (1, 2)).result(timeout=60) == 3
+    assert cpu_launch._thread_pool().submit(sum, (1, 2)).result(timeout=60) == 3
     child = multiprocessing.get_context("fork").Process(target=_sum_on_the_pool)
     child.start()
     child.join(timeout=120)
@@ -498,16 +515,16 @@ def test_a_forked_child_shares_items_out_to_threads_of_its_own():
 
 
 def _sum_on_the_pool():
-    from gpu_tree.kernels import cpu as cpu_kernels
+    from gpu_tree.kernels.cpu import launch as cpu_launch
 
-    result = cpu_kernels._thread_pool().submit(sum, (1, 2)).result(timeout=60)
+    result = cpu_launch._thread_pool().submit(sum, (1, 2)).result(timeout=60)
     raise SystemExit(0 if result == 3 else 1)
 
 
 def test_items_are_shared_out_by_their_work():
     import numpy as np
 
-    from gpu_tree.kernels import cpu_subtrees
+    from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 
     finisher = cpu_subtrees.finish_subtrees_numeric
     start = np.array([0, 10, 1000, 1010, 1020, 1030])

@@ -14,8 +14,10 @@ import pytest
 import scipy.sparse
 
 import gpu_tree
-from gpu_tree.kernels import cpu as cpu_kernels
-from gpu_tree.kernels import cpu_categorical, cpu_subtrees, python_mode
+from gpu_tree.kernels import python_mode
+from gpu_tree.kernels.cpu import categorical as cpu_categorical
+from gpu_tree.kernels.cpu import prediction as cpu_prediction
+from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 from gpu_tree.testing import assert_tree_equal
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -213,7 +215,7 @@ def test_the_mode_belongs_to_the_thread_that_asked():
 
 
 def test_a_kernel_with_compiled_code_runs_it(monkeypatch):
-    kernel = cpu_kernels.breadth_first_order
+    kernel = cpu_prediction.breadth_first_order
     left = np.array([1, -1, -1])
     right = np.array([2, -1, -1])
     args = (left, right, np.zeros(3, bool), np.array([True, False, False]), 0)
@@ -232,17 +234,19 @@ def test_a_twin_calls_the_twins_of_the_kernels_it_calls():
     assert twin.__code__ is finisher.py_func.__code__
     callee = twin.__globals__["_compact_feature"]
     assert callee.__code__ is cpu_subtrees._compact_feature.py_func.__code__
-    # through a module (``cpu_categorical.score_nodes``) and a closure alike
-    module = python_mode.twin(cpu_subtrees.cpu_categorical)
+    # through a module (``categorical.score_nodes``) and a closure alike
+    module = python_mode.twin(cpu_subtrees.categorical)
     assert module.score_nodes.__code__ is cpu_categorical.score_nodes.py_func.__code__
-    walk = cpu_kernels._leaf_of_row.py_func
+    walk = cpu_prediction._leaf_of_row.py_func
     assert any(hasattr(cell.cell_contents, "signatures") for cell in walk.__closure__)
-    cells = [cell.cell_contents for cell in python_mode.twin(cpu_kernels._leaf_of_row).__closure__]
+    cells = [
+        cell.cell_contents for cell in python_mode.twin(cpu_prediction._leaf_of_row).__closure__
+    ]
     assert not any(hasattr(value, "signatures") for value in cells)
 
 
 def test_kernels_still_pickle_by_reference():
-    kernel = cpu_kernels.breadth_first_order
+    kernel = cpu_prediction.breadth_first_order
     assert type(kernel).__name__.startswith("PythonWhenAsked")
     assert pickle.loads(pickle.dumps(kernel)) is kernel
 
@@ -279,8 +283,8 @@ _FRESH = textwrap.dedent(
     gpu_tree.DecisionTreeClassifier(max_depth=3).fit(frame, np.arange(120) % 2)
     report["small fits compiled"] = list(compiled)
     # Outside a fit, a kernel compiles as ever (and the recorder sees it).
-    from gpu_tree.kernels import cpu
-    cpu.breadth_first_order(
+    from gpu_tree.kernels.cpu import prediction as cpu_prediction
+    cpu_prediction.breadth_first_order(
         np.array([-1]), np.array([-1]), np.zeros(1, bool), np.zeros(1, bool), 0
     )
     report["compiled after"] = compiled[len(report["small fits compiled"]):]

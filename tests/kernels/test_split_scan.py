@@ -287,14 +287,14 @@ from types import SimpleNamespace
 
 from numba.cuda import dispatcher
 
-from gpu_tree.kernels import cuda as kernels
-from gpu_tree.kernels.cuda_api import cuda
+from gpu_tree.kernels.cuda import split_scan as cuda_split_scan
+from gpu_tree.kernels.cuda.api import cuda
 
 # A device function compiles for the current device's compute capability, which needs a
 # driver; without one, it is told sm_90's (as bench/kernel_resources.py does).
 if hasattr(dispatcher, "get_current_device"):
     dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=(9, 0))
-product = kernels._product  # the split scan's, as kernels/cuda.py hands it over
+product = cuda_split_scan._product  # the split scan's, as kernels/cuda/split_scan.py hands it over
 
 def plain(out):
     out[0] = out[1] + out[2] * out[3]

@@ -1,4 +1,4 @@
-"""The subtree finisher (kernels/cpu_subtrees.py) builds the level-wise path's tree.
+"""The subtree finisher (kernels/cpu/subtrees.py) builds the level-wise path's tree.
 
 Small nodes' subtrees are grown depth-first in one compiled call; every test here fits
 the same data twice, once with the finisher off (``FINISH_BELOW_ROWS = 0``: level-wise
@@ -421,7 +421,7 @@ def test_breadth_first_is_identity_on_level_wise_trees(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_rows_are_ordered_by_code_as_a_stable_sort_orders_them(n, dtype):
     """The finisher's merge sort (subtrees of fewer rows than bins) is numpy's stable sort."""
-    from gpu_tree.kernels.cpu_subtrees import _stable_order
+    from gpu_tree.kernels.cpu.subtrees import _stable_order
 
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 4 if n < 40 else np.iinfo(dtype).max, n).astype(dtype)

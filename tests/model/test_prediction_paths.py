@@ -11,7 +11,8 @@ import pytest
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.data import validation
 from gpu_tree.data.validation import check_X
-from gpu_tree.kernels import cpu as cpu_kernels
+from gpu_tree.kernels.cpu import binning as cpu_binning
+from gpu_tree.kernels.cpu import prediction as cpu_prediction
 from gpu_tree.model import tree as tree_module
 from gpu_tree.model.tree import Tree
 
@@ -58,8 +59,8 @@ def test_serial_and_parallel_walks_reach_the_same_leaves(name):
     arrays = model.tree_.walk_arrays()
     serial = np.full(codes.shape[0], -7, dtype=np.int64)
     parallel = np.full(codes.shape[0], -7, dtype=np.int64)
-    cpu_kernels.predict_leaves_serial(codes, *arrays, serial)
-    cpu_kernels.predict_leaves(codes, *arrays, parallel)
+    cpu_prediction.predict_leaves_serial(codes, *arrays, serial)
+    cpu_prediction.predict_leaves(codes, *arrays, parallel)
     np.testing.assert_array_equal(serial, parallel)
     assert np.all(model.tree_.children_left[serial] == -1)  # every row ends on a leaf
     assert model.tree_.n_leaves > 4  # a tree worth walking
@@ -77,9 +78,9 @@ def _record_walks(monkeypatch):
     """The CPU walks called from here on, by name, in order."""
     calls = []
     for kernel in WALKS:
-        original = getattr(cpu_kernels, kernel)
+        original = getattr(cpu_prediction, kernel)
         monkeypatch.setattr(
-            cpu_kernels,
+            cpu_prediction,
             kernel,
             lambda *args, kernel=kernel, original=original: (calls.append(kernel), original(*args)),
         )
@@ -149,21 +150,21 @@ def test_the_lockstep_walk_reaches_the_general_walks_leaves(name):
     rng = np.random.default_rng(3)
     extremes = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(50, codes.shape[1]))
     rows = np.vstack([codes, at_threshold, extremes, np.full((3, codes.shape[1]), np.nan)])
-    for n in (rows.shape[0], 1, cpu_kernels.LOCKSTEP_ROWS + 3):
+    for n in (rows.shape[0], 1, cpu_prediction.LOCKSTEP_ROWS + 3):
         general = np.full(n, -7, dtype=np.int64)
         lockstep = np.full(n, -7, dtype=np.int64)
         lockstep_parallel = np.full(n, -7, dtype=np.int64)
-        cpu_kernels.predict_leaves_serial(rows[:n], *tree.walk_arrays(), general)
-        cpu_kernels.predict_leaves_lockstep(rows[:n], *arrays, lockstep)
-        cpu_kernels.predict_leaves_lockstep_parallel(rows[:n], *arrays, lockstep_parallel)
+        cpu_prediction.predict_leaves_serial(rows[:n], *tree.walk_arrays(), general)
+        cpu_prediction.predict_leaves_lockstep(rows[:n], *arrays, lockstep)
+        cpu_prediction.predict_leaves_lockstep_parallel(rows[:n], *arrays, lockstep_parallel)
         np.testing.assert_array_equal(lockstep, general)
         np.testing.assert_array_equal(lockstep_parallel, general)
     assert tree.lockstep_arrays() is arrays  # packed once
     steps, threshold = arrays
     assert np.shares_memory(threshold, tree.threshold)  # the live thresholds
     leaves = np.flatnonzero(tree.children_left < 0)
-    np.testing.assert_array_equal(steps[leaves, cpu_kernels.STEP_LEFT], leaves)
-    np.testing.assert_array_equal(steps[leaves, cpu_kernels.STEP_RIGHT], leaves)
+    np.testing.assert_array_equal(steps[leaves, cpu_prediction.STEP_LEFT], leaves)
+    np.testing.assert_array_equal(steps[leaves, cpu_prediction.STEP_RIGHT], leaves)
 
 
 # -- the cached walk arrays -----------------------------------------------------------------
@@ -175,8 +176,8 @@ def test_the_walk_arrays_are_packed_once_per_tree():
     first = tree.walk_arrays()
     assert tree.walk_arrays() is first
     nodes = first[0]
-    assert nodes.shape == (tree.node_count, len(cpu_kernels.WALK_NODE_COLUMNS))
-    for column, name in enumerate(cpu_kernels.WALK_NODE_COLUMNS):
+    assert nodes.shape == (tree.node_count, len(cpu_prediction.WALK_NODE_COLUMNS))
+    for column, name in enumerate(cpu_prediction.WALK_NODE_COLUMNS):
         np.testing.assert_array_equal(nodes[:, column], getattr(tree, name))
 
 
@@ -229,7 +230,7 @@ def test_the_walked_arrays_are_read_only_and_the_others_stay_live():
     model, X = _fitted("numeric")
     tree = model.tree_
     tree.walk_arrays()
-    for name in cpu_kernels.WALK_NODE_COLUMNS:
+    for name in cpu_prediction.WALK_NODE_COLUMNS:
         with pytest.raises(ValueError, match="read-only"):
             getattr(tree, name)[0] = 0
     # A threshold written in place is read by the next walk (the walk reads the tree's
@@ -278,8 +279,8 @@ def test_infinity_is_refused_naming_its_column_and_row_at_every_size(size, monke
     # fitted first: its binning asks the same kernel for the NaNs
     model = DecisionTreeRegressor(device="cpu").fit(np.arange(40.0).reshape(10, 4), np.arange(10))
     searched = []
-    kernel = cpu_kernels.nonfinite_columns  # validation imports the kernels where used
-    monkeypatch.setattr(cpu_kernels, "nonfinite_columns", lambda X: searched.append(1) or kernel(X))
+    kernel = cpu_binning.nonfinite_columns  # validation imports the kernels where used
+    monkeypatch.setattr(cpu_binning, "nonfinite_columns", lambda X: searched.append(1) or kernel(X))
     X = np.zeros((rows, 4))
     X[rows - 1, 2] = -np.inf
     with pytest.raises(ValueError, match=f"column 2 at row {rows - 1}"):

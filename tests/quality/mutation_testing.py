@@ -16,7 +16,7 @@ people edit), runs the test files mapped to that source file with ``pytest -x``,
 killed / survived / timeout / error, and restores the file (content and mtime; stale
 ``.pyc`` files are removed both ways). Mutants of numba-compiled files run with a fresh
 ``NUMBA_CACHE_DIR``: numba's on-disk cache tracks only the file a function is defined in,
-so a mutated ``_binning_search.py`` would otherwise be hidden behind ``cpu.py``'s cache.
+so a mutated ``_binning_search.py`` would otherwise be hidden behind ``cpu/binning.py``'s cache.
 Equivalent mutants (no observable change) stay in the list with the reason; they are
 reported, never run, and not counted as survivors.
 
@@ -57,8 +57,15 @@ SPLITTING = "gpu_tree/growing/splitting.py"
 CRITERIA = "gpu_tree/growing/criteria.py"
 BINNING = "gpu_tree/data/binning.py"
 SEARCH = "kernels/_binning_search.py"
-CPU_KERNELS = "kernels/cpu.py"
-CUDA_KERNELS = "kernels/cuda.py"
+# The kernels, a module per stage on each device (kernels/cpu/, kernels/cuda/).
+CPU_BINNING = "kernels/cpu/binning.py"
+CPU_HISTOGRAMS = "kernels/cpu/histograms.py"
+CPU_PARTITION = "kernels/cpu/partition.py"
+CPU_PREDICTION = "kernels/cpu/prediction.py"
+CPU_ROW_STATISTICS = "kernels/cpu/row_statistics.py"
+CPU_KERNELS = (CPU_BINNING, CPU_HISTOGRAMS, CPU_PARTITION, CPU_PREDICTION, CPU_ROW_STATISTICS)
+CUDA_BINNING = "kernels/cuda/binning.py"
+CUDA_HISTOGRAMS = "kernels/cuda/histograms.py"
 CPU_BACKEND = "gpu_tree/backends/cpu.py"
 CUDA_BACKEND = "gpu_tree/backends/cuda.py"
 GROWER = "gpu_tree/growing/grower.py"
@@ -67,7 +74,7 @@ FEATURE_DRAWS = "gpu_tree/growing/feature_draws.py"
 SPLIT_EVALUATION = "gpu_tree/growing/split_evaluation.py"
 SPLIT_APPLICATION = "gpu_tree/growing/split_application.py"
 RANDOM_SPLIT = "kernels/_random_split.py"
-SUBTREES = "kernels/cpu_subtrees.py"
+SUBTREES = "kernels/cpu/subtrees.py"
 CATEGORICAL = "gpu_tree/data/categorical.py"
 MODEL_FIELDS = "gpu_tree/model/file_format/fields.py"
 MODEL_READING = "gpu_tree/model/file_format/reading.py"
@@ -78,15 +85,15 @@ STATS = "gpu_tree/data/stats.py"
 ROWS = "gpu_tree/backends/rows.py"
 TREE = "gpu_tree/model/tree.py"
 SPLIT_SCAN = "kernels/_split_scan.py"
-SPARSE_KERNELS = "kernels/cpu_sparse.py"
+SPARSE_KERNELS = "kernels/cpu/sparse.py"
 
 # Files whose functions numba compiles and caches on disk (see the module docstring).
-ABSOLUTE_ERROR_KERNELS = "kernels/cpu_absolute_error.py"
+ABSOLUTE_ERROR_KERNELS = "kernels/cpu/absolute_error.py"
 MEDIAN_ERRORS = "kernels/_median_errors.py"
-CUDA_ABSOLUTE_ERROR = "kernels/cuda_absolute_error.py"
+CUDA_ABSOLUTE_ERROR = "kernels/cuda/absolute_error.py"
 NUMBA_CACHED = (
     SEARCH,
-    CPU_KERNELS,
+    *CPU_KERNELS,
     "kernels/_tree_walk.py",
     SPLIT_SCAN,
     SPARSE_KERNELS,
@@ -118,13 +125,38 @@ FILE_TESTS = {
         "tests/data/test_binning.py",
         "tests/device/test_cuda_backend.py",
     ),
-    CPU_KERNELS: (
+    CPU_BINNING: (
         "tests/backends/test_histograms.py",
         "tests/data/test_binning.py",
         "tests/growing/test_missing_values.py",
         "tests/data/test_fixed_point.py",
     ),
-    CUDA_KERNELS: ("tests/device/test_cuda_backend.py",),
+    CPU_HISTOGRAMS: (
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_fixed_point.py",
+    ),
+    CPU_PARTITION: (
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_fixed_point.py",
+    ),
+    CPU_PREDICTION: (
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_fixed_point.py",
+    ),
+    CPU_ROW_STATISTICS: (
+        "tests/backends/test_histograms.py",
+        "tests/data/test_binning.py",
+        "tests/growing/test_missing_values.py",
+        "tests/data/test_fixed_point.py",
+    ),
+    CUDA_BINNING: ("tests/device/test_cuda_backend.py",),
+    CUDA_HISTOGRAMS: ("tests/device/test_cuda_backend.py",),
     CPU_BACKEND: (
         "tests/backends/test_histograms.py",
         "tests/data/test_binning.py",
@@ -617,7 +649,7 @@ MUTANTS: list[Mutant] = [
     M(
         "B10",
         BINNING,
-        "n_cells = cpu_kernels.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)",
+        "n_cells = cpu_binning.LOOKUP_CELLS_PER_EDGE * max(1, self.n_bins_ - 1)",
         "n_cells = 1",
         "the lookup grid has one cell",
         equivalent="the grid only narrows the binary search; with one cell the search runs "
@@ -860,35 +892,35 @@ MUTANTS: list[Mutant] = [
     # -- CPU kernels and backend ------------------------------------------------------------
     M(
         "K01",
-        CPU_KERNELS,
+        CPU_BINNING,
         "lookup[f, 1] += 1  # edge 0 is in cell 0",
         "pass",
         "lookup grid misses edge 0: searches start one edge late",
     ),
     M(
         "K02",
-        CPU_KERNELS,
+        CPU_BINNING,
         "bin_lower[f, b] = min(bin_lower[f, b], block_lower[block, f, b])",
         "bin_lower[f, b] = block_lower[block, f, b]",
         "per-block bin minima not reduced: the last row block wins",
     ),
     M(
         "K03",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "w = 1 if unit_weight else weight[i]",
         "w = 1",
         "sample weights ignored by the classification histograms",
     ),
     M(
         "K04",
-        CPU_KERNELS,
+        CPU_PARTITION,
         "goes_left = to_left",
         "goes_left = False",
         "partition ignores missing_left: missing rows always go right",
     ),
     M(
         "K05",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "                if b == missing_bin:\n"
         "                    for c in range(n_channels):\n"
         "                        missing[node, f, c] += row_stats[i, c]\n",
@@ -899,7 +931,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K06",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "                for c in range(n_channels):\n"
         "                    node_hist[k, b, c] += row_stats[i, c]",
         "                for c in range(n_channels - 1):\n"
@@ -908,7 +940,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K07",
-        CPU_KERNELS,
+        CPU_BINNING,
         "if x > upper[f, b]:",
         "if x >= upper[f, b]:",
         "bin maximum updated on equal values too",
@@ -917,7 +949,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K08",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "if count_channel >= 0:\n                    node_hist[k, b, count_channel] += 1",
         "if count_channel > 0:\n                    node_hist[k, b, count_channel] += 1",
         "count channel test off by one",
@@ -926,7 +958,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K09",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "while t >= 0 and keys[order[t]] > keys[k]:",
         "while t >= 0 and keys[order[t]] >= keys[k]:",
         "unstable insertion sort of a node's values",
@@ -935,7 +967,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K10",
-        CPU_KERNELS,
+        CPU_HISTOGRAMS,
         "if n_present * n_present <= n_bins:",
         "if n_present * n_present < n_bins:",
         "switch point between insertion sort and presence-table scan",
@@ -943,7 +975,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K11",
-        CPU_KERNELS,
+        CPU_PARTITION,
         "value < 0 or value >= n_codes:",
         "value < 0 or value > n_codes:",
         "off-by-one in the multiway partition's code range",
@@ -977,7 +1009,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "K15",
-        CPU_KERNELS,
+        CPU_PREDICTION,
         "                m = _walk_lockstep_group(X[:end], start, roots[t], steps, threshold, current)",
         "                m = _walk_lockstep_group(X, start, roots[t], steps, threshold, current)",
         "forest lock-step walk: a group of rows runs past its block's end (into another task's)",
@@ -1095,21 +1127,21 @@ MUTANTS: list[Mutant] = [
     # -- CUDA kernels and backend -----------------------------------------------------------
     M(
         "U01",
-        CUDA_KERNELS,
+        CUDA_HISTOGRAMS,
         "cuda.atomic.add(target, index + first + c, row_stats[i, c])",
         "target[index + first + c] += row_stats[i, c]",
         "non-atomic add of regression statistics in the histogram kernels",
     ),
     M(
         "U02",
-        CUDA_KERNELS,
+        CUDA_HISTOGRAMS,
         "cuda.atomic.add(target, index + y_class[i], 1 if unit_weight else weight[i])",
         "target[index + y_class[i]] += 1 if unit_weight else weight[i]",
         "non-atomic add of class weights in the histogram kernels",
     ),
     M(
         "U03",
-        CUDA_KERNELS,
+        CUDA_HISTOGRAMS,
         "                    cuda.atomic.add(\n"
         "                        hist_flat,\n"
         "                        ((slot * n_features + first + g) * n_bins + b) * n_channels + c,\n"
@@ -1122,21 +1154,21 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "U04",
-        CUDA_KERNELS,
+        CUDA_HISTOGRAMS,
         "                shared[k] = 0\n            cuda.syncthreads()\n",
         "                shared[k] = 0\n",
         "missing barrier between zeroing the shared histogram and accumulating into it",
     ),
     M(
         "U05",
-        CUDA_KERNELS,
+        CUDA_BINNING,
         "cuda.atomic.min(bin_lower, (f, b), x)",
         "bin_lower[f, b] = x",
         "bin minimum written without atomic min (last writer wins)",
     ),
     M(
         "U07",
-        CUDA_KERNELS,
+        CUDA_HISTOGRAMS,
         "return min(n_features, entries // per_feature) if per_feature else 0",
         "return min(n_features, entries // per_feature + 1) if per_feature else 0",
         "off-by-one: a block's shared histogram overflows by one feature",
@@ -1190,7 +1222,7 @@ MUTANTS: list[Mutant] = [
     ),
     M(
         "F04",
-        CPU_KERNELS,
+        CPU_ROW_STATISTICS,
         "high_sum += q >> _deviations.LOW_BITS",
         "high_sum += q >> (_deviations.LOW_BITS + 1)",
         "the high parts of squared deviations summed at the wrong weight",

@@ -409,14 +409,16 @@ def test_bytes_model_regression_adds_the_variance_passes(weighted):
 def test_bytes_model_constants_follow_the_kernels():
     import numpy as np
 
-    from gpu_tree.kernels import cuda as kernels
+    from gpu_tree.kernels.cuda import histograms as cuda_histograms
+    from gpu_tree.kernels.cuda import launch as cuda_launch
+    from gpu_tree.kernels.cuda import split_scan as cuda_split_scan
 
     model = _bench_module("bytes_model")
-    assert model.SHARED_HISTOGRAM_BYTES == kernels.SHARED_HISTOGRAM_BYTES
-    assert model.THREADS_PER_BLOCK == kernels.THREADS_PER_BLOCK
-    assert model.WINNER_FIXED_COLUMNS == kernels.WINNER_FIXED_COLUMNS
+    assert model.SHARED_HISTOGRAM_BYTES == cuda_histograms.SHARED_HISTOGRAM_BYTES
+    assert model.THREADS_PER_BLOCK == cuda_launch.THREADS_PER_BLOCK
+    assert model.WINNER_FIXED_COLUMNS == cuda_split_scan.WINNER_FIXED_COLUMNS
     for n_rows in (1, 5_000, 4_096 * 300, 10_500_000):
-        (blocks, _), _ = kernels.shared_launch_config(n_rows, 1, simulator=False)
+        (blocks, _), _ = cuda_histograms.shared_launch_config(n_rows, 1, simulator=False)
         assert model.row_blocks(n_rows) == blocks
     for hist_slots, bins, classes, features in (
         (1, 256, 2, 28),
@@ -430,7 +432,7 @@ def test_bytes_model_constants_follow_the_kernels():
         for weighted, dtype in ((False, np.int32), (True, np.int64)):
             shape = model.Shape(10, features, bins, classes, weighted=weighted)
             assert model.shared_features_per_block(hist_slots, shape) == (
-                kernels.shared_features_per_block(
+                cuda_histograms.shared_features_per_block(
                     hist_slots, bins, shape.n_channels, features, dtype
                 )
             )

@@ -32,18 +32,17 @@ from pathlib import Path
 import numpy as np
 from numba import config
 
-from . import _median_errors as _medians
-from . import _split_scan as _scan
-from . import _tree_walk as _walk
-from . import compilation
-from .cuda_api import cuda, device_function
+from .. import _median_errors as _medians
+from .. import _split_scan as _scan
+from .. import _tree_walk as _walk
+from .. import compilation
+from .api import cuda, device_function
 
-# Before the first kernel is decorated: where numba caches them (see .compilation).
-compilation.choose_cache_folder(Path(__file__).parent)
+# Where no folder can hold numba's cache, the kernels below compile uncached.
 compilation.allow_uncached_cuda(cuda)
 
 # The kernels inline _median_errors.py; numba keys its cache on this file alone, so they
-# take its source hash as a closure variable (see kernels/cuda.py).
+# take its source hash as a closure variable (see kernels/cuda/launch.py).
 MEDIAN_ERRORS_SOURCE_KEY = int(
     hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (_medians, _walk))).hexdigest()[
         :15

@@ -22,16 +22,13 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
-from . import _median_errors as _medians
-from . import _split_scan as _scan
-from . import compilation
-from .cpu import SerialWhenSmall
-
-# Before the first kernel is decorated: where numba caches them (see .compilation).
-compilation.choose_cache_folder(Path(__file__).parent)
+from .. import _median_errors as _medians
+from .. import _split_scan as _scan
+from .. import compilation
+from .launch import SerialWhenSmall
 
 # The shared arithmetic, inlined; its source hash goes into the cache keys of the
-# kernels that inline it (numba keys its cache on this file alone, see kernels/cuda.py).
+# kernels that inline it (numba keys its cache on this file alone, see kernels/cuda/launch.py).
 _exceeds_half = njit(cache=True, inline="always")(_medians.exceeds_half)
 _reaches_half = njit(cache=True, inline="always")(_medians.reaches_half)
 _median_of = njit(cache=True, inline="always")(_medians.median_of)
@@ -555,7 +552,7 @@ compilation.watch(globals())
 
 # A node's search is one call: a forest's small nodes, each a parallel region ending in a
 # barrier where idle threads spin, ran 20-50 times slower on a busy machine than on one
-# thread. Small nodes take the serial twin (kernels/cpu.py, SerialWhenSmall).
+# thread. Small nodes take the serial twin (kernels/cpu/launch.py, SerialWhenSmall).
 best_absolute_error_splits = SerialWhenSmall(best_absolute_error_splits, _node_values)
 drawn_absolute_error_splits = SerialWhenSmall(drawn_absolute_error_splits, _node_values)
 compilation.watch(

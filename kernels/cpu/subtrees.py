@@ -25,7 +25,7 @@ node whose impurity lay within a rounding error of scikit-learn's EPSILON (2.2e-
 be judged differently, and integer class counts below 2**31 never come that close.
 
 Fits with categorical features (binary subset splits) score each node through the
-level-wise path's own compiled search, ``kernels/cpu_categorical.py``'s ``score_nodes``,
+level-wise path's own compiled search, ``kernels/cpu/categorical.py``'s ``score_nodes``,
 on the node's compact histogram (a batch of one node): every feature, numeric and
 categorical, by the same code. A categorical feature's bin code is its category code, so
 the compact histogram is built the same way. Its one input that depends on the batch is
@@ -57,11 +57,14 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from . import _random_keys as _keys
-from . import _random_split, compilation, cpu_categorical
-from . import _split_scan as _scan
-from . import _squared_deviations as _deviations
-from .cpu import (
+from .. import _random_keys as _keys
+from .. import _random_split, compilation
+from .. import _split_scan as _scan
+from .. import _squared_deviations as _deviations
+from . import categorical
+from .categorical import score_nodes, search_scratch
+from .launch import ThreadedWhenLarge, borrowing_njit, node_values
+from .split_scan import (
     SPLIT_SCAN_HELPERS,
     WINNER_BIN,
     WINNER_FEATURE,
@@ -70,13 +73,9 @@ from .cpu import (
     WINNER_NEXT_BIN,
     WINNER_NODE_WEIGHT,
     WINNER_SCORE,
-    ThreadedWhenLarge,
-    borrowing_njit,
-    node_values,
 )
-from .cpu_categorical import score_nodes, search_scratch
 
-# The level-wise search's helpers (kernels/cpu.py): the same compiled code where the
+# The level-wise search's helpers (kernels/cpu/split_scan.py): the same compiled code where the
 # types agree (the finisher passes its statistics as int64).
 _node_totals = SPLIT_SCAN_HELPERS["node_totals"]
 _score_feature = SPLIT_SCAN_HELPERS["score_feature"]
@@ -119,11 +118,11 @@ IMPURITY_CODES = {
 ) = range(12)
 N_SETTINGS = 12
 
-# The finisher calls cpu_categorical's score_nodes: an edit there must recompile it too.
+# The finisher calls categorical.py's score_nodes: an edit there must recompile it too.
 SOURCE_HASH = hashlib.sha256(
     b"".join(
         Path(m.__file__).read_bytes()
-        for m in (_scan, _deviations, cpu_categorical, _keys, _random_split)
+        for m in (_scan, _deviations, categorical, _keys, _random_split)
     )
 ).hexdigest()
 
@@ -258,7 +257,7 @@ def _compact_feature(
 @njit(cache=True, inline="always")
 def _filled_bins(n_nonempty, missing, use_missing, f):
     """The bins feature f fills in the node: its present codes, plus 1 where missing rows
-    are (as the level-wise draw counts them: kernels.cpu.filled_bins)."""
+    are (as the level-wise draw counts them: kernels.cpu.histograms.filled_bins)."""
     filled = n_nonempty[0, f]
     if use_missing:
         for c in range(missing.shape[2]):
@@ -279,7 +278,7 @@ def _variant(function, with_categorical):
 
 
 def _compile_finish_subtrees(source_hash, with_categorical):
-    # The helpers' source hash is in the cache key (see kernels/cpu.py's WALK_SOURCE_HASH).
+    # The helpers' source hash is in the cache key (see kernels/cpu/prediction.py's WALK_SOURCE_HASH).
     # ``with_categorical`` is a constant of the compiled code: where it is False, numba
     # prunes the categorical search before typing it, and a fit without categorical
     # features does not compile it (about half the finisher's first compile). The loop

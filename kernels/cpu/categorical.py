@@ -37,13 +37,14 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from . import _split_scan as _scan
-from . import compilation
-from . import cpu as _cpu  # imported first: it chooses numba's cache folder
+from .. import _split_scan as _scan
+from .. import compilation
+from .launch import borrowing_njit
+from .split_scan import SPLIT_SCAN_HELPERS
 
-# The level-wise numeric search's helpers (kernels/cpu.py), inlined and without
+# The level-wise numeric search's helpers (kernels/cpu/split_scan.py), inlined and without
 # reference counting: one compile of each where the types agree.
-_helpers = _cpu.SPLIT_SCAN_HELPERS
+_helpers = SPLIT_SCAN_HELPERS
 _node_totals, _score_feature = _helpers["node_totals"], _helpers["score_feature"]
 _candidate = _helpers["candidate"]
 _tolerance = _helpers["tolerance"]
@@ -81,7 +82,7 @@ SOURCE_HASH = hashlib.sha256(
 # module globals: a closure variable holding a dispatcher would give a new cache key in
 # every process, and the kernels would compile on every run.
 def _compile_first_near_max(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def first_near_max(score, divisor, m, criterion, node, rtol):
         """Index of the first of ``score[:m]`` within the tolerance of their maximum
         (splitting._first_near_max)."""
@@ -105,7 +106,7 @@ first_near_max = _compile_first_near_max(SOURCE_HASH)
 
 
 def _compile_offer(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def offer(result, score, divisor, missing_left, family, index, criterion, node, rtol):
         """The best candidate of a group replaces the best so far (``result``) only when
         better by more than the tolerance (splitting._CategoricalScores.offer)."""
@@ -159,7 +160,7 @@ ordering = _compile_ordering(SOURCE_HASH)
 
 
 def _compile_table_index(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def table_index(members, s, most, binom, offsets):
         """The row of subset ``members[:s]`` in the reference's subset table of ``most``
         categories (``splitting._subset_table``): sizes ascending, each lexicographic."""
@@ -178,7 +179,7 @@ table_index = _compile_table_index(SOURCE_HASH)
 
 
 def _compile_next_subset(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def next_subset(members, s, k):
         """The next subset of ``s`` of range(k) in lexicographic order; False after the
         last."""
@@ -200,7 +201,7 @@ next_subset = _compile_next_subset(SOURCE_HASH)
 
 
 def _compile_subset_at(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def subset_at(seq, k, max_subset, members):
         """The ``seq``-th subset (sizes ascending, each lexicographic) of range(k); its
         size."""
@@ -223,7 +224,7 @@ subset_at = _compile_subset_at(SOURCE_HASH)
 
 
 def _compile_subset_sum(source_hash):
-    @_cpu.borrowing_njit(cache=True)
+    @borrowing_njit(cache=True)
     def subset_sum(compact, i, f, members, s, prefix):
         source_hash  # noqa: B018 - in the cache key only
         n_channels = compact.shape[3]

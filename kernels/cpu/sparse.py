@@ -10,23 +10,13 @@ A row's code for one feature (to route it at a split) is a binary search of its 
 columns.
 """
 
-from pathlib import Path
-
 import numpy as np
 from numba import njit, prange
 
-from . import compilation
-from .cpu import (
-    WALK_SOURCE_HASH,
-    bin_code,
-    feature_group_size,
-    group_task,
-    merge_block_bounds,
-    stored_position,
-    widen_bounds,
-)
-
-compilation.choose_cache_folder(Path(__file__).parent)
+from .. import compilation
+from .binning import bin_code, merge_block_bounds, widen_bounds
+from .histograms import feature_group_size, group_task
+from .prediction import WALK_SOURCE_HASH, stored_position
 
 
 @njit(parallel=True, cache=True)
