@@ -123,8 +123,9 @@ mean half Poisson deviance; a split leaving a child whose targets sum to 0 is
 never made. Leaves predict their weighted mean target with either.
 "absolute_error": reduction of ``sum w |y - median|``, as scikit-learn's; leaves
 predict their weighted median, nodes' ``impurity`` is their mean absolute
-deviation. Splits are searched on each node's rows (CPU only; numeric features;
-a sparse X in exact mode).
+deviation. Splits are searched on each node's rows, on either device (exact
+search on the CPU only), dense or sparse X, numeric features only; categorical
+features and Dask collections are refused.
 "friedman_mse" is deprecated and maps to "squared_error", as in scikit-learn 1.9.""",
 )
 
