@@ -73,7 +73,26 @@ class _DaskMixin:
         A worker that leaves mid-fit fails it within about a second with
         :class:`gpu_tree.dask.WorkerLostError` (its rows went with it); a call that the
         workers do not answer within ``timeout`` seconds fails it with TimeoutError.
-        Either way the workers' shards of this fit are released."""
+        Either way the workers' shards of this fit are released.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or in-memory X
+            The rows, where their partitions are.
+        y : dask array or Series, or in-memory y
+            The targets, partitioned as X.
+        sample_weight : dask array or Series, default=None
+            Weights of the rows, partitioned as X.
+        client : distributed.Client, default=None
+            The cluster; None: the current client.
+        timeout : float, default=300
+            Seconds to wait for the workers' answer to any one call.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         if not _is_dask(X):
             return super().fit(X, y, sample_weight)
         from distributed import default_client
@@ -385,14 +404,46 @@ class _DaskMixin:
         return X.map_blocks(call, chunks=(X.chunks[0], (n_outputs,)), dtype=dtype)
 
     def apply(self, X):
+        """The leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or in-memory X
+            The rows; Dask collections are predicted partition by partition on the
+            workers, into a Dask collection.
+
+        Returns
+        -------
+        leaves : dask array of shape (n_samples,)
+            The node index of each row's leaf (an ndarray for in-memory X).
+        """
         return self._map("apply", X, dtype=np.int64)
 
     def predict(self, X):
+        """The prediction of each sample.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or in-memory X
+            The rows; Dask collections are predicted partition by partition on the
+            workers, into a Dask collection.
+
+        Returns
+        -------
+        predictions : dask array of shape (n_samples,)
+            The predicted classes or values (an ndarray for in-memory X).
+        """
         dtype = self.classes_.dtype if self._is_classification else float
         return self._map("predict", X, dtype=dtype)
 
     def to_local(self):
-        """The in-memory estimator with this fitted tree (and every fitted attribute)."""
+        """The in-memory estimator with this fitted tree (and every fitted attribute).
+
+        Returns
+        -------
+        estimator : gpu_tree.DecisionTreeClassifier or DecisionTreeRegressor
+            The in-memory estimator, the same tree.
+        """
         self._check_fitted()
         base = self._local_class(**self.get_params())
         for name, value in vars(self).items():
@@ -475,6 +526,19 @@ class DecisionTreeClassifier(_DaskMixin, local.DecisionTreeClassifier):
     _local_class = local.DecisionTreeClassifier
 
     def predict_proba(self, X):
+        """The class probabilities of each sample.
+
+        Parameters
+        ----------
+        X : dask array, dask DataFrame or in-memory X
+            The rows; Dask collections are predicted partition by partition on the
+            workers, into a Dask collection.
+
+        Returns
+        -------
+        proba : dask array of shape (n_samples, n_classes)
+            The class fractions of each row's leaf (an ndarray for in-memory X).
+        """
         return self._map("predict_proba", X, n_outputs=self.n_classes_)
 
 

@@ -251,7 +251,22 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Fit the binary classifiers on X (n_samples, n_features) and the class labels y;
-        ``sample_weight`` goes to every one of them, for its rows, and to the grouping."""
+        ``sample_weight`` goes to every one of them, for its rows, and to the grouping.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric (NaN where the binary classifier takes it).
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         from sklearn.utils.multiclass import check_classification_targets
 
         base = self._checked_estimator()
@@ -378,7 +393,18 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
 
     # -- prediction -----------------------------------------------------------------------------
     def predict(self, X):
-        """The class of each row: down the DAG, or the ADAG's knockout winner."""
+        """The class of each row: down the DAG, or the ADAG's knockout winner.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The predicted classes.
+        """
         X = self._checked_X(X)
         if self.n_classes_ == 1:
             return np.repeat(self.classes_, len(X))

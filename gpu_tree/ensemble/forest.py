@@ -269,7 +269,23 @@ class _BaseForest(BaseEstimator):
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on X (n_samples, n_features) and y (n_samples,) or
-        (n_samples, n_outputs)."""
+        (n_samples, n_outputs).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels for a classifier, real targets for a regressor.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         # scikit-learn's forests' words
         refuse_sparse_y(y, "sparse multilabel-indicator for y is not supported.")
         with estimator_display(check_verbose(self.verbose)):
@@ -663,7 +679,19 @@ class _BaseForest(BaseEstimator):
         return tables[lockstep]
 
     def apply(self, X):
-        """The leaf each sample reaches in each tree: (n_samples, n_estimators)."""
+        """The leaf each sample reaches in each tree: (n_samples, n_estimators).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_estimators)
+            The node index of each row's leaf in each tree.
+        """
         self._check_fitted()
         X = to_host(prepared_for_predict(self.estimators_[0], X).X)
         return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1)
@@ -672,7 +700,21 @@ class _BaseForest(BaseEstimator):
         """The nodes each sample passes through in every tree, as scikit-learn's forests
         give them: (indicator, n_nodes_ptr), a SciPy CSR matrix (n_samples, the trees'
         nodes side by side) and (n_estimators + 1,) offsets, tree t's columns being
-        ``indicator[:, n_nodes_ptr[t]:n_nodes_ptr[t + 1]]``."""
+        ``indicator[:, n_nodes_ptr[t]:n_nodes_ptr[t + 1]]``.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, total nodes)
+            1 where a row passes through a node, the trees side by side.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Where each tree's columns start.
+        """
         from scipy.sparse import hstack
 
         self._check_fitted()
@@ -734,7 +776,13 @@ class _BaseForest(BaseEstimator):
         return mean / mean.sum()
 
     def save(self, path):
-        """Write the fitted forest to ``path`` as a versioned JSON model file."""
+        """Write the fitted forest to ``path`` as a versioned JSON model file.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model file.
+        """
         from gpu_tree.model.file_format.writing import save_model
 
         save_model(self, path)
@@ -937,18 +985,55 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
 
     def predict_proba(self, X):
         """The trees' class probabilities, averaged: (n_samples, n_classes), or a list of
-        one such array per output for multi-output y."""
+        one such array per output for multi-output y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), or a list of n_outputs such arrays
+            The trees' class probabilities, averaged.
+        """
         values = self._mean_leaf_values(X)
         return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
 
     def predict_log_proba(self, X):
+        """The logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes), or a list of n_outputs such arrays
+            The logarithm of :meth:`predict_proba`.
+        """
         proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
             return np.log(proba) if self.n_outputs_ == 1 else [np.log(p) for p in proba]
 
     def predict(self, X):
         """The class of highest mean probability (lowest class index on ties);
-        (n_samples, n_outputs) for multi-output y."""
+        (n_samples, n_outputs) for multi-output y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted classes.
+        """
         proba = self.predict_proba(X)
         if self.n_outputs_ > 1:
             codes = np.column_stack([to_host(p.argmax(axis=1)) for p in proba])
@@ -1045,7 +1130,19 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
 
     def predict(self, X):
         """The trees' predictions, averaged: (n_samples,), or (n_samples, n_outputs) for
-        a multi-output y."""
+        a multi-output y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        predictions : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The trees' predictions, averaged.
+        """
         values = self._mean_leaf_values(X)
         return values[:, 0] if self.n_outputs_ == 1 else values
 

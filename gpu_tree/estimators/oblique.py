@@ -135,12 +135,34 @@ class _BaseObliqueTree(BaseEstimator):
         return checked_oblique_X(self, X)
 
     def apply(self, X):
-        """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
+        """Index of the leaf each sample ends up in: ndarray of shape (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,)
+            The node index of each row's leaf.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.apply(X)
 
     def decision_path(self, X):
-        """Sparse indicator (n_samples, node_count) of the nodes each sample passes through."""
+        """Sparse indicator (n_samples, node_count) of the nodes each sample passes through.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
+            1 where a row passes through a node.
+        """
         from scipy.sparse import csr_matrix
 
         X = self._validate_X_predict(X)
@@ -149,16 +171,36 @@ class _BaseObliqueTree(BaseEstimator):
         return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.tree_.node_count))
 
     def get_depth(self) -> int:
+        """The depth of the tree.
+
+        Returns
+        -------
+        depth : int
+            The depth of the deepest leaf (the root alone: 0).
+        """
         self._check_fitted()
         return self.tree_.max_depth
 
     def get_n_leaves(self) -> int:
+        """The number of leaves of the tree.
+
+        Returns
+        -------
+        n_leaves : int
+            The number of leaves.
+        """
         self._check_fitted()
         return self.tree_.n_leaves
 
     def save(self, path):
         """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
-        (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
+        (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model file.
+        """
         from gpu_tree.model.file_format.writing import save_model
 
         save_model(self, path)
@@ -232,21 +274,69 @@ class ObliqueDecisionTreeClassifier(ClassifierMixin, _BaseObliqueTree):
         self.device = device
 
     def fit(self, X, y, sample_weight=None):
-        """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
+        """Build the tree from X (n_samples, n_features) and class labels y (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight)
 
     def predict_proba(self, X):
-        """Weighted class fractions of the leaf each sample reaches: (n_samples, n_classes)."""
+        """Weighted class fractions of the leaf each sample reaches: (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The class fractions of each row's leaf.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.predict(X)
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`: (n_samples, n_classes)."""
+        """Logarithm of :meth:`predict_proba`: (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            The logarithm of :meth:`predict_proba`.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """Majority class of the leaf each sample reaches (lowest class index on ties)."""
+        """Majority class of the leaf each sample reaches (lowest class index on ties).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The predicted classes.
+        """
         proba = self.predict_proba(X)
         return self.classes_.take(np.argmax(proba, axis=1))
 
@@ -317,10 +407,36 @@ class ObliqueDecisionTreeRegressor(RegressorMixin, _BaseObliqueTree):
         self.device = device
 
     def fit(self, X, y, sample_weight=None):
-        """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""
+        """Build the tree from X (n_samples, n_features) and real targets y (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+        y : array-like of shape (n_samples,)
+            Real targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight)
 
     def predict(self, X):
-        """Weighted mean target of the leaf each sample reaches: (n_samples,)."""
+        """Weighted mean target of the leaf each sample reaches: (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, numeric; NaN is refused.
+
+        Returns
+        -------
+        predictions : ndarray of shape (n_samples,)
+            The leaves' mean targets.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.predict(X)[:, 0]

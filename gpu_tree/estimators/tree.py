@@ -114,6 +114,16 @@ class _BaseDecisionTree(BaseEstimator):
         are collapsed one node per step, the node met first depth first going first, so
         an alpha may repeat, exactly as in scikit-learn.
 
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            The targets, as for ``fit``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
         Returns
         -------
         Bunch with ``ccp_alphas`` (the effective alpha of each step, 0 for the full tree
@@ -147,6 +157,20 @@ class _BaseDecisionTree(BaseEstimator):
         validation labels never seen in training (compared as the categories are: 1 and
         1.0 are one label, True is not 1) count as errors under any pruning (they cannot
         be predicted); if none of them was seen in training, a ``ValueError`` is raised.
+
+        Parameters
+        ----------
+        X_val : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The validation rows.
+        y_val : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Their targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the validation rows.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         self._check_fitted()
         X_val = to_host(self._validate_X_predict(X_val))
@@ -206,14 +230,38 @@ class _BaseDecisionTree(BaseEstimator):
         return self.tree_.predict(X)
 
     def apply(self, X):
-        """Index of the leaf each sample ends up in: ndarray of shape (n_samples,)."""
+        """Index of the leaf each sample ends up in: ndarray of shape (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,)
+            The node index of each row's leaf (a CuPy array for a CuPy X).
+        """
         kind, X = self._prepared_X(X)
         if kind == DEVICE:
             return apply_on_device(self.tree_, X, cuda_array_module())
         return self.tree_.apply(X)
 
     def decision_path(self, X):
-        """Sparse indicator (n_samples, node_count) of the nodes each sample passes through."""
+        """Sparse indicator (n_samples, node_count) of the nodes each sample passes through.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
+            1 where a row passes through a node.
+        """
         return self.tree_.decision_path(self._validate_X_predict(X))
 
     def prediction_cost(self, X, feature_costs=None):
@@ -222,11 +270,21 @@ class _BaseDecisionTree(BaseEstimator):
         a path is measured, and paid, once). ``prediction_cost(X).mean()`` is the mean
         cost paid per row.
 
-        ``feature_costs`` (array-like of shape (n_features,), finite and >= 0): the costs
-        to use; None (the default): the estimator's ``feature_costs``, which must then be
-        set. Any tree can be costed so, one grown without costs too.
+        Any tree can be costed so, one grown without costs too.
 
-        Returns ndarray of shape (n_samples,), float64.
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+        feature_costs : array-like of shape (n_features,), default=None
+            The costs to use, finite and >= 0; None: the estimator's
+            ``feature_costs``, which must then be set.
+
+        Returns
+        -------
+        costs : ndarray of shape (n_samples,)
+            Each row's cost, float64.
         """
         self._check_fitted()
         costs = feature_costs if feature_costs is not None else self.feature_costs
@@ -242,16 +300,36 @@ class _BaseDecisionTree(BaseEstimator):
 
     def save(self, path):
         """Write the fitted estimator to ``path`` as a versioned JSON model file, atomically
-        (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`."""
+        (a temporary file, then a rename). Read it back with :func:`gpu_tree.load`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model file.
+        """
         from gpu_tree.model.file_format.writing import save_model
 
         save_model(self, path)
 
     def get_depth(self) -> int:
+        """The depth of the tree.
+
+        Returns
+        -------
+        depth : int
+            The depth of the deepest leaf (the root alone: 0).
+        """
         self._check_fitted()
         return self.tree_.max_depth
 
     def get_n_leaves(self) -> int:
+        """The number of leaves of the tree.
+
+        Returns
+        -------
+        n_leaves : int
+            The number of leaves.
+        """
         self._check_fitted()
         return self.tree_.n_leaves
 
@@ -328,18 +406,59 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
-        """Build the tree from X (n_samples, n_features) and class labels y (n_samples,)."""
+        """Build the tree from X (n_samples, n_features) and class labels y (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities of the leaf each sample reaches: (n_samples, n_classes), or
         for multi-output y a list of one such array per output.
 
-        A GPU array in gives a GPU array out."""
+        A GPU array in gives a GPU array out.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), or a list of n_outputs such arrays
+            The class fractions of each row's leaf.
+        """
         values = self._leaf_values(X)
         return values if self.n_outputs_ == 1 else per_output(values, self.n_classes_)
 
     def predict_log_proba(self, X):
+        """The logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes), or a list of n_outputs such arrays
+            The logarithm of :meth:`predict_proba` (-inf for a probability of 0).
+        """
         proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
             if self.n_outputs_ == 1:
@@ -348,7 +467,19 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseDecisionTree):
 
     def predict(self, X):
         """Majority class of the leaf each sample reaches (lowest class index on ties);
-        (n_samples, n_outputs) for multi-output y."""
+        (n_samples, n_outputs) for multi-output y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted classes.
+        """
         kind, X = self._prepared_X(X)
         if self.n_outputs_ > 1:
             codes = self.tree_.classes_of(self.tree_.apply(to_host(X)))
@@ -417,12 +548,40 @@ class DecisionTreeRegressor(RegressorMixin, _BaseDecisionTree):
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
-        """Build the tree from X (n_samples, n_features) and real targets y (n_samples,)."""
+        """Build the tree from X (n_samples, n_features) and real targets y (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Real targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (None: 1 each).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight)
 
     def predict(self, X):
         """Mean target of the leaf each sample reaches: ndarray of shape (n_samples,), or
-        (n_samples, n_outputs) for a multi-output y."""
+        (n_samples, n_outputs) for a multi-output y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The rows: numpy, pandas, polars or Arrow tables, SciPy sparse, or a CuPy
+            array (read on the GPU).
+
+        Returns
+        -------
+        predictions : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The leaves' values.
+        """
         return self._leaf_values(X)[..., 0]
 
 

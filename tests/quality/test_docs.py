@@ -100,6 +100,29 @@ def test_every_public_parameter_is_documented(name, estimator):
     assert set(documented) <= params, f"{name} documents {sorted(set(documented) - params)}"
 
 
+def _public_methods():
+    """Every public method of the public estimators that the package defines (scikit-learn
+    documents those it inherits from scikit-learn's bases)."""
+    methods = []
+    for name, estimator in _estimators():
+        for method_name, method in inspect.getmembers(estimator, inspect.isfunction):
+            if method_name.startswith("_") or not method.__module__.startswith("gpu_tree"):
+                continue
+            methods.append((f"{name}.{method_name}", method))
+    return methods
+
+
+@pytest.mark.parametrize(
+    "name, method", _public_methods(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_every_parameter_of_a_public_method_is_documented(name, method):
+    parameters = list(inspect.signature(method).parameters)[1:]  # not self
+    doc = inspect.getdoc(method)
+    assert doc, f"{name} has no docstring"
+    missing = sorted(set(parameters) - set(documented_parameters(doc)))
+    assert not missing, f"{name}'s docstring leaves out the parameters {missing}"
+
+
 def test_there_are_estimators_to_check():
     names = {name for name, _ in _estimators()}
     assert {"gpu_tree.DecisionTreeRegressor", "gpu_tree.RandomForestRegressor"} <= names
