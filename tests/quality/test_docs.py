@@ -176,3 +176,11 @@ def test_the_benchmarks_page_holds_the_figures_the_bench_script_writes():
     page = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
     figures.check_markers(page, figures.BLOCKS)  # each block's markers exactly once
     assert figures.parse_args([]).readme == DOCS / "benchmarks.md"
+
+
+def test_ci_builds_the_site_with_warnings_as_errors():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install --quiet -r docs/requirements.txt" in ci
+    assert "sphinx -W --keep-going" in ci and " docs docs/_build/html" in ci
+    ignored = (DOCS / ".gitignore").read_text(encoding="utf-8").split()
+    assert {"_build/", "auto_examples/", "sg_execution_times.rst"} <= set(ignored)
