@@ -23,7 +23,7 @@ drawn, so accuracy, cost, leaves and features are the same on every repeat.
 Data (``--datasets``, default all; each split 75/25, stratified, seed 0):
 
 * ``breast_cancer``  scikit-learn's (569 x 30, 2 classes); costs by feature group, as in
-                     the README's example: the 10 "mean" features cost 1, the 10 "error"
+                     the user guide's example: the 10 "mean" features cost 1, the 10 "error"
                      features 5, the 10 "worst" features 20;
 * ``digits``         scikit-learn's (1,797 x 64, 10 classes); costs uniform integers
                      1..20 drawn with numpy.random.default_rng(0);
@@ -72,7 +72,7 @@ COST_SEED = 0
 
 def group_costs() -> np.ndarray:
     """breast cancer's costs: its 10 mean, 10 error and 10 worst features (in that order
-    in scikit-learn's columns) cost 1, 5 and 20 (the README's example)."""
+    in scikit-learn's columns) cost 1, 5 and 20 (the user guide's example)."""
     return np.repeat([1.0, 5.0, 20.0], 10)
 
 

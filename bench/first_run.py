@@ -11,7 +11,7 @@ callees) are counted inside their caller's time and listed under their own names
     python bench/first_run.py --compiled tree-1000   # every kernel compiled, as large fits
 
 The scenarios: ``import`` (``import gpu_tree``); ``tree-1000`` (a depth-5 classifier on
-1,000 rows); ``cli-14`` (``gputree train`` on the README's 14-row table); ``bench`` (the
+1,000 rows); ``cli-14`` (``gputree train`` on the user guide's 14-row table); ``bench`` (the
 quick start's ``gputree bench``, peers included: first minus second is what compiling
 cost it); and the first fit of each feature path after ``tree-1000`` in the same process
 (``forest``, ``categorical``, ``sparse``, ``absolute-error``), whose compile time is the
@@ -221,8 +221,9 @@ SCENARIOS = (
 
 
 def readme_table() -> str:
-    """The 14-row table of the README's command-line example (days.csv)."""
-    text = (REPO / "README.md").read_text()
+    """The 14-row table of the command-line example (days.csv) of the user guide's page
+    on the command line."""
+    text = (REPO / "docs" / "guide" / "export_cli.md").read_text()
     opening = "cat > days.csv <<'CSV'\n"
     start = text.index(opening) + len(opening)
     return text[start : text.index("\nCSV", start) + 1]
