@@ -41,6 +41,20 @@ def assert_tree_equal(a, b, impurity_rtol: float = 1e-12, value_rtol: float = 1e
     Structure and thresholds must be equal. Impurities and values may differ by the given
     relative tolerances (plus 1e-12 absolute, for values near zero); a tolerance of 0 asks
     for bit-identical arrays, as do the weighted node sizes when ``value_rtol`` is 0.
+
+    Parameters
+    ----------
+    a, b : gpu_tree.Tree
+        The fitted trees (an estimator's ``tree_``).
+    impurity_rtol : float, default=1e-12
+        Relative tolerance of the nodes' impurities.
+    value_rtol : float, default=1e-12
+        Relative tolerance of the nodes' values (and, at 0, exact weighted node sizes).
+
+    Raises
+    ------
+    AssertionError
+        Naming the first array that differs.
     """
     assert a.node_count == b.node_count, f"node_count differs: {a.node_count} != {b.node_count}"
     for name in (
