@@ -493,12 +493,19 @@ def test_duplicate_rows_with_conflicting_targets_regression_hist_equals_exact():
     assert_tree_equal(hist.tree_, exact.tree_)
 
 
-def test_a_split_improving_exactly_min_impurity_decrease_is_made():
+@pytest.mark.parametrize("finisher", [True, False], ids=["finisher", "level_wise"])
+def test_a_split_improving_exactly_min_impurity_decrease_is_made(finisher, monkeypatch):
     """scikit-learn's rule: a node stays a leaf when improvement + EPSILON <
     min_impurity_decrease. Gini improvement of the root split of this data is 1/5 in
     rational arithmetic; float arithmetic lands a few ulps below 0.2, which the EPSILON
-    slack absorbs, so the split is made at exactly 0.2 and not just above."""
+    slack absorbs, so the split is made at exactly 0.2 and not just above. Both
+    acceptances hold to it: the subtree finisher's (a tree this small is finished in one
+    call) and the level-wise split evaluation's."""
     from fractions import Fraction
+
+    if not finisher:
+        monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+        monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
 
     X = np.arange(7.0)[:, None]
     y = np.array([0, 2, 1, 1, 1, 2, 1])
