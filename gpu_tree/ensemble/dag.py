@@ -169,13 +169,14 @@ class DAGClassifier(ClassifierMixin, BaseEstimator):
         prediction from the root down. ``"adag"``: one classifier per pair of classes,
         K(K - 1)/2, and a knockout competition from the leaves up.
     criterion : str, default "gini"
-        The purity measure that groups the classes of the DAG (:func:`group_classes`):
+        The purity measure that groups the classes of the DAG (``group_classes`` in
+        ``gpu_tree.ensemble.dag``):
         any classification criterion of the trees ("gini", "entropy", ...). The ADAG
         groups nothing and ignores it.
 
     Notes
     -----
-    **How it works.** DAG: the root's classes, all K, are divided by :func:`group_classes` into a first
+    **How it works.** DAG: the root's classes, all K, are divided by ``group_classes`` into a first
     group of ceil(K/2) classes and a second of floor(K/2), by the best axis-parallel
     split of the rows for the multiclass labels (a purity measure); the root's
     classifier learns, on every row, 0 for the first group and 1 for the second. Each

@@ -157,7 +157,7 @@ Mining and Machine Learning*, chapter 19).""",
 ``hist`` searches bin boundaries of per-feature histograms; ``exact`` sorts each
 node's values and tries every midpoint (the reference); ``best`` is
 scikit-learn's name for that same exact search. ``random`` (extremely randomised
-trees, Geurts, Ernst and Wehenkel 2006; :class:`ExtraTreeClassifier`): each
+trees, Geurts, Ernst and Wehenkel 2006; :class:`gpu_tree.ExtraTreeClassifier`): each
 searched feature gets one threshold drawn uniformly between the node's lowest and
 highest value, from the counter-based generator (so both devices draw the same),
 and the split follows the last bin at or below it; numeric features only. With no
@@ -339,8 +339,8 @@ categories.""",
 Minimal cost-complexity pruning after growth (Breiman et al.'s CART, 1984:
 ``alpha * size + sum of leaf impurities``, size counted in leaves, as in
 scikit-learn): weakest links are collapsed while their effective alpha is <=
-``ccp_alpha``. 0 prunes nothing. See :meth:`cost_complexity_pruning_path` for
-useful values, and :meth:`reduced_error_prune` for pruning on a validation set
+``ccp_alpha``. 0 prunes nothing. See ``cost_complexity_pruning_path`` for
+useful values, and ``reduced_error_prune`` for pruning on a validation set
 instead.""",
             check=_float("ccp_alpha", 0.0, math.inf),
             docs={
@@ -362,7 +362,7 @@ feature's cost, so that informative features that are cheap to measure are
 preferred (features with differing costs); the split itself is that feature's
 best. The stopping rules (``min_impurity_decrease`` and the others) still read
 the gain, and best-first growth (``max_leaf_nodes``) still expands the node of the
-largest weighted gain first. :meth:`prediction_cost` gives the cost of predicting
+largest weighted gain first. ``prediction_cost`` gives the cost of predicting
 each row. Multiway categorical splits are chosen the same way. Forests take no
 costs.""",
         ),
