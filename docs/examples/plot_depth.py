@@ -4,7 +4,7 @@ Accuracy and fit time against depth
 
 A deeper tree fits its training rows better, but past some depth it learns their noise:
 held-out accuracy levels off and then drops while training accuracy climbs to 100 %.
-Fit time grows with depth, more slowly once the nodes get small. The data are 3,000
+Fit time grows with depth, more slowly once the nodes get small. The data are 2,400
 rows of 6 features (``sklearn.datasets.make_classification`` with 10 % of the labels
 flipped), two thirds for training.
 
@@ -22,11 +22,11 @@ from sklearn.model_selection import train_test_split
 import gpu_tree
 
 X, y = make_classification(
-    n_samples=3000, n_features=6, n_informative=4, flip_y=0.1, random_state=0
+    n_samples=2400, n_features=6, n_informative=4, flip_y=0.1, random_state=0
 )
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=1 / 3, random_state=0)
 
-depths = list(range(1, 13))
+depths = list(range(1, 11))
 train_accuracy, test_accuracy, fit_seconds = [], [], []
 for depth in depths:
     tree = gpu_tree.DecisionTreeClassifier(max_depth=depth, random_state=0)
