@@ -1,8 +1,10 @@
-"""Multiclass classification through binary classifiers arranged as a tree: the DAG and
-the adaptive DAG of the seed document 002 ("Tree-Based Reduction").
+"""Multiclass classification through binary classifiers arranged as a tree: the decision
+DAG (Platt, Cristianini and Shawe-Taylor, "Large margin DAGs for multiclass
+classification", NIPS 2000) and the adaptive DAG (Kijsirikul and Ussivakul, "Multiclass
+support vector machines using adaptive directed acyclic graph", IJCNN 2002).
 
-The seed combines binary classifiers into a multiclass one "without the 'no-decision'
-regions of simple voting", in two ways:
+Both combine binary classifiers into a multiclass one without the "no-decision" regions
+of simple voting, in two ways:
 
 - the **DAG** (directed acyclic graph): K - 1 classifiers in a tree. The top one
   separates a group of classes from another ({w1, w2} against {w3, w4}), each lower one
@@ -15,7 +17,7 @@ regions of simple voting", in two ways:
   then w1 against w4 for the final result. "Classifier 1 changes depending on the class
   outputs": which pair meets later depends on who won earlier. K - 1 evaluations.
 
-The seed's table:
+Classifiers and evaluations per prediction:
 
 ======  =============  ============
 System  # classifiers  # operations
@@ -63,7 +65,7 @@ class ClassGrouping(NamedTuple):
 
 def group_classes(X, labels, sample_weight, n_classes, criterion="gini") -> ClassGrouping:
     """Divide classes 0 .. ``n_classes`` - 1 into two groups of ceil(k/2) and floor(k/2)
-    classes, by a purity measure (seed 002, "Tree-Based Reduction": the DAG's grouping).
+    classes, by a purity measure (the DAG's grouping).
 
     1. The best axis-parallel split of the rows for their multiclass ``labels``: the
        largest impurity decrease by ``criterion`` (any classification criterion of

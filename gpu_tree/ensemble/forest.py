@@ -1,8 +1,6 @@
 """Random forests (Breiman, "Random Forests", Machine Learning 45, 2001): many trees,
 each grown on a bootstrap sample of the rows with features drawn at random per node,
-combined by averaging their class probabilities or predictions (the decision forest of
-the seed documents: "multiple DTs ... can be combined to form a more powerful Decision
-Forest").
+combined by averaging their class probabilities or predictions.
 
 The trees of a forest grow together: a batch of trees is one row table with a root per
 tree (each tree's in-bag rows, their bootstrap counts as integer weights), and the
