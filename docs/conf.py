@@ -51,7 +51,7 @@ autodoc_member_order = "bysource"
 # these, named in docstrings outside the public API.
 nitpicky = True
 nitpick_ignore = [
-    ("py:class", "TreeTooLargeToDraw"),  # export_png's error (gpu_tree.model.export)
+    ("py:class", "TreeTooLargeToDraw"),  # export_png's error (gpu_tree.model.export.png)
     ("py:data", "PARALLEL_MIN_ROWS"),  # Tree.apply's thresholds (gpu_tree.model.tree)
     ("py:data", "LOCKSTEP_MIN_ROWS"),
 ]
