@@ -15,8 +15,8 @@ It builds the tree the level-wise path builds, split for split:
 - the same arithmetic and ties: the split scan of ``kernels/_split_scan.py`` (the
   compiled twin of the vectorised search, tested against it), on integer statistics
   that no summation order changes;
-- the same stopping rules, in the grower's order (``Grower._splittable`` and
-  ``Grower._evaluate_batch``'s acceptance), and regression impurities measured on the
+- the same stopping rules, in the grower's order (``NodeTable.splittable`` and
+  ``SplitEvaluator.evaluate``'s acceptance), and regression impurities measured on the
   node's rows by the same fixed-point passes (``kernels/_squared_deviations.py``).
 
 The one difference: a classification node's impurity for the purity test is computed
@@ -101,7 +101,7 @@ IMPURITY_CODES = {
 }
 
 # Settings every subtree shares, in one float64 array (their order): what a node needs
-# to be split (Grower._splittable) and for its split to be accepted.
+# to be split (NodeTable.splittable) and for its split to be accepted.
 (
     MAX_DEPTH,
     MIN_SAMPLES_SPLIT,
@@ -343,7 +343,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
         ``subset_limit``, ``most``, ``binom`` and ``offsets`` are its multiclass subset
         search's, as ``splitting._select_compiled`` passes them). A subset split's node
         gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
-        sends left as the tree stores it (``Grower._category_words``).
+        sends left as the tree stores it (``SplitApplier._category_words``).
 
         ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
         features, drawn from its key (the root's ``root_keys[r]``, a child's from its
@@ -427,7 +427,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
             # The scan's ``outputs``: one output (the finisher grows no other fit).
             outputs = np.full(1, n_classes, dtype=np.int64)
             # No monotonicity constraint, no bounds: the finisher grows no constrained fit
-            # (Grower._subtree_finisher).
+            # (SubtreeFinisher.available).
             unconstrained = np.zeros(1, dtype=np.int64)
             unbounded = np.array([-math.inf, math.inf])
             totals = np.empty((n_features, n_channels), dtype=np.int64)
@@ -502,7 +502,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 sub_subset[k] = 0
                 node_stats = sub_stats[k]
                 weight_k = _real_weight(node_stats, n_classes, scale)
-                if k > 0:  # the root was checked by the grower (Grower._splittable)
+                if k > 0:  # the root was checked by the grower (NodeTable.splittable)
                     count = _row_count(node_stats, n_classes, count_channel)
                     if regression:
                         mean_weight = float(node_stats[0]) * scale[0]
@@ -735,7 +735,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 best = winner_values[WINNER_SCORE]
                 if not math.isfinite(best):
                     continue
-                # Grower._evaluate_batch's acceptance: the weighted impurity decrease.
+                # SplitEvaluator.evaluate's acceptance: the weighted impurity decrease.
                 score = best / winner_values[WINNER_NODE_WEIGHT]
                 priority = weight_k / root_weight * score
                 if not (priority + epsilon >= min_decrease and impurity > pure):
