@@ -59,10 +59,12 @@ def _report(result):
 
 def _read_only(root: Path):
     """The copy as a read-only install: nothing in it writable (which binds only a user
-    other than root) and kernels/__pycache__ a file (which binds root too)."""
+    other than root) and the kernels' __pycache__ folders files (which binds root too)."""
     if (root / "gpu_tree" / "kernels").exists():  # a worktree's link to kernels/, copied
         shutil.rmtree(root / "gpu_tree" / "kernels")
-    (root / "kernels" / "__pycache__").write_text("not a folder")
+    # kernels/ and each package of it (cpu/, cuda/): numba caches beside the source.
+    for folder in [root / "kernels", *(p.parent for p in (root / "kernels").glob("*/__init__.py"))]:
+        (folder / "__pycache__").write_text("not a folder")
     for top in (root / "gpu_tree", root / "kernels"):
         for path in [top, *top.rglob("*")]:
             path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
@@ -99,7 +101,7 @@ def test_a_read_only_install_with_no_home_caches_in_a_temporary_folder(copy_root
     assert report["mode"] == "temporary"
     uid = os.getuid()
     assert report["cache_dir"] == str(copy_root / "tmp" / f"gpu_tree-numba-cache-{uid}")
-    assert any(Path(report["cache_dir"]).rglob("cpu.partition_rows*.nbi"))
+    assert any(Path(report["cache_dir"]).rglob("partition.partition_rows*.nbi"))
     folder = Path(report["cache_dir"]).stat()
     assert folder.st_uid == uid and not folder.st_mode & 0o077  # this user's alone
 
@@ -175,7 +177,7 @@ def test_a_read_only_install_uses_numbas_user_wide_folder_where_it_can(copy_root
     env["XDG_CACHE_HOME"] = str(copy_root / "xdg")
     report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert (report["mode"], report["cache_dir"]) == ("numba", "")
-    assert any((copy_root / "xdg" / "numba").rglob("cpu.partition_rows*.nbi"))
+    assert any((copy_root / "xdg" / "numba").rglob("partition.partition_rows*.nbi"))
     assert not list((copy_root / "tmp").iterdir())
 
 
