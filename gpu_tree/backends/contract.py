@@ -65,6 +65,11 @@ class BackendCapabilities:
         It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
         signature): a small node's whole subtree grown in one compiled call
         (``kernels/cpu/subtrees.py``). False: every node is grown level by level.
+    row_leaves : bool
+        It has ``leaf_of_row(leaves)``: once a tree is grown, the leaf each training row
+        ended in (int64, on the host), given the ids of the tree's leaves. What is
+        measured on the rows after growth (Poisson's node deviances) needs it. False:
+        such criteria are refused.
     """
 
     device: str
@@ -73,6 +78,7 @@ class BackendCapabilities:
     drawn_histograms: bool = False
     compiled_search: bool = False
     subtree_finisher: bool = False
+    row_leaves: bool = False
 
     def __post_init__(self):
         if self.device not in DEVICES:

@@ -54,6 +54,17 @@ class _CPUBackend:
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)
 
+    def leaf_of_row(self, leaves):
+        """The leaf each row ended in (int64): a leaf's rows are a slice of the
+        partition's ``sample_indices``."""
+        partition = self.row_partition
+        start, sizes = partition.start[leaves], partition.node_sizes(leaves)
+        offsets = np.repeat(start - (np.cumsum(sizes) - sizes), sizes)
+        positions = offsets + np.arange(int(sizes.sum()))
+        leaf_of_row = np.full(partition.sample_indices.size, -1, dtype=np.int64)
+        leaf_of_row[partition.sample_indices[positions]] = np.repeat(leaves, sizes)
+        return leaf_of_row
+
     def _count_built(self, nodes):
         """Histograms of ``nodes`` are built from their rows alone (``fit_stats_``)."""
         count("nodes_built", nodes.size)
@@ -180,6 +191,7 @@ class CPUHistogramBackend(_CPUBackend):
         drawn_histograms=True,
         compiled_search=True,
         subtree_finisher=True,
+        row_leaves=True,
     )
 
     def __init__(self, X_binned, bin_lower, bin_upper, row_data: RowData, missing_bin: int = -1):
@@ -409,7 +421,7 @@ class CPUExactBackend(_CPUBackend):
     split selection sees every midpoint; thresholds and partitions use raw values.
     """
 
-    capabilities = BackendCapabilities(device="cpu", exact=True, subtraction=False)
+    capabilities = BackendCapabilities(device="cpu", exact=True, subtraction=False, row_leaves=True)
     small_node_size = None  # every node is searched on its own values
     missing_bin = -1  # no bins: missing raw values are NaN
     missing_code = np.nan

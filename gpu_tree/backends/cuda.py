@@ -207,7 +207,7 @@ class CUDAHistogramBackend:
     """
 
     capabilities = BackendCapabilities(
-        device="cuda", exact=False, subtraction=True, compiled_search=True
+        device="cuda", exact=False, subtraction=True, compiled_search=True, row_leaves=True
     )
     small_node_size = 0  # every node takes a dense histogram: one launch per level
 
@@ -339,6 +339,11 @@ class CUDAHistogramBackend:
 
     def node_sizes(self, nodes):
         return self._node_size[np.asarray(nodes)]
+
+    def leaf_of_row(self, leaves):
+        """The leaf each row ended in (int64, on the host): the node each row is tracked
+        in, which after growth is a leaf (``leaves`` is implied)."""
+        return device_to_host(self.node_of_row).astype(np.int64)
 
     def squared_deviation_sums(self, nodes, means, output=None):
         nodes = np.asarray(nodes, dtype=np.int64)

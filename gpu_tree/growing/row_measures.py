@@ -10,7 +10,6 @@ import numpy as np
 
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.model.tree import TREE_LEAF, Tree
-from gpu_tree.utils.device_copies import device_to_host
 
 
 def poisson_deviances(backend, layout: StatsLayout, tree: Tree) -> np.ndarray:
@@ -56,21 +55,10 @@ def poisson_deviances(backend, layout: StatsLayout, tree: Tree) -> np.ndarray:
 
 
 def _leaf_of_row(backend, tree: Tree, parent) -> np.ndarray:
-    """The leaf of every row of the backend (int64): the CPU backends' row partition
-    holds each node's rows (a leaf's are a slice of its ``sample_indices``), the CUDA
-    backend's ``node_of_row`` each row's node."""
-    partition = getattr(backend, "row_partition", None)
-    if partition is None:
-        node_of_row = getattr(backend, "node_of_row", None)
-        if node_of_row is None:
-            raise ValueError(f"criterion='poisson' is not supported by {type(backend).__name__}")
-        return device_to_host(node_of_row).astype(np.int64)
+    """The leaf each row of the backend ended in (int64; the contract's ``leaf_of_row``,
+    where the backend declares ``row_leaves``)."""
+    if not backend.capabilities.row_leaves:
+        raise ValueError(f"criterion='poisson' is not supported by {type(backend).__name__}")
     is_leaf = tree.children_left == TREE_LEAF
     is_leaf[parent[parent >= 0]] = False
-    leaves = np.flatnonzero(is_leaf)
-    start, sizes = partition.start[leaves], partition.node_sizes(leaves)
-    offsets = np.repeat(start - (np.cumsum(sizes) - sizes), sizes)
-    positions = offsets + np.arange(int(sizes.sum()))
-    node_of_row = np.full(partition.sample_indices.size, -1, dtype=np.int64)
-    node_of_row[partition.sample_indices[positions]] = np.repeat(leaves, sizes)
-    return node_of_row
+    return backend.leaf_of_row(np.flatnonzero(is_leaf))

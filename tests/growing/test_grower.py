@@ -753,6 +753,7 @@ def test_a_declared_capability_is_a_method_there():
         capabilities = backend.capabilities
         assert not capabilities.compiled_search or callable(backend.score_splits), backend
         assert not capabilities.subtree_finisher or callable(backend.finish_subtrees), backend
+        assert capabilities.row_leaves and callable(backend.leaf_of_row), backend
     # the finisher reads dense codes: sparse input grows level by level
     assert CPUHistogramBackend.capabilities.subtree_finisher
     assert not CPUSparseHistogramBackend.capabilities.subtree_finisher

@@ -251,6 +251,40 @@ def test_the_input_kind_count_finds_a_planted_check(tmp_path):
     assert input_kind_checks({"gpu_tree.data.planted": planted}) == {}
 
 
+def backend_probes(modules) -> dict[str, int]:
+    """Module -> its getattr/hasattr calls on a backend (``backend`` or ``x.backend``):
+    a backend declares its optional methods in its capabilities instead."""
+    import ast
+
+    found = {}
+    for module, path in modules.items():
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) in ("getattr", "hasattr")
+            and node.args
+            and "backend"
+            in (getattr(node.args[0], "id", None), getattr(node.args[0], "attr", None))
+        ]
+        if calls:
+            found[module] = len(calls)
+    return found
+
+
+def test_nothing_probes_a_backend_for_its_methods():
+    assert backend_probes(source_modules()) == {}
+
+
+def test_the_probe_count_finds_planted_probes(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "def f(self, backend):\n"
+        "    return getattr(backend, 'row_partition', None), hasattr(self.backend, 'x')\n"
+    )
+    assert backend_probes({"gpu_tree.growing.planted": planted}) == {"gpu_tree.growing.planted": 2}
+
+
 # Each impurity is written once for the kernels (kernels/_split_scan.py, compiled for both
 # devices and shared by the fused scan, the subtree finisher and the categorical search)
 # and once as the vectorised oracle (growing/criteria.py).
