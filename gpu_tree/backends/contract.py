@@ -65,6 +65,10 @@ class BackendCapabilities:
         It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
         signature): a small node's whole subtree grown in one compiled call
         (``kernels/cpu/subtrees.py``). False: every node is grown level by level.
+    compiled_categorical_search : bool
+        Categorical features are scored on the host histograms by the compiled
+        categorical search (``kernels/cpu/categorical.py``, one call per chunk of nodes).
+        False: by the vectorised search, the reference.
     row_leaves : bool
         It has ``leaf_of_row(leaves)``: once a tree is grown, the leaf each training row
         ended in (int64, on the host), given the ids of the tree's leaves. What is
@@ -78,6 +82,7 @@ class BackendCapabilities:
     drawn_histograms: bool = False
     compiled_search: bool = False
     subtree_finisher: bool = False
+    compiled_categorical_search: bool = False
     row_leaves: bool = False
 
     def __post_init__(self):

@@ -191,6 +191,7 @@ class CPUHistogramBackend(_CPUBackend):
         drawn_histograms=True,
         compiled_search=True,
         subtree_finisher=True,
+        compiled_categorical_search=True,
         row_leaves=True,
     )
 
@@ -421,7 +422,13 @@ class CPUExactBackend(_CPUBackend):
     split selection sees every midpoint; thresholds and partitions use raw values.
     """
 
-    capabilities = BackendCapabilities(device="cpu", exact=True, subtraction=False, row_leaves=True)
+    capabilities = BackendCapabilities(
+        device="cpu",
+        exact=True,
+        subtraction=False,
+        compiled_categorical_search=True,
+        row_leaves=True,
+    )
     small_node_size = None  # every node is searched on its own values
     missing_bin = -1  # no bins: missing raw values are NaN
     missing_code = np.nan

@@ -179,6 +179,7 @@ class SplitEvaluator:
                 on_device=on_device,
                 compiled=compiled,
                 monotonic=monotonic,
+                compiled_categorical=capabilities.compiled_categorical_search,
             )
 
         if p.feature_costs is None:

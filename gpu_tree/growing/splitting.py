@@ -100,10 +100,6 @@ from gpu_tree.utils.threads import parallel_map
 _CANDIDATES_PER_CHUNK = 1 << 18
 _DEVICE_CANDIDATES_PER_CHUNK = 1 << 23
 
-# The CPU scores fits with categorical features in one compiled call per chunk
-# (:func:`_select_compiled`); False: the vectorised search, its reference (tests).
-COMPILED_CATEGORICAL_SEARCH = True
-
 # Split scores are no statistics (see gpu_tree.data.stats): they have their own type.
 SCORE_DTYPE = np.float64
 
@@ -197,6 +193,7 @@ class _SearchContext:
     categorical: CategoricalSearch | None  # None: no categorical feature
     xp: Any  # the array namespace of ``hist``: numpy or cupy
     monotonic: MonotonicBounds | None = None  # None: no monotonicity constraint
+    compiled_categorical: bool = False  # categorical features by _select_compiled
 
 
 def select_splits(
@@ -213,6 +210,7 @@ def select_splits(
     on_device: bool = False,
     compiled=None,
     monotonic: MonotonicBounds | None = None,
+    compiled_categorical: bool = False,
 ) -> ChosenSplits:
     """Best split of the nodes whose histograms are ``hist[slots]`` (hist: (n, n_features,
     n_bins, n_channels)).
@@ -244,6 +242,11 @@ def select_splits(
 
     ``monotonic`` (:class:`MonotonicBounds`, or None): monotonicity constraints, checked
     on every candidate (the best admissible one wins), by the compiled search too.
+
+    ``compiled_categorical`` (a CPU backend's ``compiled_categorical_search``): host
+    histograms with categorical features are scored in one compiled call per chunk
+    (:func:`_select_compiled`, the same winners); False: by the vectorised search, the
+    reference.
     """
     _, n_features, n_bins, n_channels = hist.shape
     if monotonic is not None and not np.any(monotonic.cst):
@@ -294,6 +297,7 @@ def select_splits(
         categorical=categorical,
         xp=xp,
         monotonic=monotonic,
+        compiled_categorical=compiled_categorical,
     )
 
     def score_chunk(chunk):
@@ -316,7 +320,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     categorical = search.categorical
     # The compiled categorical search (kernels/cpu_categorical.py) knows no Poisson: its
     # fits take the vectorised search, the reference, which scores every criterion.
-    compiled_categorical = COMPILED_CATEGORICAL_SEARCH and search.criterion != "poisson"
+    compiled_categorical = search.compiled_categorical and search.criterion != "poisson"
     compiled_categorical = compiled_categorical and search.monotonic is None
     if xp is np and categorical is not None and compiled_categorical:
         _select_compiled(search, chosen, chunk, slots, width)

@@ -759,6 +759,10 @@ def test_a_declared_capability_is_a_method_there():
     assert not CPUSparseHistogramBackend.capabilities.subtree_finisher
     assert not CUDAHistogramBackend.capabilities.subtree_finisher
     assert all(b.capabilities.compiled_search for b in backends if b is not CPUExactBackend)
+    # the compiled categorical search reads host histograms: the CPU backends'
+    cpu = {CPUHistogramBackend, CPUExactBackend, CPUSparseHistogramBackend}
+    for backend in backends:
+        assert backend.capabilities.compiled_categorical_search == (backend in cpu), backend
 
 
 def test_the_backends_implement_the_contract():

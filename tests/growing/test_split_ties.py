@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 import pytest
-from _backends import without_compiled_search
+from _backends import set_compiled_categorical_search, without_compiled_search
 from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
@@ -99,7 +99,7 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
         )
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
-        patch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", False)
+        set_compiled_categorical_search(patch, False)
         if perturb:
             rng = np.random.default_rng(14)
             for scorer in ("weighted_split_score", "weighted_multiway_split_score"):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _backends import set_compiled_categorical_search
 from _shared_data import bench_module, dataset_path
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.data import categorical
 from gpu_tree.data.stats import bitset, bitsets
-from gpu_tree.growing import splitting
 from gpu_tree.testing import assert_tree_equal
 
 
@@ -21,7 +21,7 @@ def _both_trees(monkeypatch, make, X, y, **fit):
     """The tree of the vectorised search (the reference) and of the compiled one."""
     trees = []
     for compiled in (False, True):
-        monkeypatch.setattr(splitting, "COMPILED_CATEGORICAL_SEARCH", compiled)
+        set_compiled_categorical_search(monkeypatch, compiled)
         trees.append(make().fit(X, y, **fit).tree_)
     return trees
 
