@@ -128,10 +128,16 @@ def check_impurities_finite(tree, what: str) -> None:
 # 130 us, 1,000 rows 180 against 410 us, 10,000 rows 7.0 against 21.9 ms, 30,000 rows
 # 18.5 against 31.3 ms, 100,000 rows 64 against 65 ms: batches up to 10,000 rows no
 # slower than scikit-learn's (serial), and large batches in parallel.
+#: Rows from which :meth:`~gpu_tree.Tree.apply` walks a batch on numba's threads; a
+#: smaller batch is walked in the calling thread.
 PARALLEL_MIN_ROWS = 32768
 # Batches of at least this many rows of a tree of numeric splits only take the lock-step
 # walk (kernels.cpu.prediction.predict_leaves_lockstep, its parallel twin from PARALLEL_MIN_ROWS):
 # its node table is a second copy of the tree, packed on first use, worth it for batches.
+#: Rows from which :meth:`~gpu_tree.Tree.apply` walks a tree of numeric splits only
+#: many rows in lock step (a second node table, packed on first use); smaller batches, a
+#: sparse X and trees with categorical splits take the general walk. Both reach the same
+#: leaves.
 LOCKSTEP_MIN_ROWS = 1024
 
 
@@ -151,6 +157,34 @@ class Tree:
     their public names, so that a change made there cannot leave stale predictions; the
     others (``threshold``, ``value``, ``impurity``...) are writable views, read afresh by
     every prediction.
+
+    A new tree has no nodes: :meth:`add_nodes` appends leaves, and
+    :meth:`set_numeric_splits`, :meth:`set_subset_splits` and :meth:`set_multiway_split`
+    turn leaves into splits of the children added for them.
+
+    Parameters
+    ----------
+    n_features : int
+        Columns of the X the tree splits (feature ids run from 0 to ``n_features - 1``);
+        :meth:`compute_feature_importances` returns one entry per feature.
+    n_classes : int
+        Length of ``value``'s last axis, kept as ``max_n_classes``: the number of classes
+        (with several outputs, the most classes of any output), 1 for a regressor. The
+        ``n_classes`` attribute is scikit-learn's array of one entry per output.
+    capacity : int, default=64
+        Nodes the arrays have room for at first. Adding nodes beyond it reallocates them,
+        to at least twice the room; the ``capacity`` attribute is the room now.
+    n_category_words : int, default=1
+        Words of 64 bits (stored as int64) of each categorical subset split's set in
+        ``category_bitsets``: category code ``k`` at bit ``k % 64`` of word ``k // 64``,
+        so codes up to ``64 * n_category_words - 1``.
+    n_outputs : int, default=1
+        Length of ``value``'s middle axis: the targets fitted together (multi-output
+        classification or regression).
+    class_counts : sequence of int, optional
+        Multi-output classification: the classes of each output (``n_outputs`` entries,
+        each at most ``n_classes``); an output's row of ``value`` is padded with zeros
+        past its classes. None: every output has ``n_classes`` classes.
     """
 
     def __init__(
@@ -202,7 +236,31 @@ class Tree:
         self._capacity = capacity
 
     def add_nodes(self, depth, impurity, n_node_samples, weighted_n_node_samples, value):
-        """Append leaves (to be split later or not); returns their node ids."""
+        """Append leaves (to be split later or not); returns their node ids.
+
+        Each new node is a leaf: no children, feature and threshold -2 (undefined), no
+        category set or branch table, missing values to the right.
+
+        Parameters
+        ----------
+        depth : array of int, shape (n_new,)
+            Each new node's distance from the root; its length is the number of nodes
+            added.
+        impurity : array of float, shape (n_new,)
+            Each node's impurity (the criterion's node impurity: ``NODE_IMPURITY``).
+        n_node_samples : array of int, shape (n_new,)
+            Training rows that reached each node.
+        weighted_n_node_samples : array of float, shape (n_new,)
+            Their total sample weight.
+        value : array of float
+            Each node's value, ``n_new * n_outputs * n_classes`` numbers reshaped to
+            (n_new, n_outputs, n_classes): weighted class fractions, or mean targets.
+
+        Returns
+        -------
+        ndarray of int64
+            The new nodes' ids, consecutive after the existing nodes.
+        """
         n_new = len(depth)
         first = self.node_count
         self._grow(first + n_new)
@@ -229,6 +287,28 @@ class Tree:
     def set_numeric_splits(
         self, nodes, feature, threshold, bin_threshold, left, right, missing_go_to_left
     ):
+        """Numeric splits: a row of each of ``nodes`` goes left where ``x[feature] <=
+        threshold``, right where it is greater.
+
+        The arguments other than ``nodes`` are per node (arrays of ``len(nodes)``) or one
+        value for them all (numpy broadcasting).
+
+        Parameters
+        ----------
+        nodes : array of int
+            The leaves (from :meth:`add_nodes`) that become splits.
+        feature : array of int
+            The feature each node splits.
+        threshold : array of float
+            The split value: ``x <= threshold`` goes left.
+        bin_threshold : array of int
+            The histogram bin the split was found at (rows with a bin code <= it went
+            left in training); -1 for a split found on exact values.
+        left, right : array of int
+            Each node's two children (already added).
+        missing_go_to_left : array of int or bool
+            Where a missing value (NaN) goes: 1 left, 0 right.
+        """
         self._changed()
         self._split_kind[nodes] = NUMERIC
         self._feature[nodes] = feature
@@ -239,8 +319,27 @@ class Tree:
         self._missing_go_to_left[nodes] = missing_go_to_left
 
     def set_subset_splits(self, nodes, feature, words, left, right, missing_go_to_left):
-        """Categorical subset splits: ``words`` (len(nodes), n_category_words) int64 sets
-        of the codes sent left."""
+        """Categorical subset splits: a row of each of ``nodes`` goes left where the
+        category code ``x[feature]`` is in the node's set, right where it is not.
+
+        Each node's set is appended to ``category_bitsets`` (its ``category_offset`` the
+        first word); ``threshold`` is -2 (undefined) and ``bin_threshold`` -1.
+
+        Parameters
+        ----------
+        nodes : array of int
+            The leaves (from :meth:`add_nodes`) that become splits.
+        feature : array of int
+            The categorical feature each node splits (one value for all, or per node).
+        words : array of int64, shape (len(nodes), n_category_words)
+            The sets of codes sent left, one row of bitset words per node (code ``k`` at
+            bit ``k % 64`` of word ``k // 64``).
+        left, right : array of int
+            Each node's two children (already added).
+        missing_go_to_left : array of int or bool
+            Where missing values go, and categories never seen in training (read as
+            missing): 1 left, 0 right.
+        """
         self._changed()
         nodes = np.asarray(nodes, dtype=np.int64)
         self._split_kind[nodes] = CATEGORICAL_SUBSET
@@ -257,7 +356,27 @@ class Tree:
 
     def set_multiway_split(self, node, feature, children, child_of_code, default_child):
         """A multiway node: ``child_of_code[k]`` is the child of category code k; missing
-        values and unseen categories go to ``default_child``."""
+        values and unseen categories go to ``default_child``.
+
+        The node's branch table (``child_of_code`` then ``default_child``) is appended to
+        ``branch_children``; ``children_left`` and ``children_right`` become its first
+        and last child.
+
+        Parameters
+        ----------
+        node : int
+            The leaf (from :meth:`add_nodes`) that becomes the split.
+        feature : int
+            The categorical feature it splits.
+        children : array of int
+            Its children, consecutive ids in order (already added).
+        child_of_code : array of int
+            The child of each category code 0, 1, ... (``n_branches`` entries); codes
+            past its end go to ``default_child``.
+        default_child : int
+            The child of missing values and of categories the node did not see in
+            training.
+        """
         self._changed()
         self._split_kind[node] = MULTIWAY
         self._feature[node] = feature
@@ -272,7 +391,19 @@ class Tree:
         self.branch_children = np.concatenate([self.branch_children, table])
 
     def children_of(self, node) -> np.ndarray:
-        """Child ids of a node, in order (none for a leaf)."""
+        """Child ids of a node, in order (none for a leaf).
+
+        Parameters
+        ----------
+        node : int
+            A node id (0 is the root).
+
+        Returns
+        -------
+        ndarray of int64
+            A binary split's left and right child, a multiway node's children in branch
+            order, or an empty array for a leaf.
+        """
         first = self.children_left[node]
         if first < 0:
             return np.zeros(0, dtype=np.int64)
@@ -302,8 +433,20 @@ class Tree:
         is above its parent's); category sets and branch tables of surviving nodes are
         carried over, those of dropped or collapsed nodes removed.
 
-        ``root``: the node the copy starts from (0, the root; in a forest grown together,
-        the root of one of its trees: see :meth:`subtree`).
+        Parameters
+        ----------
+        collapse : array of bool, shape (node_count,)
+            The nodes to make leaves (an entry for a leaf, or for a node below a
+            collapsed one, changes nothing). A ``ValueError`` for another shape.
+        root : int, default=0
+            The node the copy starts from (0, the root; in a forest grown together, the
+            root of one of its trees: see :meth:`subtree`). Only the nodes below it are
+            copied.
+
+        Returns
+        -------
+        Tree
+            The new tree; this one is unchanged.
         """
         collapse = np.asarray(collapse, dtype=bool)
         if collapse.shape != (self.node_count,):
@@ -368,7 +511,18 @@ class Tree:
     def subtree(self, root: int) -> Tree:
         """The tree below node ``root`` (itself the new root), numbered breadth first. A
         forest's trees grow together as one node table with a root per tree
-        (gpu_tree.growing.grower.Grower.grow_forest); this takes each one out."""
+        (gpu_tree.growing.grower.Grower.grow_forest); this takes each one out.
+
+        Parameters
+        ----------
+        root : int
+            The node whose subtree is copied (:meth:`pruned` with nothing collapsed).
+
+        Returns
+        -------
+        Tree
+            The new tree; this one is unchanged.
+        """
         return self.pruned(np.zeros(self.node_count, dtype=bool), root=root)
 
     def walk_arrays(self):
@@ -461,6 +615,7 @@ class Tree:
 
     @property
     def max_depth(self) -> int:
+        """The depth of the deepest node (0 for a root alone or an empty tree)."""
         return int(self.depth.max()) if self.node_count else 0
 
     @property
@@ -471,17 +626,32 @@ class Tree:
 
     @property
     def n_leaves(self) -> int:
+        """The number of leaves (nodes with no children)."""
         return int(np.count_nonzero(self.children_left == TREE_LEAF))
 
     # -- using the tree -----------------------------------------------------------------
     def apply(self, X) -> np.ndarray:
         """Leaf id of each row of X (n_samples, n_features), finite floats or NaN.
 
-        Batches of :data:`PARALLEL_MIN_ROWS` rows or more are walked on numba's threads,
-        smaller ones in this thread; from :data:`LOCKSTEP_MIN_ROWS` rows, a tree of
-        numeric splits only is walked many rows in lock step. Every walk reaches the same
-        leaves. A sparse X (canonical CSR: ``data.sparse.check_sparse_X``) is walked as it
-        is, each value a binary search of its row's stored columns."""
+        Batches of :data:`~gpu_tree.model.tree.PARALLEL_MIN_ROWS` rows or more are walked
+        on numba's threads, smaller ones in this thread; from
+        :data:`~gpu_tree.model.tree.LOCKSTEP_MIN_ROWS` rows, a tree of numeric splits only
+        is walked many rows in lock step. Every walk reaches the same leaves. A sparse X
+        (canonical CSR: ``data.sparse.check_sparse_X``) is walked as it is, each value a
+        binary search of its row's stored columns.
+
+        Parameters
+        ----------
+        X : ndarray or SciPy sparse matrix of shape (n_samples, n_features)
+            The rows, unchecked: a C-contiguous float32 or float64 array (NaN: a missing
+            value; a category as its code), as the estimators' checks make it, or a
+            sparse matrix (another format than canonical CSR is converted first).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+            The node id of each row's leaf.
+        """
         with python_mode.as_python_when_small(X.shape[0]):
             return self._apply(X)
 
@@ -509,12 +679,35 @@ class Tree:
 
     def predict(self, X) -> np.ndarray:
         """``value`` of each row's leaf: shape (n_samples, n_classes), or (n_samples,
-        n_outputs, n_classes) for several outputs."""
+        n_outputs, n_classes) for several outputs.
+
+        Parameters
+        ----------
+        X : ndarray or SciPy sparse matrix of shape (n_samples, n_features)
+            The rows, as :meth:`apply` takes them.
+
+        Returns
+        -------
+        ndarray of float64
+            Each row's leaf value (:meth:`values_of` of :meth:`apply`'s leaves): class
+            fractions, or mean targets (``n_classes`` 1).
+        """
         return self.values_of(self.apply(X))
 
     def values_of(self, nodes) -> np.ndarray:
         """``value`` of each of ``nodes``: shape (len(nodes), n_classes), or (len(nodes),
-        n_outputs, n_classes) for several outputs."""
+        n_outputs, n_classes) for several outputs.
+
+        Parameters
+        ----------
+        nodes : array of int
+            Node ids (any, leaves or not; repeats allowed), e.g. :meth:`apply`'s leaves.
+
+        Returns
+        -------
+        ndarray of float64
+            A copy of their values.
+        """
         value = self._value[: self.node_count]
         return np.take(value[:, 0, :] if self.n_outputs == 1 else value, nodes, axis=0)
 
@@ -522,7 +715,19 @@ class Tree:
         """The class index each of ``nodes`` predicts: its value's first largest entry
         (the lowest class on ties); (len(nodes), n_outputs) for several outputs. For more
         nodes than the tree has, every node's class is found once and looked up (the
-        same argmax over the same values)."""
+        same argmax over the same values).
+
+        Parameters
+        ----------
+        nodes : array of int
+            Node ids (repeats allowed), e.g. :meth:`apply`'s leaves.
+
+        Returns
+        -------
+        ndarray of int64
+            The class indices, shape (len(nodes),) or (len(nodes), n_outputs): indices
+            into the estimator's ``classes_`` (of each output).
+        """
         values = self._value[: self.node_count]
         if self.n_outputs == 1:
             values = values[:, 0, :]
@@ -531,7 +736,21 @@ class Tree:
         return np.argmax(np.take(values, nodes, axis=0), axis=-1)
 
     def decision_path_csr(self, X):
-        """(indptr, indices) of the nodes each row passes through, root first."""
+        """(indptr, indices) of the nodes each row passes through, root first.
+
+        Parameters
+        ----------
+        X : ndarray or SciPy sparse matrix of shape (n_samples, n_features)
+            The rows, as :meth:`apply` takes them.
+
+        Returns
+        -------
+        indptr : ndarray of int64, shape (n_samples + 1,)
+            Row ``i``'s path is ``indices[indptr[i]:indptr[i + 1]]``.
+        indices : ndarray of int64
+            The node ids of all the paths, one after another, each from the root down to
+            the row's leaf.
+        """
         leaves = self.apply(X)
         parent = self.parents()
         path_length = self.depth[leaves] + 1
@@ -549,7 +768,18 @@ class Tree:
     def decision_path(self, X):
         """Sparse indicator (n_samples, node_count) of the nodes each row of X (checked
         as :meth:`apply` reads it) passes through: a SciPy CSR matrix, as scikit-learn's
-        ``Tree.decision_path``."""
+        ``Tree.decision_path``.
+
+        Parameters
+        ----------
+        X : ndarray or SciPy sparse matrix of shape (n_samples, n_features)
+            The rows, as :meth:`apply` takes them.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of int64, shape (n_samples, node_count)
+            1 at (row, node) for each node on the row's path (:meth:`decision_path_csr`).
+        """
         from scipy.sparse import csr_matrix
 
         indptr, indices = self.decision_path_csr(X)
@@ -557,7 +787,27 @@ class Tree:
         return csr_matrix((data, indices, indptr), shape=(indptr.size - 1, self.node_count))
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
-        """Total weighted impurity decrease contributed by each feature."""
+        """Total weighted impurity decrease contributed by each feature.
+
+        Each split node's decrease is its weighted impurity less its children's (any
+        number of children), summed over the nodes that split each feature, as
+        scikit-learn's ``Tree.compute_feature_importances``. A ``ValueError`` where the
+        tree's impurities lie beyond float64's range (regression targets spread wider
+        than about 1e154).
+
+        Parameters
+        ----------
+        normalize : bool, default=True
+            True: the importances divided by their sum, so that they sum to 1 (all zero
+            where no split decreased the impurity; a tree with no split: all zero).
+            False: the decreases themselves, each node's impurity weighted by its
+            fraction of the root's sample weight.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_features,)
+            One importance per feature.
+        """
         importances = np.zeros(self.n_features, dtype=VALUE_DTYPE)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
         if internal.size == 0:

@@ -1,9 +1,10 @@
 """The documentation's promises that need no Sphinx to check: every public name has a
-docstring, every parameter of every public estimator is documented in its docstring's
-"Parameters" section (the API reference is generated from these), the README stays a
-front page that leads to the site, and the user documentation names published sources
-rather than internal ones. The site itself is built, warnings as errors, by CI
-(.ci/run, "docs")."""
+docstring, every parameter of every public estimator, public function, and public method
+of the estimators and of the other classes the reference lists (``Tree``) is documented
+in its docstring's "Parameters" section (the API reference is generated from these), the
+README stays a front page that leads to the site, and the user documentation names
+published sources rather than internal ones. The site itself is built, warnings as
+errors, by CI (.ci/run, "docs")."""
 
 import inspect
 import re
@@ -121,6 +122,85 @@ def test_every_parameter_of_a_public_method_is_documented(name, method):
     assert doc, f"{name} has no docstring"
     missing = sorted(set(parameters) - set(documented_parameters(doc)))
     assert not missing, f"{name}'s docstring leaves out the parameters {missing}"
+
+
+def _classes_in_the_reference() -> set:
+    """The names docs/api's pages document with ``autoclass`` / ``autoexception``."""
+    pages = (DOCS / "api").glob("*.rst")
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    return set(re.findall(r"^\.\. auto(?:class|exception):: +(\S+)", text, re.M))
+
+
+def _listed_classes():
+    """The public classes that are not estimators but are in the API reference
+    (``gpu_tree.Tree``, ``gpu_tree.dask.WorkerLostError``)."""
+    listed = _classes_in_the_reference()
+    return [
+        (name, obj)
+        for name, obj in _public_objects()
+        if inspect.isclass(obj)
+        and not hasattr(obj, "get_params")
+        and (name in listed or name.rsplit(".", 1)[-1] in listed)
+    ]
+
+
+def _public_functions():
+    """Every public function (``gpu_tree.load``, the exports, ``assert_tree_equal``...),
+    and every public method of :func:`_listed_classes`: what they define themselves, not
+    what they inherit from Python's or another package's classes."""
+    functions = [(name, obj, False) for name, obj in _public_objects() if inspect.isfunction(obj)]
+    for name, cls in _listed_classes():
+        for method_name, method in inspect.getmembers(cls, inspect.isfunction):
+            if method_name.startswith("_") or not method.__module__.startswith("gpu_tree"):
+                continue
+            bound = not isinstance(inspect.getattr_static(cls, method_name), staticmethod)
+            functions.append((f"{name}.{method_name}", method, bound))
+    return functions
+
+
+@pytest.mark.parametrize(
+    "name, function, bound", [pytest.param(*f, id=f[0]) for f in _public_functions()]
+)
+def test_every_parameter_of_a_public_function_is_documented(name, function, bound):
+    parameters = list(inspect.signature(function).parameters)[1 if bound else 0 :]
+    doc = inspect.getdoc(function)
+    assert doc, f"{name} has no docstring"
+    documented = [n.lstrip("*") for n in documented_parameters(doc)]  # **kwargs: kwargs
+    missing = sorted(set(parameters) - set(documented))
+    assert not missing, f"{name}'s docstring leaves out the parameters {missing}"
+    assert len(documented) == len(set(documented)), f"{name} documents a parameter twice"
+    extra = sorted(set(documented) - set(parameters))
+    assert not extra, f"{name} documents {extra}, which it does not take"
+
+
+def _constructors():
+    """The listed classes whose constructor gpu_tree defines (not Exception's)."""
+    return [
+        pytest.param(name, cls, id=name)
+        for name, cls in _listed_classes()
+        if (getattr(cls.__init__, "__module__", None) or "").startswith("gpu_tree")
+    ]
+
+
+@pytest.mark.parametrize("name, cls", _constructors())
+def test_every_constructor_parameter_of_a_listed_class_is_documented(name, cls):
+    """numpydoc's place for them: the class docstring's "Parameters"."""
+    parameters = list(inspect.signature(cls.__init__).parameters)[1:]  # not self
+    documented = documented_parameters(cls.__doc__)
+    missing = sorted(set(parameters) - set(documented))
+    assert not missing, f"{name}'s docstring leaves out the parameters {missing}"
+    assert set(documented) <= set(parameters), (
+        f"{name} documents {set(documented) - set(parameters)}"
+    )
+
+
+def test_public_functions_and_the_tree_methods_are_checked():
+    names = {name for name, _, _ in _public_functions()}
+    assert {"gpu_tree.load", "gpu_tree.export_text", "gpu_tree.plot_tree"} <= names
+    assert {"gpu_tree.export_png", "gpu_tree.export_graphviz"} <= names
+    assert "Tree" in _classes_in_the_reference()
+    assert {"gpu_tree.Tree.apply", "gpu_tree.Tree.set_numeric_splits"} <= names
+    assert "gpu_tree.Tree" in {param.id for param in _constructors()}
 
 
 def test_there_are_estimators_to_check():

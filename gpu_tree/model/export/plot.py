@@ -67,12 +67,47 @@ def plot_tree(
 
     Parameters
     ----------
+    estimator : fitted tree estimator or random forest
+        A decision tree or extra tree (classifier or regressor), or a random forest or
+        extra-trees ensemble with ``tree_index``; an unfitted one raises scikit-learn's
+        ``NotFittedError``.
+    max_depth : int, optional
+        Nodes deeper than this are drawn as one "(...)" box per cut subtree. Default:
+        the whole tree.
+    feature_names : sequence of str, optional
+        One name per feature, in column order (a ``ValueError`` for another count).
+        Default: the DataFrame's column names, else x[0], x[1], ....
+    class_names : sequence of str, optional
+        A classifier's class names, in the order of ``classes_`` (default:
+        ``classes_``); not for a tree of several outputs.
+    label : {"all", "root", "none"}, default="all"
+        Which boxes name their numbers ("samples = 10") rather than show them bare
+        ("10"): every box, the root's only, or none.
+    filled : bool, default=False
+        Colour the boxes: a classifier's by majority class (stronger for a larger lead
+        over the runner-up), a regressor's by value (stronger for higher values).
+    impurity : bool, default=True
+        Show each node's impurity.
+    node_ids : bool, default=False
+        Show each node's id ("node #3").
+    proportion : bool, default=False
+        Show samples as a percentage of the root's, and a classifier's class values as
+        fractions, instead of counts and weighted counts.
+    rounded : bool, default=False
+        Boxes with rounded corners.
+    precision : int, default=3
+        Decimals of thresholds, impurities and values (trailing zeros dropped).
     ax : matplotlib Axes, optional
         Where to draw (default: the current axes).
     fontsize : float, optional
         Box text size in points; default: as large as fits (at most 12).
+    show_missing : bool, default=True
+        Mark the edge missing values take, on splits of features that had missing
+        values in training (a model saved without that record: every split). False:
+        nowhere.
     tree_index : int or None
-        A forest's tree to draw (required for a forest; left out for a single tree).
+        A forest's tree to draw, by its index in ``estimators_`` (required for a forest;
+        left out for a single tree).
 
     Returns
     -------

@@ -43,7 +43,18 @@ _DOT_TIMEOUT_SECONDS = 300
 class TreeTooLargeToDraw(ValueError):
     """``export_png``'s refusal, raised before any rendering: the drawing would be
     unreadable. ``fitting_depth`` is the deepest ``max_depth`` whose drawing is readable
-    (None where even the root's level is not)."""
+    (None where even the root's level is not).
+
+    A ``ValueError``; its message is :meth:`advice` in ``export_png``'s words.
+
+    Parameters
+    ----------
+    problem : str
+        Why the drawing would be unreadable (too many leaf boxes side by side, or too
+        many pixels a side); kept as ``problem``.
+    fitting_depth : int or None
+        Kept as ``fitting_depth``.
+    """
 
     def __init__(self, problem: str, fitting_depth: int | None):
         self.problem = problem
@@ -51,8 +62,23 @@ class TreeTooLargeToDraw(ValueError):
         super().__init__(self.advice("max_depth=", "export_text or export_graphviz"))
 
     def advice(self, depth_option: str, whole_tree: str) -> str:
-        """The message, in the caller's words: ``depth_option`` cuts the tree
-        ("max_depth=", "--max-depth "), ``whole_tree`` shows all of it as text or DOT."""
+        """The message, in the caller's words: the problem, then what draws instead.
+
+        Parameters
+        ----------
+        depth_option : str
+            How the caller cuts the tree, followed by the depth: "max_depth=" (the
+            function) or "--max-depth " (the command line).
+        whole_tree : str
+            What shows all of the tree as text or DOT, e.g. "export_text or
+            export_graphviz".
+
+        Returns
+        -------
+        str
+            The problem, and the ``fitting_depth`` to draw with (where there is one) or
+            ``whole_tree``.
+        """
         if self.fitting_depth is None:
             return f"{self.problem}; show it with {whole_tree} instead"
         return (
@@ -164,11 +190,15 @@ def export_png(
     picture is as wide as the leaf boxes shown need and as tall as the levels shown need.
     A tree that would draw more than ``MAX_PNG_LEAVES`` leaf boxes side by side (or an
     image wider or taller than ``MAX_PNG_PIXELS``) is refused with
-    :class:`TreeTooLargeToDraw` before anything is rendered; its message names the
-    deepest ``max_depth`` that draws readably.
+    :class:`~gpu_tree.model.export.png.TreeTooLargeToDraw` before anything is
+    rendered; its message names the deepest ``max_depth`` that draws readably.
 
     Parameters
     ----------
+    estimator : fitted tree estimator or random forest
+        A decision tree or extra tree (classifier or regressor), or a random forest or
+        extra-trees ensemble with ``tree_index``; an unfitted one raises scikit-learn's
+        ``NotFittedError``.
     out_file : path
         Written atomically (a temporary file in the same folder, then renamed).
     max_depth, feature_names, class_names, filled, precision, show_missing
@@ -179,6 +209,20 @@ def export_png(
         ``auto``: ``dot`` where it is installed, else matplotlib.
     tree_index : int or None
         A forest's tree to draw (required for a forest; left out for a single tree).
+
+    Returns
+    -------
+    str
+        The renderer that drew the file: "dot" or "matplotlib".
+
+    Raises
+    ------
+    TreeTooLargeToDraw
+        The drawing would be unreadable; nothing is written.
+    FileNotFoundError
+        ``renderer="dot"`` without Graphviz's ``dot`` on the PATH.
+    ImportError
+        Neither ``dot`` nor matplotlib is installed.
     """
     estimator = chosen_tree(estimator, tree_index, "export_png")
     if renderer not in ("auto", "dot", "matplotlib"):

@@ -80,6 +80,44 @@ def export_text(
     these out, as scikit-learn prints its trees. A tree fitted without missing values
     prints no such mark. A forest's tree is shown by its index in ``estimators_``:
     ``tree_index`` (required for a forest, left out for a single tree).
+
+    Parameters
+    ----------
+    estimator : fitted tree estimator or random forest
+        A decision tree, extra tree or oblique tree (classifier or regressor), or a
+        random forest or extra-trees ensemble with ``tree_index``; an unfitted one raises
+        scikit-learn's ``NotFittedError``.
+    feature_names : sequence of str, optional
+        One name per feature, in column order (a ``ValueError`` for another count).
+        Default: the DataFrame's column names, else "feature_0", "feature_1", ... (an
+        oblique tree's "x0", "x1", ...).
+    class_names : sequence of str, optional
+        A classifier's class names, one per class in the order of ``classes_`` (default:
+        ``classes_``); not for a tree of several outputs, whose leaves name each output's
+        ``classes_``.
+    max_depth : int, default=10
+        The deepest level whose splits are printed; a split below it prints as one
+        "truncated branch of depth N" line (N: the levels of its subtree).
+    decimals : int, default=2
+        Decimals of thresholds, leaf values and weights.
+    show_weights : bool, default=False
+        A classifier's leaves also print their weighted class counts
+        ("weights: [8.00, 2.00] class: a"; one list per output for several outputs).
+        No effect for a regressor.
+    spacing : int, default=3
+        Width of each level's indent: "|" and ``spacing`` dashes before a line, "|" and
+        ``spacing`` spaces for each level above it.
+    show_missing : bool, default=True
+        Mark where missing values go (see above); False leaves the marks out. Oblique
+        trees print no marks.
+    tree_index : int, optional
+        A forest's tree to print, by its index in ``estimators_`` (required for a
+        forest; a ``ValueError`` for a single tree).
+
+    Returns
+    -------
+    str
+        The lines, each ending with a line break.
     """
     estimator = chosen_tree(estimator, tree_index, "export_text")
     names = check_fitted_and_names(

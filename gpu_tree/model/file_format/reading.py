@@ -22,7 +22,31 @@ from gpu_tree.model.tree import NODE_ARRAYS, Tree
 
 
 def load_model(path):
-    """The estimator saved in ``path``; a ``ValueError`` says what is wrong with a bad file."""
+    """The estimator saved in ``path``; a ``ValueError`` says what is wrong with a bad file.
+
+    Every field is checked before the estimator is built: a damaged, truncated or foreign
+    file, or one of a format version this gpu_tree does not read, gives a ``ValueError``
+    naming the file and what is wrong, never a wrong model.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A model file written by an estimator's ``save`` (JSON, UTF-8).
+
+    Returns
+    -------
+    estimator
+        The saved tree (decision, extra or oblique) or forest (random forest or extra
+        trees), fitted, of the class that was saved and with its parameters: it
+        predicts as the saved estimator did.
+
+    Raises
+    ------
+    ValueError
+        The file is not a gpu_tree model, or a field of it is wrong.
+    OSError
+        The file cannot be read (``FileNotFoundError`` where it is missing).
+    """
     return model_from_document(read_model_document(path), str(path))
 
 
