@@ -1,6 +1,7 @@
 """The package's architecture, checked from its source: layers with imports pointing
 down, no import cycles, no module reaching into another's private names, every
-subpackage shipped. The README's "Layout" section draws the same map."""
+subpackage shipped, no backend probed for its methods. docs/architecture.md draws the
+same map."""
 
 from __future__ import annotations
 
