@@ -31,8 +31,11 @@ _PUBLIC = {
     "Tree": ("gpu_tree.model.tree", "Tree"),
     "assert_tree_equal": ("gpu_tree.testing", "assert_tree_equal"),
     "export_graphviz": ("gpu_tree.model.export.dot", "export_graphviz"),
+    "export_inputs": ("gpu_tree.model.export.portable", "export_inputs"),
+    "export_onnx": ("gpu_tree.model.export.onnx_format", "export_onnx"),
     "export_png": ("gpu_tree.model.export.png", "export_png"),
     "export_text": ("gpu_tree.model.export.text", "export_text"),
+    "export_treelite": ("gpu_tree.model.export.treelite_format", "export_treelite"),
     # gpu_tree.ensemble registers the forests and, through gpu_tree.estimators, the trees.
     "load": ("gpu_tree.ensemble", "load_model"),
     "plot_tree": ("gpu_tree.model.export.plot", "plot_tree"),

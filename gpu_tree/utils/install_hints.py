@@ -18,6 +18,7 @@ EXTRA_PACKAGES = {
     "cuda12": 'cupy-cuda12x "numba-cuda[cu12]"',
     "cuda13": 'cupy-cuda13x "numba-cuda[cu13]"',
     "dask": '"dask[distributed]"',
+    "export": "onnx onnxruntime treelite",
 }
 
 

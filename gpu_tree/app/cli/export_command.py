@@ -1,4 +1,5 @@
-"""``gputree export``: a model's tree (a forest's tree N) as text, Graphviz DOT or PNG."""
+"""``gputree export``: a model's tree (a forest's tree N) as text, Graphviz DOT or PNG; the
+whole model (a forest's trees averaged) as an ONNX or Treelite model for serving."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from gpu_tree.app.cli.group import verbosity_options
 from gpu_tree.app.cli.options import DATA
 from gpu_tree.app.cli.reading import load_model
 from gpu_tree.app.cli.shared import PLOT_HINT, chosen_tree, is_classifier, logger, n_outputs_of
-from gpu_tree.utils.atomic_files import atomic_text, check_writable
+from gpu_tree.utils.atomic_files import atomic_path, atomic_text, check_writable
 from gpu_tree.utils.progress import step
 
 
@@ -23,20 +24,39 @@ def _names(estimator):
     return feature_names, class_names
 
 
-@click.command(short_help="Show a model's tree as text, DOT or PNG.")
+def _write_serving_model(loaded, tree, fmt, output, model):
+    """The model (a forest's tree N with --tree N) as an ONNX or Treelite file, written
+    atomically to ``output``."""
+    from gpu_tree.model.export.onnx_format import export_onnx
+    from gpu_tree.model.export.treelite_format import export_treelite
+
+    exported = loaded if tree is None else chosen_tree(loaded, tree, model)
+    if fmt == "onnx":
+        data = export_onnx(exported).SerializeToString()
+    else:
+        data = export_treelite(exported).serialize_bytes()
+    with atomic_path(output) as temporary:
+        with open(temporary, "wb") as out:
+            out.write(data)
+    click.echo(f"{fmt} model written to {output} (its input: gpu_tree.export_inputs)")
+
+
+@click.command(short_help="Show a model's tree as text, DOT or PNG; export it to ONNX or Treelite.")
 @verbosity_options
 @click.argument("model", type=DATA)
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["text", "dot", "png"]),
+    type=click.Choice(["text", "dot", "png", "onnx", "treelite"]),
     default="text",
     show_default=True,
     help=(
         "text: indented rules; dot: Graphviz source; png: a drawing sized to the tree, by "
         "Graphviz's dot where installed, else matplotlib (at most 64 leaf boxes: cut "
-        "bigger trees with --max-depth)."
+        "bigger trees with --max-depth); onnx, treelite: the whole model (a forest's "
+        "trees averaged; --tree N: tree N) for onnxruntime or Treelite, reading the rows "
+        "of gpu_tree.export_inputs."
     ),
 )
 @click.option("-o", "--output", metavar="PATH", help="Output file (text and dot: default stdout).")
@@ -58,15 +78,22 @@ def _names(estimator):
     type=click.IntRange(min=0),
     default=None,
     metavar="N",
-    help="A forest's tree to show, by its number (0 to the trees less 1); required for a forest.",
+    help=(
+        "A forest's tree to show, by its number (0 to the trees less 1); required for a "
+        "forest but with onnx and treelite, which export the whole forest without it."
+    ),
 )
 def export(model, fmt, output, max_depth, decimals, filled, tree):
     """Show MODEL's tree as text, Graphviz DOT or a PNG drawing (a forest's tree N with
-    --tree N)."""
-    if fmt == "png" and not output:
-        raise click.UsageError("--format png needs -o PATH.png")
+    --tree N), or export MODEL to ONNX or Treelite."""
+    if fmt in ("png", "onnx", "treelite") and not output:
+        suffix = {"png": "png", "onnx": "onnx", "treelite": "tl"}[fmt]
+        raise click.UsageError(f"--format {fmt} needs -o PATH.{suffix}")
     if output:
         check_writable(output, inputs=(model,))
+    if fmt in ("onnx", "treelite"):
+        _write_serving_model(load_model(model), tree, fmt, output, model)
+        return
     if fmt == "png":
         import shutil
 

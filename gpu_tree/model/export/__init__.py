@@ -1,4 +1,5 @@
-"""Human-readable views of a fitted tree: text, Graphviz DOT, a matplotlib drawing and a PNG.
+"""Views of a fitted tree (text, Graphviz DOT, a matplotlib drawing, a PNG) and its
+serving formats (ONNX, Treelite).
 
 ``export_text`` (:mod:`.text`) follows scikit-learn's layout (one line per branch, ``|---``
 indents), extended to every node kind: numeric thresholds, categorical subsets ("colour
@@ -15,4 +16,9 @@ estimator, or a random forest and ``tree_index``, the index of the tree to show 
 The modules, one format each, over what they share: ``wording`` (names, the chosen tree,
 the branches' words), then ``text``; ``graph`` (boxes and edges), then ``dot``, ``plot``
 and ``png``, which draws with either of them.
+
+For serving, ``export_onnx`` (:mod:`.onnx_format`, an ``ai.onnx.ml`` opset-5
+``TreeEnsemble``) and ``export_treelite`` (:mod:`.treelite_format`, Treelite's
+``ModelBuilder``) translate a whole tree or forest, over :mod:`.portable` (the trees,
+the refusals, float32 thresholds, and ``export_inputs``, the coded rows both read).
 """

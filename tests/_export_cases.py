@@ -1,0 +1,154 @@
+"""The models and rows the ONNX and Treelite export tests run through the runtimes:
+synthetic data with missing values, a categorical feature and unseen categories, and the
+shared datasets (adult, cal_housing, letter, the tennis table) where present."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from _shared_data import dataset_path, numeric_arff, read_arff
+
+import gpu_tree
+
+N_CATEGORIES = 6
+
+
+def mixed_rows(n, seed):
+    """(X, y): three numeric columns with 10% missing, a categorical column 3 (codes
+    0..5 as floats, some missing), a class y of three classes."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[:, 3] = rng.integers(0, N_CATEGORIES, n)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + (np.nan_to_num(X[:, 3]) % 2) > 0.3).astype(int)
+    y = y + (X[:, 3] == 2)
+    return X, y
+
+
+def checked_rows(X_train, seed=1):
+    """Rows to check a model on: the training rows, held-out rows, rows all missing, and
+    rows with categories never seen in training (column 3: 7 and 40)."""
+    held_out, _ = mixed_rows(200, seed)
+    missing = np.full((5, X_train.shape[1]), np.nan)
+    unseen = held_out[:20].copy()
+    unseen[:10, 3] = 7.0
+    unseen[10:, 3] = 40.0
+    return np.vstack([X_train, held_out, missing, unseen])
+
+
+def synthetic_models():
+    """(label, fitted model, X to check): trees, forests and extra trees, classifiers and
+    regressors, one and several outputs, subset and multiway category splits."""
+    X, y = mixed_rows(400, 0)
+    y_reg = 1.5 * y + np.nan_to_num(X[:, 1])
+    two = np.column_stack([y, (np.nan_to_num(X[:, 2]) > 0).astype(int)])
+    cats = {"categorical_features": [3]}
+    rows = checked_rows(X)
+    fits = [
+        ("tree", gpu_tree.DecisionTreeClassifier(random_state=0, **cats), y),
+        (
+            "tree_multiway",
+            gpu_tree.DecisionTreeClassifier(categorical_split="multiway", random_state=0, **cats),
+            y,
+        ),
+        ("tree_exact", gpu_tree.DecisionTreeClassifier(splitter="exact", max_depth=6, **cats), y),
+        ("tree_regressor", gpu_tree.DecisionTreeRegressor(max_depth=8, **cats), y_reg),
+        ("extra_tree", gpu_tree.ExtraTreeRegressor(random_state=0, max_depth=8), y_reg),
+        ("forest", gpu_tree.RandomForestClassifier(n_estimators=8, random_state=0, **cats), y),
+        ("forest_regressor", gpu_tree.RandomForestRegressor(n_estimators=8, random_state=0), y_reg),
+        ("extra_trees", gpu_tree.ExtraTreesClassifier(n_estimators=8, random_state=0), y),
+        (
+            "extra_trees_regressor",
+            gpu_tree.ExtraTreesRegressor(n_estimators=8, random_state=0),
+            y_reg,
+        ),
+        (
+            "multi_output_classifier",
+            gpu_tree.RandomForestClassifier(n_estimators=4, random_state=0),
+            two,
+        ),
+        (
+            "multi_output_regressor",
+            gpu_tree.DecisionTreeRegressor(max_depth=6),
+            np.column_stack([y_reg, -y_reg]),
+        ),
+    ]
+    return [(label, model.fit(X, target), rows) for label, model, target in fits]
+
+
+def adult():
+    """A tree and a small forest on 3,000 adult rows (8 categorical features, missing
+    values '?'), and rows to check: those, 1,000 test rows, and test rows whose
+    categories were never seen ('Atlantis')."""
+    columns = "workclass,education,marital_status,occupation,relationship,race,sex,native_country"
+    categorical = columns.split(",")
+
+    def read(name, n):
+        frame = pd.read_csv(
+            dataset_path(name), nrows=n, skipinitialspace=True, na_values="?", comment="|"
+        )
+        frame = frame.dropna(subset=["ltgt50k"])
+        y = frame.pop("ltgt50k").str.rstrip(".")
+        return frame, y
+
+    X, y = read("adult_train.csv", 3000)
+    test, _ = read("adult_test.csv", 1000)
+    unseen = test.iloc[:50].copy()
+    unseen["native_country"] = "Atlantis"
+    unseen["occupation"] = "Astronaut"
+    rows = pd.concat([X, test, unseen], ignore_index=True)
+    tree = gpu_tree.DecisionTreeClassifier(
+        max_depth=10, min_samples_leaf=5, categorical_features=categorical
+    ).fit(X, y)
+    forest = gpu_tree.RandomForestClassifier(
+        n_estimators=5, max_depth=8, categorical_features=categorical, random_state=0
+    ).fit(X, y)
+    return [("adult_tree", tree, rows), ("adult_forest", forest, rows)]
+
+
+def cal_housing():
+    """A regression tree and extra trees on 3,000 cal_housing rows, checked on 1,000
+    others."""
+    X, y = numeric_arff("cal_housing.arff", "medianHouseValue")
+    y = y.astype(np.float64)
+    train, rows = slice(0, 3000), slice(0, 4000)
+    tree = gpu_tree.DecisionTreeRegressor(max_depth=10).fit(X[train], y[train])
+    extra = gpu_tree.ExtraTreesRegressor(n_estimators=5, max_depth=8, random_state=0)
+    extra.fit(X[train], y[train])
+    return [("cal_housing_tree", tree, X[rows]), ("cal_housing_extra_trees", extra, X[rows])]
+
+
+def letter():
+    """A forest of 26 classes on 2,000 letter rows, checked on 1,000 others."""
+    X, y = numeric_arff("letter.arff", "class")
+    forest = gpu_tree.RandomForestClassifier(n_estimators=4, max_depth=8, random_state=0)
+    forest.fit(X[:2000], y[:2000])
+    return [("letter_forest", forest, X[:3000])]
+
+
+def tennis():
+    """The seeds' ID3 tennis tree (a multiway split at the root and below), checked on
+    the 14 days and on days with an unseen outlook or a missing value."""
+    names, rows = read_arff("play_tennis_weather_nominal.arff")
+    table = pd.DataFrame(rows, columns=names)
+    X = table[names[:4]]
+    model = gpu_tree.DecisionTreeClassifier(
+        criterion="entropy", categorical_features=names[:4], categorical_split="multiway"
+    ).fit(X, table["play"])
+    odd = X.iloc[:4].copy()
+    odd.iloc[0, 0] = "foggy"
+    odd.iloc[1, 2] = None
+    odd.iloc[2, :] = None
+    return [("tennis_multiway", model, pd.concat([X, odd], ignore_index=True))]
+
+
+SHARED = {"adult": adult, "cal_housing": cal_housing, "letter": letter, "tennis": tennis}
+
+
+def gpu_tree_prediction(model, X) -> np.ndarray:
+    """What the exports must give, as (n_samples, n_columns): a classifier's
+    predict_proba (several outputs' side by side), a regressor's predict."""
+    if hasattr(model, "predict_proba"):
+        proba = model.predict_proba(X)
+        return np.hstack(proba) if isinstance(proba, list) else proba
+    return np.asarray(model.predict(X), dtype=np.float64).reshape(np.shape(X)[0], -1)
