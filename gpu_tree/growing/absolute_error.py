@@ -3,7 +3,7 @@
 A node's impurity is its mean absolute deviation about its weighted median,
 sum w |y - m| / sum w, and its value is that median. Medians are not additive, so no
 split is scored from histogram sums: each open node's rows are read. On the CPU, node by
-node in the order of each feature (:mod:`gpu_tree.kernels.cpu_absolute_error`, a
+node in the order of each feature (:mod:`gpu_tree.kernels.cpu.absolute_error`, a
 Fenwick tree over the targets' ranks, O(n log n) per node and feature); on the GPU,
 every node of the level at once (:mod:`gpu_tree.backends.cuda_absolute_error`, a thread
 per node, column and bin scanning the node's rows in target order). Both sum the rows'
@@ -122,7 +122,7 @@ def absolute_error_search(
 
 
 class _CPUNodeSearch:
-    """The CPU's search of one node (:mod:`gpu_tree.kernels.cpu_absolute_error`): its
+    """The CPU's search of one node (:mod:`gpu_tree.kernels.cpu.absolute_error`): its
     rows read through the backend's row partition and ``row_columns``."""
 
     def __init__(self, backend, constraints, batch, drawn_splits, monotonic):

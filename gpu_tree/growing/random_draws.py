@@ -70,7 +70,7 @@ def draw_features(keys, n_features: int, n_drawn: int, eligible=None) -> np.ndar
     """The features each node may split on: the ``n_drawn`` of its ``eligible`` ones (all
     features where None) met first in :func:`feature_order`, i.e. drawn without
     replacement, uniformly; every eligible one where it has no more than ``n_drawn``.
-    (The subtree finisher draws the same: kernels/cpu_subtrees.py.)
+    (The subtree finisher draws the same: kernels/cpu/subtrees.py.)
 
     Returns
     -------

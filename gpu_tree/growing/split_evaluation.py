@@ -266,7 +266,7 @@ class SplitEvaluator:
 
     def _random_split_batch(self, batch: HistogramBatch, slots) -> HistogramBatch:
         """Extremely randomised trees: the batch's histograms of ``slots`` collapsed to
-        one random split per node and feature (``kernels.cpu.random_split_histograms``),
+        one random split per node and feature (``kernels.cpu.histograms.random_split_histograms``),
         as a compact batch of two bins per feature, on the host, indexed as ``batch``.
         Each node's thresholds are drawn from its key (random_draws.uniform_draws)."""
         hist = device_to_host(batch.hist)

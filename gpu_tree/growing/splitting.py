@@ -9,25 +9,25 @@ to it):
 =====================================  ===============================  ====================
 When                                   Search                           Code
 =====================================  ===============================  ====================
-CPU histogram backend (dense input), a  the node's whole subtree, grown  kernels/
-node below ``FINISH_BELOW_ROWS`` rows   depth-first in one compiled      cpu_subtrees.py
+CPU histogram backend (dense input), a  the node's whole subtree, grown  kernels/cpu/
+node below ``FINISH_BELOW_ROWS`` rows   depth-first in one compiled      subtrees.py
 (times ``CATEGORICAL_FINISH_FACTOR``    call: numeric features by the
 with categorical features; a root       split scan, categorical ones by
-below ``FINISH_ROOT_BELOW_ROWS``),      cpu_categorical's score_nodes
+below ``FINISH_ROOT_BELOW_ROWS``),      categorical.score_nodes
 level-wise growth, binary splits, one
 output, no monotonic constraints, no
 feature costs, neither poisson nor
 absolute_error
 absolute_error                          medians, searched on the rows    absolute_error.py
 numeric features only, a backend with   the compiled split scan, one     kernels/_split_scan.py
-``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu.py,
-histograms, Dask), but poisson with                                      kernels/cuda.py)
+``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu/ and
+histograms, Dask), but poisson with                                      cuda/split_scan.py)
 several outputs
 extremely randomised thresholds         one random split per node and    split_evaluation.py,
                                         feature, as a two-bin histogram, then as above
                                         scored on the CPU
-categorical features on the CPU         the compiled categorical search  kernels/
-(histogram or exact), but poisson or    (:func:`_select_compiled`)       cpu_categorical.py
+categorical features on the CPU         the compiled categorical search  kernels/cpu/
+(histogram or exact), but poisson or    (:func:`_select_compiled`)       categorical.py
 monotonic constraints
 everything else: exact mode's numeric   the vectorised search of this    this module,
 features, categorical features on a     module, in numpy or CuPy (the    criteria.py
@@ -318,7 +318,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
     bins of one of their (node, feature) rows."""
     hist, nonempty, layout, xp = search.hist, search.nonempty, search.layout, search.xp
     categorical = search.categorical
-    # The compiled categorical search (kernels/cpu_categorical.py) knows no Poisson: its
+    # The compiled categorical search (kernels/cpu/categorical.py) knows no Poisson: its
     # fits take the vectorised search, the reference, which scores every criterion.
     compiled_categorical = search.compiled_categorical and search.criterion != "poisson"
     compiled_categorical = compiled_categorical and search.monotonic is None
@@ -475,7 +475,7 @@ def _select_in_chunk(search, chosen, chunk, slots, width):
 
 def _select_compiled(search, chosen, chunk, slots, width):
     """:func:`_select_in_chunk` on the CPU for fits with categorical features: one compiled
-    call (``kernels/cpu_categorical.py``, the vectorised search's twin) scores every
+    call (``kernels/cpu/categorical.py``, the vectorised search's twin) scores every
     feature of every node, visiting only the categories present at each node, and
     chooses the winners; the categorical winners' bins come back as one mask."""
     hist, layout, categorical = search.hist, search.layout, search.categorical
@@ -584,7 +584,7 @@ def _select_compiled(search, chosen, chunk, slots, width):
 
 def subset_search_tables(layout, categorical, most_present):
     """(limit, most, binom, offsets): the small-subset search's bounds for
-    ``kernels/cpu_categorical.py`` (multiclass binary splits only; zeros otherwise), where
+    ``kernels/cpu/categorical.py`` (multiclass binary splits only; zeros otherwise), where
     a node holds at most ``most_present`` categories of a feature."""
     limit, most = 0, 0
     multiclass = layout.is_classification and layout.n_classes > 2
@@ -596,7 +596,7 @@ def subset_search_tables(layout, categorical, most_present):
 
 
 def subset_table_counts(most, max_subset):
-    """For ``kernels/cpu_categorical.py``: binomials C(a, r) (a <= most, r <= the largest
+    """For ``kernels/cpu/categorical.py``: binomials C(a, r) (a <= most, r <= the largest
     subset + 1) and, per subset size, the first row of its subsets in the subset table of
     ``most`` categories (:func:`_subset_table`)."""
     largest = min(max_subset, most)
