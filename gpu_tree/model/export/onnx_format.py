@@ -3,7 +3,8 @@
 Opset 5's ``TreeEnsemble`` is the one ONNX tree operator with set-membership tests
 (``BRANCH_MEMBER``), a missing-value side on every node, and float64 thresholds and
 leaves; the older ``TreeEnsembleClassifier`` / ``TreeEnsembleRegressor`` have no set
-test and give float32 scores. onnxruntime runs it from 1.20.
+test and give float32 scores. onnxruntime runs it from 1.21, but 1.21 and 1.22 exhaust
+memory on category sets of some tens of codes (adult's; onnxruntime #25400): use 1.23 on.
 
 - A numeric node is ``BRANCH_LEQ`` (``x <= threshold`` true, left); its missing side is
   ``nodes_missing_value_tracks_true``.
