@@ -780,9 +780,20 @@ def test_the_backends_implement_the_contract():
                 drawn_histograms=True,
                 compiled_search=True,
                 subtree_finisher=True,
+                compiled_categorical_search=True,
+                row_leaves=True,
             ),
         ),
-        (exact, BackendCapabilities("cpu", exact=True, subtraction=False)),
+        (
+            exact,
+            BackendCapabilities(
+                "cpu",
+                exact=True,
+                subtraction=False,
+                compiled_categorical_search=True,
+                row_leaves=True,
+            ),
+        ),
     ):
         assert isinstance(backend, HistogramBackend)
         assert backend.capabilities == capabilities
