@@ -343,21 +343,29 @@ def test_fixed_point_sums_are_exact_in_any_order(kind):
 
 @pytest.mark.parametrize("n_classes", [2, 5])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, weighted):
+@pytest.mark.parametrize("with_missing", [False, True], ids=["complete", "missing"])
+def test_compact_histograms_are_the_dense_ones_without_empty_bins(
+    n_classes, weighted, with_missing
+):
     """Small nodes take compact histograms (one slot per bin code present): the same
     statistics as the dense histogram's non-empty bins, in bin order, with each slot's
-    bin code and value bounds."""
+    bin code and value bounds; the rows missing a feature are summed apart, as the
+    dense histogram's missing bin holds them."""
     rng = np.random.default_rng(n_classes + 2 * weighted)
     n_samples, n_features, n_nodes = 300, 4, 6
     X = rng.integers(0, 40, size=(n_samples, n_features)).astype(float) + rng.random((n_samples, 1))
+    if with_missing:
+        X[rng.random(X.shape) < 0.15] = np.nan
     mapper = BinMapper(max_bins=64).fit(X)
     X_binned, bin_lower, bin_upper = mapper.transform(X)
+    missing_bin = mapper.missing_bin_
+    assert (missing_bin >= 0) == with_missing
     y_class = rng.integers(0, n_classes, size=n_samples).astype(np.int64)
     weight = rng.integers(1, 4, size=n_samples).astype(float) if weighted else np.ones(n_samples)
     row_data = RowData(
         layout=StatsLayout(True, n_classes, weighted), weight=weight, y_class=y_class
     )
-    backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, row_data)
+    backend = CPUHistogramBackend(X_binned, bin_lower, bin_upper, row_data, missing_bin)
     sample_indices, start, end = random_node_ranges(rng, n_samples, n_nodes)
     state = backend.row_partition
     state.sample_indices[:] = sample_indices
@@ -366,7 +374,12 @@ def test_compact_histograms_are_the_dense_ones_without_empty_bins(n_classes, wei
     nodes = np.arange(n_nodes)
     dense, _, _ = backend.histograms(nodes)
     compact, lower, upper, code, missing = backend.compact_histograms(nodes)
-    assert not missing.any()
+    if with_missing:
+        np.testing.assert_array_equal(missing, dense[:, :, missing_bin])
+        assert missing.any()
+        dense = dense[:, :, :missing_bin]  # the present values' bins
+    else:
+        assert not missing.any()
     for node in nodes:
         for f in range(n_features):
             present = np.flatnonzero(row_data.layout.count(dense[node, f]) > 0)
