@@ -152,3 +152,20 @@ def gpu_tree_prediction(model, X) -> np.ndarray:
         proba = model.predict_proba(X)
         return np.hstack(proba) if isinstance(proba, list) else proba
     return np.asarray(model.predict(X), dtype=np.float64).reshape(np.shape(X)[0], -1)
+
+
+def model_trees(model) -> list:
+    """The trees of a tree estimator (its one) or a forest (its estimators')."""
+    return [e.tree_ for e in getattr(model, "estimators_", [model])]
+
+
+def assert_float64_matches(model, got, expected, label):
+    """A runtime's float64 predictions against gpu_tree's: equal for a tree; for a forest,
+    within the rounding of a sum in another order, n_trees * 2**-52 * max |leaf value|."""
+    trees = model_trees(model)
+    if len(trees) == 1:
+        np.testing.assert_array_equal(got, expected, err_msg=label)
+        return
+    largest = max(float(np.abs(t.value).max()) for t in trees)
+    assert got.shape == expected.shape, label
+    assert np.abs(got - expected).max() <= len(trees) * 2.0**-52 * largest, label

@@ -13,7 +13,14 @@ leaves and their sum: |onnx - gpu_tree| <= (n_trees + 2) * 2**-24 * max |leaf va
 
 import numpy as np
 import pytest
-from _export_cases import SHARED, gpu_tree_prediction, mixed_rows, synthetic_models
+from _export_cases import (
+    SHARED,
+    assert_float64_matches,
+    gpu_tree_prediction,
+    mixed_rows,
+    model_trees,
+    synthetic_models,
+)
 
 import gpu_tree
 from gpu_tree.model.export.portable import float32_threshold
@@ -30,25 +37,10 @@ def onnx_predict(model, X, dtype="float64"):
     return out.reshape(out.shape[0], -1)
 
 
-def _trees(model):
-    return [e.tree_ for e in getattr(model, "estimators_", [model])]
-
-
 def float32_bound(model):
-    trees = _trees(model)
+    trees = model_trees(model)
     largest = max(float(np.abs(t.value).max()) for t in trees)
     return (len(trees) + 2) * 2.0**-24 * largest
-
-
-def assert_float64_matches(model, got, expected, label):
-    """Equal for a tree; within a float64 sum's rounding for a forest (module docstring)."""
-    trees = _trees(model)
-    if len(trees) == 1:
-        np.testing.assert_array_equal(got, expected, err_msg=label)
-        return
-    largest = max(float(np.abs(t.value).max()) for t in trees)
-    assert got.shape == expected.shape, label
-    assert np.abs(got - expected).max() <= len(trees) * 2.0**-52 * largest, label
 
 
 @pytest.fixture(scope="module")

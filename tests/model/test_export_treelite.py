@@ -10,7 +10,13 @@ gpu_tree| <= n_trees * 2**-52 * max |leaf value|.
 
 import numpy as np
 import pytest
-from _export_cases import SHARED, gpu_tree_prediction, mixed_rows, synthetic_models
+from _export_cases import (
+    SHARED,
+    assert_float64_matches,
+    gpu_tree_prediction,
+    mixed_rows,
+    synthetic_models,
+)
 
 import gpu_tree
 
@@ -28,16 +34,6 @@ def treelite_predict(model, X):
     return np.hstack([out[:, k, :n] for k, n in enumerate(counts)])
 
 
-def assert_matches(model, got, expected, label):
-    trees = [e.tree_ for e in getattr(model, "estimators_", [model])]
-    if len(trees) == 1:
-        np.testing.assert_array_equal(got, expected, err_msg=label)
-        return
-    largest = max(float(np.abs(t.value).max()) for t in trees)
-    assert got.shape == expected.shape, label
-    assert np.abs(got - expected).max() <= len(trees) * 2.0**-52 * largest, label
-
-
 @pytest.fixture(scope="module")
 def synthetic():
     return synthetic_models()
@@ -46,13 +42,15 @@ def synthetic():
 @pytest.mark.parametrize("index", range(11))
 def test_gtil_gives_gpu_trees_predictions(synthetic, index):
     label, model, X = synthetic[index]
-    assert_matches(model, treelite_predict(model, X), gpu_tree_prediction(model, X), label)
+    assert_float64_matches(model, treelite_predict(model, X), gpu_tree_prediction(model, X), label)
 
 
 @pytest.mark.parametrize("dataset", sorted(SHARED))
 def test_gtil_on_the_shared_datasets(dataset):
     for label, model, X in SHARED[dataset]():
-        assert_matches(model, treelite_predict(model, X), gpu_tree_prediction(model, X), label)
+        assert_float64_matches(
+            model, treelite_predict(model, X), gpu_tree_prediction(model, X), label
+        )
 
 
 def test_treelite_model_survives_serialization(tmp_path):
