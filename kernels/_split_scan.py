@@ -795,6 +795,7 @@ def make_split_scan(device_function, product, helpers=None, save_scores=False):
 
     if helpers is not None:
         helpers.update(
+            run_time=run_time,
             plog2p=plog2p,
             channel=channel,
             weight_of=weight_of,

@@ -82,6 +82,7 @@ _score_feature = SPLIT_SCAN_HELPERS["score_feature"]
 _choose_winner = SPLIT_SCAN_HELPERS["choose_winner"]
 _row_count = SPLIT_SCAN_HELPERS["row_count"]
 _weighted_impurity = SPLIT_SCAN_HELPERS["weighted_impurity"]
+_run_time = SPLIT_SCAN_HELPERS["run_time"]
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
@@ -355,6 +356,9 @@ def _compile_finish_subtrees(source_hash, with_categorical):
         draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
         its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins)."""
         source_hash  # noqa: B018 - in the cache key only
+        # The helpers' constant arguments as run-time values, as the level-wise search
+        # passes them: a literal argument would compile each helper once more for it.
+        _, _, parent_side, no, _, first_slot, _ = _run_time(n_classes)
         for r in range(root_start.shape[0]):
             a, b = out_offset[r], out_offset[r + 1]
             rows = sample_indices[root_start[r] : root_end[r]]
@@ -523,8 +527,8 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                             node_stats,
                             node_stats,
                             node_stats,
-                            _scan.PARENT,
-                            False,
+                            parent_side,
+                            no,
                             scale,
                         )
                         impurity = weighted / weight_k if weight_k > 0.0 else 0.0
@@ -676,7 +680,7 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                     # no candidate, and the totals are not read.
                     _node_totals(
                         searched,
-                        0,
+                        first_slot,
                         max(first_drawn, 0),
                         missing,
                         use_missing,
