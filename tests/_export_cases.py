@@ -1,6 +1,8 @@
 """The models and rows the ONNX and Treelite export tests run through the runtimes:
-synthetic data with missing values, a categorical feature and unseen categories, and the
-shared datasets (adult, cal_housing, letter, the tennis table) where present."""
+synthetic data with missing values, a categorical feature and unseen categories, the
+shared datasets (adult, cal_housing, letter, the tennis table) where present, oblique
+trees on synthetic data and on cal_housing and letter; the runtimes' answers against
+gpu_tree's, within the bounds the formats impose."""
 
 from __future__ import annotations
 
@@ -145,6 +147,38 @@ def tennis():
 SHARED = {"adult": adult, "cal_housing": cal_housing, "letter": letter, "tennis": tennis}
 
 
+def oblique_models():
+    """(label, fitted oblique tree, X to check): a 3-class classifier, a binary one with
+    integer labels 3 and 7, and a regressor, on the synthetic rows without missing
+    values (oblique trees take none), checked on training and held-out rows."""
+    X, y = mixed_rows(400, 0)
+    X = np.nan_to_num(X)
+    rows = np.vstack([X, np.nan_to_num(mixed_rows(200, 1)[0])])
+    y_reg = 1.5 * y + X[:, 1] - 0.7 * X[:, 2]
+    fits = [
+        ("oblique_classifier", gpu_tree.ObliqueDecisionTreeClassifier(max_depth=6), y),
+        (
+            "oblique_binary",
+            gpu_tree.ObliqueDecisionTreeClassifier("lda", max_depth=5),
+            np.where(X[:, 0] + X[:, 1] > 0, 7, 3),
+        ),
+        ("oblique_regressor", gpu_tree.ObliqueDecisionTreeRegressor(max_depth=6), y_reg),
+    ]
+    return [(label, model.fit(X, target), rows) for label, model, target in fits]
+
+
+def oblique_shared():
+    """Oblique trees on the shared datasets: a regressor on 3,000 cal_housing rows and a
+    26-class classifier on 3,000 letter rows, each checked on all the dataset's rows."""
+    X, y = numeric_arff("cal_housing.arff", "medianHouseValue")
+    regressor = gpu_tree.ObliqueDecisionTreeRegressor(max_depth=8)
+    regressor.fit(X[:3000], y[:3000].astype(np.float64))
+    X_letter, y_letter = numeric_arff("letter.arff", "class")
+    classifier = gpu_tree.ObliqueDecisionTreeClassifier(max_depth=8)
+    classifier.fit(X_letter[:3000], y_letter[:3000])
+    return [("cal_housing_oblique", regressor, X), ("letter_oblique", classifier, X_letter)]
+
+
 def gpu_tree_prediction(model, X) -> np.ndarray:
     """What the exports must give, as (n_samples, n_columns): a classifier's
     predict_proba (several outputs' side by side), a regressor's predict."""
@@ -159,6 +193,43 @@ def model_trees(model) -> list:
     return [e.tree_ for e in getattr(model, "estimators_", [model])]
 
 
+def largest_leaf(model) -> float:
+    """The largest |value| of any node of the model's trees."""
+    return max(float(np.abs(t.value).max()) for t in model_trees(model))
+
+
+def float32_bound(model) -> float:
+    """How far a float32 export's outputs may be from gpu_tree's: its leaves rounded to
+    float32 and added in float32, (n_trees + 2) * 2**-24 * max |leaf value|."""
+    return (len(model_trees(model)) + 2) * 2.0**-24 * largest_leaf(model)
+
+
+def assert_float32_scores_match(model, got, expected, label):
+    """The legacy operators' float32 scores of a float64 export against gpu_tree's: the
+    leaves added in float64 and the sum rounded once to float32, within 2**-24 of each
+    value relative to it, plus a float64 sum's rounding for a forest."""
+    assert got.dtype == np.float32, label
+    assert got.shape == expected.shape, label
+    forest = len(model_trees(model)) * 2.0**-52 * largest_leaf(model)
+    excess = np.abs(got - expected) - (2.0**-24 * np.abs(expected) + forest)
+    assert excess.max() <= 0, (label, excess.max())
+
+
+def onnx_outputs(model, X, **options) -> list:
+    """onnxruntime's outputs of ``gpu_tree.export_onnx(model, **options)`` on X, the
+    scores (the last output) as (n_samples, n_columns)."""
+    import onnxruntime
+
+    proto = gpu_tree.export_onnx(model, **options)
+    session = onnxruntime.InferenceSession(
+        proto.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    inputs = gpu_tree.export_inputs(model, X).astype(options.get("dtype", "float64"))
+    outputs = session.run(None, {"X": inputs})
+    outputs[-1] = outputs[-1].reshape(outputs[-1].shape[0], -1)
+    return outputs
+
+
 def assert_float64_matches(model, got, expected, label):
     """A runtime's float64 predictions against gpu_tree's: equal for a tree; for a forest,
     within the rounding of a sum in another order, n_trees * 2**-52 * max |leaf value|."""
@@ -166,6 +237,5 @@ def assert_float64_matches(model, got, expected, label):
     if len(trees) == 1:
         np.testing.assert_array_equal(got, expected, err_msg=label)
         return
-    largest = max(float(np.abs(t.value).max()) for t in trees)
     assert got.shape == expected.shape, label
-    assert np.abs(got - expected).max() <= len(trees) * 2.0**-52 * largest, label
+    assert np.abs(got - expected).max() <= len(trees) * 2.0**-52 * largest_leaf(model), label

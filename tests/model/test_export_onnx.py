@@ -16,31 +16,22 @@ import pytest
 from _export_cases import (
     SHARED,
     assert_float64_matches,
+    float32_bound,
     gpu_tree_prediction,
     mixed_rows,
-    model_trees,
+    onnx_outputs,
     synthetic_models,
 )
 
 import gpu_tree
 from gpu_tree.model.export.portable import float32_threshold
 
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 
 def onnx_predict(model, X, dtype="float64"):
-    proto = gpu_tree.export_onnx(model, dtype=dtype)
-    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    inputs = gpu_tree.export_inputs(model, X).astype(dtype)
-    out = session.run(None, {"X": inputs})[0]
-    return out.reshape(out.shape[0], -1)
-
-
-def float32_bound(model):
-    trees = model_trees(model)
-    largest = max(float(np.abs(t.value).max()) for t in trees)
-    return (len(trees) + 2) * 2.0**-24 * largest
+    return onnx_outputs(model, X, dtype=dtype)[-1]
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +91,6 @@ def test_float32_threshold_rule():
 def test_refusals_name_the_node_kind_and_the_way_out():
     X, y = mixed_rows(100, 0)
     X = np.nan_to_num(X)
-    oblique = gpu_tree.ObliqueDecisionTreeClassifier().fit(X, y)
-    with pytest.raises(ValueError, match="oblique splits.*axis-parallel"):
-        gpu_tree.export_onnx(oblique)
     with pytest.raises(ValueError, match="fit it first"):
         gpu_tree.export_onnx(gpu_tree.DecisionTreeClassifier())
     dag = gpu_tree.DAGClassifier(gpu_tree.DecisionTreeClassifier(max_depth=2)).fit(X, y)
@@ -111,6 +99,10 @@ def test_refusals_name_the_node_kind_and_the_way_out():
     model = gpu_tree.DecisionTreeClassifier().fit(X, y)
     with pytest.raises(ValueError, match="dtype"):
         gpu_tree.export_onnx(model, dtype="float16")
+    with pytest.raises(ValueError, match="operator must be one of"):
+        gpu_tree.export_onnx(model, operator="TreeEnsembleRegressor")
+    with pytest.raises(ValueError, match="projection must be one of"):
+        gpu_tree.export_onnx(model, projection="sum")
 
 
 def test_missing_onnx_gives_the_install_hint(monkeypatch):

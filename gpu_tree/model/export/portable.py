@@ -21,8 +21,19 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gpu_tree.model.oblique import (
+    OBLIQUE,
+    TREE_LEAF,
+    ObliqueTree,
+    checked_oblique_X,
+    linear_form,
+)
 from gpu_tree.model.tree import CATEGORICAL_SUBSET, LEAF, MULTIWAY, NUMERIC, Tree
 from gpu_tree.utils.install_hints import install_hint
+
+# The kind of an oblique tree's hyperplane test (``coefficients @ x <= threshold``), past
+# the axis-parallel kinds of ``Tree.split_kind``.
+OBLIQUE_SPLIT = 4
 
 # The forests whose prediction is their trees' mean (a model file's forest takes its
 # estimator's class name).
@@ -45,10 +56,11 @@ class Exported(NamedTuple):
     columns: list
 
 
-def exported_trees(model, what: str) -> Exported:
+def exported_trees(model, what: str, oblique: bool = False) -> Exported:
     """``model``'s trees (a tree estimator's one, a forest's ``estimators_``), checked to
     be what ``what`` (the export's name) translates; a ``ValueError`` names what it
-    refuses and the way out."""
+    refuses and the way out. ``oblique``: whether the export translates oblique splits
+    (an oblique tree without one is an axis-parallel tree to every export)."""
     name = type(model).__name__
     if hasattr(model, "estimators_") and not hasattr(model, "tree_"):
         forest = any(base.__name__ in FORESTS for base in type(model).__mro__)
@@ -68,14 +80,13 @@ def exported_trees(model, what: str) -> Exported:
             f"{what} needs a fitted tree or forest; {name} has no trees (fit it first)"
         )
     for tree in trees:
-        if not isinstance(tree, Tree):
-            raise ValueError(
-                f"{what} cannot translate {name}: its nodes are oblique splits (a linear "
-                "combination of features), which the format has no test for; fit an "
-                "axis-parallel tree (DecisionTreeClassifier / DecisionTreeRegressor) to export"
-            )
+        if isinstance(tree, ObliqueTree):
+            if not oblique and tree.n_oblique:
+                raise ValueError(_oblique_refusal(what, name, tree, model))
+        elif not isinstance(tree, Tree):
+            raise ValueError(f"{what} cannot translate {name}: its tree_ is no gpu_tree tree")
     first = trees[0]
-    if first.class_counts is not None:
+    if getattr(first, "class_counts", None) is not None:
         counts = first.class_counts
     else:
         counts = (first.max_n_classes,) * first.n_outputs
@@ -84,6 +95,53 @@ def exported_trees(model, what: str) -> Exported:
         counts = (1,) * first.n_outputs
     columns = [(k, c) for k, n in enumerate(counts) for c in range(n)]
     return Exported(trees, first.n_features, classifier, columns)
+
+
+def _oblique_refusal(what, name, tree, model) -> str:
+    """The refusal of an oblique split: the first one, written out, and the way out."""
+    node = int(np.flatnonzero(tree.is_oblique)[0])
+    names = getattr(model, "feature_names_in_", None)
+    names = [f"x{j}" for j in range(tree.n_features)] if names is None else list(names)
+    split = f"{linear_form(tree.coefficients[node], names)} <= {tree.threshold[node]:.6g}"
+    return (
+        f"{what} cannot translate {name}: its node {node} splits on {split}, and oblique "
+        "splits (a linear combination of features) have no test in the format. Export "
+        "it with gpu_tree.export_onnx (gputree export --format onnx), whose graph computes "
+        "the combinations, or fit an axis-parallel tree (DecisionTreeClassifier / "
+        "DecisionTreeRegressor)"
+    )
+
+
+class NodeTests(NamedTuple):
+    """Each node's test, for a ``Tree`` or an ``ObliqueTree`` alike (arrays of node_count
+    entries)."""
+
+    kind: np.ndarray  # LEAF, NUMERIC, CATEGORICAL_SUBSET, MULTIWAY or OBLIQUE_SPLIT
+    feature: np.ndarray  # the feature tested (an oblique split's: OBLIQUE)
+    threshold: np.ndarray  # left where x <= threshold (numeric and oblique splits)
+    missing_left: np.ndarray  # whether NaN goes left (a multiway node's: unused)
+    left: np.ndarray
+    right: np.ndarray
+
+
+def node_tests(tree) -> NodeTests:
+    """The tests of ``tree``'s nodes. An oblique tree's NaN goes right, as its walk
+    (``ObliqueTree.goes_left``: ``value <= threshold``, false for NaN) sends it; its
+    estimators refuse NaN, and so does :func:`export_inputs` for them."""
+    if isinstance(tree, ObliqueTree):
+        leaf = tree.children_left == TREE_LEAF
+        kind = np.where(leaf, LEAF, np.where(tree.feature == OBLIQUE, OBLIQUE_SPLIT, NUMERIC))
+        missing_left = np.zeros(tree.node_count, dtype=bool)
+    else:
+        kind, missing_left = tree.split_kind, tree.missing_go_to_left.astype(bool)
+    return NodeTests(
+        np.asarray(kind),
+        tree.feature,
+        tree.threshold,
+        missing_left,
+        tree.children_left,
+        tree.children_right,
+    )
 
 
 def category_set(tree: Tree, node: int) -> list:
@@ -153,7 +211,8 @@ def export_inputs(model, X) -> np.ndarray:
     model : fitted gpu_tree tree or forest estimator
         The model that was exported (a forest's trees share its categories).
     X : array-like or DataFrame of shape (n_samples, n_features)
-        The rows as the model's ``predict`` takes them (raw categories, names checked).
+        The rows as the model's ``predict`` takes them (raw categories, names checked;
+        an oblique tree's refuse NaN, as its ``predict`` does).
 
     Returns
     -------
@@ -168,6 +227,8 @@ def export_inputs(model, X) -> np.ndarray:
         raise ValueError(
             f"export_inputs needs a fitted model; {type(model).__name__} is not fitted"
         )
+    if isinstance(getattr(member, "tree_", None), ObliqueTree):  # NaN refused, as predict does
+        return np.ascontiguousarray(checked_oblique_X(member, X))
     X = checked_host_X(member, coded_for_predict(member, X))
     if not isinstance(X, np.ndarray):  # a SciPy sparse matrix, checked: its dense rows
         X = X.toarray()
@@ -179,7 +240,9 @@ __all__ = [
     "LEAF",
     "MULTIWAY",
     "NUMERIC",
+    "OBLIQUE_SPLIT",
     "Exported",
+    "NodeTests",
     "category_set",
     "export_inputs",
     "exported_trees",
@@ -187,4 +250,5 @@ __all__ = [
     "leaf_values",
     "multiway_chain",
     "needed",
+    "node_tests",
 ]

@@ -28,6 +28,7 @@ from gpu_tree.model.export.portable import (
     exported_trees,
     multiway_chain,
     needed,
+    node_tests,
 )
 
 
@@ -37,16 +38,16 @@ def _add_tree(builder, tree, leaf_vector):
     builder.start_tree()
     extra = tree.node_count
     pending = [(0, 0)]  # (gpu_tree node, its key)
-    kinds = tree.split_kind
+    tests = node_tests(tree)
     while pending:
         node, key = pending.pop()
-        kind = int(kinds[node])
+        kind = int(tests.kind[node])
         if kind == LEAF:
             builder.start_node(key)
             builder.leaf(leaf_vector(node))
             builder.end_node()
             continue
-        feature = int(tree.feature[node])
+        feature = int(tests.feature[node])
         if kind == MULTIWAY:
             chain, default = multiway_chain(tree, node)
             if not chain:
@@ -73,7 +74,7 @@ def _add_tree(builder, tree, leaf_vector):
         left_key, right_key = extra, extra + 1
         extra += 2
         builder.start_node(key)
-        default_left = bool(tree.missing_go_to_left[node])
+        default_left = bool(tests.missing_left[node])
         if kind == CATEGORICAL_SUBSET:
             builder.categorical_test(
                 feature,
@@ -86,15 +87,15 @@ def _add_tree(builder, tree, leaf_vector):
         else:
             builder.numerical_test(
                 feature,
-                float(tree.threshold[node]),
+                float(tests.threshold[node]),
                 default_left=default_left,
                 opname="<=",
                 left_child_key=left_key,
                 right_child_key=right_key,
             )
         builder.end_node()
-        pending.append((int(tree.children_right[node]), right_key))
-        pending.append((int(tree.children_left[node]), left_key))
+        pending.append((int(tests.right[node]), right_key))
+        pending.append((int(tests.left[node]), left_key))
     builder.end_tree()
 
 
@@ -108,14 +109,18 @@ def export_treelite(model):
     output's row padded with zeros past its classes), a regressor's ``predict`` (its last
     axis 1). Every row goes where gpu_tree sends it, and a forest's trees are averaged.
 
-    Refused, with a ``ValueError`` naming the way out: oblique trees (a linear
-    combination of features) and models that are not a tree or a forest of trees.
+    Refused, with a ``ValueError`` naming the way out: oblique splits (a linear
+    combination of features, which Treelite has no test for: the message names the
+    first, and :func:`gpu_tree.export_onnx` exports them), and models that are not a
+    tree or a forest of trees. An oblique tree none of whose nodes is oblique is
+    exported as the axis-parallel tree it is.
 
     Parameters
     ----------
     model : fitted gpu_tree tree or forest estimator
         A ``DecisionTreeClassifier`` / ``Regressor``, ``ExtraTreeClassifier`` /
-        ``Regressor``, or a random forest or extra-trees ensemble.
+        ``Regressor``, or a random forest or extra-trees ensemble (or an oblique tree
+        without an oblique split).
 
     Returns
     -------
@@ -131,7 +136,7 @@ def export_treelite(model):
     n_outputs = first.n_outputs
     n_trees = len(exported.trees)
     if exported.classifier:
-        counts = [n for n in (first.class_counts or (first.max_n_classes,) * n_outputs)]
+        counts = list(getattr(first, "class_counts", None) or (first.max_n_classes,) * n_outputs)
         width = first.max_n_classes
         task, postprocessor = "kMultiClf", "identity_multiclass"
     else:
