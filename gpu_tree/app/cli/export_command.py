@@ -24,15 +24,15 @@ def _names(estimator):
     return feature_names, class_names
 
 
-def _write_serving_model(loaded, tree, fmt, output, model):
-    """The model (a forest's tree N with --tree N) as an ONNX or Treelite file, written
-    atomically to ``output``."""
+def _write_serving_model(loaded, tree, fmt, output, model, onnx_operator):
+    """The model (a forest's tree N with --tree N) as an ONNX (its tree operator:
+    ``onnx_operator``) or Treelite file, written atomically to ``output``."""
     from gpu_tree.model.export.onnx_format import export_onnx
     from gpu_tree.model.export.treelite_format import export_treelite
 
     exported = loaded if tree is None else chosen_tree(loaded, tree, model)
     if fmt == "onnx":
-        data = export_onnx(exported).SerializeToString()
+        data = export_onnx(exported, operator=onnx_operator).SerializeToString()
     else:
         data = export_treelite(exported).serialize_bytes()
     with atomic_path(output) as temporary:
@@ -83,7 +83,19 @@ def _write_serving_model(loaded, tree, fmt, output, model):
         "forest but with onnx and treelite, which export the whole forest without it."
     ),
 )
-def export(model, fmt, output, max_depth, decimals, filled, tree):
+@click.option(
+    "--onnx-operator",
+    type=click.Choice(["TreeEnsemble", "legacy"]),
+    default="TreeEnsemble",
+    show_default=True,
+    help=(
+        "onnx: the tree operator. TreeEnsemble: ai.onnx.ml opset 5 (set tests, float64 "
+        "outputs; onnxruntime 1.23 on); legacy: TreeEnsembleClassifier / "
+        "TreeEnsembleRegressor (opset 3, which older runtimes read; float32 outputs, a "
+        "classifier's label too)."
+    ),
+)
+def export(model, fmt, output, max_depth, decimals, filled, tree, onnx_operator):
     """Show MODEL's tree as text, Graphviz DOT or a PNG drawing (a forest's tree N with
     --tree N), or export MODEL to ONNX or Treelite."""
     if fmt in ("png", "onnx", "treelite") and not output:
@@ -91,8 +103,10 @@ def export(model, fmt, output, max_depth, decimals, filled, tree):
         raise click.UsageError(f"--format {fmt} needs -o PATH.{suffix}")
     if output:
         check_writable(output, inputs=(model,))
+    if onnx_operator != "TreeEnsemble" and fmt != "onnx":
+        raise click.UsageError("--onnx-operator goes with --format onnx")
     if fmt in ("onnx", "treelite"):
-        _write_serving_model(load_model(model), tree, fmt, output, model)
+        _write_serving_model(load_model(model), tree, fmt, output, model, onnx_operator)
         return
     if fmt == "png":
         import shutil
