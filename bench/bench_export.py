@@ -79,13 +79,10 @@ WARMUP_ROWS = 1_000
 
 
 # -- what every runtime must give -------------------------------------------------------------
-def gpu_tree_predictions(model, X) -> np.ndarray:
-    """gpu_tree's answer as (n_rows, n_columns) float64: a classifier's ``predict_proba``
-    (several outputs' side by side), a regressor's ``predict``."""
-    if hasattr(model, "predict_proba"):
-        proba = model.predict_proba(X)
-        return np.hstack(proba) if isinstance(proba, list) else np.asarray(proba)
-    return np.asarray(model.predict(X), dtype=np.float64).reshape(np.shape(X)[0], -1)
+def gpu_tree_predict(model):
+    """The model's own method that the exports reproduce: ``predict_proba`` for a
+    classifier, ``predict`` for a regressor."""
+    return model.predict_proba if hasattr(model, "predict_proba") else model.predict
 
 
 def on_host(predictions) -> np.ndarray:
@@ -93,6 +90,20 @@ def on_host(predictions) -> np.ndarray:
     if hasattr(predictions, "get"):  # CuPy
         predictions = predictions.get()
     return np.asarray(predictions, dtype=np.float64)
+
+
+def as_columns(output) -> np.ndarray:
+    """:func:`gpu_tree_predict`'s output as (n_rows, n_columns) float64 on the host: several
+    outputs' probabilities (a list) side by side, a regressor's one column."""
+    if isinstance(output, list):
+        return np.hstack([on_host(part) for part in output])
+    output = on_host(output)
+    return output.reshape(len(output), -1)
+
+
+def gpu_tree_predictions(model, X) -> np.ndarray:
+    """gpu_tree's answer for the rows ``X`` as (n_rows, n_columns) float64."""
+    return as_columns(gpu_tree_predict(model)(X))
 
 
 def agreement(model, got, expected) -> dict:

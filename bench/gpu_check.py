@@ -2,6 +2,7 @@
 
     python bench/gpu_check.py OUT                 # on a GPU machine: about 8 minutes
     python bench/gpu_check.py OUT --smoke         # anywhere: tiny sizes, CUDA simulator
+    python bench/gpu_check.py OUT --steps env,probe,nvforest --carried nvforest
 
 Steps, each a child process with its own time limit, so that a crash, a hang or a
 missing package in one loses nothing else (``OUT/<step>.log`` holds its output):
@@ -19,7 +20,18 @@ missing package in one loses nothing else (``OUT/<step>.log`` holds its output):
 5. ``parity``: the same fits on the GPU and the CPU, timed, trees compared bit for bit:
    Higgs-shaped classification and regression at depth 10, entropy, a sparse fit, a
    forest and absolute_error; and libdevice's ``log2`` against the CPU's on many values.
-6. ``tests``: the CUDA-relevant test files on the device, with pytest-xdist, a per-test
+6. ``nvforest``: where ``nvforest`` imports, RAPIDS' GPU forest inference serves
+   :func:`gpu_tree.export_treelite`'s model of a forest and a tree, classifier and
+   regressor, and a tree with a categorical feature, each fitted on the GPU (1,000,000
+   Higgs-shaped rows, forests of 10 trees, depth 10): nvForest in double precision must
+   give gpu_tree's ``predict_proba`` / ``predict`` (equal for a tree, within n_trees x
+   2**-52 x the largest leaf for a forest: ``bench/bench_export.py``'s ``agreement``),
+   and its predict on the rows already on the GPU is timed against gpu_tree's (medians
+   of 5), in double and in single precision (single's difference recorded, not judged:
+   it rounds thresholds to float32). Where nvforest is not installed the step records
+   ``skipped: nvforest not installed`` with the install hint, and the check goes on.
+   Under ``--smoke`` nvForest runs on the CPU, where it installs without a GPU.
+7. ``tests``: the CUDA-relevant test files on the device, with pytest-xdist, a per-test
    time limit and JUnit XML.
 
 ``OUT/summary.json`` gathers each step's status and time and the figures (the parity
@@ -27,6 +39,42 @@ cases, the matrix's goals, XGBoost's figures, the test counts); ``OUT/summary.md
 renders it. The exit status is 0 when every step ran and every parity case matched,
 1 otherwise. ``--smoke`` runs the same steps at tiny sizes under
 ``NUMBA_ENABLE_CUDASIM=1`` (tests/quality/test_bench_scripts.py runs it in CI).
+``--steps`` runs some of the steps (in their order); ``--carried xgboost|nvforest`` names
+the wheel set the call carries, whose module must then import (``OUT/env.json``'s
+``imports``), else the check fails, and with ``nvforest`` its step must run, not skip.
+
+Carrying the peers' wheels to a lent GPU machine (64 MiB a call, the working tree
+included: about 4 MB): its image has CuPy, cuda-bindings, numba-cuda, numpy and
+scikit-learn, but neither XGBoost with CUDA nor nvForest nor Treelite. The two wheel sets
+do not fit in one call, so a session runs two:
+
+1. the whole check with XGBoost: ``.whl/xgboost-3.4.1-py3-none-manylinux_2_28_x86_64.whl``
+   (57.6 MB), carry ``.whl``, run ``bench/gpu_check.py $OUT/check --carried xgboost``
+   (about 8 minutes; the nvforest step skips in seconds);
+2. nvForest alone: the 8 wheels of RAPIDS 26.10 for CUDA 13 and Python 3.12 in
+   ``.whl-nvforest`` (ignored by ``.git/info/exclude``), 55.7 MB: ``libnvforest-cu13``
+   26.3 MB, ``libraft-cu13`` 20.6, ``librmm-cu13`` 4.8, ``nvforest-cu13`` 0.9,
+   ``pylibraft-cu13`` 1.0, ``rmm-cu13`` 1.0, ``treelite`` 4.8.1 0.9, ``rapids-logger``
+   0.3; carry ``.whl-nvforest`` and run::
+
+       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \\
+           --upgrade --target /tmp/site .whl-nvforest/*.whl && export PYTHONPATH=/tmp/site \\
+           || exit; python3 bench/gpu_check.py $OUT/check --steps env,probe,nvforest \\
+           --carried nvforest --budget 480
+
+   with ``timeout_s`` 540. Not yet run on a GPU machine: on a fresh one the first fits
+   compile their kernels (the first Higgs-sized fit took 30 s cold on the H200), so
+   expect 3 to 6 minutes with the machine's start; the two calls together may pass one
+   session's 15 minutes of device time, so a session may run the second alone.
+   Fetch them with ``pip download --no-deps --only-binary=:all: --python-version 3.12
+   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
+   --platform manylinux_2_24_x86_64 -d .whl-nvforest "nvforest-cu13==26.10.*"
+   "libnvforest-cu13==26.10.*" "pylibraft-cu13==26.10.*" "libraft-cu13==26.10.*"
+   "rmm-cu13==26.10.*" "librmm-cu13==26.10.*" "rapids-logger==0.3.*" treelite==4.8.1``.
+   The image's packages give the rest of their requirements (cuda-bindings 13, CuPy
+   14.2, numpy 2, scikit-learn). libraft's library names libnvJitLink, libcublas and
+   libcusolver but nvForest does not load it (nvForest's own libraries need only librmm
+   and rapids-logger), and libraft.load_library passes over a library it cannot load.
 """
 
 from __future__ import annotations
@@ -80,6 +128,7 @@ SIZES = {
         absolute_error=200_000,
         depth=10,
         log2_values=1 << 22,
+        nvforest=dict(rows=1_000_000, trees=10, depth=10, repeats=5),
     ),
     "smoke": dict(
         higgs=300,
@@ -89,12 +138,30 @@ SIZES = {
         absolute_error=40,
         depth=2,
         log2_values=256,
+        nvforest=dict(rows=300, trees=2, depth=3, repeats=1),
     ),
 }
 
 # Step time limits in seconds (full run); the tests take what is left of --budget.
-LIMITS = {"env": 60, "probe": 120, "warmup": 150, "matrix": 200, "parity": 200}
-SMOKE_LIMITS = {"env": 120, "probe": 300, "warmup": 600, "matrix": 600, "parity": 600}
+LIMITS = {"env": 60, "probe": 120, "warmup": 150, "matrix": 200, "parity": 200, "nvforest": 300}
+SMOKE_LIMITS = {
+    "env": 120,
+    "probe": 300,
+    "warmup": 600,
+    "matrix": 600,
+    "parity": 600,
+    "nvforest": 900,
+}
+STEPS = ("env", "probe", "warmup", "matrix", "parity", "nvforest", "tests")
+
+# The wheel sets a device call can carry (together they pass its 64 MiB; the module
+# docstring gives the two-call plan) and the module each must make importable.
+CARRIED = {"xgboost": "xgboost", "nvforest": "nvforest"}
+NVFOREST_SKIPPED = "skipped: nvforest not installed"
+NVFOREST_HINT = (
+    "pip install nvforest-cu13 treelite (on a device call: carry the nvForest wheels and "
+    "pass --carried nvforest, as bench/gpu_check.py's docstring says)"
+)
 TESTS_MINIMUM = 60
 
 WARMUP_ROWS = 300_000
@@ -207,11 +274,37 @@ def tests_command(out: Path, smoke: bool, per_test_timeout: int):
     return command + ["-n", str(workers), *map(str, files)]
 
 
-def run_all(out: Path, smoke: bool, budget: float, commit: str | None) -> int:
+def step_passed(name: str, step: dict, carried: str | None) -> bool:
+    """A step counts as passed when it ran to its end, or, for the nvForest step, when
+    nvforest is not installed and this call was not told it carries it."""
+    if step["status"] == "ok":
+        return True
+    return name == "nvforest" and step["status"] == NVFOREST_SKIPPED and carried != "nvforest"
+
+
+def carried_problem(env: dict, carried: str | None) -> str | None:
+    """Why the wheel set this call says it carries (--carried) is not usable, or None."""
+    if carried is None:
+        return None
+    problem = env.get("imports", {}).get(
+        CARRIED[carried], "not recorded (no env step, or it failed)"
+    )
+    return None if problem is None else f"--carried {carried}: {CARRIED[carried]} {problem}"
+
+
+def run_all(
+    out: Path,
+    smoke: bool,
+    budget: float,
+    commit: str | None,
+    steps_wanted=STEPS,
+    carried: str | None = None,
+) -> int:
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     limits = SMOKE_LIMITS if smoke else LIMITS
     steps = {}
+    reserve = TESTS_MINIMUM if "tests" in steps_wanted else 0
 
     def left():
         return budget - (time.perf_counter() - start)
@@ -222,16 +315,23 @@ def run_all(out: Path, smoke: bool, budget: float, commit: str | None) -> int:
         ("warmup", step_command("warmup", out, smoke)),
         ("matrix", matrix_command(out, smoke)),
         ("parity", step_command("parity", out, smoke)),
+        ("nvforest", step_command("nvforest", out, smoke)),
     ]
     for name, command in plan:
-        timeout = min(limits[name], left() - TESTS_MINIMUM)
+        if name not in steps_wanted:
+            continue
+        timeout = min(limits[name], left() - reserve)
         if timeout < 10:
             steps[name] = {"status": "skipped", "why": "no time left in --budget"}
             continue
         steps[name] = run_step(name, command, timeout, out, smoke)
+        if name == "nvforest":
+            found = _read_json(out / "nvforest.json") or {}
+            if found.get("status") == NVFOREST_SKIPPED:
+                steps[name]["status"] = NVFOREST_SKIPPED
         if name == "probe" and steps[name]["status"] != "ok":
             break  # no usable device: the steps after it would only fail the same way
-    if steps.get("probe", {}).get("status") == "ok":
+    if "tests" in steps_wanted and steps.get("probe", {}).get("status") == "ok":
         timeout = left() - 5
         per_test = 60 if smoke else 120
         if timeout >= 30:
@@ -239,12 +339,17 @@ def run_all(out: Path, smoke: bool, budget: float, commit: str | None) -> int:
                 "tests", tests_command(out, smoke, per_test), timeout, out, smoke
             )
     summary = summarise(out, steps, smoke, commit, time.perf_counter() - start)
+    summary["carried"] = carried
+    summary["carried_problem"] = carried_problem(summary["env"], carried)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     (out / "summary.md").write_text(render(summary))
     print(render(summary), end="")
-    ran = all(s["status"] == "ok" for n, s in steps.items() if n != "tests")
-    matched = all(case.get("equal") for case in summary["parity"].get("cases", {}).values())
-    return 0 if ran and matched and summary["parity"].get("cases") else 1
+    ran = all(step_passed(n, s, carried) for n, s in steps.items() if n != "tests")
+    cases = summary["parity"].get("cases", {})
+    matched = "parity" not in steps_wanted or (
+        bool(cases) and all(case.get("equal") for case in cases.values())
+    )
+    return 0 if ran and matched and summary["carried_problem"] is None else 1
 
 
 # -- summary ---------------------------------------------------------------------------
@@ -286,6 +391,7 @@ def summarise(out: Path, steps: dict, smoke: bool, commit, seconds) -> dict:
         "steps": steps,
         "warmup": _read_json(out / "warmup.json") or {},
         "parity": _read_json(out / "parity.json") or {},
+        "nvforest": _read_json(out / "nvforest.json") or {},
         "matrix": {
             "gpu_tree_higgs_depth10": {
                 k: higgs.get(k)
@@ -335,6 +441,9 @@ def render(summary: dict) -> str:
     log2 = summary["parity"].get("log2")
     if log2:
         lines += ["", f"log2 on the device against the CPU's: {log2}"]
+    lines += render_nvforest(summary.get("nvforest") or {})
+    if summary.get("carried_problem"):
+        lines += ["", f"carried wheels: {summary['carried_problem']}"]
     higgs = summary["matrix"]["gpu_tree_higgs_depth10"]
     if any(v is not None for v in higgs.values()):
         lines += ["", f"Higgs-shaped depth 10 on the GPU: {higgs}"]
@@ -356,8 +465,22 @@ def render(summary: dict) -> str:
 VERSIONED = (
     "numpy numba numba-cuda numba-cuda-mlir llvmlite cupy-cuda13x cupy-cuda12x "
     "cuda-bindings cuda-core cuda-toolkit nvidia-nvjitlink nvidia-nvvm "
-    "nvidia-cuda-nvcc nvidia-cuda-runtime scikit-learn xgboost pytest pytest-xdist"
+    "nvidia-cuda-nvcc nvidia-cuda-runtime scikit-learn xgboost pytest pytest-xdist treelite "
+    "nvforest-cu13 libnvforest-cu13 pylibraft-cu13 libraft-cu13 rmm-cu13 librmm-cu13 "
+    "rapids-logger"
 ).split()
+
+
+def import_problem(module: str) -> str | None:
+    """None when ``module`` imports, else why not: not installed, or the error it raises
+    (a carried wheel whose library does not load, say)."""
+    if importlib.util.find_spec(module) is None:
+        return "not installed"
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure to import is the finding
+        return f"does not import: {type(exc).__name__}: {exc}"[:500]
+    return None
 
 
 def step_env(out: Path, smoke: bool):
@@ -365,6 +488,7 @@ def step_env(out: Path, smoke: bool):
     from bench_gpu_matrix import _versions  # this script's folder is on sys.path
 
     info["versions"] = _versions(VERSIONED)
+    info["imports"] = {module: import_problem(module) for module in CARRIED.values()}
     smi = shutil.which("nvidia-smi")
     if smi:
         result = subprocess.run([smi], capture_output=True, text=True, timeout=30)
@@ -631,7 +755,7 @@ def step_parity(out: Path, smoke: bool):
         lambda: DecisionTreeClassifier(max_depth=depth), X, y
     )
     save()
-    target = X[:, 0] * 2.0 + X[:, 5] - X[:, 11] * X[:, 3]
+    target = regression_target(X)
     cases[f"higgs {n:,} regression depth {depth}"] = parity_case(
         lambda: DecisionTreeRegressor(max_depth=depth), X, target
     )
@@ -669,6 +793,185 @@ def step_parity(out: Path, smoke: bool):
     print(json.dumps(results, indent=2, default=str))
 
 
+# -- nvForest: the Treelite export served by RAPIDS' GPU forest inference -------------------
+def regression_target(X):
+    """The regressions' target (parity and nvForest steps): features mixed, one product."""
+    return X[:, 0] * 2.0 + X[:, 5] - X[:, 11] * X[:, 3]
+
+
+def _synchronize(xp):
+    if xp is not None and xp is not np:
+        xp.cuda.runtime.deviceSynchronize()  # nvForest runs on its own handle's stream
+
+
+def _median_timed(xp, repeats, function, *args, **kwargs):
+    """(the last result, the median seconds, every run's seconds) of ``repeats`` calls,
+    after one untimed call on 1,000 rows of ``args[0]`` (first-call costs)."""
+    function(args[0][:1000], *args[1:], **kwargs)
+    _synchronize(xp)
+    runs, result = [], None
+    for _ in range(repeats):
+        result = None
+        start = time.perf_counter()
+        result = function(*args, **kwargs)
+        _synchronize(xp)
+        runs.append(round(time.perf_counter() - start, 5))
+    return result, float(np.median(runs)), runs
+
+
+def nvforest_models(depth: int, trees: int) -> dict:
+    """name -> (estimator, target kind): forests and trees, classifiers and regressors, and
+    a tree with a categorical feature (column 2 holding codes)."""
+    from gpu_tree import (
+        DecisionTreeClassifier,
+        DecisionTreeRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+
+    return {
+        f"forest classifier {trees} trees": (
+            RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0),
+            "class",
+        ),
+        f"forest regressor {trees} trees": (
+            RandomForestRegressor(n_estimators=trees, max_depth=depth, random_state=0),
+            "regression",
+        ),
+        "tree classifier": (DecisionTreeClassifier(max_depth=depth), "class"),
+        "tree regressor": (DecisionTreeRegressor(max_depth=depth), "regression"),
+        "tree categorical": (
+            DecisionTreeClassifier(max_depth=depth, categorical_features=[2]),
+            "categorical",
+        ),
+    }
+
+
+def nvforest_case(nvforest, model, X, repeats: int, device: str, xp) -> dict:
+    """A fitted gpu_tree model against nvForest serving its Treelite export, on the rows
+    ``X`` already on the device: gpu_tree's predict (``predict_proba`` / ``predict`` of a
+    CuPy array: on the GPU) and nvForest's, timed; nvForest in double precision must give
+    gpu_tree's predictions (bench_export.agreement: equal for a tree, within
+    n_trees * 2**-52 * the largest leaf for a forest); single precision (thresholds and
+    leaves as float32) is timed and its difference recorded, not judged."""
+    from bench_export import agreement, as_columns, gpu_tree_predict
+
+    import gpu_tree
+
+    on_device = xp.asarray(X)
+    output, gpu_tree_s, gpu_tree_runs = _median_timed(
+        xp, repeats, gpu_tree_predict(model), on_device
+    )
+    expected = as_columns(output)
+    entry = {"rows": int(len(X)), "gpu_tree_s": gpu_tree_s, "gpu_tree_runs_s": gpu_tree_runs}
+    exported = gpu_tree.export_treelite(model)
+    inputs = gpu_tree.export_inputs(model, X)
+    inputs = xp.asarray(inputs) if device == "gpu" else inputs
+    for precision in ("double", "single"):
+        start = time.perf_counter()
+        forest = nvforest.load_from_treelite_model(exported, device=device, precision=precision)
+        load_s = round(time.perf_counter() - start, 4)
+        method = forest.predict_proba if hasattr(model, "predict_proba") else forest.predict
+        got, seconds, runs = _median_timed(xp, repeats, method, inputs)
+        entry[precision] = {
+            "load_s": load_s,
+            "predict_s": seconds,
+            "runs_s": runs,
+            "gpu_tree_over_nvforest": round(gpu_tree_s / seconds, 2) if seconds else None,
+            "agreement": agreement(model, got, expected),
+        }
+    entry["equal"] = entry["double"]["agreement"]["agree"]
+    return entry
+
+
+def nvforest_check(sizes: dict, smoke: bool) -> dict:
+    """The nvForest step's findings: skipped when nvforest is not installed, else each of
+    :func:`nvforest_models` fitted on the GPU and compared (:func:`nvforest_case`); under
+    ``--smoke`` nvForest runs on the CPU (its CPU forest: the same loading and outputs)."""
+    if importlib.util.find_spec("nvforest") is None:
+        return {"status": NVFOREST_SKIPPED, "hint": NVFOREST_HINT}
+    try:
+        import nvforest
+    except Exception as exc:  # noqa: BLE001 - installed but broken: a failure, not a skip
+        return {"status": "failed", "error": f"nvforest does not import: {exc}"[:500]}
+    from gpu_tree.backends.cuda import cuda_status
+    from gpu_tree.datasets import make_higgs_like
+
+    xp = cuda_status()[2]
+    device = "cpu" if smoke else "gpu"
+    rows, trees, depth, repeats = (sizes[k] for k in ("rows", "trees", "depth", "repeats"))
+    X, y = make_higgs_like(rows, 28, random_state=0)
+    codes = np.random.default_rng(3).integers(0, 12, rows)
+    X_categorical = X.copy()
+    X_categorical[:, 2] = codes
+    data = {
+        "class": (X, y),
+        "regression": (X, regression_target(X)),
+        "categorical": (X_categorical, (y + (codes % 3 == 0)) % 2),
+    }
+    result = {"status": "ran", "device": device, "version": nvforest.__version__, "cases": {}}
+    result["sizes"] = sizes
+    for name, (model, kind) in nvforest_models(depth, trees).items():
+        features, target = data[kind]
+        try:
+            model.set_params(device="cuda").fit(features, target)
+            entry = nvforest_case(nvforest, model, features, repeats, device, xp)
+        except Exception as exc:  # noqa: BLE001 - record it, go on with the other cases
+            entry = {"equal": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+            traceback.print_exc()
+        log(f"nvforest {name}: {entry}")
+        result["cases"][name] = entry
+    if not all(case["equal"] for case in result["cases"].values()):
+        result["status"] = "failed"
+    return result
+
+
+def step_nvforest(out: Path, smoke: bool):
+    result = nvforest_check(SIZES["smoke" if smoke else "full"]["nvforest"], smoke)
+    (out / "nvforest.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(json.dumps(result, indent=2, default=str))
+    if result["status"] == "failed":
+        raise SystemExit(1)
+
+
+def _exponent(value) -> str:
+    """A difference as 1.2e-08 (or as it is: None, a shape mismatch)."""
+    return f"{value:.1e}" if isinstance(value, float) else str(value)
+
+
+def render_nvforest(nvforest: dict) -> list[str]:
+    """The nvForest step's lines of summary.md."""
+    if not nvforest:
+        return []
+    if nvforest["status"] != "ran" and not nvforest.get("cases"):
+        why = nvforest.get("hint") or nvforest.get("error")
+        return ["", f"nvForest: {nvforest['status']} ({why})"]
+    lines = [
+        "",
+        f"nvForest {nvforest.get('version')} on the {nvforest.get('device')}, Treelite export "
+        "of gpu_tree's GPU fits; times: medians, rows already on the device",
+        "",
+        "| nvForest case | rows | gpu_tree s | nvForest double s | gpu_tree s / nvForest s "
+        "| max abs diff (bound) "
+        "| nvForest single s | single max diff |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, case in nvforest.get("cases", {}).items():
+        if "error" in case:
+            lines.append(f"| {name} | error: {case['error']} | | | | | | |")
+            continue
+        double, single = case["double"], case["single"]
+        check = double["agreement"]
+        difference = f"{_exponent(check.get('max_abs_difference'))} ({check['bound']:.1e})"
+        verdict = "" if case["equal"] else " **DISAGREES**"
+        lines.append(
+            f"| {name} | {case['rows']:,} | {case['gpu_tree_s']} | {double['predict_s']} | "
+            f"{double['gpu_tree_over_nvforest']} | {difference}{verdict} | "
+            f"{single['predict_s']} | {_exponent(single['agreement'].get('max_abs_difference'))} |"
+        )
+    return lines
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", help="folder for everything the run finds")
@@ -678,10 +981,25 @@ def parse_args(argv):
         "--budget", type=float, default=None, help="seconds for the whole run (480; smoke 1500)"
     )
     parser.add_argument("--commit", default=os.environ.get("GPU_TREE_COMMIT"))
+    parser.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help=f"comma list of the steps to run, in their order: {','.join(STEPS)} (all)",
+    )
+    parser.add_argument(
+        "--carried",
+        choices=sorted(CARRIED),
+        help="the wheel set this call carries: its module must import, else the check fails "
+        "(nvforest: its step must run rather than skip)",
+    )
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.out = args.out_option or args.out
+    args.steps = tuple(name.strip() for name in args.steps.split(",") if name.strip())
+    unknown = sorted(set(args.steps) - set(STEPS))
+    if unknown:
+        parser.error(f"unknown steps in --steps: {unknown}; choose from {','.join(STEPS)}")
     if args.out is None and args.step != "warmup-case":
         parser.error("the output folder is required")
     return args
@@ -694,9 +1012,14 @@ def main(argv=None):
         step_warmup_case(args.case, args.smoke)
         return 0
     if args.step:
-        {"env": step_env, "probe": step_probe, "warmup": step_warmup, "parity": step_parity}[
-            args.step
-        ](out, args.smoke)
+        steps = {
+            "env": step_env,
+            "probe": step_probe,
+            "warmup": step_warmup,
+            "parity": step_parity,
+            "nvforest": step_nvforest,
+        }
+        steps[args.step](out, args.smoke)
         return 0
     commit = args.commit
     if commit is None and (REPO / ".git").exists():
@@ -705,7 +1028,7 @@ def main(argv=None):
         )
         commit = found.stdout.strip() or None
     budget = args.budget if args.budget is not None else (1500 if args.smoke else 480)
-    return run_all(out, args.smoke, budget, commit)
+    return run_all(out, args.smoke, budget, commit, args.steps, args.carried)
 
 
 if __name__ == "__main__":
