@@ -74,7 +74,7 @@ import statistics
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +84,7 @@ if str(BENCH) not in sys.path:  # run as a script or imported from elsewhere
     sys.path.insert(0, str(BENCH))
 
 import _categorical_data as real_data  # noqa: E402
+import _feature_cases as features  # noqa: E402
 from bench_cpu import openmp_thread_limit, set_numba_threads  # noqa: E402
 
 from gpu_tree.app.machine import machine_info  # noqa: E402
@@ -98,6 +99,8 @@ QUICK_ROWS = (1_000, 10_000, 100_000)
 DEFAULT_DEPTHS = (5, 10, None)
 BINS = 256
 WARMUP_ROWS = 500
+# Past kernels/python_mode.py's size, so that the features' warm-up compiles their kernels.
+FEATURE_WARMUP_ROWS = 5_000
 GROWTH_EXPONENT = 1.15  # fit time ~ rows^1.15 (a little worse than linear): projections
 GRID_DEPTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, None]
 GRID_FOLDS = 5
@@ -471,6 +474,142 @@ def entry(data: Data, depth, results: dict) -> dict:
     }
 
 
+# -- the features × sizes matrix --------------------------------------------------------
+
+
+def feature_data(kind: str, rows: int, args, adult: list) -> Data:
+    """The data of :mod:`_feature_cases`' kinds at ``rows`` training rows (adult: all its
+    rows at most; ``adult`` caches the whole set, read once)."""
+    if kind == "adult":
+        if not adult:
+            adult.append(load_real("adult", args.seed))
+        return real_at(adult[0], rows)
+    data = make_higgs(rows, args.seed)
+    if kind == "counts":
+        data.y_train = features.counts_target(data.X_train, args.seed)
+        data.y_test = features.counts_target(data.X_test, args.seed + 1)
+    elif kind == "two_labels":
+        data.y_train = np.column_stack([data.y_train, features.second_label(data.X_train)])
+        data.y_test = np.column_stack([data.y_test, features.second_label(data.X_test)])
+    return data
+
+
+def measure_case(case, make, data: Data, args) -> Measured:
+    """Median fit (or predict) seconds of ``args.repeats`` runs, and the model's quality
+    on the held-out rows."""
+    out = Measured(case.name)
+    model = None
+    for _ in range(args.repeats):
+        if case.timed == "fit" or model is None:
+            model = None
+            model = make(data, args)
+            seconds, _ = timed(lambda m=model: m.fit(data.X_train, data.y_train))
+        if case.timed == "predict":
+            seconds, _ = timed(lambda m=model: m.predict(data.X_train))
+        out.fit_seconds.append(seconds)
+        if sum(out.fit_seconds) > args.max_fit_seconds:
+            break
+    out.accuracy_percent = features.quality(model, data.X_test, data.y_test, case.regression)
+    return out
+
+
+def feature_matrix(args) -> list[dict]:
+    """Every case of :data:`_feature_cases.CASES` at every size: gpu_tree's and its
+    reference's median seconds, measured one after the other in this run."""
+    adult = []
+    entries = []
+    for case in features.CASES:
+        history = {"gpu_tree": [], "reference": []}
+        sizes_done = set()
+        for rows in args.rows:
+            try:
+                data = feature_data(case.data, rows, args, adult)
+            except FileNotFoundError as exc:
+                print(f"{case.name}: skipped ({exc})", file=sys.stderr)
+                break
+            n = len(data.y_train)
+            if n in sizes_done:
+                continue
+            sizes_done.add(n)
+            warm = replace(
+                data,
+                X_train=data.X_train[:FEATURE_WARMUP_ROWS],
+                y_train=data.y_train[:FEATURE_WARMUP_ROWS],
+            )
+            results = {}
+            for side, make in (("gpu_tree", case.ours), ("reference", case.theirs)):
+                projected = projected_seconds(history[side], n)
+                if projected > args.max_fit_seconds:
+                    results[side] = Measured(side, status=f"skipped: projected {projected:.0f} s")
+                    continue
+                if not history[side]:
+                    make(warm, args).fit(warm.X_train, warm.y_train)  # compile, first calls
+                try:
+                    results[side] = measure_case(case, make, data, args)
+                except Exception as exc:  # a failure is reported, not fatal
+                    results[side] = Measured(side, status=f"failed: {type(exc).__name__}: {exc}")
+                if results[side].fit is not None:
+                    history[side].append((n, results[side].fit))
+            ours, theirs = results["gpu_tree"], results["reference"]
+            ratio = theirs.fit / ours.fit if ours.fit and theirs.fit else None
+            entries.append(
+                {
+                    "case": case.name,
+                    "reference": case.reference,
+                    "timed": case.timed,
+                    "rows": n,
+                    "all_rows": data.all_rows,
+                    "gpu_tree_seconds": ours.fit_seconds,
+                    "reference_seconds": theirs.fit_seconds,
+                    "gpu_tree_status": ours.status,
+                    "reference_status": theirs.status,
+                    "ratio": ratio,
+                    "quality": "R² %" if case.regression else "accuracy %",
+                    "gpu_tree_quality": ours.accuracy_percent,
+                    "reference_quality": theirs.accuracy_percent,
+                    "cause": case.cause,
+                }
+            )
+            print(
+                f"{case.name}, {n:,} rows: gpu_tree {_seconds(ours.fit)}, reference "
+                f"{_seconds(theirs.fit)}"
+                + (f", {ratio:.2f}x" if ratio else f" ({ours.status}; {theirs.status})"),
+                file=sys.stderr,
+                flush=True,
+            )
+    return entries
+
+
+def feature_table(entries: list[dict]) -> str:
+    lines = [
+        "| feature | reference | rows | timed | gpu_tree | reference | ratio | quality: ours / ref |",
+        "|---|---|---:|---|---:|---:|---:|---|",
+    ]
+    for e in entries:
+        ours = statistics.median(e["gpu_tree_seconds"]) if e["gpu_tree_seconds"] else None
+        theirs = statistics.median(e["reference_seconds"]) if e["reference_seconds"] else None
+        ratio = "-" if e["ratio"] is None else f"{e['ratio']:.2f}x"
+        quality = "-"
+        if e["gpu_tree_quality"] is not None and e["reference_quality"] is not None:
+            quality = f"{e['gpu_tree_quality']:.2f} / {e['reference_quality']:.2f} {e['quality']}"
+        rows = f"{e['rows']:,}" + (" (all)" if e["all_rows"] else "")
+        lines.append(
+            f"| {e['case']} | {e['reference']} | {rows} | {e['timed']} | {_seconds(ours)} | "
+            f"{_seconds(theirs)} | {ratio} | {quality} |"
+        )
+    return "\n".join(lines)
+
+
+def unmet_lines(entries: list[dict]) -> list[str]:
+    """Each figure below 1× (gpu_tree slower than its reference), with its cause."""
+    return [
+        f"{e['case']}, {e['rows']:,} rows: {e['ratio']:.2f}x"
+        + (f"; cause: {e['cause']}" if e["cause"] else "; cause: not yet profiled")
+        for e in entries
+        if e["ratio"] is not None and e["ratio"] < 1.0
+    ]
+
+
 # -- the penguins grid search --------------------------------------------------------------
 
 
@@ -635,6 +774,20 @@ def markdown_section(report: dict) -> str:
         skipped = skipped_lines(report["sweep"])
         if skipped:
             lines += ["Not measured:", "", *[f"- {line}" for line in skipped], ""]
+    if report.get("features"):
+        lines += [
+            "",
+            "Features × sizes: each gpu_tree feature against the reference a user would "
+            "otherwise reach for (bench/_feature_cases.py), measured one after the other; "
+            "ratio = reference seconds / gpu_tree seconds (above 1: gpu_tree is faster); "
+            "quality on the held-out rows:",
+            "",
+            feature_table(report["features"]),
+            "",
+        ]
+        unmet = unmet_lines(report["features"])
+        if unmet:
+            lines += ["Below 1×:", "", *[f"- {line}" for line in unmet], ""]
     if report.get("grid_search"):
         grid = report["grid_search"]
         lines += [
@@ -691,7 +844,7 @@ def parse_args(argv=None):
         "--quick", action="store_true", help="rows up to 100k, 1 repeat (a few minutes)"
     )
     parser.add_argument("--max-fit-seconds", type=float, default=120.0)
-    parser.add_argument("--parts", default="sweep,gridsearch", help="sweep, gridsearch")
+    parser.add_argument("--parts", default="sweep,gridsearch", help="sweep, gridsearch, features")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
@@ -715,7 +868,7 @@ def parse_args(argv=None):
     for what, chosen, allowed in [
         ("data sets", args.datasets, DATASETS),
         ("peers", args.peers, PEER_NAMES),
-        ("parts", args.parts, ("sweep", "gridsearch")),
+        ("parts", args.parts, ("sweep", "gridsearch", "features")),
     ]:
         unknown = set(chosen) - set(allowed)
         if unknown:
@@ -755,6 +908,7 @@ def main(argv=None) -> int:
         "sweep": [],
         "skipped_datasets": {},
         "grid_search": None,
+        "features": [],
     }
     if "sweep" in args.parts:
         for name in args.datasets:
@@ -772,7 +926,9 @@ def main(argv=None) -> int:
         except FileNotFoundError as exc:
             report["skipped_datasets"]["penguins"] = str(exc)
             print(f"penguins grid search: skipped ({exc})", file=sys.stderr)
-    if not report["sweep"] and not report["grid_search"]:
+    if "features" in args.parts:
+        report["features"] = feature_matrix(args)
+    if not report["sweep"] and not report["grid_search"] and not report["features"]:
         print("nothing measured (no data set found)", file=sys.stderr)
         return 1
     section = markdown_section(report)
