@@ -51,12 +51,24 @@ off) on penguins (../shared/datasets/penguins.csv), gpu_tree on the DataFrame as
 Pipeline behind a OneHotEncoder (so both searches start from the same DataFrame);
 median wall time of ``--repeats`` searches.
 
+The features × sizes matrix (``--parts features``, issue 49): every case of
+bench/_feature_cases.py (extra trees, a random forest, native categorical and multiway
+splits on adult, oblique splits, feature costs, exact two-output trees, monotonic
+constraints, Poisson, absolute error, prediction) at every ``--rows`` size, gpu_tree
+against the reference a user would otherwise reach for, one after the other in this run:
+median seconds of the fit (or, for prediction, of predicting the training rows), the
+ratio reference / gpu_tree, the quality on held-out rows, and every figure below 1× with
+the cause its profile found. Each side first fits 5,000 rows untimed (past
+kernels/python_mode.py's size, so its kernels compile); a side whose fit is projected
+past ``--max-fit-seconds`` is skipped, gpu_tree's too.
+
 How to run (from the repository root)
 -------------------------------------
     python bench/bench_sizes.py --quick                  # rows up to 100k, 1 repeat: minutes
     python bench/bench_sizes.py                          # the full sweep, 3 repeats
     python bench/bench_sizes.py --datasets higgs --rows 1000,10000 --depths 5 --json out.json
     python bench/bench_sizes.py --parts gridsearch       # the penguins grid search alone
+    python bench/bench_sizes.py --parts features --rows 1k,10k,100k   # the features matrix
 
 It prints a markdown section (date, machine, versions, tables); ``--markdown PATH`` also
 writes it to a file, ``--json PATH`` every measurement.
