@@ -17,8 +17,10 @@ The modules, one format each, over what they share: ``wording`` (names, the chos
 the branches' words), then ``text``; ``graph`` (boxes and edges), then ``dot``, ``plot``
 and ``png``, which draws with either of them.
 
-For serving, ``export_onnx`` (:mod:`.onnx_format`, an ``ai.onnx.ml`` opset-5
-``TreeEnsemble``) and ``export_treelite`` (:mod:`.treelite_format`, Treelite's
-``ModelBuilder``) translate a whole tree or forest, over :mod:`.portable` (the trees,
-the refusals, float32 thresholds, and ``export_inputs``, the coded rows both read).
+For serving, ``export_onnx`` (:mod:`.onnx_format`: an ``ai.onnx.ml`` opset-5
+``TreeEnsemble``, or the older operators of :mod:`.onnx_legacy`, over the tests of
+:mod:`.onnx_trees` and the oblique projections of :mod:`.onnx_oblique`) and
+``export_treelite`` (:mod:`.treelite_format`, Treelite's ``ModelBuilder``) translate a
+whole tree or forest, over :mod:`.portable` (the trees, the refusals, float32
+thresholds, and ``export_inputs``, the coded rows both read).
 """

@@ -7,7 +7,9 @@ fitted categories is the number ``k``, a missing value and a category never seen
 training NaN. Prediction follows gpu_tree's walk (``kernels/_tree_walk.py``): a numeric
 node sends ``x <= threshold`` left, a subset node the codes of its set, a multiway node
 each code to its child; NaN follows the node's missing side (a multiway node's: its
-default child).
+default child). An oblique tree's node sends ``coefficients @ x <= threshold`` left
+(``node_tests`` reads both kinds of tree alike); only ONNX translates it, Treelite's
+refusal names the node.
 
 The outputs are the leaves' values, averaged over the trees: a classifier's class
 fractions (its ``predict_proba``), a regressor's mean targets (its ``predict``); with
