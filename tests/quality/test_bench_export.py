@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _shared_data import bench_module
 
 import gpu_tree
 
@@ -18,21 +19,14 @@ pytestmark = pytest.mark.skipif(not BENCH.is_dir(), reason="not a source checkou
 treelite = pytest.importorskip("treelite")
 
 
-def _bench_module(name):
-    """Import bench/<name>.py as the scripts import each other (bench/ on sys.path)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    return importlib.import_module(name)
-
-
 @pytest.fixture(scope="module")
 def bench_export():
-    return _bench_module("bench_export")
+    return bench_module("bench_export")  # puts bench/ on sys.path, as the scripts import
 
 
 @pytest.fixture(scope="module")
-def gpu_check():
-    return _bench_module("gpu_check")
+def gpu_check(bench_export):
+    return bench_module("gpu_check")
 
 
 def _rows(n=400, seed=0):
