@@ -39,44 +39,43 @@ def fit_score(score: float, criterion: str, layout: StatsLayout) -> float:
     return layout.fit_variance(score)
 
 
-def select_by_cost(search, mask, column_costs, params, layout: StatsLayout) -> ChosenSplits:
-    """The best split of each node among its features' best splits, by the
+def each_column_alone(mask, n_nodes: int, n_columns: int):
+    """A search of each column of each node alone, as one search of ``n_nodes *
+    n_columns`` nodes: ``(node, alone)``, ``node`` (n_nodes * n_columns,) the node each
+    searched one stands for (node ``i``'s column ``c`` at ``i * n_columns + c``) and
+    ``alone`` its feature mask, that column only (none where ``mask``, (n_nodes,
+    n_columns) bool or None: every column, leaves it out)."""
+    node = np.repeat(np.arange(n_nodes), n_columns)
+    alone = np.tile(np.eye(n_columns, dtype=bool), (n_nodes, 1))
+    if mask is not None:
+        alone &= np.asarray(mask, dtype=bool)[node]
+    return node, alone
+
+
+def select_by_cost(each_column: ChosenSplits, column_costs, params, layout: StatsLayout):
+    """The best split of each node among its columns' best splits, by the
     cost-sensitive measure (criteria.log2_cost_measure) of their gains and costs.
 
-    ``search(feature_mask)`` is the node's split search (select_splits) restricted to
-    ``feature_mask``; ``mask`` (n_nodes, n_columns) bool, or None: the columns each
-    node may use; ``column_costs`` (n_nodes, n_columns): their features' costs;
-    ``params``: the fit's GrowthParams.
+    ``each_column``: each node's best split on each column alone (the split search with
+    that column only in the node's feature mask), node ``i``'s column ``c`` at ``i *
+    n_columns + c`` (:func:`each_column_alone`; ``splitting.select_splits_each_column``);
+    ``column_costs`` (n_nodes, n_columns): their features' costs; ``params``: the fit's
+    GrowthParams.
 
-    Each column is searched alone: its best split (threshold, subset or branches) is
-    the one of highest gain, since both measures increase with the gain at a fixed
-    cost. The gain is the split's score (chosen.score: the impurity decrease, the
-    gain ratio or the CART measure) in real units (a regression's targets may be
-    scaled, which scales its variance decreases). Measures that rounding cannot tell
-    apart tie (a column whose gain, raised by its score's rounding tolerance, measures
-    at least the best): the lowest column wins, as in select_splits. A node with no
-    allowed split in any column keeps ``has_split`` False.
+    A column's best split (threshold, subset or branches) is the one of highest gain,
+    since both measures increase with the gain at a fixed cost. The gain is the split's
+    score (chosen.score: the impurity decrease, the gain ratio or the CART measure) in
+    real units (a regression's targets may be scaled, which scales its variance
+    decreases). Measures that rounding cannot tell apart tie (a column whose gain,
+    raised by its score's rounding tolerance, measures at least the best): the lowest
+    column wins, as in select_splits. A node with no allowed split in any column keeps
+    ``has_split`` False. Every node and column is measured at once, with numpy.
     """
     n_nodes, n_columns = column_costs.shape
-    per_column: list[ChosenSplits | None] = []
-    for column in range(n_columns):
-        only = np.zeros((n_nodes, n_columns), dtype=bool)
-        only[:, column] = True if mask is None else mask[:, column]
-        per_column.append(search(only) if only[:, column].any() else None)
-    searched = [chosen for chosen in per_column if chosen is not None]
-    if not searched:  # no node may use any column
-        return search(np.zeros((n_nodes, n_columns), dtype=bool))
-    no_split = np.zeros(n_nodes, dtype=bool)
-    has_split = np.stack(
-        [no_split if chosen is None else chosen.has_split for chosen in per_column], axis=1
-    )
-    # A column nobody searched: any search's arrays stand in (never chosen).
-    per_column = [searched[0] if chosen is None else chosen for chosen in per_column]
-    score = np.stack([chosen.score for chosen in per_column], axis=1)
-    tolerance = np.stack(
-        [_score_rounding(chosen, params.criterion, layout) for chosen in per_column], axis=1
-    )
-    score = np.where(has_split, score, 0.0)
+    shape = (n_nodes, n_columns)
+    has_split = each_column.has_split.reshape(shape)
+    score = np.where(has_split, each_column.score.reshape(shape), 0.0)
+    tolerance = _score_rounding(each_column, params.criterion, layout).reshape(shape)
     if not layout.is_classification:  # the real variance (or deviance) decreases
         score = real_score(score, params.criterion, layout)
         tolerance = real_score(tolerance, params.criterion, layout)
@@ -87,11 +86,8 @@ def select_by_cost(search, mask, column_costs, params, layout: StatsLayout) -> C
     best = np.max(np.where(has_split, measure, -np.inf), axis=1, keepdims=True)
     tied = has_split & (highest >= best)
     winner = np.argmax(tied, axis=1)  # the lowest tied column (0 where none)
-    rows = np.arange(n_nodes)
-    fields = {
-        name: np.stack([getattr(chosen, name) for chosen in per_column], axis=1)[rows, winner]
-        for name in ChosenSplits.__dataclass_fields__
-    }
+    at = np.arange(n_nodes) * n_columns + winner
+    fields = {name: getattr(each_column, name)[at] for name in ChosenSplits.__dataclass_fields__}
     fields["has_split"] = found = tied.any(axis=1)
     fields["score"] = np.where(found, fields["score"], -np.inf)
     return ChosenSplits(**fields)
@@ -104,7 +100,10 @@ def _score_rounding(chosen: ChosenSplits, criterion: str, layout: StatsLayout) -
     parent = layout.real(chosen.left_stats + chosen.right_stats)
     weight = layout.weight(parent)
     positive = np.where(weight > 0, weight, 1.0)
-    weighted = np.where(chosen.has_split, chosen.score * weight, -np.inf)
+    # -inf where there is no split (its score is -inf and its statistics may be zeros:
+    # multiplied, a NaN).
+    score = np.where(chosen.has_split, chosen.score, 0.0)
+    weighted = np.where(chosen.has_split, score * weight, -np.inf)
     divisor = None
     if criterion == "gain_ratio":
         divisor = _split_information(chosen, parent, layout)

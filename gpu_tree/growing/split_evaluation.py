@@ -16,7 +16,7 @@ from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.growing.absolute_error import absolute_error_search
 from gpu_tree.growing.batches import EvaluatedSplits, HistogramBatch
-from gpu_tree.growing.feature_costs import fit_score, select_by_cost
+from gpu_tree.growing.feature_costs import each_column_alone, fit_score, select_by_cost
 from gpu_tree.growing.feature_draws import FeatureDraws
 from gpu_tree.growing.node_table import EPSILON, NodeTable
 from gpu_tree.growing.random_draws import uniform_draws
@@ -27,6 +27,7 @@ from gpu_tree.growing.splitting import (
     compiled_scan_scores,
     midpoint,
     select_splits,
+    select_splits_each_column,
 )
 from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.model.tree import NUMERIC, TREE_UNDEFINED
@@ -143,22 +144,28 @@ class SplitEvaluator:
         if searched.dense and missing_bin >= 0:
             hist, missing = searched.hist[:, :, :missing_bin], searched.hist[:, :, missing_bin]
 
-        monotonic = None
-        if table.monotonic is not None:
+        def monotonic_bounds(node=None) -> MonotonicBounds | None:
+            """The constraints of the nodes (or of ``node``: indices into them)."""
+            if table.monotonic is None:
+                return None
             # Constraints by feature index: every searched column, a random-threshold
             # batch's too, is the feature of its index, since constrained fits build no
             # batch of drawn columns (FeatureDraws.drawn_only).
-            bounds = table.bounds[nodes]
-            monotonic = MonotonicBounds(table.monotonic, bounds[:, 0], bounds[:, 1])
+            bounds = table.bounds[nodes if node is None else nodes[node]]
+            return MonotonicBounds(table.monotonic, bounds[:, 0], bounds[:, 1])
 
-        def search(feature_mask) -> ChosenSplits:
+        def search(feature_mask, node=None) -> ChosenSplits:
+            """The split search of the nodes (or of ``node``: indices into them, which
+            may repeat) under ``feature_mask``, one row per searched node."""
+            searched_slots = slots if node is None else slots[node]
+            monotonic = monotonic_bounds(node)
             if p.criterion == "absolute_error":  # medians: searched on the rows
                 return absolute_error_search(
                     self.backend,
                     self.layout,
                     self.constraints,
                     batch,
-                    slots,
+                    searched_slots,
                     hist,
                     missing,
                     feature_mask,
@@ -172,7 +179,7 @@ class SplitEvaluator:
                 self.constraints,
                 feature_mask,
                 xp,
-                slots,
+                searched_slots,
                 compact,
                 missing,
                 p.categorical,
@@ -182,11 +189,31 @@ class SplitEvaluator:
                 compiled_categorical=capabilities.compiled_categorical_search,
             )
 
+        def search_each_column() -> ChosenSplits:
+            """Each node's best split on each column alone (select_by_cost's input): in
+            one compiled call where the CPU's compiled search would search the nodes
+            (numeric features), else as one search of a node per (node, column)."""
+            categorical = p.categorical is not None and p.categorical.features.size > 0
+            searched_by_scan = p.criterion != "absolute_error" and not categorical
+            if compiled is score_splits_on_cpu and searched_by_scan:
+                return select_splits_each_column(
+                    hist,
+                    p.criterion,
+                    self.layout,
+                    self.constraints,
+                    mask,
+                    slots,
+                    missing,
+                    monotonic_bounds(),
+                )
+            node, alone = each_column_alone(mask, slots.size, hist.shape[1])
+            return search(alone, node)
+
         if p.feature_costs is None:
             chosen = search(mask)
         else:
             costs = self._column_costs(batch, slots)
-            chosen = select_by_cost(search, mask, costs, p, self.layout)
+            chosen = select_by_cost(search_each_column(), costs, p, self.layout)
         # The fraction of its tree's weight a node holds (trees of a forest weigh apart).
         root_weight = tree.weighted_n_node_samples[table.root[nodes]]
         priority = tree.weighted_n_node_samples[nodes] / root_weight * chosen.score

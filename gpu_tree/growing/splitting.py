@@ -80,6 +80,7 @@ from gpu_tree.growing.criteria import (
 )
 from gpu_tree.kernels.cpu import categorical as cpu_categorical
 from gpu_tree.kernels.cpu import histograms as cpu_histograms
+from gpu_tree.kernels.cpu import split_scan as cpu_split_scan
 from gpu_tree.kernels.cpu.split_scan import (
     SPLIT_CRITERION_CODES,
     WINNER_BIN,
@@ -309,6 +310,45 @@ def select_splits(
     else:
         for chunk in chunks:
             score_chunk(chunk)
+    return chosen
+
+
+def select_splits_each_column(
+    hist,
+    criterion: str,
+    layout: StatsLayout,
+    constraints: SplitConstraints,
+    feature_mask=None,
+    slots=None,
+    missing=None,
+    monotonic: MonotonicBounds | None = None,
+) -> ChosenSplits:
+    """Each node's best split on each column alone, on the CPU, in one compiled call
+    (``kernels/cpu/split_scan.py``'s ``score_each_feature``): what :func:`select_splits`
+    with the CPU's compiled search finds for a node whose feature mask holds that column
+    only, every column of every node at once, each scored once.
+
+    Takes numpy arrays, as :func:`select_splits` does, numeric features only (no
+    categorical search). Returns ``len(slots) * n_columns`` results, node by node: node
+    ``i``'s column ``c`` is entry ``i * n_columns + c`` (no split where ``feature_mask``
+    leaves the column out).
+    """
+    _, n_columns, n_bins, n_channels = hist.shape
+    if monotonic is not None and not np.any(monotonic.cst):
+        monotonic = None
+    if slots is None:
+        slots = np.arange(hist.shape[0])
+    slots = np.asarray(slots, dtype=np.int64)
+    chosen = ChosenSplits.none(slots.size * n_columns, n_channels, hist.dtype)
+    if slots.size == 0 or (n_bins < 2 and missing is None):  # nothing to split on
+        return chosen
+    search = compiled_search(
+        hist, slots, missing, feature_mask, criterion, layout, constraints, np, monotonic
+    )
+    winners = np.empty((slots.size, n_columns, WINNER_FIXED_COLUMNS + 2 * n_channels), np.int64)
+    cpu_split_scan.score_each_feature(*search, winners)
+    flat = winners.reshape(slots.size * n_columns, -1)
+    _record_winners(chosen, slice(None), *_unpack_winners(flat, n_channels))
     return chosen
 
 

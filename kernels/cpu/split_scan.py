@@ -37,7 +37,67 @@ SPLIT_SCAN_HELPERS.update(
 SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(Path(_scan.__file__).read_bytes()).hexdigest()
 
 
-def _compile_score_splits(source_hash):
+@njit(forceinline=True)
+def _each_feature_winners(
+    hist,
+    slot,
+    n_bins,
+    missing,
+    use_missing,
+    results,
+    totals,
+    criterion,
+    n_classes,
+    count_channel,
+    rtol,
+    node,
+    winners,
+    winner_values,
+):
+    """A node's winner row per feature alone (``score_each_feature``): row ``f`` of
+    ``winners`` (n_features, WINNER_FIXED_COLUMNS + 2 * n_channels) and ``winner_values``
+    (its float64 view) is the row ``choose_winner`` writes from ``results`` were ``f`` the
+    node's only usable feature: chosen among its result and unusable features' results
+    (score_feature's -inf, 1, 0, -1). A feature without an allowed split (outside the
+    mask, or none of its candidates allowed) gets score -inf and zeros elsewhere."""
+    n_features = results.shape[0]
+    alone = np.empty((n_features, 4))
+    for f in range(n_features):
+        alone[f, 0] = -np.inf
+        alone[f, 1] = 1.0
+        alone[f, 2] = 0.0
+        alone[f, 3] = -1.0
+    for f in range(n_features):
+        if results[f, 0] == -np.inf:  # no split, nor a winner row to build
+            for k in range(winners.shape[1]):
+                winners[f, k] = 0
+            winner_values[f, WINNER_SCORE] = -np.inf
+            continue
+        for k in range(4):
+            alone[f, k] = results[f, k]
+        _choose_winner(
+            hist,
+            slot,
+            n_bins,
+            missing,
+            use_missing,
+            alone,
+            totals,
+            criterion,
+            n_classes,
+            count_channel,
+            rtol,
+            node,
+            winners[f],
+            winner_values[f],
+        )
+        alone[f, 0] = -np.inf
+        alone[f, 1] = 1.0
+        alone[f, 2] = 0.0
+        alone[f, 3] = -1.0
+
+
+def _compile_score_splits(source_hash, each_feature):
     @njit(cache=True, nogil=True)
     def score_splits(
         hist,
@@ -69,7 +129,12 @@ def _compile_score_splits(source_hash):
         feature outside it is never read but for its totals, which nothing uses (a
         search of drawn features, where only theirs were built); ``monotonic_cst``
         (n_features,) each feature's monotonicity constraint (0: none) and ``lower``,
-        ``upper`` (n_nodes,) each node's bounds on its children's values."""
+        ``upper`` (n_nodes,) each node's bounds on its children's values.
+
+        Compiled ``each_feature`` (``score_each_feature``): ``winners`` (n_nodes,
+        n_features, WINNER_FIXED_COLUMNS + 2 * n_channels) gets a winner row per node
+        and feature, the node's best split on that feature alone
+        (:func:`_each_feature_winners`); every feature is scored once."""
         source_hash  # noqa: B018 - in the cache key only
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
@@ -121,7 +186,9 @@ def _compile_score_splits(source_hash):
                     scored,
                     results[f],
                 )
-            _choose_winner(
+            # A constant of the closure: numba compiles one branch (the other is pruned).
+            choose = _each_feature_winners if each_feature else _choose_winner
+            choose(
                 hist,
                 slot,
                 n_bins,
@@ -141,13 +208,20 @@ def _compile_score_splits(source_hash):
     return score_splits
 
 
-score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH)
+score_splits = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH, False)
+# Each node's best split on each feature alone (the cost-sensitive selection's input).
+score_each_feature = _compile_score_splits(SPLIT_SCAN_SOURCE_HASH, True)
 
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
 score_splits = ThreadedWhenLarge(
     score_splits,
+    candidate_bins,
+    item_args=("slots", "feature_mask", "lower", "upper", "winners"),
+)
+score_each_feature = ThreadedWhenLarge(
+    score_each_feature,
     candidate_bins,
     item_args=("slots", "feature_mask", "lower", "upper", "winners"),
 )

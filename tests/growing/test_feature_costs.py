@@ -13,7 +13,16 @@ from gpu_tree import (
     RandomForestClassifier,
     assert_tree_equal,
 )
+from gpu_tree.backends.cpu import score_splits_on_cpu
 from gpu_tree.backends.cuda import cuda_status
+from gpu_tree.data.stats import StatsLayout, fixed_point_exponent, to_fixed_point
+from gpu_tree.growing.feature_costs import each_column_alone
+from gpu_tree.growing.splitting import (
+    MonotonicBounds,
+    SplitConstraints,
+    select_splits,
+    select_splits_each_column,
+)
 from gpu_tree.model.tree import MULTIWAY, TREE_LEAF
 from gpu_tree.utils.compat import NotFittedError
 
@@ -511,3 +520,108 @@ def test_cuda_trees_with_costs_equal_cpu_trees(model, params):
     assert cpu.tree_.node_count >= 7
     assert_tree_equal(cuda.tree_, cpu.tree_, impurity_rtol=0, value_rtol=0)
     np.testing.assert_array_equal(cuda.prediction_cost(X), cpu.prediction_cost(X))
+
+
+# -- each column searched alone, at once ------------------------------------------------------
+def _node_histograms(rng, criterion, n_nodes, n_features, n_bins):
+    """Histograms (n_nodes, n_features, n_bins, n_channels) of random rows, each node's
+    rows in every feature (as the backends build them), the rows missing each feature
+    (n_nodes, n_features, n_channels) apart, and their layout."""
+    rows = rng.integers(2, 80, size=n_nodes)
+    node = np.repeat(np.arange(n_nodes), rows)
+    levels = rng.integers(1, n_bins + 1, size=n_features)  # few values: empty bins, ties
+    bins = rng.integers(0, 1 << 20, size=(node.size, n_features)) % levels
+    bins[rng.random(bins.shape) < 0.1] = n_bins  # missing
+    if criterion == "squared_error":
+        y = np.round(rng.normal(size=node.size), 1)
+        exponent = fixed_point_exponent(y)
+        stats = np.stack([np.ones(node.size, np.int64), to_fixed_point(y, exponent)], axis=1)
+        layout = StatsLayout(False, 0, False, exponents=(0, exponent))
+    else:
+        n_classes = int(rng.choice([2, 3, 5]))
+        stats = np.eye(n_classes, dtype=np.int64)[rng.integers(0, n_classes, node.size)]
+        layout = StatsLayout(True, n_classes, False)
+    hist = np.zeros((n_nodes, n_features, n_bins + 1, stats.shape[1]), dtype=np.int64)
+    for f in range(n_features):
+        np.add.at(hist, (node, f, bins[:, f]), stats)
+    return hist[:, :, :n_bins], hist[:, :, n_bins], layout
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "gain_ratio", "squared_error"])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_search_of_each_column_is_the_search_of_that_column_alone(criterion, seed):
+    """select_by_cost's input from one compiled call (select_splits_each_column) is, for
+    every node and column, what the compiled search finds with that column alone in the
+    node's feature mask: the same split, bit for bit, under feature masks, leaf-size
+    limits, missing values and (seed 2) monotonicity constraints."""
+    rng = np.random.default_rng([seed, len(criterion)])
+    n_nodes, n_features = 7, 5
+    present, missing, layout = _node_histograms(rng, criterion, n_nodes, n_features, n_bins=9)
+    slots = rng.permutation(n_nodes)[:6]
+    mask = rng.random((slots.size, n_features)) < 0.7
+    constraints = SplitConstraints(min_samples_leaf=int(rng.choice([1, 3])))
+    monotonic = None
+    if seed == 2 and criterion != "gain_ratio":
+        cst = np.array([1, 0, -1, 1, 0], dtype=np.int8)
+        monotonic = MonotonicBounds(cst, np.full(slots.size, -np.inf), np.full(slots.size, np.inf))
+    each = select_splits_each_column(
+        present, criterion, layout, constraints, mask, slots, missing, monotonic
+    )
+    assert each.has_split.shape == (slots.size * n_features,)
+    assert each.has_split.any() and not each.has_split.all()
+    for column in range(n_features):
+        alone = np.zeros_like(mask)
+        alone[:, column] = mask[:, column]
+        reference = select_splits(
+            present,
+            criterion,
+            layout,
+            constraints,
+            alone,
+            slots=slots,
+            missing=missing,
+            compiled=score_splits_on_cpu,
+            monotonic=monotonic,
+        )
+        at = np.arange(slots.size) * n_features + column
+        np.testing.assert_array_equal(each.has_split[at], reference.has_split)
+        split = reference.has_split
+        for name in ("feature", "bin", "next_bin", "missing_left", "score"):
+            expected = getattr(reference, name)[split]
+            np.testing.assert_array_equal(getattr(each, name)[at][split], expected, name)
+        np.testing.assert_array_equal(each.left_stats[at][split], reference.left_stats[split])
+        np.testing.assert_array_equal(each.right_stats[at][split], reference.right_stats[split])
+
+
+def test_each_column_alone_is_one_search_of_a_node_per_column():
+    """The search of each column alone on the paths without a compiled one (the CUDA
+    backend, categorical features, absolute error): node i's column c is searched node
+    i * n_columns + c, its mask that column, where the node may use it."""
+    mask = np.array([[True, False, True], [False, True, True]])
+    node, alone = each_column_alone(mask, 2, 3)
+    np.testing.assert_array_equal(node, [0, 0, 0, 1, 1, 1])
+    expected = np.zeros((6, 3), dtype=bool)
+    expected[[0, 2, 4, 5], [0, 2, 1, 2]] = True
+    np.testing.assert_array_equal(alone, expected)
+    node, alone = each_column_alone(None, 1, 2)
+    np.testing.assert_array_equal(alone, np.eye(2, dtype=bool))
+
+
+@pytest.mark.parametrize("cost_criterion", ["tan_schlimmer", "nunez"])
+def test_exact_search_grows_the_histogram_searchs_tree_with_costs(cost_criterion):
+    """Integer features of few values (every value its own bin): the exact search (each
+    column alone through the vectorised search) and the histogram search (the compiled
+    search of each column) choose the same splits by the measure."""
+    X, y = _classification(seed=8, n_samples=400, n_features=5)
+    X[:30, 2] = np.nan
+    params = dict(
+        criterion="entropy",
+        max_depth=7,
+        device="cpu",
+        feature_costs=[3.0, 1.0, 2.0, 0.5, 1.0],
+        cost_criterion=cost_criterion,
+    )
+    hist = DecisionTreeClassifier(splitter="hist", **params).fit(X, y)
+    exact = DecisionTreeClassifier(splitter="exact", **params).fit(X, y)
+    assert hist.tree_.node_count >= 15
+    assert_tree_equal(exact.tree_, hist.tree_, impurity_rtol=0, value_rtol=0)
