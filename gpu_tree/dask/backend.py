@@ -66,25 +66,64 @@ def results_from_workers(client, futures, addresses, timeout):
 
 class ShardGroup:
     """The shards of one fit (``keys``: (fit id, worker address), one per worker holding
-    rows) and how the client runs a function of :mod:`gpu_tree.dask.shards` on each."""
+    rows) and how the client runs a function of :mod:`gpu_tree.dask.shards` on each.
+
+    Routing the rows to the children (a *write*: :meth:`submit_write`) is not waited
+    for: the next task on each shard runs after that shard's last write (a Dask
+    dependency, resolved on the worker), and the writes' results come back with the next
+    results the client waits for. A level of growth is then one round trip (its
+    histograms) instead of two (the partition, then the histograms)."""
 
     def __init__(self, client, keys, timeout):
         self.client = client
         self.keys = keys
         self.timeout = timeout
+        # The writes not yet waited for: (futures, one per shard, and the check of
+        # their results, or None).
+        self._writes: list = []
 
     def submit(self, function, *args, each=None):
-        """Futures of ``function(key, *args, *each[i])`` on each shard's worker."""
+        """Futures of ``function(key, *args, *each[i])`` on each shard's worker, each run
+        after the shard's last write."""
+        last = self._writes[-1][0] if self._writes else None
         return [
             self.client.submit(
-                function, key, *args, *(each[i] if each else ()), workers=[key[1]], pure=False
+                *((shards.after, last[i], function) if last else (function,)),
+                key,
+                *args,
+                *(each[i] if each else ()),
+                workers=[key[1]],
+                pure=False,
             )
             for i, key in enumerate(self.keys)
         ]
 
+    def submit_write(self, function, *args, check=None, each=None):
+        """Runs ``function`` on every shard (as :meth:`submit`) without waiting; its
+        results, a list in the order of ``keys``, are passed to ``check`` once the client
+        next waits for results (:meth:`results`, :meth:`settle`)."""
+        self._writes.append((self.submit(function, *args, each=each), check))
+
     def results(self, futures):
+        """The results of ``futures``, gathered in one round trip with the writes'
+        (whose checks run first)."""
+        writes, self._writes = self._writes, []
+        waited = [f for fs, _ in writes for f in fs]
         addresses = [key[1] for key in self.keys]
-        return results_from_workers(self.client, futures, addresses, self.timeout)
+        try:
+            gathered = results_from_workers(self.client, waited + futures, addresses, self.timeout)
+        finally:
+            for f in waited:
+                f.release()
+        n = len(self.keys)
+        for k, (_, check) in enumerate(writes):
+            if check is not None:
+                check(gathered[k * n : (k + 1) * n])
+        return gathered[len(waited) :]
+
+    def settle(self):
+        """Waits for the writes not yet waited for, and checks their results."""
+        self.results([])
 
     def run(self, function, *args, each=None):
         """``function``'s results on every shard, in the order of ``keys``."""
@@ -97,9 +136,10 @@ class ShardGroup:
 
     def release(self):
         """Drop the shards from the workers' memory (not waited on: a lost worker has
-        nothing to drop)."""
+        nothing to drop), after the writes not waited for."""
         for future in self.submit(shards.release):
             future.release()
+        self._writes = []
 
 
 class DistributedBackend:
@@ -278,12 +318,17 @@ class DistributedBackend:
             np.asarray(right_children, dtype=np.int64),
             category_sets,
         )
-        n_left = self.group.run(shards.partition, *decisions)
-        # category_sets: None, or (subset, words) per node.
-        sent = sum(np.asarray(a).nbytes for a in _flat(decisions)) * len(n_left)
-        self._log("partition", decisions[0].size, sent + sum(c.nbytes for c in n_left))
-        if not np.array_equal(np.sum(n_left, axis=0), sizes[0]):
-            raise RuntimeError("internal error: partition disagrees with the histogram counts")
+        expected_left = np.array(sizes[0], dtype=np.int64)
+
+        def check(n_left):
+            if not np.array_equal(np.sum(n_left, axis=0), expected_left):
+                raise RuntimeError("internal error: partition disagrees with the histogram counts")
+
+        self.group.submit_write(shards.partition, *decisions, check=check)
+        # category_sets: None, or (subset, words) per node; each shard returns its rows
+        # sent left per node.
+        sent = sum(np.asarray(a).nbytes for a in _flat(decisions)) + 8 * decisions[0].size
+        self._log("partition", decisions[0].size, sent * len(self.group.keys))
         self._record_sizes(left_children, sizes[0])
         self._record_sizes(right_children, sizes[1])
 
@@ -295,7 +340,7 @@ class DistributedBackend:
             np.asarray(child_of_code) - first[:, None],
             np.asarray(default_child) - first,
         )
-        self.group.run(shards.partition_multiway, *decisions, children)
+        self.group.submit_write(shards.partition_multiway, *decisions, children)
         sent = sum(a.nbytes for a in decisions) + sum(np.asarray(c).nbytes for c in children)
         self._log("partition", decisions[0].size, sent * len(self.group.keys))
         for ids, counts in zip(children, sizes, strict=True):

@@ -259,6 +259,7 @@ class _DaskMixin:
                 random_thresholds=False,
             )
             tree = Grower(backend, layout, params, n_features, timer=timer).grow()
+            group.settle()  # the last level's routing, and its check
         self.fit_stats_ = timer.fit_stats(counters)
         self.distributed_stats_ = {
             "n_workers": len(group.keys),

@@ -394,5 +394,11 @@ def partition_multiway(key, nodes, feature, branch_of_code, default_branch, chil
     )
 
 
+def after(previous, function, key, *args):
+    """``function(key, *args)``, run once ``previous`` (this shard's last write, a
+    future Dask resolves on the worker before calling this) is done."""
+    return function(key, *args)
+
+
 def release(key):
     _SHARDS.pop(key, None)

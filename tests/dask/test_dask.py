@@ -592,3 +592,99 @@ def test_y_in_memory_with_dask_X_is_a_clear_error(client):
     X, y, _, _ = _data(300)
     with pytest.raises(TypeError, match="y is a ndarray"):
         DecisionTreeClassifier(device="cpu").fit(da.from_array(X, chunks=(150, 4)), y)
+
+
+def _waits_while_growing(monkeypatch, fit):
+    """While the grower grows the tree of ``fit()``: how many times the client waited
+    for the workers, and how many times the grower asked the backend for histograms
+    (dense or compact) and for a partition; and the fitted model."""
+    from gpu_tree.dask import backend
+    from gpu_tree.growing.grower import Grower
+
+    counts = {"waits": 0, "histograms": 0, "partitions": 0}
+    growing = []
+
+    def counted(function, what):
+        def call(*args, **kwargs):
+            if growing:
+                counts[what] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    def grow_and_count(self):
+        growing.append(True)
+        try:
+            return grow(self)
+        finally:
+            growing.clear()
+
+    grow = Grower.grow
+    monkeypatch.setattr(
+        backend, "results_from_workers", counted(backend.results_from_workers, "waits")
+    )
+    for name, what in [
+        ("histograms", "histograms"),
+        ("compact_histograms", "histograms"),
+        ("partition", "partitions"),
+        ("partition_multiway", "partitions"),
+    ]:
+        method = getattr(backend.DistributedBackend, name)
+        monkeypatch.setattr(backend.DistributedBackend, name, counted(method, what))
+    monkeypatch.setattr(Grower, "grow", grow_and_count)
+    model = fit()
+    return counts, model
+
+
+@pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
+def test_routing_the_rows_costs_no_round_trip(client, monkeypatch, categorical_split):
+    """The rows' routing to the children is not waited for: each shard's next task runs
+    after it, and its counts come back with that task's results. The client waits once
+    per histogram request (a level: once, or twice where it has small nodes' compact
+    histograms too), never for a partition; the tree is the same."""
+    X, y, _, _ = _data(4000, seed=21)
+    Xd, yd = da.from_array(X, chunks=(1000, 4)), da.from_array(y, chunks=1000)
+    params = dict(max_depth=5, categorical_features=[3], categorical_split=categorical_split)
+    counts, model = _waits_while_growing(
+        monkeypatch, lambda: DecisionTreeClassifier(device="cpu", **params).fit(Xd, yd)
+    )
+    assert counts["partitions"] >= 4  # a partition at every level but the last
+    assert counts["waits"] == counts["histograms"]
+    assert_tree_equal(model.tree_, LocalClassifier(device="cpu", **params).fit(X, y).tree_)
+
+
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_a_routing_that_disagrees_with_the_split_counts_still_fails_the_fit(
+    client, monkeypatch, which
+):
+    """The partition's check runs though nobody waits for the partition: a count off by
+    one (as a bug in a worker's routing would give) fails the fit, whether the next
+    level's histograms bring the counts back (the first routing) or the end of the fit
+    does (the last)."""
+    from gpu_tree.dask.backend import DistributedBackend
+
+    X, y, _, _ = _data(1200, seed=4)
+    Xd, yd = da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400)
+    partition = DistributedBackend.partition
+    calls = []
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return partition(self, *args, **kwargs)
+
+    monkeypatch.setattr(DistributedBackend, "partition", counted)
+    DecisionTreeClassifier(device="cpu", max_depth=4).fit(Xd, yd)
+    n_partitions = len(calls)
+    wrong_call = 1 if which == "first" else n_partitions
+    calls.clear()
+
+    def off_by_one(self, *args, sizes, **kwargs):
+        calls.append(1)
+        if len(calls) == wrong_call:
+            sizes = (np.asarray(sizes[0]) + 1, sizes[1])
+        return partition(self, *args, sizes=sizes, **kwargs)
+
+    monkeypatch.setattr(DistributedBackend, "partition", off_by_one)
+    with pytest.raises(RuntimeError, match="partition disagrees with the histogram counts"):
+        DecisionTreeClassifier(device="cpu", max_depth=4).fit(Xd, yd)
+    assert n_partitions > 1 and len(calls) == wrong_call
