@@ -24,9 +24,14 @@ treelite = pytest.importorskip("treelite")
 
 
 def treelite_predict(model, X):
-    """gtil.predict's (n_samples, n_outputs, n_classes) as the exported columns: each
-    output's own classes, side by side."""
+    """gtil.predict's output as the exported columns."""
     out = treelite.gtil.predict(gpu_tree.export_treelite(model), gpu_tree.export_inputs(model, X))
+    return exported_columns(model, out)
+
+
+def exported_columns(model, out):
+    """Treelite's (n_samples, n_outputs, n_classes) predictions as the exported columns:
+    each output's own classes, side by side."""
     tree = getattr(model, "estimators_", [model])[0].tree_
     if not hasattr(model, "predict_proba"):
         return out[:, :, 0]
@@ -80,3 +85,22 @@ def test_missing_treelite_gives_the_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "treelite", None)
     with pytest.raises(ImportError, match=r"export_treelite needs treelite: pip install"):
         gpu_tree.export_treelite(model)
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["tree", "tree_multiway", "tree_regressor", "forest_regressor", "multi_output_regressor"],
+)
+def test_tl2cgen_compiled_model_gives_gpu_trees_predictions(synthetic, label, tmp_path):
+    """The model compiled to C by TL2cgen (with the system's gcc) predicts as gpu_tree:
+    classifiers, multiway chains, and regressors of one output, whose leaves must be
+    plain numbers (TL2cgen 1.0 compiles a one-element leaf vector as 0) and of two."""
+    tl2cgen = pytest.importorskip("tl2cgen")
+    _, model, X = next(case for case in synthetic if case[0] == label)
+    library = tmp_path / "model.so"
+    tl2cgen.export_lib(
+        gpu_tree.export_treelite(model), toolchain="gcc", libpath=str(library), nthread=1
+    )
+    out = tl2cgen.Predictor(str(library)).predict(tl2cgen.DMatrix(gpu_tree.export_inputs(model, X)))
+    got = exported_columns(model, out)
+    assert_float64_matches(model, got, gpu_tree_prediction(model, X), label)

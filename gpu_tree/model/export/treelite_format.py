@@ -13,7 +13,9 @@ model compares as gpu_tree does:
   default child.
 
 Each leaf holds the node's value vector (a classifier's class fractions, a regressor's
-targets); a forest averages its trees (``average_tree_output``).
+targets; a one-output regressor's leaf is its one number, as Treelite's own importers
+write it); a forest averages its trees (``average_tree_output``). TL2cgen compiles the
+model to C as it is.
 """
 
 from __future__ import annotations
@@ -142,6 +144,10 @@ def export_treelite(model):
     else:
         counts, width = [1] * n_outputs, 1
         task, postprocessor = "kRegressor", "identity"
+    # A one-output regressor's leaves are plain numbers of target 0, as Treelite's own
+    # importers write them: TL2cgen 1.0 compiles a one-element leaf vector as 0.
+    scalar_leaves = not exported.classifier and n_outputs == 1
+    annotation = 0 if scalar_leaves else -1
     builder = ModelBuilder(
         threshold_type="float64",
         leaf_output_type="float64",
@@ -154,7 +160,9 @@ def export_treelite(model):
             leaf_vector_shape=(n_outputs, width),
         ),
         tree_annotation=TreeAnnotation(
-            num_tree=n_trees, target_id=[-1] * n_trees, class_id=[-1] * n_trees
+            num_tree=n_trees,
+            target_id=[annotation] * n_trees,
+            class_id=[annotation] * n_trees,
         ),
         postprocessor=PostProcessorFunc(name=postprocessor),
         base_scores=[0.0] * (n_outputs * width),
@@ -163,7 +171,8 @@ def export_treelite(model):
         value = tree.value
 
         def leaf_vector(node, value=value):
-            return [float(v) for v in np.ravel(value[node])]
+            leaf = [float(v) for v in np.ravel(value[node])]
+            return leaf[0] if scalar_leaves else leaf
 
         _add_tree(builder, tree, leaf_vector)
     return builder.commit()
