@@ -32,6 +32,7 @@ MONOTONIC_FEATURES = 3  # constrained: the first three features increase the lab
 
 @dataclass(frozen=True)
 class FeatureCase:
+    key: str  # for --cases
     name: str
     data: str
     reference: str
@@ -110,6 +111,7 @@ _forest_ours, _forest_theirs = _forest("RandomForestClassifier", "RandomForestCl
 
 CASES = (
     FeatureCase(
+        "extra_trees",
         "extra trees (10, full depth)",
         "higgs",
         "scikit-learn ExtraTreesClassifier(10)",
@@ -119,6 +121,7 @@ CASES = (
         "(scikit-learn reads the drawn features' rows, unsorted)",
     ),
     FeatureCase(
+        "random_forest",
         "random forest (10, full depth)",
         "higgs",
         "scikit-learn RandomForestClassifier(10)",
@@ -126,6 +129,7 @@ CASES = (
         _forest_theirs,
     ),
     FeatureCase(
+        "categorical",
         "native categorical (full depth)",
         "adult",
         "scikit-learn tree on the ordinal codes",
@@ -137,6 +141,7 @@ CASES = (
         cause="about 3 ms fixed Python cost per fit and per level; the subset search",
     ),
     FeatureCase(
+        "multiway",
         "multiway (ID3) splits (full depth)",
         "adult",
         "scikit-learn tree on the ordinal codes",
@@ -153,6 +158,7 @@ CASES = (
         cause="multiway nodes are grown level by level to the end (not in the subtree finisher)",
     ),
     FeatureCase(
+        "oblique",
         "oblique splits (depth 10)",
         "higgs",
         "scikit-learn tree (axis-parallel), depth 10",
@@ -161,6 +167,7 @@ CASES = (
         cause="an exact threshold search by sorting each projection; no histogram search",
     ),
     FeatureCase(
+        "feature_costs",
         "feature costs (full depth)",
         "higgs",
         "scikit-learn tree (no costs)",
@@ -172,6 +179,7 @@ CASES = (
         cause="cost-sensitive selection grows level by level (not in the subtree finisher)",
     ),
     FeatureCase(
+        "exact_two_outputs",
         "exact splits, two outputs (full depth)",
         "two_labels",
         "scikit-learn tree, two outputs",
@@ -180,6 +188,7 @@ CASES = (
         cause="several outputs are grown level by level (not in the subtree finisher)",
     ),
     FeatureCase(
+        "monotonic",
         "monotonic constraints (full depth)",
         "higgs",
         "scikit-learn tree with monotonic_cst",
@@ -194,6 +203,7 @@ CASES = (
         cause="constrained nodes are searched level by level (not in the subtree finisher)",
     ),
     FeatureCase(
+        "poisson",
         "poisson (depth 10)",
         "counts",
         "scikit-learn DecisionTreeRegressor(criterion='poisson'), depth 10",
@@ -203,6 +213,7 @@ CASES = (
         cause="Poisson is searched level by level (not in the subtree finisher)",
     ),
     FeatureCase(
+        "absolute_error",
         "absolute error (depth 10)",
         "counts",
         "scikit-learn DecisionTreeRegressor(criterion='absolute_error'), depth 10",
@@ -211,6 +222,7 @@ CASES = (
         regression=True,
     ),
     FeatureCase(
+        "prediction",
         f"prediction (depth {PREDICT_DEPTH})",
         "higgs",
         f"scikit-learn tree's predict, depth {PREDICT_DEPTH}",

@@ -58,9 +58,10 @@ constraints, Poisson, absolute error, prediction) at every ``--rows`` size, gpu_
 against the reference a user would otherwise reach for, one after the other in this run:
 median seconds of the fit (or, for prediction, of predicting the training rows), the
 ratio reference / gpu_tree, the quality on held-out rows, and every figure below 1× with
-the cause its profile found. Each side first fits 5,000 rows untimed (past
-kernels/python_mode.py's size, so its kernels compile); a side whose fit is projected
-past ``--max-fit-seconds`` is skipped, gpu_tree's too.
+the cause its profile found. Each side first runs once untimed at each size (numba
+compiles, or loads from its cache, the kernels of the paths a size takes on their first
+call); a side whose fit is projected past ``--max-fit-seconds`` is skipped, gpu_tree's
+too.
 
 How to run (from the repository root)
 -------------------------------------
@@ -86,7 +87,7 @@ import statistics
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -111,8 +112,6 @@ QUICK_ROWS = (1_000, 10_000, 100_000)
 DEFAULT_DEPTHS = (5, 10, None)
 BINS = 256
 WARMUP_ROWS = 500
-# Past kernels/python_mode.py's size, so that the features' warm-up compiles their kernels.
-FEATURE_WARMUP_ROWS = 5_000
 GROWTH_EXPONENT = 1.15  # fit time ~ rows^1.15 (a little worse than linear): projections
 GRID_DEPTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, None]
 GRID_FOLDS = 5
@@ -507,16 +506,19 @@ def feature_data(kind: str, rows: int, args, adult: list) -> Data:
 
 
 def measure_case(case, make, data: Data, args) -> Measured:
-    """Median fit (or predict) seconds of ``args.repeats`` runs, and the model's quality
+    """Median fit (or predict) seconds of ``args.repeats`` runs after one untimed run at
+    the same size (numba compiles a kernel for the paths a size takes, or loads it from
+    its cache, on the first call: not the work measured here), and the model's quality
     on the held-out rows."""
     out = Measured(case.name)
-    model = None
+    model = make(data, args).fit(data.X_train, data.y_train)
+    model.predict(data.X_train)
     for _ in range(args.repeats):
-        if case.timed == "fit" or model is None:
+        if case.timed == "fit":
             model = None
             model = make(data, args)
             seconds, _ = timed(lambda m=model: m.fit(data.X_train, data.y_train))
-        if case.timed == "predict":
+        else:
             seconds, _ = timed(lambda m=model: m.predict(data.X_train))
         out.fit_seconds.append(seconds)
         if sum(out.fit_seconds) > args.max_fit_seconds:
@@ -531,6 +533,8 @@ def feature_matrix(args) -> list[dict]:
     adult = []
     entries = []
     for case in features.CASES:
+        if args.cases and case.key not in args.cases:
+            continue
         history = {"gpu_tree": [], "reference": []}
         sizes_done = set()
         for rows in args.rows:
@@ -543,19 +547,12 @@ def feature_matrix(args) -> list[dict]:
             if n in sizes_done:
                 continue
             sizes_done.add(n)
-            warm = replace(
-                data,
-                X_train=data.X_train[:FEATURE_WARMUP_ROWS],
-                y_train=data.y_train[:FEATURE_WARMUP_ROWS],
-            )
             results = {}
             for side, make in (("gpu_tree", case.ours), ("reference", case.theirs)):
                 projected = projected_seconds(history[side], n)
                 if projected > args.max_fit_seconds:
                     results[side] = Measured(side, status=f"skipped: projected {projected:.0f} s")
                     continue
-                if not history[side]:
-                    make(warm, args).fit(warm.X_train, warm.y_train)  # compile, first calls
                 try:
                     results[side] = measure_case(case, make, data, args)
                 except Exception as exc:  # a failure is reported, not fatal
@@ -567,6 +564,7 @@ def feature_matrix(args) -> list[dict]:
             entries.append(
                 {
                     "case": case.name,
+                    "key": case.key,
                     "reference": case.reference,
                     "timed": case.timed,
                     "rows": n,
@@ -857,6 +855,11 @@ def parse_args(argv=None):
     )
     parser.add_argument("--max-fit-seconds", type=float, default=120.0)
     parser.add_argument("--parts", default="sweep,gridsearch", help="sweep, gridsearch, features")
+    parser.add_argument(
+        "--cases",
+        help="the features part's cases, comma list (default all): "
+        + ", ".join(c.key for c in features.CASES),
+    )
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
@@ -877,10 +880,12 @@ def parse_args(argv=None):
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     args.parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    args.cases = [c.strip() for c in (args.cases or "").split(",") if c.strip()]
     for what, chosen, allowed in [
         ("data sets", args.datasets, DATASETS),
         ("peers", args.peers, PEER_NAMES),
         ("parts", args.parts, ("sweep", "gridsearch", "features")),
+        ("cases", args.cases, [c.key for c in features.CASES]),
     ]:
         unknown = set(chosen) - set(allowed)
         if unknown:

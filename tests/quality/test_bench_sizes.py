@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _shared_data import dataset_path
 
@@ -145,3 +146,41 @@ def test_the_penguins_grid_search_runs_fifty_fits_per_tool(tmp_path):
     )
     header, body = _table_rows(stdout, "tool")
     assert [row[0] for row in body] == ["gpu_tree", "sklearn"]
+
+
+def test_the_features_part_measures_each_case_against_its_reference(tmp_path):
+    """Two cases at two sizes: both sides timed at each, the ratio theirs / ours, the
+    quality of both, and every figure below 1× listed with its case's cause."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "features.json"
+    stdout = _run(
+        *("--parts", "features", "--cases", "random_forest,prediction"),
+        *("--rows", "0.3k,0.6k", "--repeats", "2", "--json", str(out)),
+    )
+    entries = json.loads(out.read_text())["features"]
+    assert [(e["key"], e["rows"]) for e in entries] == [
+        ("random_forest", 300),
+        ("random_forest", 600),
+        ("prediction", 300),
+        ("prediction", 600),
+    ]
+    for e in entries:
+        assert len(e["gpu_tree_seconds"]) == len(e["reference_seconds"]) == 2
+        ours, theirs = np.median(e["gpu_tree_seconds"]), np.median(e["reference_seconds"])
+        assert e["ratio"] == pytest.approx(theirs / ours)
+        assert 40 <= e["gpu_tree_quality"] <= 100 and 40 <= e["reference_quality"] <= 100
+    header, body = _table_rows(stdout, "feature")
+    assert len(body) == 4 and header[6] == "ratio"
+    below = [e for e in entries if e["ratio"] < 1]
+    for e in below:
+        assert f"{e['case']}, {e['rows']:,} rows: {e['ratio']:.2f}x" in stdout
+
+
+def test_an_unknown_feature_case_is_refused_by_name():
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "bench_sizes.py"), "--parts", "features", "--cases", "boost"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "unknown cases ['boost']" in result.stderr
