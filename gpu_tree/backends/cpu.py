@@ -360,7 +360,7 @@ class CPUHistogramBackend(_CPUBackend):
         regression = not layout.is_classification
         no_rows = np.zeros(0)
         has_categorical = bool(np.any(categories.is_categorical))
-        cpu_subtrees.finisher(has_categorical)(
+        cpu_subtrees.finisher(has_categorical, rules.random_thresholds)(
             self.X_binned,
             partition.sample_indices,
             start,

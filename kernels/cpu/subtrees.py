@@ -48,6 +48,14 @@ Each subtree works on a private copy of its rows (local indices 0..n-1): its bin
 feature by feature, its statistics, and per feature the rows sorted by code. A split
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
 compact histogram is one pass over its rows per feature, with no sort and no n_bins term.
+
+Extremely randomised trees read about max_features features a node (those met in draw
+order), where keeping 28 sorted lists made every split move every feature's rows (most of
+a fully grown forest's finisher time). Their variant (``one_row_order``, compiled apart)
+keeps one row order per subtree, a node a contiguous range of it, and builds a drawn
+feature's compact histogram from the node's rows in that order: the codes met are summed
+by code and listed in code order (``_compact_feature_of_rows``), the same histogram. A
+split partitions the one list.
 """
 
 import hashlib
@@ -255,6 +263,82 @@ def _compact_feature(
     return _filled_bins(n_nonempty, missing, use_missing, f)
 
 
+@borrowing_njit(forceinline=True)
+def _compact_feature_of_rows(
+    rows,
+    codes,
+    stats,
+    f,
+    start,
+    end,
+    use_missing,
+    missing_code,
+    hist,
+    missing,
+    bin_code,
+    n_nonempty,
+    code_met,
+    code_sums,
+    codes_met,
+):
+    """:func:`_compact_feature`'s histogram of feature f, from the node's rows
+    ``rows[start:end]`` in any order: each code's statistics summed in ``code_sums``
+    (n_bins, channels) as it is met (``code_met``, n_bins, all False on entry and on
+    return; ``codes_met``: room for the node's codes), then the codes met written in
+    order: by a scan of the codes between the lowest and highest met, or, where that
+    range is wide next to the codes met (a deep node's few rows), by an insertion sort
+    of them. Returns what :func:`_compact_feature` returns."""
+    n_channels = stats.shape[1]
+    node_width = hist.shape[2]
+    for c in range(n_channels):
+        missing[0, f, c] = 0
+    n_met = 0
+    lowest = code_met.shape[0]
+    highest = -1
+    for j in range(start, end):
+        i = rows[j]
+        code = codes[f, i]
+        if use_missing and code == missing_code:
+            for c in range(n_channels):
+                missing[0, f, c] += stats[i, c]
+            continue
+        if code_met[code]:
+            for c in range(n_channels):
+                code_sums[code, c] += stats[i, c]
+        else:
+            code_met[code] = True
+            codes_met[n_met] = code
+            n_met += 1
+            lowest = min(lowest, code)
+            highest = max(highest, code)
+            for c in range(n_channels):
+                code_sums[code, c] = stats[i, c]
+    if highest - lowest < n_met * n_met // 4 + 8:
+        position = 0
+        for code in range(lowest, highest + 1):
+            if code_met[code]:
+                bin_code[f, position] = code
+                position += 1
+    else:
+        for p in range(n_met):
+            code = codes_met[p]
+            q = p
+            while q > 0 and bin_code[f, q - 1] > code:
+                bin_code[f, q] = bin_code[f, q - 1]
+                q -= 1
+            bin_code[f, q] = code
+    for p in range(n_met):
+        code = bin_code[f, p]
+        code_met[code] = False
+        for c in range(n_channels):
+            hist[0, f, p, c] = code_sums[code, c]
+    for b in range(n_met, node_width):
+        for c in range(n_channels):
+            hist[0, f, b, c] = 0
+    n_nonempty[0, f] = n_met
+    return _filled_bins(n_nonempty, missing, use_missing, f)
+
+
 @njit(cache=True, inline="always")
 def _filled_bins(n_nonempty, missing, use_missing, f):
     """The bins feature f fills in the node: its present codes, plus 1 where missing rows
@@ -267,25 +351,30 @@ def _filled_bins(n_nonempty, missing, use_missing, f):
     return filled
 
 
-def _variant(function, with_categorical):
+def _variant(function, with_categorical, one_row_order):
     """``function`` named after its variant: numba names a compiled function's symbols and
     its cache files after the Python function's qualified name, and two variants under
     one name could meet in one process, one from the disk cache and one compiled there,
     where a call could reach the other's code."""
-    suffix = "_categorical" if with_categorical else "_numeric"
+    if one_row_order:
+        suffix = "_one_row_order"
+    else:
+        suffix = "_categorical" if with_categorical else "_numeric"
     function.__name__ += suffix
     function.__qualname__ += suffix
     return function
 
 
-def _compile_finish_subtrees(source_hash, with_categorical):
+def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
     # The helpers' source hash is in the cache key (see kernels/cpu/prediction.py's WALK_SOURCE_HASH).
     # ``with_categorical`` is a constant of the compiled code: where it is False, numba
     # prunes the categorical search before typing it, and a fit without categorical
     # features does not compile it (about half the finisher's first compile). The loop
     # over the roots and a subtree's growth are one function: a kernel that called
     # another compiled function would optimise and emit the callee's code again inside
-    # its own (about 6 s of a first run).
+    # its own (about 6 s of a first run). ``one_row_order`` is one too: where True (extremely
+    # randomised trees, numeric features), one row order per subtree replaces the sorted
+    # lists (the module docstring), and a plain fit does not compile that variant.
     def finish_subtrees(
         X_binned,
         sample_indices,
@@ -396,26 +485,38 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 if regression:
                     local_centred[j] = centred[rows[j]]
                     local_weight[j] = weight[rows[j]]
-            # Per feature, the local rows sorted by bin code (missing values' code included),
-            # stably: by counting where the codes are few next to the rows (a tenth of a
-            # merge sort's time at 1,000 rows), else by a merge sort.
-            order = np.empty((n_features, n), dtype=np.int64)
             scratch = np.empty(n, dtype=np.int64)
-            if n_bins <= 4 * n:
-                next_of_code = np.empty(n_bins + 1, dtype=np.int64)
-                for f in range(n_features):
-                    next_of_code[:] = 0
-                    for j in range(n):
-                        next_of_code[codes[f, j] + 1] += 1
-                    for b in range(n_bins):
-                        next_of_code[b + 1] += next_of_code[b]
-                    for j in range(n):
-                        code = codes[f, j]
-                        order[f, next_of_code[code]] = j
-                        next_of_code[code] += 1
+            if one_row_order:
+                # One row order (one list), a node a contiguous range of it; the codes met
+                # while a feature's histogram is built, by code.
+                n_lists = 1
+                order = np.empty((1, n), dtype=np.int64)
+                for j in range(n):
+                    order[0, j] = j
+                code_met = np.zeros(n_bins, dtype=np.bool_)
+                code_sums = np.empty((n_bins, n_channels), dtype=np.int64)
+                codes_met = np.empty(min(n, n_bins), dtype=np.int64)
             else:
-                for f in range(n_features):
-                    _stable_order(codes[f], order[f], scratch)
+                # Per feature, the local rows sorted by bin code (missing values' code
+                # included), stably: by counting where the codes are few next to the rows (a
+                # tenth of a merge sort's time at 1,000 rows), else by a merge sort.
+                n_lists = n_features
+                order = np.empty((n_features, n), dtype=np.int64)
+                if n_bins <= 4 * n:
+                    next_of_code = np.empty(n_bins + 1, dtype=np.int64)
+                    for f in range(n_features):
+                        next_of_code[:] = 0
+                        for j in range(n):
+                            next_of_code[codes[f, j] + 1] += 1
+                        for b in range(n_bins):
+                            next_of_code[b + 1] += next_of_code[b]
+                        for j in range(n):
+                            code = codes[f, j]
+                            order[f, next_of_code[code]] = j
+                            next_of_code[code] += 1
+                else:
+                    for f in range(n_features):
+                        _stable_order(codes[f], order[f], scratch)
             goes_left = np.zeros(n, dtype=np.uint8)
 
             width = min(n, n_bins)
@@ -563,20 +664,39 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 build_all = not drawing or has_categorical
                 if build_all:
                     for f in range(n_features):
-                        _compact_feature(
-                            order,
-                            codes,
-                            stats,
-                            f,
-                            start,
-                            end,
-                            use_missing,
-                            missing_code,
-                            hist,
-                            missing,
-                            bin_code,
-                            n_nonempty,
-                        )
+                        if one_row_order:
+                            _compact_feature_of_rows(
+                                order[0],
+                                codes,
+                                stats,
+                                f,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                                code_met,
+                                code_sums,
+                                codes_met,
+                            )
+                        else:
+                            _compact_feature(
+                                order,
+                                codes,
+                                stats,
+                                f,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                            )
                 first_drawn = 0
                 if drawing:
                     # The n_drawn non-constant features of lowest draw (ties: the lower).
@@ -596,6 +716,24 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                         met[at] = True
                         if build_all:
                             filled = _filled_bins(n_nonempty, missing, use_missing, at)
+                        elif one_row_order:
+                            filled = _compact_feature_of_rows(
+                                order[0],
+                                codes,
+                                stats,
+                                at,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                                code_met,
+                                code_sums,
+                                codes_met,
+                            )
                         else:
                             filled = _compact_feature(
                                 order,
@@ -773,8 +911,12 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                     split_code = bin_code[feature, winner[WINNER_BIN]]
                     next_bin = winner[WINNER_NEXT_BIN]
                     next_code = bin_code[feature, next_bin] if next_bin >= 0 else -1
+                if one_row_order:
+                    listed = 0  # the one row order
+                else:
+                    listed = feature  # the feature's sorted rows
                 for j in range(start, end):
-                    i = order[feature, j]
+                    i = order[listed, j]
                     code = codes[feature, i]
                     if use_missing and code == missing_code:
                         goes_left[i] = 1 if missing_left else 0
@@ -782,9 +924,10 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                         goes_left[i] = code_goes_left[code]
                     else:
                         goes_left[i] = 1 if code <= split_code else 0
-                # Every feature's sorted rows, partitioned stably: left rows first.
+                # Every list (each feature's sorted rows, or the one row order), partitioned
+                # stably: left rows first.
                 n_left = 0
-                for f in range(n_features):
+                for f in range(n_lists):
                     n_left = 0
                     n_right = 0
                     for j in range(start, end):
@@ -831,11 +974,12 @@ def _compile_finish_subtrees(source_hash, with_categorical):
                 n_nodes += 2
             out_count[r] = -1 if failed else n_nodes
 
-    return njit(cache=True, nogil=True)(_variant(finish_subtrees, with_categorical))
+    return njit(cache=True, nogil=True)(_variant(finish_subtrees, with_categorical, one_row_order))
 
 
-finish_subtrees_numeric = _compile_finish_subtrees(SOURCE_HASH, False)
-finish_subtrees_categorical = _compile_finish_subtrees(SOURCE_HASH, True)
+finish_subtrees_numeric = _compile_finish_subtrees(SOURCE_HASH, False, False)
+finish_subtrees_categorical = _compile_finish_subtrees(SOURCE_HASH, True, False)
+finish_subtrees_one_row_order = _compile_finish_subtrees(SOURCE_HASH, False, True)
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
@@ -864,9 +1008,16 @@ finish_subtrees_numeric = ThreadedWhenLarge(
 finish_subtrees_categorical = ThreadedWhenLarge(
     finish_subtrees_categorical, node_values, _ROOT_ARGUMENTS, ("out_offset",), _root_rows
 )
+finish_subtrees_one_row_order = ThreadedWhenLarge(
+    finish_subtrees_one_row_order, node_values, _ROOT_ARGUMENTS, ("out_offset",), _root_rows
+)
 
 
-def finisher(has_categorical: bool):
+def finisher(has_categorical: bool, random_thresholds: bool = False):
     """The subtree finisher for a fit: ``finish_subtrees`` above, compiled with the
-    categorical search only where the fit has categorical features."""
-    return finish_subtrees_categorical if has_categorical else finish_subtrees_numeric
+    categorical search only where the fit has categorical features, and with one row
+    order per subtree for extremely randomised trees on numeric features (their fits
+    refuse categorical ones)."""
+    if has_categorical:
+        return finish_subtrees_categorical
+    return finish_subtrees_one_row_order if random_thresholds else finish_subtrees_numeric
