@@ -755,3 +755,24 @@ def test_model_files_benchmark_compares_packed_and_list_files(tmp_path):
     for row in report["models"].values():  # packed files are the smaller ones
         assert row["packed"]["bytes"] < row["lists"]["bytes"]
         assert row["size_ratio"] == row["lists"]["bytes"] / row["packed"]["bytes"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's /proc only")
+def test_memory_benchmark_reads_each_fits_own_peak(tmp_path):
+    """Each tool in a child of its own: its peak resident size during the second fit,
+    never below the resident size before it, and the fit's seconds."""
+    pytest.importorskip("sklearn")
+    out = tmp_path / "memory.json"
+    stdout = _run(
+        "bench_memory.py",
+        *("--rows", "3000", "--depth", "4", "--tools", "gpu_tree,sklearn"),
+        *("--repeats", "2", "--json", str(out)),
+    )
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"gpu_tree", "sklearn"}
+    for tool, r in results.items():
+        assert r["status"] == "ok" and len(r["runs"]) == 2, tool
+        for run in r["runs"]:
+            assert 20 < run["peak_before_mib"] <= run["peak_after_mib"] < 4096, tool
+            assert run["fit_seconds"] > 0
+    assert re.search(r"^\| gpu_tree \| \d+ \| \d+ \| [\d.]+ \| 1\.00 \|$", stdout, re.M)
