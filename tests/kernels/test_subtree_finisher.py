@@ -22,6 +22,7 @@ from gpu_tree import (
 )
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.datasets import make_higgs_like
+from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 
 EVERY_NODE = 10**12  # the finisher grows the whole tree from the root
 
@@ -204,6 +205,96 @@ def test_extra_trees_random_splits_are_drawn_there_as_level_wise(
         assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
         assert a.tree_.node_count > 7
     np.testing.assert_array_equal(level_wise.predict(X), finished.predict(X))
+
+
+@pytest.mark.parametrize("max_bins", [256, 4000])
+def test_extra_trees_are_finished_on_one_row_order(monkeypatch, max_bins):
+    """Extremely randomised trees are finished by the variant that keeps one row order
+    per subtree and builds a drawn feature's histogram from a node's rows unsorted
+    (``finish_subtrees_one_row_order``): the level-wise trees, with missing values, with
+    bins enough for a scan of each node's codes, and with more bins than rows (a deep
+    node's codes put in order by insertion)."""
+    chosen = []
+    finisher = cpu_subtrees.finisher
+
+    def spied(has_categorical, random_thresholds=False):
+        kernel = finisher(has_categorical, random_thresholds)
+        chosen.append(kernel)
+        return kernel
+
+    monkeypatch.setattr(cpu_subtrees, "finisher", spied)
+    X, y, _ = _data(1500, 21, missing=0.1)
+
+    def make():
+        return ExtraTreesClassifier(3, max_bins=max_bins, random_state=7)
+
+    level_wise, finished = _fit_both(monkeypatch, make, X, y)
+    assert chosen and all(k is cpu_subtrees.finish_subtrees_one_row_order for k in chosen)
+    for a, b in zip(level_wise.estimators_, finished.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+        assert a.tree_.node_count > 7
+
+
+def test_plain_trees_are_not_finished_on_one_row_order(monkeypatch):
+    """A best-split tree keeps the sorted lists' variant (a plain fit does not compile
+    the one-row-order one)."""
+    chosen = []
+    finisher = cpu_subtrees.finisher
+    monkeypatch.setattr(
+        cpu_subtrees, "finisher", lambda *args: chosen.append(finisher(*args)) or chosen[-1]
+    )
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, _ = _data(600, 6)
+    DecisionTreeClassifier().fit(X, y)
+    assert chosen and all(k is cpu_subtrees.finish_subtrees_numeric for k in chosen)
+
+
+@pytest.mark.parametrize("n_bins", [8, 5000])
+@pytest.mark.parametrize("use_missing", [False, True])
+def test_histogram_of_unsorted_rows_is_the_sorted_rows_histogram(n_bins, use_missing):
+    """A node's compact histogram of one feature built from its rows in any order (the
+    one-row-order variant) equals the one built from its rows sorted by code: the same
+    codes in order, sums, missing rows and filled bins; its scratch left clean. Few bins:
+    the codes met are listed by a scan; many: by insertion."""
+    from gpu_tree.kernels.cpu.subtrees import _compact_feature, _compact_feature_of_rows
+
+    rng = np.random.default_rng(n_bins)
+    n, n_channels, f, start, end = 60, 3, 1, 7, 50
+    codes = rng.integers(0, n_bins, size=(2, n))
+    codes[f, start : start + 4] = codes[f, end - 1]  # repeated codes
+    missing_code = n_bins - 1
+    codes[f, start + 5 : start + 9] = missing_code
+    stats = rng.integers(0, 5, size=(n, n_channels))
+    rows = rng.permutation(n)
+    by_code = rows.copy()
+    by_code[start:end] = rows[start:end][np.argsort(codes[f, rows[start:end]], kind="stable")]
+    width = min(end - start, n_bins)
+
+    def outputs():
+        return (
+            np.full((1, 2, width, n_channels), -7),
+            np.full((1, 2, n_channels), -7),
+            np.full((2, width), -7),
+            np.full((1, 2), -7),
+        )
+
+    expected, got = outputs(), outputs()
+    filled = _compact_feature(
+        np.stack([by_code, by_code]), codes, stats, f, start, end, use_missing, missing_code,
+        *expected,
+    )  # fmt: skip
+    code_met = np.zeros(n_bins, dtype=np.bool_)
+    assert filled == _compact_feature_of_rows(
+        rows, codes, stats, f, start, end, use_missing, missing_code, *got,
+        code_met, np.empty((n_bins, n_channels), dtype=np.int64), np.empty(width, dtype=np.int64),
+    )  # fmt: skip
+    hist, missing, bin_code, n_nonempty = got
+    assert n_nonempty[0, f] == expected[3][0, f] > 5
+    np.testing.assert_array_equal(hist, expected[0])
+    np.testing.assert_array_equal(missing, expected[1])
+    present = n_nonempty[0, f]
+    np.testing.assert_array_equal(bin_code[f, :present], expected[2][f, :present])
+    assert not code_met.any()
 
 
 def test_not_used_with_multiway_categorical_splits(monkeypatch):
