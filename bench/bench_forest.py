@@ -33,6 +33,10 @@ and gpu_tree's ``n_batches_`` (how many batches its trees grew in, each batch's 
 one histogram pass); with ``--accuracy`` also each tool's accuracy on the held-out rows.
 Threads: ``--n-jobs`` (default: the usable cores) for every CPU tool.
 
+``--extra-trees``: extremely randomised trees instead, gpu_tree.ExtraTreesClassifier
+against scikit-learn's ExtraTreesClassifier (the one peer that has them), both with the
+settings above and every row per tree (their default, no bootstrap).
+
 ``--datasets [NAMES]``: instead of the timing above, accuracy on real data read in place
 from ../shared/datasets (skipped, with a note, where that folder is absent): ``higgs``
 (the 7,000 + 500-row HIGGS sample of LightGBM's examples, one table), ``adult`` and
@@ -51,6 +55,7 @@ How to run (from the repository root)
     python bench/bench_forest.py --rows 20k --trees 20 --repeats 1 --accuracy   # seconds
     python bench/bench_forest.py --rows 1M --accuracy --json /tmp/forest.json
     python bench/bench_forest.py --rows 1M --device cuda --tools gpu_tree,xgboost,cuml
+    python bench/bench_forest.py --rows 100k --trees 10 --depth full --extra-trees
     python bench/bench_forest.py --datasets                      # higgs, adult, letter
     python bench/bench_forest.py --datasets letter --depth full --seeds 5
 
@@ -84,6 +89,7 @@ from gpu_tree.app.machine import machine_info  # noqa: E402
 from gpu_tree.app.peers import FOREST_PEERS, ForestWork, PeerWork  # noqa: E402
 
 TOOLS = ("gpu_tree", *FOREST_PEERS)
+EXTRA_TREES_TOOLS = ("gpu_tree", "sklearn")  # the peers with extremely randomised trees
 BINS = 256
 WARMUP_ROWS = 1_000
 WARMUP_TREES = 2
@@ -102,9 +108,10 @@ def usable_cores() -> int:
 
 
 def gpu_tree_forest(args, categorical=None, trees=None):
-    from gpu_tree import RandomForestClassifier
+    from gpu_tree import ExtraTreesClassifier, RandomForestClassifier
 
-    return RandomForestClassifier(
+    forest = ExtraTreesClassifier if getattr(args, "extra_trees", False) else RandomForestClassifier
+    return forest(
         n_estimators=args.trees if trees is None else trees,
         max_depth=args.depth,
         max_features=args.max_features,
@@ -133,6 +140,8 @@ def make_tool(name: str, args, n_features: int, rows: int):
     ``trees``), and the device it runs on."""
     if name == "gpu_tree":
         return (lambda trees=None: gpu_tree_forest(args, trees=trees)), args.device
+    if args.extra_trees:  # scikit-learn's (parse_args allows no other peer)
+        return (lambda trees=None: sklearn_extra_trees(args, n_features, rows, trees)), "cpu"
     peer = FOREST_PEERS[name]
     work = forest_work(args, n_features, rows)
     return (lambda trees=None: peer.make(forest_work(args, n_features, rows, trees))), (
@@ -140,7 +149,18 @@ def make_tool(name: str, args, n_features: int, rows: int):
     )
 
 
-def label(name: str) -> str:
+def sklearn_extra_trees(args, n_features: int, rows: int, trees=None):
+    """scikit-learn's ExtraTreesClassifier with its random forest's settings here, every
+    row per tree (its default, as gpu_tree's)."""
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    settings = FOREST_PEERS["sklearn"].settings(forest_work(args, n_features, rows, trees))
+    return ExtraTreesClassifier(**{**settings, "bootstrap": False})
+
+
+def label(name: str, extra_trees: bool = False) -> str:
+    if extra_trees:
+        return {"gpu_tree": "gpu_tree", "sklearn": "scikit-learn"}[name] + " ExtraTreesClassifier"
     if name == "gpu_tree":
         return "gpu_tree RandomForestClassifier"
     return FOREST_PEERS[name].label
@@ -192,9 +212,9 @@ def _to_host(values) -> np.ndarray:
     return np.asarray(values.get() if hasattr(values, "get") else values)
 
 
-def measure(name, make, device, data, repeats) -> Measured:
+def measure(name, make, device, data, repeats, extra_trees=False) -> Measured:
     X_train, y_train, X_test, y_test = data
-    out = Measured(name, label(name), device)
+    out = Measured(name, label(name, extra_trees), device)
     try:
         # Untimed warm-up: a small forest on a slice, then a forest of WARMUP_TREES on
         # every training row (compilation or its cache load for the sizes of the timed
@@ -245,7 +265,7 @@ def synthetic(args) -> dict:
     results = []
     for name in args.tools:
         make, device = make_tool(name, args, args.features, args.rows)
-        result = measure(name, make, device, data, args.repeats)
+        result = measure(name, make, device, data, args.repeats, args.extra_trees)
         results.append(result)
         print(f"  {name}: {_progress(result)}", file=sys.stderr, flush=True)
     fill_ratios(results)
@@ -464,6 +484,7 @@ def markdown_section(report: dict) -> str:
     args = report["args"]
     versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
     depth = "none (fully grown)" if args["depth"] is None else args["depth"]
+    kind = "extremely randomised trees (no bootstrap), " if args.get("extra_trees") else ""
     lines = [
         f"## Random forests, {report['date_utc']}",
         "",
@@ -472,7 +493,7 @@ def markdown_section(report: dict) -> str:
         f"logical cores ({machine['usable_cores']} usable); load average at start "
         f"{machine['load_average_at_start']}; {args['n_jobs']} threads for every CPU tool",
         f"- Versions: {versions}",
-        f"- Forests: {args['trees']} trees, max_depth {depth}, max_features "
+        f"- Forests: {kind}{args['trees']} trees, max_depth {depth}, max_features "
         f"{args['max_features']!r}, 256 bins (where a tool bins)",
     ]
     for note in report["notes"]:
@@ -551,7 +572,7 @@ def parse_args(argv=None):
     parser.add_argument("--depth", type=_depth, default=10, help="max_depth, or full")
     parser.add_argument("--max-features", type=_max_features, default="sqrt")
     parser.add_argument("--repeats", type=int, default=3, help="fits per tool (median)")
-    parser.add_argument("--tools", default=",".join(TOOLS), help=f"from {', '.join(TOOLS)}")
+    parser.add_argument("--tools", help=f"from {', '.join(TOOLS)} (default: every one)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument(
         "--accuracy", action="store_true", help="also report accuracy on the held-out 20 %%"
@@ -563,16 +584,25 @@ def parse_args(argv=None):
         help="instead: accuracy on real data sets against scikit-learn "
         f"(default {','.join(REAL_DATASETS)})",
     )
+    parser.add_argument(
+        "--extra-trees",
+        action="store_true",
+        help="ExtraTreesClassifier against scikit-learn's (tools: gpu_tree, sklearn)",
+    )
     parser.add_argument("--seeds", type=int, default=3, help="--datasets: splits averaged")
     parser.add_argument("--n-jobs", type=int, default=usable_cores(), help="CPU threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     parser.add_argument("--markdown", metavar="PATH", help="also write the section here")
     args = parser.parse_args(argv)
-    args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    unknown = set(args.tools) - set(TOOLS)
+    choices = EXTRA_TREES_TOOLS if args.extra_trees else TOOLS
+    tools = ",".join(choices) if args.tools is None else args.tools
+    args.tools = [t.strip() for t in tools.split(",") if t.strip()]
+    unknown = set(args.tools) - set(choices)
     if unknown:
-        parser.error(f"unknown tools {sorted(unknown)}; choose from {list(TOOLS)}")
+        parser.error(f"unknown tools {sorted(unknown)}; choose from {list(choices)}")
+    if args.extra_trees and args.datasets is not None:
+        parser.error("--extra-trees times the synthetic rows only, not --datasets")
     if args.datasets is not None:
         args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
         unknown = set(args.datasets) - set(REAL_DATASETS)
