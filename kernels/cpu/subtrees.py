@@ -50,8 +50,9 @@ partitions every feature's sorted rows stably, so each child's rows stay sorted:
 compact histogram is one pass over its rows per feature, with no sort and no n_bins term.
 
 Extremely randomised trees read about max_features features a node (those met in draw
-order), where keeping 28 sorted lists made every split move every feature's rows (most of
-a fully grown forest's finisher time). Their variant (``one_row_order``, compiled apart)
+order) and need no sorted order, where sorting every feature's rows per subtree and moving
+them all at every split took about a third of the finisher's time (10 fully grown trees
+on 100k HIGGS-like rows; bench/RESULTS.md, 2026-11-28). Their variant (``one_row_order``, compiled apart)
 keeps one row order per subtree, a node a contiguous range of it, and builds a drawn
 feature's compact histogram from the node's rows in that order: the codes met are summed
 by code and listed in code order (``_compact_feature_of_rows``), the same histogram. A
