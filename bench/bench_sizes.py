@@ -58,7 +58,8 @@ constraints, Poisson, absolute error, prediction) at every ``--rows`` size, gpu_
 against the reference a user would otherwise reach for, one after the other in this run:
 median seconds of the fit (or, for prediction, of predicting the training rows), the
 ratio reference / gpu_tree, the quality on held-out rows, and every figure below 1× with
-the cause its profile found. Each side first runs once untimed at each size (numba
+the cause its profile found. Kernels are compiled at every size
+(``GPU_TREE_PYTHON_KERNELS=never``). Each side first runs once untimed at each size (numba
 compiles, or loads from its cache, the kernels of the paths a size takes on their first
 call); a side whose fit is projected past ``--max-fit-seconds`` is skipped, gpu_tree's
 too.
@@ -530,6 +531,10 @@ def measure_case(case, make, data: Data, args) -> Measured:
 def feature_matrix(args) -> list[dict]:
     """Every case of :data:`_feature_cases.CASES` at every size: gpu_tree's and its
     reference's median seconds, measured one after the other in this run."""
+    # Kernels compiled at every size: a small fit may otherwise run a kernel that has no
+    # compiled code yet as Python (kernels/python_mode.py), a fresh install's first
+    # minutes, not the steady state measured here.
+    os.environ["GPU_TREE_PYTHON_KERNELS"] = "never"
     adult = []
     entries = []
     for case in features.CASES:
