@@ -36,7 +36,8 @@ Times are wall clock (time.perf_counter, gc.collect() before each), the median o
 runtimes' first-call costs); throughput is rows per second of that median, and the ratio
 is the runtime's throughput over gpu_tree's in the same case (above 1: faster than
 gpu_tree). Every runtime gets ``--threads`` threads (numba's, onnxruntime's intra-op
-pool, GTIL's and TL2cgen's nthread).
+pool, GTIL's and TL2cgen's nthread; the last two no more than OMP_NUM_THREADS, where it
+is set, which they refuse to exceed).
 
 How to run (from the repository root)
 -------------------------------------
@@ -166,12 +167,20 @@ def prepare_onnxruntime(model, threads):
     return lambda inputs: session.run([output], {"X": inputs})[0]
 
 
+def openmp_threads(threads: int) -> int:
+    """``threads``, at most what OpenMP may start here (OMP_NUM_THREADS, where set):
+    Treelite and TL2cgen refuse more than that."""
+    limit = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return min(threads, int(limit)) if limit.isdigit() and int(limit) > 0 else threads
+
+
 def prepare_gtil(model, threads):
     import treelite
 
     import gpu_tree
 
     exported = gpu_tree.export_treelite(model)
+    threads = openmp_threads(threads)
     return lambda inputs: treelite.gtil.predict(exported, inputs, nthread=threads)
 
 
@@ -180,6 +189,7 @@ def prepare_tl2cgen(model, threads):
 
     import gpu_tree
 
+    threads = openmp_threads(threads)
     folder = Path(tempfile.mkdtemp(prefix="gpu_tree_tl2cgen_"))
     library = folder / "model.so"
     tl2cgen.export_lib(

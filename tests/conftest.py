@@ -57,3 +57,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture(autouse=True)
+def environment_as_it_was():
+    """Each test leaves the environment variables as it found them. A Dask LocalCluster
+    of worker processes sets OMP_NUM_THREADS, MKL_NUM_THREADS and others to 1 in the
+    process that starts it (distributed's pre-spawn environment) and leaves them there,
+    so every later child process of the run would get one OpenMP thread."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -109,7 +109,7 @@ def test_python_examples_run(tmp_path, monkeypatch, capsys):
     forests = _block(blocks, "RandomForestClassifier(")
     dag = _block(blocks, "DAGClassifier(")
     costs = _block(blocks, "feature_costs=")
-    oblique = _block(blocks, "ObliqueDecisionTreeClassifier(")
+    oblique = _block(blocks, 'ObliqueDecisionTreeClassifier(direction="lda")')
     in_memory = [b for b in blocks if "import cupy" not in b and "gpu_tree.dask" not in b]
     checked = [fit, saved, pruning, categorical, forests, dag, costs, oblique]
     assert all(b in in_memory for b in checked)  # the others: test_other_guide_examples_run
