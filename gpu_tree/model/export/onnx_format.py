@@ -141,21 +141,19 @@ def export_onnx(
 
     ``operator="legacy"``: ``TreeEnsembleClassifier`` / ``TreeEnsembleRegressor``
     (``ai.onnx.ml`` opset 3, default domain opset 13), which most runtimes in the field
-    read (:mod:`gpu_tree.model.export.onnx_legacy`): category sets unrolled into
-    equality tests, outputs float32 whatever ``dtype`` (float64: every row goes where
-    gpu_tree sends it, the leaves summed in float64 and rounded once to float32); a
-    single-output classifier also outputs its ``label`` first.
+    read: category sets unrolled into equality tests, outputs float32 whatever ``dtype``
+    (float64: every row goes where gpu_tree sends it, the leaves summed in float64 and
+    rounded once to float32); a single-output classifier also outputs its ``label`` first.
 
     Oblique trees (``ObliqueDecisionTreeClassifier`` / ``Regressor``): the graph computes
-    each oblique node's projection ``coefficients @ x`` in float64 and compares it with
-    the node's threshold before the tree operator reads the result
-    (:mod:`gpu_tree.model.export.onnx_oblique`). With ``projection="exact"`` the
-    projections are summed as gpu_tree sums them, feature by feature, and every row goes
+    each oblique node's projection ``coefficients @ x`` in float64 and compares it with the
+    node's threshold before the tree operator reads the result. With ``projection="exact"``
+    the projections are summed as gpu_tree sums them, feature by feature, and every row goes
     where gpu_tree sends it, in float32 exports too (float32 rows are cast to float64
-    first). With ``projection="matmul"`` one ``MatMul`` sums them in the runtime's
-    order: a row can take the other side only where its projection is within the
-    rounding of two sums of d terms of the threshold, 2·d·2⁻⁵³·Σ|c_j·x_j|. Oblique trees
-    take no NaN (``export_inputs`` refuses it, as their ``predict`` does).
+    first). With ``projection="matmul"`` one ``MatMul`` sums them in the runtime's order: a
+    row can take the other side only where its projection is within the rounding of two sums
+    of d terms of the threshold, 2·d·2⁻⁵³·Σ|c_j·x_j|. Oblique trees take no NaN
+    (``export_inputs`` refuses it, as their ``predict`` does).
 
     Refused, with a ``ValueError`` naming the way out: models that are not a tree or a
     forest of trees.
