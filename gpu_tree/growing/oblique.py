@@ -44,9 +44,11 @@ row counts on the host). For the work above, the level's nodes are padded into b
 a node of n rows goes to the batch of length P, the next power of two >= n (at least
 16), so that padding at most doubles the memory; a batch is a stack of arrays
 ``(B, P, ...)`` whose padding rows have weight zero, statistics zero and, when sorted,
-the value +inf (they sort last and are never candidates). Every reduction is then an
-``einsum`` (``"bpi,bpj->bij"`` gives the B Gram matrices ``A'WA``), a batched product
-with a vector, a ``cumsum`` along P or a batched ``xp.linalg.solve`` on ``(B, k, k)``;
+the value +inf (they sort last and are never candidates). Every reduction is then one
+of the B Gram matrices ``A'WA`` (on the CPU a compiled kernel, ``kernels/cpu/oblique.py``,
+that sums each entry row by row in row order, as numpy's ``einsum("bpi,bpj->bij")`` does,
+and skips the rows of weight zero; on a GPU that ``einsum``), a batched product with a
+vector, a ``cumsum`` along P or a batched ``xp.linalg.solve`` on ``(B, k, k)``;
 Newton steps stop per node once its step is below tolerance, and the nodes still
 running are gathered so that later steps cost only theirs. One node
 fitted alone (:func:`fit_direction`, :func:`best_thresholds`) is the batch of one node
@@ -74,6 +76,7 @@ from gpu_tree.growing.criteria import (
     score_tolerance,
     weighted_split_score,
 )
+from gpu_tree.kernels.cpu import oblique as cpu_oblique
 from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTree
 from gpu_tree.utils.device_copies import to_host
 
@@ -169,11 +172,17 @@ def best_thresholds(values, stats, layout, criterion, min_samples_leaf, xp=np):
 
 
 # -- directions -------------------------------------------------------------------------------
-def _gram(U, V, xp):
-    """(B, P, k), (B, P, k) -> (B, k, k): U' V per node. ``einsum`` rather than a batched
-    ``matmul``: numpy's runs as one C loop, where a multithreaded BLAS ``gemm`` of so
-    few columns was seen to stall for 0.5 s a call on a loaded machine."""
-    return xp.einsum("bpi,bpj->bij", U, V)
+def _gram(A, weight, xp):
+    """(B, P, k), (B, P) -> (B, k, k): A' W A per node, each entry summed row by row in
+    row order (``kernels/cpu/oblique.py``; numpy's ``einsum`` of the same product sums in
+    that order too, bit for bit). A multithreaded BLAS ``gemm`` of so few columns was
+    seen to stall for 0.5 s a call on a loaded machine, and rounds its sums otherwise;
+    a GPU's ``einsum`` rounds its own way (the module docstring)."""
+    if xp is np:
+        out = np.empty((A.shape[0], A.shape[2], A.shape[2]))
+        cpu_oblique.weighted_gram(np.ascontiguousarray(A), np.ascontiguousarray(weight), out)
+        return out
+    return xp.einsum("bpi,bpj->bij", A * weight[..., None], A)
 
 
 def _weighted_sum(weight, X):
@@ -223,7 +232,7 @@ def _newton(A, z, weight, max_iter, alpha, xp, loss):
             residual = -2.0 * weight * sign * slack
             curvature = 2.0 * weight * (slack > 0.0)
         gradient = _weighted_sum(residual, A) + penalty * b
-        hessian = _gram(A * curvature[..., None], A, xp) + ridge
+        hessian = _gram(A, curvature, xp) + ridge
         step = _solve(hessian, gradient, xp)
         b = b - step
         beta[live] = b
@@ -256,14 +265,14 @@ def _lda(Xs, z, weight, alpha, xp):
         total = xp.sum(w, axis=1)
         mean = _weighted_sum(w, Xs) / xp.where(total > 0, total, 1.0)[:, None]
         centred = Xs - mean[:, None]
-        scatter = scatter + _gram(centred * w[..., None], centred, xp)
+        scatter = scatter + _gram(centred, w, xp)
         means.append(mean)
     return _solve(scatter + alpha * xp.eye(d)[None], means[1] - means[0], xp)
 
 
 def _least_squares(Xs, y, weight, alpha, xp):
     target = y - xp.sum(weight * y, axis=1)[:, None]
-    gram = _gram(Xs * weight[..., None], Xs, xp)
+    gram = _gram(Xs, weight, xp)
     return _solve(gram + alpha * xp.eye(Xs.shape[2])[None], _weighted_sum(weight * target, Xs), xp)
 
 
