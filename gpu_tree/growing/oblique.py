@@ -45,10 +45,14 @@ a node of n rows goes to the batch of length P, the next power of two >= n (at l
 16), so that padding at most doubles the memory; a batch is a stack of arrays
 ``(B, P, ...)`` whose padding rows have weight zero, statistics zero and, when sorted,
 the value +inf (they sort last and are never candidates). Every reduction is then one
-of the B Gram matrices ``A'WA`` (on the CPU a compiled kernel, ``kernels/cpu/oblique.py``,
-that sums each entry row by row in row order, as numpy's ``einsum("bpi,bpj->bij")`` does,
-and skips the rows of weight zero; on a GPU that ``einsum``), a batched product with a
-vector, a ``cumsum`` along P or a batched ``xp.linalg.solve`` on ``(B, k, k)``;
+of: the B Gram matrices ``A'WA``, the weighted sums of the rows ``w'A``, the rows'
+products with a vector ``Ab``, a ``cumsum`` along P or a batched ``xp.linalg.solve`` on
+``(B, k, k)``. On the CPU the first three are compiled kernels (``kernels/cpu/oblique.py``)
+that sum in a fixed order: rows in row order (a Gram entry as numpy's
+``einsum("bpi,bpj->bij")`` sums it, bit for bit), columns in column order, rows of
+weight zero skipped (they add nothing); not BLAS, whose sums change with its thread
+count and whose threads stalled on a busy machine. On a GPU they are CuPy's ``einsum``
+and ``matmul``, which round their own way;
 Newton steps stop per node once its step is below tolerance, and the nodes still
 running are gathered so that later steps cost only theirs. One node
 fitted alone (:func:`fit_direction`, :func:`best_thresholds`) is the batch of one node
@@ -185,15 +189,32 @@ def _gram(A, weight, xp):
     return xp.einsum("bpi,bpj->bij", A * weight[..., None], A)
 
 
-def _weighted_sum(weight, X):
-    """(B, P) @ (B, P, d) -> (B, d)."""
+def _weighted_sum(weight, X, xp):
+    """(B, P), (B, P, d) -> (B, d): each node's weighted sum of its rows, in row order on
+    the CPU (``kernels/cpu/oblique.py``). A BLAS product's order depends on its threads:
+    OpenBLAS gave other bits with two threads than with one, and ran four times slower
+    with two on a busy two-core machine."""
+    if xp is np:
+        out = np.empty((X.shape[0], X.shape[2]))
+        cpu_oblique.weighted_sums(np.ascontiguousarray(weight), np.ascontiguousarray(X), out)
+        return out
     return (weight[:, None, :] @ X)[:, 0]
 
 
+def _row_dots(A, b, xp):
+    """(B, P, k), (B, k) -> (B, P): each row's product with its node's vector, summed in
+    column order on the CPU (``kernels/cpu/oblique.py``)."""
+    if xp is np:
+        out = np.empty(A.shape[:2])
+        cpu_oblique.row_dots(np.ascontiguousarray(A), np.ascontiguousarray(b), out)
+        return out
+    return (A @ b[..., None])[..., 0]
+
+
 def _standardise(X, weight, xp):
-    mean = _weighted_sum(weight, X)
+    mean = _weighted_sum(weight, X, xp)
     centred = X - mean[:, None]
-    scale = xp.sqrt(_weighted_sum(weight, centred * centred))
+    scale = xp.sqrt(_weighted_sum(weight, centred * centred, xp))
     active = scale > 1e-12 * (xp.abs(mean) + 1.0)
     safe = xp.where(active, scale, 1.0)
     return xp.where(active[:, None], centred / safe[:, None], 0.0), scale, active
@@ -222,7 +243,7 @@ def _newton(A, z, weight, max_iter, alpha, xp, loss):
     b, A, z, weight = beta, A, z, weight
     sign = 2.0 * z - 1.0
     for _ in range(max_iter):
-        eta = (A @ b[..., None])[..., 0]
+        eta = _row_dots(A, b, xp)
         if loss == "logistic":
             p = 1.0 / (1.0 + xp.exp(-xp.clip(eta, -30.0, 30.0)))
             residual = weight * (p - z)
@@ -231,7 +252,7 @@ def _newton(A, z, weight, max_iter, alpha, xp, loss):
             slack = xp.maximum(1.0 - sign * eta, 0.0)
             residual = -2.0 * weight * sign * slack
             curvature = 2.0 * weight * (slack > 0.0)
-        gradient = _weighted_sum(residual, A) + penalty * b
+        gradient = _weighted_sum(residual, A, xp) + penalty * b
         hessian = _gram(A, curvature, xp) + ridge
         step = _solve(hessian, gradient, xp)
         b = b - step
@@ -250,8 +271,8 @@ def _perceptron(A, z, weight, max_iter, xp):
     beta = xp.zeros((A.shape[0], A.shape[2]))
     average = xp.zeros_like(beta)
     for t in range(1, max_iter + 1):
-        margin = sign * (A @ beta[..., None])[..., 0]
-        beta = beta + _weighted_sum(weight * sign * (margin <= 0.0), A)
+        margin = sign * _row_dots(A, beta, xp)
+        beta = beta + _weighted_sum(weight * sign * (margin <= 0.0), A, xp)
         average = average + (beta - average) / t
     return average[..., :-1]
 
@@ -263,7 +284,7 @@ def _lda(Xs, z, weight, alpha, xp):
     for group in (0.0, 1.0):
         w = weight * (z == group)
         total = xp.sum(w, axis=1)
-        mean = _weighted_sum(w, Xs) / xp.where(total > 0, total, 1.0)[:, None]
+        mean = _weighted_sum(w, Xs, xp) / xp.where(total > 0, total, 1.0)[:, None]
         centred = Xs - mean[:, None]
         scatter = scatter + _gram(centred, w, xp)
         means.append(mean)
@@ -273,7 +294,9 @@ def _lda(Xs, z, weight, alpha, xp):
 def _least_squares(Xs, y, weight, alpha, xp):
     target = y - xp.sum(weight * y, axis=1)[:, None]
     gram = _gram(Xs, weight, xp)
-    return _solve(gram + alpha * xp.eye(Xs.shape[2])[None], _weighted_sum(weight * target, Xs), xp)
+    return _solve(
+        gram + alpha * xp.eye(Xs.shape[2])[None], _weighted_sum(weight * target, Xs, xp), xp
+    )
 
 
 def batched_fit_direction(X, target, weight, direction, max_iter, alpha=DEFAULT_ALPHA, xp=np):

@@ -92,5 +92,47 @@ def _add_row(scaled, row, gram):
             gram[i, j] += s * row[j]
 
 
+@njit(cache=True)
+def weighted_sums(weight, X, out):
+    """``out[b, j]``: the sum over rows p, in order, of ``weight[b, p] * X[b, p, j]``, for
+    weight (B, P), X (B, P, d) and out (B, d) (overwritten). Zero-weight rows of finite
+    values are skipped, as in :func:`weighted_gram`."""
+    n_nodes, n_rows, d = X.shape
+    for b in range(n_nodes):
+        for j in range(d):
+            out[b, j] = 0.0
+        for p in range(n_rows):
+            w = weight[b, p]
+            if w == 0.0:
+                finite = True
+                for j in range(d):
+                    finite = finite and math.isfinite(X[b, p, j])
+                if finite:
+                    continue
+            for j in range(d):
+                out[b, j] += w * X[b, p, j]
+
+
+# Rows whose products with the coefficients are summed together, column by column: their
+# sums stay in the cache between columns, and each row's sum is still in column order.
+ROWS_PER_BLOCK = 256
+
+
+@njit(cache=True)
+def row_dots(A, coefficients, out):
+    """``out[b, p]``: the sum over columns j, in order, of ``A[b, p, j] * coefficients[b, j]``
+    (from +0), for A (B, P, k), coefficients (B, k) and out (B, P) (overwritten)."""
+    n_nodes, n_rows, k = A.shape
+    for b in range(n_nodes):
+        for start in range(0, n_rows, ROWS_PER_BLOCK):
+            end = min(start + ROWS_PER_BLOCK, n_rows)
+            for p in range(start, end):
+                out[b, p] = 0.0
+            for j in range(k):
+                c = coefficients[b, j]
+                for p in range(start, end):
+                    out[b, p] += A[b, p, j] * c
+
+
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
