@@ -52,14 +52,18 @@ that sum in a fixed order: rows in row order (a Gram entry as numpy's
 ``einsum("bpi,bpj->bij")`` sums it, bit for bit), columns in column order, rows of
 weight zero skipped (they add nothing); not BLAS, whose sums change with its thread
 count and whose threads stalled on a busy machine. On a GPU they are CuPy's ``einsum``
-and ``matmul``, which round their own way;
+and ``matmul``, which round their own way. The threshold search's sort, its gathers and
+its ``cumsum`` are one compiled pass on the CPU, and there the features' orders are not
+sorted per node but read from each feature's rows sorted once at the root and kept in
+order level by level (:class:`_PresortedFeatures`): the same orders, ties in row order.
+
 Newton steps stop per node once its step is below tolerance, and the nodes still
-running are gathered so that later steps cost only theirs. One node
-fitted alone (:func:`fit_direction`, :func:`best_thresholds`) is the batch of one node
-with no padding: there is one implementation. A node's result does not depend on the
-other nodes of its batch; it may differ from the node fitted alone in the last bits of
-the directions (a sum's blocking may change with P), never in the sorted order or
-the cumulative sums, which padding at the end leaves unchanged.
+running are gathered so that later steps cost only theirs. One node fitted alone
+(:func:`fit_direction`, :func:`best_thresholds`) is the batch of one node with no
+padding: there is one implementation. A node's result does not depend on the other
+nodes of its batch; it may differ from the node fitted alone in the last bits of the
+directions (numpy's pairwise sums, of the weights for one, block by P), never in the
+sorted order or the cumulative sums, which padding at the end leaves unchanged.
 
 The arithmetic is written against an array namespace ``xp``: numpy on the CPU, CuPy on
 the GPU (``device="cuda"``). There the level's arrays stay on the device and only the
@@ -123,11 +127,14 @@ def host_array(array) -> np.ndarray:
 
 
 # -- threshold search -------------------------------------------------------------------------
-def batched_best_thresholds(values, stats, n_rows, layout, criterion, min_samples_leaf, xp=np):
+def batched_best_thresholds(
+    values, stats, n_rows, layout, criterion, min_samples_leaf, xp=np, order=None
+):
     """Per node of a batch and column of ``values`` (B, P, m): the best weighted score and
     its threshold. ``stats`` (B, P, n_channels): the rows' real statistics, zero on the
     padding; ``n_rows`` (B,): each node's rows (the first n_rows of its P; the rest are
-    padding).
+    padding); ``order`` (B, P, m), on the CPU only: each column's rows already in the
+    order of the sort below (:class:`_PresortedFeatures`), or None.
 
     Rows sorted by value; each position between two distinct values that leaves at least
     ``min_samples_leaf`` rows on either side is a candidate, scored on the cumulative
@@ -136,16 +143,10 @@ def batched_best_thresholds(values, stats, n_rows, layout, criterion, min_sample
     (B, m)), -inf where no candidate.
     """
     B, P, m = values.shape
-    n = n_rows[:, None, None]
-    real = xp.arange(P)[None, :, None] < n
-    keyed = xp.where(real, values, xp.inf)
-    order = xp.argsort(keyed, axis=1, kind="stable")
-    ordered = xp.take_along_axis(keyed, order, axis=1)
     if P < 2:
         return xp.full((B, m), -xp.inf), xp.zeros((B, m))
-    cumulative = xp.cumsum(
-        xp.take_along_axis(stats[:, :, None, :], order[..., None], axis=1), axis=1
-    )
+    n = n_rows[:, None, None]
+    ordered, cumulative = _sorted_cumulative_stats(values, stats, n_rows, xp, order)
     total = cumulative[:, -1:]  # (B, 1, m, C): the padding adds zeros
     left = cumulative[:, :-1]
     scores = weighted_split_score(criterion, layout, left, total - left, total, xp)
@@ -163,6 +164,36 @@ def batched_best_thresholds(values, stats, n_rows, layout, criterion, min_sample
     threshold = xp.where((threshold >= high) | ~xp.isfinite(threshold), low, threshold)
     threshold = xp.where(xp.isfinite(threshold), threshold, 0.0)
     return xp.take_along_axis(scores, best, axis=1)[:, 0], threshold
+
+
+def _sorted_cumulative_stats(values, stats, n_rows, xp, order=None):
+    """(B, P, m) values, (B, P, C) stats -> each column's values sorted (the padding as
+    +inf, last; ties in row order) and the statistics' cumulative sums in that order,
+    (B, P, m) and (B, P, m, C): on the CPU one compiled pass
+    (``kernels/cpu/oblique.py``), the same numbers as the sort, gathers and ``cumsum``
+    below."""
+    B, P, m = values.shape
+    if xp is np:
+        ordered = np.empty((B, P, m))
+        cumulative = np.empty((B, P, m, stats.shape[2]))
+        arguments = (
+            np.ascontiguousarray(values, dtype=np.float64),
+            np.ascontiguousarray(stats, dtype=np.float64),
+            np.ascontiguousarray(n_rows, dtype=np.int64),
+        )
+        if order is None:
+            cpu_oblique.sorted_cumulative_stats(*arguments, ordered, cumulative)
+        else:
+            cpu_oblique.ordered_cumulative_stats(*arguments, order, ordered, cumulative)
+        return ordered, cumulative
+    real = xp.arange(P)[None, :, None] < n_rows[:, None, None]
+    keyed = xp.where(real, values, xp.inf)
+    order = xp.argsort(keyed, axis=1, kind="stable")
+    ordered = xp.take_along_axis(keyed, order, axis=1)
+    cumulative = xp.cumsum(
+        xp.take_along_axis(stats[:, :, None, :], order[..., None], axis=1), axis=1
+    )
+    return ordered, cumulative
 
 
 def best_thresholds(values, stats, layout, criterion, min_samples_leaf, xp=np):
@@ -371,12 +402,13 @@ def _groups(stats, y, left, n_rows, layout, xp):
     return z, high != low
 
 
-def _split_batch(X, y, weight, stats, n_rows, layout, params: ObliqueParams, xp):
+def _split_batch(X, y, weight, stats, n_rows, layout, params: ObliqueParams, xp, order=None):
     """The splits of a batch of nodes (see the module docstring): host arrays feature (B,)
     (-1: no split allowed, OBLIQUE: a hyperplane), threshold (B,), coefficients (B, d),
-    and the device array (B, P) of the rows that go left."""
+    and the device array (B, P) of the rows that go left. ``order``: the features' sorted
+    orders (:class:`_PresortedFeatures`), or None."""
     scores, thresholds = batched_best_thresholds(
-        X, stats, n_rows, layout, params.criterion, params.min_samples_leaf, xp
+        X, stats, n_rows, layout, params.criterion, params.min_samples_leaf, xp, order
     )
     feature = xp.argmax(scores, axis=1)
     axis_score = xp.take_along_axis(scores, feature[:, None], axis=1)[:, 0]
@@ -428,6 +460,44 @@ def _batches(counts):
     return [(np.flatnonzero(padded == length), int(length)) for length in np.unique(padded)]
 
 
+class _PresortedFeatures:
+    """The CPU's order of every node's rows by each feature, sorted once (``kernels/cpu/
+    oblique.py``): each level holds each feature's rows grouped by node as the level's
+    ``rows`` are, by increasing value within a node and ties in row order, which is the
+    order the threshold search's stable sort gives (a node's rows are in row order), so
+    that a batch reads its orders instead of sorting ``d`` columns per node."""
+
+    def __init__(self, X):
+        self.sorted_rows = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)
+        self.position_in_node = np.empty(X.shape[0], dtype=np.int64)
+        self.child_of_row = np.empty(X.shape[0], dtype=np.int64)
+
+    def start_level(self, rows, starts, segment):
+        self.position_in_node[rows] = np.arange(rows.shape[0]) - starts[segment]
+
+    def orders(self, starts, n_rows, length):
+        """(B, P, d): each feature's order of the batch's nodes (starting at ``starts`` in
+        the level's rows, ``n_rows`` each, padded to ``length``)."""
+        order = np.empty((n_rows.shape[0], length, self.sorted_rows.shape[0]), dtype=np.int64)
+        cpu_oblique.node_orders(
+            self.sorted_rows,
+            self.position_in_node,
+            starts.astype(np.int64),
+            n_rows.astype(np.int64),
+            order,
+        )
+        return order
+
+    def next_level(self, rows, child, child_counts):
+        """``child``: each of the level's rows' child (its group in the next level), -1 for
+        a row whose node is not split; ``child_counts``: rows per child."""
+        self.child_of_row[rows] = child
+        starts = np.concatenate([[0], np.cumsum(child_counts)[:-1]]).astype(np.int64)
+        out = np.empty((self.sorted_rows.shape[0], int(child_counts.sum())), dtype=np.int64)
+        cpu_oblique.children_sorted_rows(self.sorted_rows, self.child_of_row, starts, out)
+        self.sorted_rows = out
+
+
 # -- the tree ---------------------------------------------------------------------------------
 def _row_stats(y, weight, layout, xp):
     if layout.is_classification:
@@ -469,6 +539,7 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
     nodes = []  # dicts, in id order
     rows = xp.arange(X.shape[0])  # the level's rows, grouped by node
     counts = np.asarray([X.shape[0]])  # host: rows per node of the level
+    presorted = _PresortedFeatures(X) if xp is np else None
     depth = 0
     while counts.size:
         S = counts.size
@@ -497,9 +568,14 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
             & (impurity > 0.0)
         )
         candidates = np.flatnonzero(can_split)
+        if presorted is not None and candidates.size:
+            presorted.start_level(rows, starts, segment)
         for members, length in _batches(counts[candidates]):
             members = candidates[members]
             n_rows = xp.asarray(counts[members])
+            feature_order = None
+            if presorted is not None:
+                feature_order = presorted.orders(starts[members], counts[members], length)
             offset = xp.arange(length)[None, :]
             real = offset < n_rows[:, None]
             position = xp.asarray(starts[members])[:, None] + xp.where(real, offset, 0)
@@ -513,6 +589,7 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
                 layout,
                 params,
                 xp,
+                feature_order,
             )
             split_feature[members] = feature
             split_threshold[members] = threshold
@@ -541,6 +618,8 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
         key = xp.where(parent >= 0, 2 * parent + (~goes_left), 2 * split.size)
         order = xp.argsort(key, kind="stable")
         child_counts = host_array(xp.bincount(key, minlength=2 * split.size + 1))[:-1]
+        if presorted is not None:
+            presorted.next_level(rows, np.where(key < 2 * split.size, key, -1), child_counts)
         rows = rows[order[: int(child_counts.sum())]]
         counts = child_counts.astype(np.int64)
         depth += 1

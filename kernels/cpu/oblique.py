@@ -96,11 +96,15 @@ def _add_row(scaled, row, gram):
 def weighted_sums(weight, X, out):
     """``out[b, j]``: the sum over rows p, in order, of ``weight[b, p] * X[b, p, j]``, for
     weight (B, P), X (B, P, d) and out (B, d) (overwritten). Zero-weight rows of finite
-    values are skipped, as in :func:`weighted_gram`."""
+    values are skipped, as in :func:`weighted_gram`, and the others added
+    :data:`ROWS_PER_PASS` at a time."""
     n_nodes, n_rows, d = X.shape
+    weights = np.empty(ROWS_PER_PASS)
+    rows = np.empty((ROWS_PER_PASS, d))
     for b in range(n_nodes):
         for j in range(d):
             out[b, j] = 0.0
+        held = 0
         for p in range(n_rows):
             w = weight[b, p]
             if w == 0.0:
@@ -109,13 +113,29 @@ def weighted_sums(weight, X, out):
                     finite = finite and math.isfinite(X[b, p, j])
                 if finite:
                     continue
+            weights[held] = w
             for j in range(d):
-                out[b, j] += w * X[b, p, j]
+                rows[held, j] = X[b, p, j]
+            held += 1
+            if held == ROWS_PER_PASS:
+                for j in range(d):
+                    total = out[b, j] + weights[0] * rows[0, j]
+                    total = total + weights[1] * rows[1, j]
+                    total = total + weights[2] * rows[2, j]
+                    total = total + weights[3] * rows[3, j]
+                    total = total + weights[4] * rows[4, j]
+                    total = total + weights[5] * rows[5, j]
+                    total = total + weights[6] * rows[6, j]
+                    out[b, j] = total + weights[7] * rows[7, j]
+                held = 0
+        for t in range(held):
+            for j in range(d):
+                out[b, j] += weights[t] * rows[t, j]
 
 
-# Rows whose products with the coefficients are summed together, column by column: their
-# sums stay in the cache between columns, and each row's sum is still in column order.
-ROWS_PER_BLOCK = 256
+# Rows whose sums are carried together, one term of each in turn: eight chains of
+# additions in flight instead of one (each row's sum is still in column order).
+ROWS_TOGETHER = 8
 
 
 @njit(cache=True)
@@ -124,14 +144,118 @@ def row_dots(A, coefficients, out):
     (from +0), for A (B, P, k), coefficients (B, k) and out (B, P) (overwritten)."""
     n_nodes, n_rows, k = A.shape
     for b in range(n_nodes):
-        for start in range(0, n_rows, ROWS_PER_BLOCK):
-            end = min(start + ROWS_PER_BLOCK, n_rows)
-            for p in range(start, end):
-                out[b, p] = 0.0
+        c = coefficients[b]
+        together = n_rows - n_rows % ROWS_TOGETHER
+        for p in range(0, together, ROWS_TOGETHER):
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
             for j in range(k):
-                c = coefficients[b, j]
-                for p in range(start, end):
-                    out[b, p] += A[b, p, j] * c
+                s0 += A[b, p, j] * c[j]
+                s1 += A[b, p + 1, j] * c[j]
+                s2 += A[b, p + 2, j] * c[j]
+                s3 += A[b, p + 3, j] * c[j]
+                s4 += A[b, p + 4, j] * c[j]
+                s5 += A[b, p + 5, j] * c[j]
+                s6 += A[b, p + 6, j] * c[j]
+                s7 += A[b, p + 7, j] * c[j]
+            out[b, p] = s0
+            out[b, p + 1] = s1
+            out[b, p + 2] = s2
+            out[b, p + 3] = s3
+            out[b, p + 4] = s4
+            out[b, p + 5] = s5
+            out[b, p + 6] = s6
+            out[b, p + 7] = s7
+        for p in range(together, n_rows):
+            total = 0.0
+            for j in range(k):
+                total += A[b, p, j] * c[j]
+            out[b, p] = total
+
+
+@njit(cache=True)
+def sorted_cumulative_stats(values, stats, n_rows, ordered, cumulative):
+    """Each node's values sorted, column by column, and its rows' statistics summed in that
+    order: for values (B, P, m) of which node b's first ``n_rows[b]`` rows are real and
+    the rest padding (taken as +inf), stats (B, P, C), ``ordered[b, t, c]`` (B, P, m) is
+    the t-th smallest and ``cumulative[b, t, c]`` (B, P, m, C) the sum of the statistics
+    of the rows up to it. The sort is stable (ties in row order; NaN after +inf, as
+    numpy's ``argsort(kind="stable")``)."""
+    n_nodes, n_padded, n_columns = values.shape
+    keyed = np.empty(n_padded)
+    for b in range(n_nodes):
+        for c in range(n_columns):
+            for p in range(n_padded):
+                keyed[p] = values[b, p, c] if p < n_rows[b] else np.inf
+            order = np.argsort(keyed, kind="mergesort")
+            _gather_cumulative(keyed, order, stats, b, c, ordered, cumulative)
+
+
+@njit(cache=True)
+def ordered_cumulative_stats(values, stats, n_rows, order, ordered, cumulative):
+    """:func:`sorted_cumulative_stats` with each column's stable order given: ``order[b, :,
+    c]`` (B, P, m) lists node b's rows (positions in P) by increasing value, the padding
+    last in its own order (:func:`node_orders`)."""
+    n_nodes, n_padded, n_columns = values.shape
+    keyed = np.empty(n_padded)
+    for b in range(n_nodes):
+        for c in range(n_columns):
+            for p in range(n_padded):
+                keyed[p] = values[b, p, c] if p < n_rows[b] else np.inf
+            _gather_cumulative(keyed, order[b, :, c], stats, b, c, ordered, cumulative)
+
+
+@njit(inline="always")
+def _gather_cumulative(keyed, order, stats, b, c, ordered, cumulative):
+    # Each cumulative sum adds one row after the other, from the first row's statistics
+    # as they are: numpy's cumsum.
+    for t in range(order.shape[0]):
+        row = order[t]
+        ordered[b, t, c] = keyed[row]
+        for ch in range(stats.shape[2]):
+            if t == 0:
+                cumulative[b, t, c, ch] = stats[b, row, ch]
+            else:
+                cumulative[b, t, c, ch] = cumulative[b, t - 1, c, ch] + stats[b, row, ch]
+
+
+# -- each feature's rows presorted --------------------------------------------------------------
+# The level's rows of each feature, grouped by node as the level's rows are, and within a
+# node by increasing value, ties by row: X's columns are sorted once, at the root, and each
+# level's lists are the parent's filtered into its children, which keeps their order. A
+# node's order of a feature is then read, not sorted.
+
+
+@njit(cache=True)
+def node_orders(sorted_rows, position_in_node, starts, n_rows, order):
+    """``order[b, t, f]`` (B, P, d): the position in its node of node b's t-th row by
+    feature f, from ``sorted_rows`` (d, level rows: each feature's rows grouped by node,
+    node b's from ``starts[b]``, ``n_rows[b]`` of them) and ``position_in_node`` (a row's
+    position among its node's rows); the padding (t >= n_rows[b]) in its own order."""
+    n_nodes, n_padded, n_features = order.shape
+    for b in range(n_nodes):
+        n = n_rows[b]
+        for f in range(n_features):
+            for t in range(n):
+                order[b, t, f] = position_in_node[sorted_rows[f, starts[b] + t]]
+            for t in range(n, n_padded):
+                order[b, t, f] = t
+
+
+@njit(cache=True)
+def children_sorted_rows(sorted_rows, child_of_row, child_starts, out):
+    """The next level's ``sorted_rows``: each feature's rows moved, in order, to their
+    child's group (``child_of_row``: the child of each row, -1 for a row that leaves the
+    growing nodes; ``child_starts``: where each child's group begins in ``out``)."""
+    n_features, n_level = sorted_rows.shape
+    cursor = np.empty(child_starts.shape[0], dtype=np.int64)
+    for f in range(n_features):
+        cursor[:] = child_starts
+        for t in range(n_level):
+            row = sorted_rows[f, t]
+            child = child_of_row[row]
+            if child >= 0:
+                out[f, cursor[child]] = row
+                cursor[child] += 1
 
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
