@@ -207,17 +207,32 @@ def best_thresholds(values, stats, layout, criterion, min_samples_leaf, xp=np):
 
 
 # -- directions -------------------------------------------------------------------------------
-def _gram(A, weight, xp):
-    """(B, P, k), (B, P) -> (B, k, k): A' W A per node, each entry summed row by row in
-    row order (``kernels/cpu/oblique.py``; numpy's ``einsum`` of the same product sums in
-    that order too, bit for bit). A multithreaded BLAS ``gemm`` of so few columns was
-    seen to stall for 0.5 s a call on a loaded machine, and rounds its sums otherwise;
-    a GPU's ``einsum`` rounds its own way (the module docstring)."""
+def _sum_and_gram(A, sum_weight, gram_weight, xp):
+    """(B, P, k), (B, P), (B, P) -> (B, k), (B, k, k): w'A and A'WA per node (the weights
+    w of ``sum_weight``, W of ``gram_weight``), each entry summed row by row in row order:
+    on the CPU in one pass (``kernels/cpu/oblique.py``), the Gram matrices bit for bit as
+    numpy's ``einsum`` sums them; a GPU's ``einsum`` and ``matmul`` round their own way
+    (the module docstring)."""
     if xp is np:
-        out = np.empty((A.shape[0], A.shape[2], A.shape[2]))
-        cpu_oblique.weighted_gram(np.ascontiguousarray(A), np.ascontiguousarray(weight), out)
-        return out
-    return xp.einsum("bpi,bpj->bij", A * weight[..., None], A)
+        k = A.shape[2]
+        sums = np.empty((A.shape[0], k))
+        gram = np.empty((A.shape[0], k, k))
+        cpu_oblique.weighted_sums_and_gram(
+            np.ascontiguousarray(A),
+            np.ascontiguousarray(sum_weight),
+            np.ascontiguousarray(gram_weight),
+            sums,
+            gram,
+        )
+        return sums, gram
+    return _weighted_sum(sum_weight, A, xp), xp.einsum(
+        "bpi,bpj->bij", A * gram_weight[..., None], A
+    )
+
+
+def _gram(A, weight, xp):
+    """(B, P, k), (B, P) -> (B, k, k): A'WA per node (:func:`_sum_and_gram`)."""
+    return _sum_and_gram(A, weight, weight, xp)[1]
 
 
 def _weighted_sum(weight, X, xp):
@@ -283,8 +298,9 @@ def _newton(A, z, weight, max_iter, alpha, xp, loss):
             slack = xp.maximum(1.0 - sign * eta, 0.0)
             residual = -2.0 * weight * sign * slack
             curvature = 2.0 * weight * (slack > 0.0)
-        gradient = _weighted_sum(residual, A, xp) + penalty * b
-        hessian = _gram(A, curvature, xp) + ridge
+        gradient, hessian = _sum_and_gram(A, residual, curvature, xp)
+        gradient = gradient + penalty * b
+        hessian = hessian + ridge
         step = _solve(hessian, gradient, xp)
         b = b - step
         beta[live] = b

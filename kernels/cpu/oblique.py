@@ -1,18 +1,26 @@
-"""The oblique trees' sums on the CPU (``gpu_tree/growing/oblique.py``): the weighted Gram
-matrices of a batch of nodes, the bulk of each direction fit.
+"""The oblique trees' work on the CPU (``gpu_tree/growing/oblique.py``), compiled: the
+sums of each direction fit (weighted Gram matrices ``A'WA``, weighted sums of rows
+``w'A``, the rows' products with a vector ``Ab``) and the threshold search's sorted values
+and cumulative statistics, for a batch of nodes (B, P, ...) at a time.
 
-The summation order is fixed and the same as numpy's ``einsum("bpi,bpj->bij", U, A)``
-with ``U = A * weight[..., None]``, the CPU's code before this kernel: each entry is
-summed one row at a time, in row order, each term ``(A[p, i] * weight[p]) * A[p, j]``
-rounded as numpy rounds it (no fused multiply-add: numba compiles without fast-math).
-numpy keeps that order for every k >= 2 (checked by the tests); for k = 1 it sums in
-blocks, and there the Gram matrix is a single number whose last bits leave the
-direction's sign, and so the tree, unchanged.
+Every sum has a fixed, stated order, whatever the machine or its threads (BLAS's change
+with both): a sum over rows adds them one at a time in row order, a sum over columns in
+column order, each term rounded as numpy rounds it (no fused multiply-add: numba
+compiles without fast-math). A Gram entry is numpy's ``einsum("bpi,bpj->bij", U, A)``
+with ``U = A * weight[..., None]``, bit for bit: numpy keeps that order for every k >= 2
+(checked by the tests); for k = 1 it sums in blocks, and there the Gram matrix is a
+single number whose last bits leave the direction's sign, and so the tree, unchanged.
+Rows are taken :data:`ROWS_PER_PASS` or :data:`ROWS_TOGETHER` at a time for speed; each
+sum still adds its terms one after the other.
 
 Rows of zero weight are skipped where their values are finite: their terms are +0 or
 -0, and a sum that starts at +0 is never -0, so adding them changes no bit. That skips
 the padding of a batch, and in the squared hinge's Newton steps the rows outside the
 margin; a non-finite value is summed as numpy sums it (0 * inf is NaN).
+
+The kernels are serial: on two threads (``launch.ThreadedWhenLarge``, a batch's nodes
+shared out) the Gram matrices of a 10,000-row fit took twice as long on a busy two-core
+machine.
 """
 
 import math
@@ -29,35 +37,59 @@ ROWS_PER_PASS = 8
 
 
 @njit(cache=True)
-def weighted_gram(A, weight, out):
-    """``out[b, i, j]``: the sum over rows p, in order, of
-    ``(A[b, p, i] * weight[b, p]) * A[b, p, j]``, for A (B, P, k), weight (B, P) and out
-    (B, k, k) (overwritten)."""
+def weighted_sums_and_gram(A, sum_weight, gram_weight, sums, gram):
+    """For A (B, P, k) and the rows' weights sum_weight and gram_weight (B, P): ``sums[b,
+    j]`` (B, k), the sum over rows p, in order, of ``sum_weight[b, p] * A[b, p, j]``, and
+    ``gram[b, i, j]`` (B, k, k), the sum over rows p, in order, of ``(A[b, p, i] *
+    gram_weight[b, p]) * A[b, p, j]`` (both overwritten): a Newton step's gradient and
+    Hessian in one pass over the rows. A row whose two weights are zero is skipped where
+    its values are finite; a row with one weight zero adds ±0 to that one's sums, which
+    changes no bit of them."""
     n_nodes, n_rows, k = A.shape
     scaled = np.empty((ROWS_PER_PASS, k))
     rows = np.empty((ROWS_PER_PASS, k))
+    weights = np.empty(ROWS_PER_PASS)
     for b in range(n_nodes):
         for i in range(k):
+            sums[b, i] = 0.0
             for j in range(k):
-                out[b, i, j] = 0.0
+                gram[b, i, j] = 0.0
         held = 0
         for p in range(n_rows):
-            w = weight[b, p]
-            if w == 0.0:
+            w = gram_weight[b, p]
+            v = sum_weight[b, p]
+            if w == 0.0 and v == 0.0:
                 finite = True
                 for i in range(k):
                     finite = finite and math.isfinite(A[b, p, i])
                 if finite:
                     continue
+            weights[held] = v
             for i in range(k):
                 rows[held, i] = A[b, p, i]
                 scaled[held, i] = A[b, p, i] * w
             held += 1
             if held == ROWS_PER_PASS:
-                _add_rows(scaled, rows, out[b])
+                _add_rows(scaled, rows, gram[b])
+                _add_weighted_rows(weights, rows, sums[b])
                 held = 0
         for t in range(held):
-            _add_row(scaled[t], rows[t], out[b])
+            _add_row(scaled[t], rows[t], gram[b])
+            for j in range(k):
+                sums[b, j] += weights[t] * rows[t, j]
+
+
+@njit(inline="always")
+def _add_weighted_rows(weights, rows, sums):
+    for j in range(sums.shape[0]):
+        total = sums[j] + weights[0] * rows[0, j]
+        total = total + weights[1] * rows[1, j]
+        total = total + weights[2] * rows[2, j]
+        total = total + weights[3] * rows[3, j]
+        total = total + weights[4] * rows[4, j]
+        total = total + weights[5] * rows[5, j]
+        total = total + weights[6] * rows[6, j]
+        sums[j] = total + weights[7] * rows[7, j]
 
 
 @njit(inline="always")
@@ -96,7 +128,7 @@ def _add_row(scaled, row, gram):
 def weighted_sums(weight, X, out):
     """``out[b, j]``: the sum over rows p, in order, of ``weight[b, p] * X[b, p, j]``, for
     weight (B, P), X (B, P, d) and out (B, d) (overwritten). Zero-weight rows of finite
-    values are skipped, as in :func:`weighted_gram`, and the others added
+    values are skipped, as in :func:`weighted_sums_and_gram`, and the others added
     :data:`ROWS_PER_PASS` at a time."""
     n_nodes, n_rows, d = X.shape
     weights = np.empty(ROWS_PER_PASS)
@@ -118,15 +150,7 @@ def weighted_sums(weight, X, out):
                 rows[held, j] = X[b, p, j]
             held += 1
             if held == ROWS_PER_PASS:
-                for j in range(d):
-                    total = out[b, j] + weights[0] * rows[0, j]
-                    total = total + weights[1] * rows[1, j]
-                    total = total + weights[2] * rows[2, j]
-                    total = total + weights[3] * rows[3, j]
-                    total = total + weights[4] * rows[4, j]
-                    total = total + weights[5] * rows[5, j]
-                    total = total + weights[6] * rows[6, j]
-                    out[b, j] = total + weights[7] * rows[7, j]
+                _add_weighted_rows(weights, rows, out[b])
                 held = 0
         for t in range(held):
             for j in range(d):

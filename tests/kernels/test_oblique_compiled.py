@@ -14,8 +14,8 @@ from gpu_tree.kernels.cpu.oblique import (
     ordered_cumulative_stats,
     row_dots,
     sorted_cumulative_stats,
-    weighted_gram,
     weighted_sums,
+    weighted_sums_and_gram,
 )
 
 
@@ -23,10 +23,22 @@ def _einsum_gram(A, weight):
     return np.einsum("bpi,bpj->bij", A * weight[..., None], A)
 
 
+def _sums_in_order(weight, X):
+    expected = np.zeros((X.shape[0], X.shape[2]))
+    for p in range(X.shape[1]):
+        expected = expected + weight[:, p, None] * X[:, p]
+    return expected
+
+
+def _sums_and_gram(A, sum_weight, gram_weight):
+    sums = np.full((A.shape[0], A.shape[2]), np.nan)
+    gram = np.full((A.shape[0], A.shape[2], A.shape[2]), np.nan)
+    weighted_sums_and_gram(A, sum_weight, gram_weight, sums, gram)
+    return sums, gram
+
+
 def _gram(A, weight):
-    out = np.full((A.shape[0], A.shape[2], A.shape[2]), np.nan)
-    weighted_gram(A, weight, out)
-    return out
+    return _sums_and_gram(A, weight, weight)[1]
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 8, 17, 29])
@@ -37,8 +49,19 @@ def test_gram_is_numpy_s_einsum_bit_for_bit(k, n_nodes, n_rows):
     rng = np.random.default_rng(k * 1000 + n_rows)
     A = rng.normal(size=(n_nodes, n_rows, k)) * np.exp(3 * rng.normal(size=(n_nodes, n_rows, k)))
     weight = rng.random((n_nodes, n_rows)) * (rng.random((n_nodes, n_rows)) > 0.3)
-    got = _gram(A, weight)
-    assert np.array_equal(got, _einsum_gram(A, weight))
+    assert np.array_equal(_gram(A, weight), _einsum_gram(A, weight))
+
+
+def test_sums_and_gram_in_one_pass_are_each_alone():
+    """A Newton step's gradient and Hessian: rows where one weight is zero and the other
+    not (the rows are skipped only where both are) change no bit of the first."""
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(3, 301, 6)) * np.exp(3 * rng.normal(size=(3, 301, 6)))
+    sum_weight = rng.normal(size=(3, 301)) * (rng.random((3, 301)) > 0.3)
+    gram_weight = rng.random((3, 301)) * (rng.random((3, 301)) > 0.3)
+    sums, gram = _sums_and_gram(A, sum_weight, gram_weight)
+    assert np.array_equal(gram, _einsum_gram(A, gram_weight))
+    assert np.array_equal(sums, _sums_in_order(sum_weight, A))
 
 
 def test_zero_weight_rows_with_non_finite_values_are_summed_as_numpy_sums_them():
@@ -65,9 +88,7 @@ def test_weighted_sums_add_the_rows_in_order(n_rows):
     rng = np.random.default_rng(n_rows)
     X = rng.normal(size=(3, n_rows, 5)) * np.exp(3 * rng.normal(size=(3, n_rows, 5)))
     weight = rng.random((3, n_rows)) * (rng.random((3, n_rows)) > 0.3)
-    expected = np.zeros((3, 5))
-    for p in range(n_rows):
-        expected = expected + weight[:, p, None] * X[:, p]
+    expected = _sums_in_order(weight, X)
     out = np.full((3, 5), np.nan)
     weighted_sums(weight, X, out)
     assert np.array_equal(out, expected)
