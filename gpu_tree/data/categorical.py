@@ -727,7 +727,7 @@ def label_codes(values, labels) -> np.ndarray:
 def with_codes(X, maps: CategoryMaps):
     """X with each categorical column replaced by its float codes (a new object; X is
     not modified): a DataFrame stays a DataFrame (its names serve later error messages),
-    a GPU array stays on the GPU (only its categorical columns visit the host)."""
+    a GPU array stays on the GPU and is coded there (:func:`_with_device_codes`)."""
     features = maps.features
     if features.size == 0:
         return X
@@ -738,12 +738,7 @@ def with_codes(X, maps: CategoryMaps):
             X.isetitem(int(j), codes[:, k])
         return X
     if is_device_array(X):
-        import cupy
-
-        codes = maps.encode(_categorical_columns_on_host(X, features))
-        X = X.astype(cupy.float64, copy=True)
-        X[:, cupy.asarray(features)] = cupy.asarray(codes)
-        return X
+        return _with_device_codes(X, maps)
     array = np.asarray(X)
     if array.dtype.kind not in "OSUV":
         return maps.encode_array(array)
@@ -753,10 +748,61 @@ def with_codes(X, maps: CategoryMaps):
     return array
 
 
+def _with_device_codes(X, maps: CategoryMaps):
+    """A GPU array X as a new float64 GPU array with its categorical columns coded as
+    :meth:`CategoryMaps.encode` codes them: each column's values searched among its
+    feature's sorted category values on the device, a code where one equals the value
+    exactly, NaN elsewhere (missing values, unseen categories). Only the categories are
+    copied (to the device, in one copy): X's rows never leave it (coded on the host, a
+    million rows took 64 ms on an H200, against 1 ms to predict them)."""
+    import cupy
+
+    from gpu_tree.utils.device_copies import host_to_device
+
+    features = maps.features
+    lookups = [_number_codes(maps.categories[int(j)]) for j in features]
+    start = np.concatenate([[0], np.cumsum([values.size for values, _ in lookups])])
+    n_values = int(start[-1])
+    table = host_to_device(
+        np.concatenate([values for values, _ in lookups] + [codes for _, codes in lookups]),
+        cupy,
+    )
+    coded = X.astype(cupy.float64, copy=True)
+    for k, j in enumerate(features):
+        first, end = int(start[k]), int(start[k + 1])
+        if end == first:  # no category: every value is unseen
+            coded[:, j] = cupy.nan
+            continue
+        values, codes = table[first:end], table[n_values + first : n_values + end]
+        column = coded[:, j]
+        position = cupy.minimum(cupy.searchsorted(values, column), end - first - 1)
+        coded[:, j] = cupy.where(values[position] == column, codes[position], cupy.nan)
+    return coded
+
+
+def _number_codes(categories: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, codes): the categories a number can equal, as sorted float64 values, and
+    the code of each. Categories of numbers are those values (codes 0..K-1); an object
+    array of them (a pandas category column's, a column of mixed labels) has its numbers
+    taken as :func:`label_key` compares them (1 and 1.0 are one category, True and "1"
+    are none a number equals), each keeping its own position as its code."""
+    if categories.dtype.kind == "f":
+        return categories.astype(np.float64), np.arange(categories.size, dtype=np.float64)
+    code_of = {}
+    for code, category in enumerate(categories.tolist()):
+        kind, key = label_key(category)
+        if kind == "number":
+            code_of[key] = code  # the last of equal keys, as label_codes' index keeps it
+    values = sorted(code_of)
+    return np.array(values, dtype=np.float64), np.array(
+        [code_of[v] for v in values], dtype=np.float64
+    )
+
+
 def _categorical_columns_on_host(X, features):
     """A GPU array's categorical columns copied to the host, in an (n, n_features) array
-    holding them at ``features`` (what fit and encode read; the other columns, numeric,
-    stay on the device and are never read here)."""
+    holding them at ``features`` (what fit reads; the other columns, numeric, stay on the
+    device and are never read here)."""
     import cupy
 
     columns = cupy.asnumpy(X[:, cupy.asarray(features)])

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from _parity import weighted_child_impurity
+from numba import config
 
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from gpu_tree.app.metrics import confusion_matrix
@@ -1061,3 +1062,181 @@ def test_an_infinite_number_category_is_refused_naming_the_feature():
     X = np.array([[0.0, 1.0], [1.0, np.inf], [2.0, 2.0]])
     with pytest.raises(ValueError, match=r"feature 1 holds the category inf"):
         CategoryMaps(np.array([False, True])).fit(X)
+
+
+# -- a GPU X: coded on the device ---------------------------------------------------------
+# Under the CUDA simulator, the strict CuPy stand-in (tests/_strict_cupy.py) plays the GPU:
+# every copy between it and the host is recorded, so a test sees which data crossed.
+_NEEDS_SIMULATOR = pytest.mark.skipif(
+    not config.ENABLE_CUDASIM,
+    reason="the strict CuPy stand-in runs under the CUDA simulator",
+)
+
+
+@pytest.fixture
+def copies(monkeypatch):
+    """(xp, copies): the stand-in installed, and the list of its copies, each
+    ("device_to_host" or "host_to_device", number of values)."""
+    from _strict_cupy import StrictArray, install
+
+    xp = install(monkeypatch)
+    recorded = []
+    get = StrictArray.get
+
+    def recorded_get(self, *args, **kwargs):
+        recorded.append(("device_to_host", self.size))
+        return get(self, *args, **kwargs)
+
+    monkeypatch.setattr(StrictArray, "get", recorded_get)
+    for name in ("array", "asarray", "asanyarray"):
+        create = getattr(xp, name)
+
+        def recorded_create(source, *args, _create=create, **kwargs):
+            if not isinstance(source, StrictArray):
+                recorded.append(("host_to_device", np.size(source)))
+            return _create(source, *args, **kwargs)
+
+        monkeypatch.setattr(xp, name, recorded_create, raising=False)
+    return xp, recorded
+
+
+def _number_and_object_maps():
+    """Maps of five categorical features (and two numeric ones): negative whole numbers
+    (a table from value to code on the host), fractions, sparse huge numbers (searched),
+    a pandas category column of numbers (its own order: object categories), an object
+    column mixing numbers, text and a bool, and a column with no category at all."""
+    rng = np.random.default_rng(5)
+    n = 200
+    train = pd.DataFrame(
+        {
+            "negative": rng.choice(np.arange(-6.0, 3.0), n),
+            "x": rng.normal(size=n),
+            "fractions": rng.choice([-2.5, -0.25, 0.0, 0.125, 7.75], n),
+            "huge": rng.choice([2.0**60, 2.0**60 + 256, -(2.0**62), 1001.0], n),
+            "pandas": pd.Categorical(rng.choice([3, 1, 2], n), categories=[3, 1, 2, 7]),
+            "mixed": np.array([3, "t", 2.5, True, -1], dtype=object)[rng.integers(0, 5, n)],
+            "empty": np.full(n, np.nan),
+            "y": rng.normal(size=n),
+        }
+    )
+    train.loc[::7, ["negative", "fractions"]] = np.nan
+    mask = np.array([True, False, True, True, True, True, True, False])
+    return CategoryMaps(mask).fit(train), mask
+
+
+def _number_probe(n_rows, seed, mask):
+    """Rows of numbers for those features: each column's categories, values beyond
+    them (unseen, between, infinite, -0.0) and NaN."""
+    pool = np.concatenate(
+        [
+            np.arange(-7.0, 4.0),
+            [-2.5, -2.4, -0.25, -0.0, 0.125, 0.126, 7.75, 2.5, 1001.0, 1002.0],
+            [2.0**60, 2.0**60 + 256, 2.0**60 + 512, -(2.0**62), 2.0**53, 7.0],
+            [np.nan, np.inf, -np.inf],
+        ]
+    )
+    rng = np.random.default_rng(seed)
+    return rng.choice(pool, size=(n_rows, mask.size))
+
+
+@_NEEDS_SIMULATOR
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_gpu_x_is_coded_on_the_device_as_on_the_host(copies, dtype, order):
+    """with_codes of a GPU X: the host's codes, bit for bit (numbers, NaN for missing
+    and unseen values), in a new float64 array of X's shape on the device; X is not
+    touched and its rows never reach the host: only the categories cross, to it."""
+    xp, recorded = copies
+    maps, mask = _number_and_object_maps()
+    probe = _number_probe(500, 1, mask)
+    if np.dtype(dtype).kind == "i":
+        probe = np.nan_to_num(probe, nan=-3, posinf=9, neginf=-9).clip(-(2**62), 2**62)
+    probe = np.asarray(probe.astype(dtype), order=order)
+    expected = with_codes(probe, maps)
+    X = xp.asarray(probe)
+    before = X.get()
+    recorded.clear()
+    coded = with_codes(X, maps)
+    n_categories = sum(len(c) for c in maps.categories.values())
+    assert recorded and all(
+        direction == "host_to_device" and size <= 2 * n_categories for direction, size in recorded
+    ), recorded
+    assert isinstance(coded, type(X)) and coded.dtype == np.float64
+    assert coded.shape == probe.shape
+    np.testing.assert_array_equal(coded.get(), expected)
+    np.testing.assert_array_equal(X.get(), before)
+    assert np.isnan(expected[:, mask]).any() and (expected[:, mask] == 0).any()
+
+
+@_NEEDS_SIMULATOR
+def test_a_number_is_coded_as_its_object_category(copies):
+    """Object categories on the device: 1 and 1.0 are one category (the last of them
+    its code, as label_codes finds it), and a number is never the category True or
+    "1"."""
+    xp, _ = copies
+    maps = CategoryMaps(np.array([True]))
+    maps.categories[0] = np.array([True, "1", 2, 1.0, -0.0, 1], dtype=object)
+    probe = np.array([[1.0], [2.0], [0.0], [-0.0], [np.nan], [3.0]])
+    expected = np.array([[5.0], [2.0], [4.0], [4.0], [np.nan], [np.nan]])
+    np.testing.assert_array_equal(with_codes(probe, maps), expected)
+    np.testing.assert_array_equal(with_codes(xp.asarray(probe), maps).get(), expected)
+
+
+def _categorical_tree_data(n=400, seed=3):
+    """Three categorical features (negative whole numbers, fractions, codes 0..5, with
+    missing values) beside a numeric one, and a probe holding unseen categories too."""
+    rng = np.random.default_rng(seed)
+    negative = rng.choice([-5.0, -3.0, -1.0, 0.0, 4.0], n)
+    fractions = rng.choice([-2.75, 0.5, 1.25, 10.0], n)
+    codes = rng.integers(0, 6, n).astype(float)
+    numeric = rng.normal(size=n).round(2)
+    X = np.column_stack([negative, numeric, fractions, codes])
+    y = (np.isin(negative, [-3.0, 4.0]) ^ np.isin(fractions, [0.5]) ^ (codes > 3)).astype(int)
+    y = y + (numeric > 1.0)
+    X[rng.random(n) < 0.08, 0] = np.nan
+    X[rng.random(n) < 0.08, 2] = np.nan
+    probe = X.copy()
+    probe[::5, 0] = rng.choice([-4.0, 7.0, 0.5, np.nan], probe[::5].shape[0])
+    probe[1::5, 2] = rng.choice([0.0, 1.0, 12.5, -np.inf], probe[1::5].shape[0])
+    probe[2::5, 3] = rng.choice([6.0, -1.0, 2.5], probe[2::5].shape[0])
+    return X, y, probe
+
+
+def _device_predictions(model, X_device, recorded, method):
+    """``model.method(X_device)``, checked to read no row of X on the host: nothing
+    crosses to the host while it predicts, and nothing of a column's size (its codes)
+    to the device."""
+    recorded.clear()
+    out = getattr(model, method)(X_device)
+    n_rows = X_device.shape[0]
+    assert all(direction == "host_to_device" and size < n_rows for direction, size in recorded), (
+        recorded
+    )
+    return out.get() if hasattr(out, "get") else out
+
+
+@_NEEDS_SIMULATOR
+@pytest.mark.parametrize(
+    "make",
+    ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomForestClassifier"],
+)
+def test_a_categorical_model_predicts_a_gpu_x_without_copying_its_rows(copies, make):
+    import gpu_tree
+
+    xp, recorded = copies
+    X, y, probe = _categorical_tree_data()
+    params = dict(max_depth=5, categorical_features=[0, 2, 3])
+    if make.startswith("RandomForest"):
+        params.update(n_estimators=3, max_features=2, random_state=0)
+    target = y if make.endswith("Classifier") else y + 0.5 * X[:, 1]
+    cpu = getattr(gpu_tree, make)(device="cpu", **params).fit(X, target)
+    cuda = getattr(gpu_tree, make)(device="cuda", **params).fit(X, target)
+    trees = cpu.estimators_ if hasattr(cpu, "estimators_") else [cpu]
+    assert any((t.tree_.split_kind != NUMERIC).any() for t in trees), "needs categorical splits"
+    probe = np.tile(probe, (5, 1))  # more rows than the trees' arrays hold values
+    X_device = xp.asarray(probe)
+    predicted = _device_predictions(cuda, X_device, recorded, "predict")
+    np.testing.assert_array_equal(predicted, cpu.predict(probe))
+    if make.endswith("Classifier"):
+        proba = _device_predictions(cuda, X_device, recorded, "predict_proba")
+        np.testing.assert_array_equal(proba, cpu.predict_proba(probe))
