@@ -14,6 +14,8 @@ The layout, in the shape of XGBoost's ``src/tree/hist/`` and ``src/tree/gpu_hist
   LLVM prefetch intrinsic) is shared by CPU stage modules alone.
 - ``walk.py``, ``python_mode.py``, ``compilation.py``: the walk without numba, the kernels
   run as Python for small fits, and numba's cache folder and compile notice.
+- ``log2.py``: the entropy criteria's logarithm, the same bits on every device, both
+  compiled (the split scan's) and on arrays (the vectorised search's).
 
 numba keeps the compiled kernels (``cache=True``) beside their source, in ``__pycache__``,
 under ``NUMBA_CACHE_DIR``, or in the user-wide ``~/.cache/numba``. Where it can write

@@ -48,6 +48,8 @@ this file is fused on the GPU.
 
 import math
 
+from .log2 import make_log2
+
 # The criteria, as these helpers number them (CRITERION_CODES maps the names).
 GINI, ENTROPY, GAIN_RATIO, CART, MISCLASSIFICATION, SQUARED_ERROR, POISSON = range(7)
 CRITERION_CODES = {
@@ -76,7 +78,9 @@ def plain_product(a, b):
     return a * b
 
 
-def make_split_scan(device_function, product, helpers=None, save_scores=False):
+def make_split_scan(
+    device_function, product, helpers=None, save_scores=False, integer_log2_table_size=0
+):
     """The helpers, compiled by ``device_function`` (``njit`` or ``cuda.jit(device=True)``).
 
     ``product``: a compiled ``a * b`` rounded on its own, never fused into the addition
@@ -87,16 +91,22 @@ def make_split_scan(device_function, product, helpers=None, save_scores=False):
     of scoring again: for the CPU's subtree finisher, whose scratch costs nothing; a GPU
     thread keeps three numbers.
 
+    ``integer_log2_table_size``: the entropy criteria's log2 (kernels/log2.py, the same
+    bits on every device) looks up the integers below it (unweighted class counts) in a
+    table instead of computing them: for the CPU.
+
     Returns ``(node_totals, score_feature, choose_winner)``: see their docstrings.
     ``helpers`` (a dict, or None) also gets the inner helpers by name, for searches that
     score other candidates with the same arithmetic (``kernels/cpu/categorical.py``).
     """
 
+    log2 = make_log2(device_function, product, integer_log2_table_size)
+
     @device_function
     def plog2p(p):
         """p log2 p, and 0 for p = 0 (the limit)."""
         if p > 0.0:
-            return product(p, math.log2(p))
+            return product(p, log2(p))
         return 0.0
 
     @device_function
@@ -346,7 +356,7 @@ def make_split_scan(device_function, product, helpers=None, save_scores=False):
         if criterion == POISSON:
             scale = divisor
         elif criterion == ENTROPY or criterion == GAIN_RATIO:
-            scale = product(w, 1.0 + abs(math.log2(w if w > 0.0 else 1.0)))
+            scale = product(w, 1.0 + abs(log2(w if w > 0.0 else 1.0)))
             if criterion == GAIN_RATIO and divisor > 0.0:
                 scale = scale / divisor
         elif criterion == SQUARED_ERROR:

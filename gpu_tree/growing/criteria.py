@@ -56,6 +56,7 @@ import warnings
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout, channel_sum
+from gpu_tree.kernels.log2 import log2_of_array
 from gpu_tree.model.tree import NODE_IMPURITY
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio", "cart", "misclassification")
@@ -87,8 +88,9 @@ def _class_fractions(class_weights, xp):
 
 
 def _plog2p(p, xp):
-    # 0 log 0 = 0 (the limit), without evaluating log2(0).
-    return xp.where(p > 0, p * xp.log2(xp.where(p > 0, p, 1.0)), 0.0)
+    # 0 log 0 = 0 (the limit), without evaluating log2(0). The kernels' log2, not the
+    # device's own: the same bits on the CPU and a GPU (kernels/log2.py).
+    return xp.where(p > 0, p * log2_of_array(xp.where(p > 0, p, 1.0), xp), 0.0)
 
 
 # Each impurity is written once, in its *weighted* form W = w * I(D) (w: the node's
@@ -405,7 +407,7 @@ def score_tolerance(criterion: str, layout: StatsLayout, parent, best, xp=np, di
     weight = xp.abs(layout.weight(parent, xp))
     kind = impurity_kind(criterion)
     if kind == "entropy":
-        scale = weight * (1.0 + xp.abs(xp.log2(xp.where(weight > 0, weight, 1.0))))
+        scale = weight * (1.0 + xp.abs(log2_of_array(xp.where(weight > 0, weight, 1.0), xp)))
         if criterion == "gain_ratio" and divisor is not None:
             scale = xp.where(divisor > 0, scale / xp.where(divisor > 0, divisor, 1.0), scale)
     elif kind == "squared_error":

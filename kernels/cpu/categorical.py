@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from .. import _split_scan as _scan
-from .. import compilation
+from .. import compilation, log2
 from .launch import borrowing_njit
 from .split_scan import SPLIT_SCAN_HELPERS
 
@@ -73,7 +73,9 @@ INSERTION_SORT_MOST = 48
 
 # The cache key follows the split scan's source too (numba keys on this file only).
 SOURCE_HASH = hashlib.sha256(
-    Path(_scan.__file__).read_bytes() + Path(__file__).read_bytes()
+    Path(_scan.__file__).read_bytes()
+    + Path(log2.__file__).read_bytes()
+    + Path(__file__).read_bytes()
 ).hexdigest()
 
 

@@ -67,7 +67,7 @@ import numpy as np
 from numba import njit
 
 from .. import _random_keys as _keys
-from .. import _random_split, compilation
+from .. import _random_split, compilation, log2
 from .. import _split_scan as _scan
 from .. import _squared_deviations as _deviations
 from . import categorical
@@ -132,7 +132,7 @@ N_SETTINGS = 12
 SOURCE_HASH = hashlib.sha256(
     b"".join(
         Path(m.__file__).read_bytes()
-        for m in (_scan, _deviations, categorical, _keys, _random_split)
+        for m in (_scan, log2, _deviations, categorical, _keys, _random_split)
     )
 ).hexdigest()
 

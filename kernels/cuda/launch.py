@@ -14,7 +14,7 @@ from .. import _binning_search as _search
 from .. import _split_scan as _scan
 from .. import _squared_deviations as _deviations
 from .. import _tree_walk as _walk
-from .. import compilation
+from .. import compilation, log2
 from .api import cuda
 
 # Where no folder can hold numba's cache, the kernels below compile uncached.
@@ -22,12 +22,12 @@ compilation.allow_uncached_cuda(cuda)
 
 # numba's on-disk cache is keyed on the file a kernel is defined in (its time stamp and
 # size), not on the files it inlines code from: an edit to _binning_search.py,
-# _split_scan.py, _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
+# _split_scan.py, log2.py, _squared_deviations.py or _tree_walk.py alone would leave stale kernels in the cache.
 # The kernels that inline them take this hash of their source as a closure variable,
 # which numba puts in the cache key (as the CPU kernels do for theirs).
 HELPERS_SOURCE_KEY = int(
     hashlib.sha256(
-        b"".join(Path(m.__file__).read_bytes() for m in (_search, _scan, _deviations, _walk))
+        b"".join(Path(m.__file__).read_bytes() for m in (_search, _scan, log2, _deviations, _walk))
     ).hexdigest()[:15],
     16,
 )

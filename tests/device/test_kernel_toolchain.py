@@ -280,8 +280,9 @@ if hasattr(dispatcher, "get_current_device"):
 from gpu_tree.kernels.cuda.api import cuda
 import gpu_tree.kernels._split_scan as scan
 
-# libdevice's log2 and log1p are built of fused multiply-adds (rounded as libdevice
-# means them): stand-ins of one unfused product each leave only the scan's own code.
+# libdevice's log1p (Poisson's) is built of fused multiply-adds (rounded as libdevice
+# means it): a stand-in of one unfused product leaves only the scan's own code, the
+# entropy criteria's log2 (kernels/log2.py, unfused products only) included.
 def stand_in(x):
     return cuda.libdevice.dmul_rn(x, 0.5)
 
@@ -307,7 +308,8 @@ def test_the_split_scan_fuses_no_product_into_an_addition(toolchain, signatures,
     """NVVM fuses ``a * b + c`` into one fused multiply-add where the CPU rounds the
     product first; the scan's every product goes through ``product`` (libdevice's dmul_rn
     on the GPU), so score_splits' PTX holds no fused multiply-add but libdevice's own, in
-    log2 and log1p, which stand-ins replace here. (Before ``product``: 469 of them.)"""
+    log1p, which a stand-in replaces here. (Before ``product``: 469 of them; kernels/log2.py
+    with two exact products by 0.5 left to the compiler: 49.)"""
     signature = signatures["score_splits"][0]
     result = _child(
         ["-c", _UNFUSED_SCAN, REPO / "bench", json.dumps(signature)], tmp_path, timeout=850
