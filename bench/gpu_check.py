@@ -19,7 +19,9 @@ missing package in one loses nothing else (``OUT/<step>.log`` holds its output):
    the same run (where an XGBoost built with CUDA is installed).
 5. ``parity``: the same fits on the GPU and the CPU, timed, trees compared bit for bit:
    Higgs-shaped classification and regression at depth 10, entropy, a sparse fit, a
-   forest and absolute_error; and libdevice's ``log2`` against the CPU's on many values.
+   forest and absolute_error; and the entropy criteria's ``log2`` (kernels/log2.py) on
+   the device against the CPU's on many values (must be equal; libdevice's own ``log2``
+   against the CPU's libm recorded beside it).
 6. ``nvforest``: where ``nvforest`` imports, RAPIDS' GPU forest inference serves
    :func:`gpu_tree.export_treelite`'s model of a forest and a tree, classifier and
    regressor, and a tree with a categorical feature, each fitted on the GPU (1,000,000
@@ -116,6 +118,7 @@ CUDA_TEST_FILES = (
     "estimators/test_oblique.py",
     "model/test_pruning.py",
     "data/test_regression_precision.py",
+    "kernels/test_log2.py",
 )
 
 # Sizes: rows of the Higgs-shaped parity fits, the sparse, forest and absolute-error ones.
@@ -347,7 +350,9 @@ def run_all(
     ran = all(step_passed(n, s, carried) for n, s in steps.items() if n != "tests")
     cases = summary["parity"].get("cases", {})
     matched = "parity" not in steps_wanted or (
-        bool(cases) and all(case.get("equal") for case in cases.values())
+        bool(cases)
+        and all(case.get("equal") for case in cases.values())
+        and bool((summary["parity"].get("log2") or {}).get("equal"))
     )
     return 0 if ran and matched and summary["carried_problem"] is None else 1
 
@@ -441,6 +446,8 @@ def render(summary: dict) -> str:
     log2 = summary["parity"].get("log2")
     if log2:
         lines += ["", f"log2 on the device against the CPU's: {log2}"]
+        if not log2.get("equal"):
+            lines += ["", "**the entropy criteria's log2 differs between the devices**"]
     lines += render_nvforest(summary.get("nvforest") or {})
     if summary.get("carried_problem"):
         lines += ["", f"carried wheels: {summary['carried_problem']}"]
@@ -684,34 +691,26 @@ def parity_case(make, X, y, fit_kw=None) -> dict:
     return entry
 
 
-# The CUDA module, set by log2_parity: numba's simulator runs a kernel with a stand-in for
-# the module its globals name ``cuda``, so the kernel below reads it as a global.
+# The CUDA module and the kernels' log2, set by log2_parity: numba's simulator runs a
+# kernel with a stand-in for the module its globals name ``cuda``, so the kernels below
+# read them as globals.
 cuda = None
+kernels_log2 = None
 
 
-def _log2_each(values, out):
+def _device_log2_each(values, out):
     i = cuda.grid(1)
     if i < values.size:
         out[i] = math.log2(values[i])
 
 
-def log2_parity(n_values: int) -> dict:
-    """math.log2 in a kernel (libdevice) against numpy's (the CPU's libm) on integers
-    1..n and on fractions k/n: how many differ, and by how many units in the last place."""
-    global cuda
-    from gpu_tree.backends.cuda import cuda_status
-    from gpu_tree.kernels.cuda.api import cuda
+def _kernels_log2_each(values, out):
+    i = cuda.grid(1)
+    if i < values.size:
+        out[i] = kernels_log2(values[i])
 
-    xp = cuda_status()[2]
-    kernel = cuda.jit(_log2_each)
-    integers = np.arange(1, n_values + 1, dtype=np.float64)
-    values = np.concatenate([integers, integers / n_values])
-    device_values = xp.asarray(values)
-    out = xp.zeros_like(device_values)
-    threads = 256
-    kernel[(values.size + threads - 1) // threads, threads](device_values, out)
-    gpu = out.get() if hasattr(out, "get") else out
-    cpu = np.log2(values)
+
+def _compare(values, gpu, cpu) -> dict:
     differ = gpu != cpu
     ulps = np.abs(gpu.view(np.int64) - cpu.view(np.int64))
     return {
@@ -723,6 +722,36 @@ def log2_parity(n_values: int) -> dict:
             for v, a, b in zip(values[differ][:5], gpu[differ][:5], cpu[differ][:5], strict=True)
         ],
     }
+
+
+def log2_parity(n_values: int) -> dict:
+    """On integers 1..n and fractions k/n: the entropy criteria's log2 (kernels/log2.py)
+    in a kernel against the same function on the CPU, which must give the same bits
+    (``gpu_tree``), and, for the record, the device's own ``math.log2`` (libdevice)
+    against the CPU's libm (``device_math``), which the criteria no longer use."""
+    global cuda, kernels_log2
+    from gpu_tree.backends.cuda import cuda_status
+    from gpu_tree.kernels.cuda.api import cuda
+    from gpu_tree.kernels.cuda.split_scan import _product
+    from gpu_tree.kernels.log2 import log2_of_array, make_log2
+
+    xp = cuda_status()[2]
+    kernels_log2 = make_log2(cuda.jit(device=True), _product)
+    integers = np.arange(1, n_values + 1, dtype=np.float64)
+    values = np.concatenate([integers, integers / n_values])
+    device_values = xp.asarray(values)
+    threads = 256
+    found = {}
+    for name, function, cpu in (
+        ("gpu_tree", _kernels_log2_each, log2_of_array),
+        ("device_math", _device_log2_each, np.log2),
+    ):
+        out = xp.zeros_like(device_values)
+        cuda.jit(function)[(values.size + threads - 1) // threads, threads](device_values, out)
+        gpu = out.get() if hasattr(out, "get") else out
+        found[name] = _compare(values, gpu, cpu(values))
+    found["equal"] = found["gpu_tree"]["differ"] == 0
+    return found
 
 
 def step_parity(out: Path, smoke: bool):
