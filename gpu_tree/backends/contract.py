@@ -152,7 +152,10 @@ class FinishedSubtrees(NamedTuple):
     values go right). ``searched``: the node's split was searched (fit_stats_).
     ``subset`` 1: a categorical subset split (``code`` and ``next_code`` -1), whose
     ``category_words`` (n_category_words int64 words) are the set of codes it sends left,
-    as ``Tree.set_subset_splits`` takes it.
+    as ``Tree.set_subset_splits`` takes it. ``subset`` 2: a multiway split (ID3), whose
+    children are ``next_code`` consecutive entries from ``left``, one per code of its
+    ``category_words`` (the codes present at the node) in code order; ``code`` is the
+    position among them of the child that takes the missing rows.
     """
 
     parent: np.ndarray
@@ -189,7 +192,8 @@ class SubtreeRules(NamedTuple):
 
 class SubtreeCategories(NamedTuple):
     """What a backend's ``finish_subtrees`` needs to split categorical features (binary
-    subset splits), as the level-wise search (``splitting._select_compiled``) has it."""
+    subset splits, or multiway ones), as the level-wise search
+    (``splitting._select_compiled``) has it."""
 
     is_categorical: np.ndarray  # (n_features,) bool
     max_subset: int  # multiclass: subsets of at most this many categories are tried
@@ -198,6 +202,7 @@ class SubtreeCategories(NamedTuple):
     binom: np.ndarray  # splitting.subset_table_counts(most, max_subset)
     offsets: np.ndarray
     n_category_words: int  # int64 words of a category bitset
+    multiway: bool = False  # one child per category instead (ID3), not binary subsets
 
 
 # The splitters that sort each node's values and try every midpoint: "exact", and "best",

@@ -316,14 +316,16 @@ class CPUHistogramBackend(_CPUBackend):
         rules: SubtreeRules,
         categories: SubtreeCategories | None = None,
         keys=None,
+        used=None,
     ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
         call (``kernels/cpu/subtrees.py``): ``depth`` and ``impurity`` are theirs,
         ``criterion`` the split criterion's name and ``rules`` the rules it grows by;
         ``categories``: the categorical features and their
         subset search (None: every feature is numeric); ``keys``: the nodes' keys of the
-        per-node feature draws (uint64; None: zeros, for fits that draw none). Returns
-        :class:`FinishedSubtrees`."""
+        per-node feature draws (uint64; None: zeros, for fits that draw none); ``used``
+        (multiway splits): (n_nodes, n_features) bool, the features the nodes' multiway
+        ancestors split. Returns :class:`FinishedSubtrees`."""
         nodes = np.asarray(nodes, dtype=np.int64)
         layout = self.row_data.layout
         partition = self.row_partition
@@ -372,6 +374,7 @@ class CPUHistogramBackend(_CPUBackend):
             np.asarray(depth, dtype=np.int64),
             np.asarray(impurity, dtype=np.float64),
             np.zeros(nodes.size, np.uint64) if keys is None else np.asarray(keys, np.uint64),
+            np.zeros((1, 0), np.bool_) if used is None else np.ascontiguousarray(used, np.bool_),
             self.n_bins,
             self.missing_code,
             self.missing_bin >= 0,
@@ -383,6 +386,7 @@ class CPUHistogramBackend(_CPUBackend):
             _finisher_settings(rules),
             np.asarray(categories.is_categorical, dtype=np.bool_),
             has_categorical,
+            has_categorical and categories.multiway,
             int(categories.max_subset),
             int(categories.subset_limit),
             int(categories.most),

@@ -73,6 +73,12 @@ FINISH_ROOT_BELOW_ROWS = 2048
 # 89 -> 74 ms, 100,000 cat20 rows 354 -> 280 ms, while adult's depth 10 lost 10 %;
 # numeric data gained nothing above 256 (Higgs-shaped 100,000 rows lost up to 1.6x).
 CATEGORICAL_FINISH_FACTOR = 4
+# A fit of multiway (ID3) splits, this many times larger: a multiway node's children get
+# histograms of their own (no subtraction) and each level pays Python per node, where the
+# finisher's cost per row is its binary trees'. Measured on adult's 10,000 and 32,561
+# rows (bench/RESULTS.md): factor 4 -> 64 took their growth from 38 to 22 ms and 98 to
+# 78 ms; finishing every tree from its root cost 32,561 rows its parallelism.
+MULTIWAY_FINISH_FACTOR = 64
 
 # The context of a phase when no timer is given: nothing to do.
 _UNTIMED = nullcontext()
@@ -182,6 +188,8 @@ class Grower:
         """Open nodes with fewer rows than this are finished in one call (read at each
         call: tests set FINISH_BELOW_ROWS to 0 to grow level-wise only)."""
         categorical = self.params.categorical
+        if categorical is not None and categorical.features.size and categorical.multiway:
+            return FINISH_BELOW_ROWS * MULTIWAY_FINISH_FACTOR
         if categorical is not None and categorical.features.size:
             return FINISH_BELOW_ROWS * CATEGORICAL_FINISH_FACTOR
         return FINISH_BELOW_ROWS
@@ -214,7 +222,7 @@ class Grower:
         """Grow the tree (a backend of one root)."""
         tree = self._grow_all(one_root=True)
         if self.finisher.finished_some:  # their nodes were numbered depth first
-            tree = self.nodes.tree = tree.breadth_first()
+            tree = self.nodes.tree = tree.level_wise()
         return tree
 
     def grow_forest(self) -> list[Tree]:

@@ -203,40 +203,40 @@ class SplitApplier:
         table = self.nodes
         tree = table.tree
         nodes = ev.nodes[which]
-        branch_stats = [ev.branch_stats[k] for k in which]
-        n_branches = np.array([len(b) for b in branch_stats])
-        child_depth = np.repeat(tree.depth[nodes] + 1, n_branches)
-        all_children = table.add(child_depth, np.concatenate(branch_stats))
-        children = np.split(all_children, np.cumsum(n_branches)[:-1])
-        table.track_children(
-            np.repeat(nodes, n_branches),
-            all_children,
-            np.concatenate([np.arange(b) for b in n_branches]),
+        branch_stats = list(ev.branch_stats[which])
+        n_branches = np.fromiter(map(len, branch_stats), dtype=np.int64, count=which.size)
+        child_stats = np.concatenate(branch_stats)
+        parents = np.repeat(nodes, n_branches)
+        all_children = table.add(np.repeat(tree.depth[nodes] + 1, n_branches), child_stats)
+        first = all_children[np.cumsum(n_branches) - n_branches]
+        table.track_children(parents, all_children, all_children - np.repeat(first, n_branches))
+        table.clip_values(all_children, child_stats)
+        feature = ev.feature[which]
+        # The child of each code a node holds; codes it did not hold (up to the largest
+        # any node holds) go to the child of its missing rows, its default.
+        codes = np.concatenate(list(ev.present_codes[which]))
+        holder = np.repeat(np.arange(which.size), n_branches)
+        default_child = first + ev.default_branch[which]
+        child_of_code = np.repeat(default_child[:, None], 1 + int(codes.max()), axis=1)
+        child_of_code[holder, codes] = all_children
+        n_codes = np.zeros(which.size, dtype=np.int64)
+        np.maximum.at(n_codes, holder, codes + 1)
+        # Each node's table: its codes' children up to its largest code, then its default.
+        tables = np.append(child_of_code, default_child[:, None], axis=1)
+        in_table = np.arange(tables.shape[1])[None, :] <= n_codes[:, None]
+        tree.set_multiway_splits(
+            nodes, feature, first, first + n_branches - 1, tables[in_table], n_codes
         )
-        table.clip_values(all_children, np.concatenate(branch_stats))
-        n_codes = 1 + max(int(ev.present_codes[k].max()) for k in which)
-        child_of_code = np.empty((which.size, n_codes), dtype=np.int64)
-        default_child = np.empty(which.size, dtype=np.int64)
-        for j, k in enumerate(which):
-            ids, codes = children[j], ev.present_codes[k]
-            default_child[j] = ids[ev.default_branch[k]]
-            child_of_code[j] = default_child[j]
-            child_of_code[j, codes] = ids
-            tree.set_multiway_split(
-                nodes[j], ev.feature[k], ids, child_of_code[j, : codes.max() + 1], default_child[j]
-            )
-            table.inherit_used_features(np.full(ids.size, nodes[j]), ids, ev.feature[k])
-        with self.phase("partition", nodes, ev.feature[which]):
+        table.inherit_used_features(parents, all_children, np.repeat(feature, n_branches))
+        with self.phase("partition", nodes, feature):
             self.backend.partition_multiway(
                 nodes,
-                ev.feature[which],
+                feature,
                 child_of_code,
                 default_child,
-                children,
-                sizes=[layout.count(b) for b in branch_stats],
+                np.split(all_children, np.cumsum(n_branches)[:-1]),
+                sizes=np.split(layout.count(child_stats), np.cumsum(n_branches)[:-1]),
             )
-
-        child_stats = np.concatenate(branch_stats)
         table.measure_impurity(all_children, child_stats)
         open_children = all_children[table.splittable(all_children, child_stats)]
         if open_children.size == 0:

@@ -63,15 +63,16 @@ class SubtreeFinisher:
 
     def _available(self) -> bool:
         """Whether the backend's ``finish_subtrees`` grows this fit's tree as the
-        level-wise path would: not for best-first growth (its order is global) or
-        multiway categorical splits (the finisher makes binary splits only). Features
-        drawn per node, and extremely randomised trees' thresholds, are drawn there as
-        here (keyed by the node's path)."""
+        level-wise path would: not for best-first growth (its order is global), nor for
+        multiway categorical splits with features drawn per node (the draws there do not
+        know the features a multiway ancestor used). Features drawn per node, and
+        extremely randomised trees' thresholds, are drawn there as here (keyed by the
+        node's path)."""
         p = self.params
         return not (
             not self.backend.capabilities.subtree_finisher
             or p.max_leaf_nodes is not None
-            or self.nodes.multiway
+            or (self.nodes.multiway and self.draws_features)
             or p.feature_costs is not None  # the finisher chooses splits by gain alone
             # Poisson and absolute-error node impurities (and the latter's values) are
             # measured on the rows after growth (see Grower.grow), from the row partition
@@ -103,6 +104,7 @@ class SubtreeFinisher:
             binom,
             offsets,
             self.nodes.tree.n_category_words,
+            bool(categorical.multiway),
         )
 
     def _rules(self, root_weight) -> SubtreeRules:
@@ -147,6 +149,7 @@ class SubtreeFinisher:
                 self._rules(root_weight),
                 self._categories(),
                 keys=table.key[nodes],
+                used=None if not table.multiway else ~table.usable_features(nodes),
             )
             is_root = out.parent < 0
             ids = np.empty(is_root.size, dtype=np.int64)
@@ -162,8 +165,7 @@ class SubtreeFinisher:
                 if not layout.is_classification:
                     table.set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
             split = np.flatnonzero(out.feature >= 0)
-            is_subset = out.subset[split] != 0
-            numeric, subset = split[~is_subset], split[is_subset]
+            numeric, subset, multiway = (split[out.subset[split] == kind] for kind in (0, 1, 2))
             feature, code, next_code = (
                 out.feature[numeric],
                 out.code[numeric],
@@ -193,6 +195,8 @@ class SubtreeFinisher:
                     left + 1,
                     out.missing_left[subset],
                 )
+            if multiway.size:
+                self._set_multiway_splits(out, ids, multiway)
         self.on_finished(tree.depth[ids[split]])
         # fit_stats_: the nodes searched and their rows, at their levels.
         searched = ids[out.searched != 0]
@@ -205,3 +209,31 @@ class SubtreeFinisher:
         if levels:  # later work counts at the deepest level, as it did level by level
             enter_level(levels[-1])
         self.finished_some = True
+
+    def _set_multiway_splits(self, out, ids, multiway):
+        """The finished multiway nodes ``multiway`` (positions in ``out``, numbered
+        ``ids``) set in the tree: each one's children, one per code it holds (in code
+        order), and its table of the child of each code, codes it did not hold sent to
+        the child of the missing rows (as ``SplitApplier._split_multiway`` sets them)."""
+        n_children = out.next_code[multiway]
+        first = ids[out.left[multiway]]
+        default = first + out.code[multiway]
+        # The codes each node holds: the set bits of its words, in code order.
+        words = np.ascontiguousarray(out.category_words[multiway], dtype="<i8")
+        bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")
+        holder, code = np.nonzero(bits)
+        n_codes = np.zeros(multiway.size, dtype=np.int64)
+        np.maximum.at(n_codes, holder, code + 1)
+        table_end = np.cumsum(n_codes + 1)
+        tables = np.repeat(default, n_codes + 1)
+        child_end = np.cumsum(n_children)
+        branch = np.arange(child_end[-1]) - np.repeat(child_end - n_children, n_children)
+        tables[(table_end - n_codes - 1)[holder] + code] = first[holder] + branch
+        self.nodes.tree.set_multiway_splits(
+            ids[multiway],
+            out.feature[multiway],
+            first,
+            first + n_children - 1,
+            tables,
+            n_codes,
+        )

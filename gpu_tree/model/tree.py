@@ -377,18 +377,45 @@ class Tree:
             The child of missing values and of categories the node did not see in
             training.
         """
-        self._changed()
-        self._split_kind[node] = MULTIWAY
-        self._feature[node] = feature
-        self._threshold[node] = TREE_UNDEFINED
-        self._bin_threshold[node] = -1
-        self._children_left[node] = children[0]
-        self._children_right[node] = children[-1]
-        self._missing_go_to_left[node] = 0
-        self._branch_offset[node] = self.branch_children.size
-        self._n_branches[node] = len(child_of_code)
         table = np.append(np.asarray(child_of_code, dtype=np.int64), default_child)
-        self.branch_children = np.concatenate([self.branch_children, table])
+        self.set_multiway_splits(
+            [node], [feature], [children[0]], [children[-1]], table, [len(child_of_code)]
+        )
+
+    def set_multiway_splits(self, nodes, feature, first_child, last_child, tables, n_branches):
+        """:meth:`set_multiway_split` for several nodes at once; their branch tables are
+        appended in the order of ``nodes``.
+
+        Parameters
+        ----------
+        nodes : array of int
+            The leaves that become multiway splits.
+        feature : array of int
+            Each node's categorical feature.
+        first_child, last_child : array of int
+            Each node's first and last child (its children are the ids between them).
+        tables : array of int
+            The nodes' branch tables laid end to end: node j's child of each of its
+            ``n_branches[j]`` codes, then its default child.
+        n_branches : array of int
+            Each node's number of codes in its table.
+        """
+        self._changed()
+        nodes = np.asarray(nodes, dtype=np.int64)
+        n_branches = np.asarray(n_branches, dtype=np.int64)
+        self._split_kind[nodes] = MULTIWAY
+        self._feature[nodes] = feature
+        self._threshold[nodes] = TREE_UNDEFINED
+        self._bin_threshold[nodes] = -1
+        self._children_left[nodes] = first_child
+        self._children_right[nodes] = last_child
+        self._missing_go_to_left[nodes] = 0
+        table_ends = np.cumsum(n_branches + 1)
+        self._branch_offset[nodes] = self.branch_children.size + table_ends - (n_branches + 1)
+        self._n_branches[nodes] = n_branches
+        self.branch_children = np.concatenate(
+            [self.branch_children, np.asarray(tables, dtype=np.int64)]
+        )
 
     def children_of(self, node) -> np.ndarray:
         """Child ids of a node, in order (none for a leaf).
@@ -454,6 +481,12 @@ class Tree:
         left, right, kind = self.children_left, self.children_right, self.split_kind
         opened = (left != TREE_LEAF) & ~collapse  # internal nodes that stay internal
         old = _kernels().breadth_first_order(left, right, kind == MULTIWAY, opened, root)
+        return self._renumbered(old, opened)
+
+    def _renumbered(self, old, opened) -> Tree:
+        """A copy of the nodes ``old`` (each node's children consecutive, every child
+        after its parent), node ``old[i]`` numbered i; nodes not ``opened`` are leaves."""
+        left, right, kind = self.children_left, self.children_right, self.split_kind
         new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
         new_id[old] = np.arange(old.size)
 
@@ -491,22 +524,30 @@ class Tree:
         word_index = self.category_offset[old[subset]][:, None] + np.arange(words)
         out.category_bitsets = self.category_bitsets[word_index.ravel()].astype(BITSET_WORD_DTYPE)
 
-        # Branch tables of surviving multiway nodes, pointing at the new ids.
+        # Branch tables of surviving multiway nodes, pointing at the new ids, in the
+        # nodes' new order.
         out._branch_offset[: old.size] = -1
-        tables, offset = [], 0
-        for node in inner[kind[old[inner]] == MULTIWAY]:
-            start = self.branch_offset[old[node]]
-            table = self.branch_children[start : start + self.n_branches[old[node]] + 1]
-            tables.append(new_id[table])
-            out._branch_offset[node] = offset
-            offset += table.size
-        out.branch_children = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int64)
+        multiway = inner[kind[old[inner]] == MULTIWAY]
+        sizes = self.n_branches[old[multiway]] + 1
+        ends = np.cumsum(sizes)
+        out._branch_offset[multiway] = ends - sizes
+        entry = np.arange(int(ends[-1]) if ends.size else 0)
+        entry += np.repeat(self.branch_offset[old[multiway]] - (ends - sizes), sizes)
+        out.branch_children = new_id[self.branch_children[entry]]
         return out
 
     def breadth_first(self) -> Tree:
-        """This tree numbered breadth first (:meth:`pruned`'s order, nothing collapsed):
-        the numbering of level-wise growth, for nodes added in another order."""
+        """This tree numbered breadth first (:meth:`pruned`'s order, nothing collapsed)."""
         return self.pruned(np.zeros(self.node_count, dtype=bool))
+
+    def level_wise(self) -> Tree:
+        """This tree numbered as level-wise growth numbers it, for nodes added in
+        another order: level by level, the children of the level's binary splits, then
+        those of its multiway splits, each in their parents' order (breadth first where
+        the tree has no multiway split)."""
+        left, right = self.children_left, self.children_right
+        old = _kernels().level_wise_order(left, right, self.split_kind == MULTIWAY, 0)
+        return self._renumbered(old, left != TREE_LEAF)
 
     def subtree(self, root: int) -> Tree:
         """The tree below node ``root`` (itself the new root), numbered breadth first. A

@@ -1,6 +1,6 @@
 """Prediction on the CPU: the tree walk of ``kernels/_tree_walk.py`` (shared with the
 CUDA kernel) over dense or CSR rows, the lock-step walk of trees of numeric splits, a
-forest's averaged leaves, and the breadth-first order of a tree's nodes."""
+forest's averaged leaves, and the breadth-first (and level-wise) order of a tree's nodes."""
 
 import hashlib
 from pathlib import Path
@@ -240,6 +240,36 @@ def breadth_first_order(children_left, children_right, multiway, opened, root):
             order[tail] = children_left[node]
             order[tail + 1] = children_right[node]
             tail += 2
+    return order[:tail]
+
+
+@njit(cache=True)
+def level_wise_order(children_left, children_right, multiway, root):
+    """The ids of a tree's nodes in the order level-wise growth numbers them: level by
+    level, the children of the level's binary splits first, then those of its multiway
+    splits (the grower splits each kind of a level in one pass, binary first), each
+    group in the order of its parents, each node's children consecutively. Without
+    multiway splits, :func:`breadth_first_order`'s order."""
+    order = np.empty(children_left.shape[0], dtype=np.int64)
+    order[0] = root
+    level_start = 0
+    tail = 1
+    while level_start < tail:
+        level_end = tail
+        for multiway_pass in (False, True):
+            for h in range(level_start, level_end):
+                node = order[h]
+                if children_left[node] < 0 or multiway[node] != multiway_pass:
+                    continue
+                if multiway_pass:
+                    for child in range(children_left[node], children_right[node] + 1):
+                        order[tail] = child
+                        tail += 1
+                else:
+                    order[tail] = children_left[node]
+                    order[tail + 1] = children_right[node]
+                    tail += 2
+        level_start = level_end
     return order[:tail]
 
 

@@ -44,6 +44,15 @@ first candidate scoring the best where every other candidate scores either the s
 less by more than twice the tolerance. (tests/kernels/test_subtree_finisher.py also grows
 multiclass trees whose level-wise passes hold one candidate each: the trees are the same.)
 
+Fits of multiway categorical splits (ID3) run the same code: ``score_nodes`` scores a
+categorical feature's one multiway candidate, and a multiway winner makes a child per
+category present at the node, in code order, the missing rows in its largest branch, as
+``SplitApplier._split_multiway`` makes them. A feature a multiway ancestor split is not
+searched again (the level-wise path's feature mask), nor is its histogram built or its
+sorted list kept in order below it. Level-wise growth numbers a level's binary splits'
+children before its multiway splits' children, and the grower renumbers a finished tree
+so (``Tree.level_wise``).
+
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
 feature by feature, its statistics, and per feature the rows sorted by code. A split
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
@@ -340,6 +349,121 @@ def _compact_feature_of_rows(
     return _filled_bins(n_nonempty, missing, use_missing, f)
 
 
+@borrowing_njit(forceinline=True)
+def _split_multiway(
+    k,
+    feature,
+    start,
+    end,
+    key,
+    order,
+    n_lists,
+    codes,
+    scratch,
+    hist,
+    missing,
+    use_missing,
+    missing_code,
+    bin_code,
+    n_branches,
+    default,
+    n_classes,
+    count_channel,
+    branch_of_code,
+    branch_of_row,
+    branch_bounds,
+    next_at,
+    used,
+    sub_parent,
+    sub_depth,
+    sub_stats,
+    sub_feature,
+    sub_code,
+    sub_next_code,
+    sub_missing_left,
+    sub_left,
+    sub_subset,
+    sub_category_words,
+    stack_node,
+    stack_start,
+    stack_end,
+    stack_key,
+    top,
+    n_nodes,
+):
+    """Node k's multiway split on ``feature`` (its rows ``start:end`` of every list): a
+    child per present code, in code order, from ``n_nodes`` on, the missing rows in
+    branch ``default`` (``SplitApplier._split_multiway``'s children); every list
+    partitioned stably by branch; the children pushed on the stack from ``top``, the
+    first on top. Returns the nodes written, or -1 where a branch's rows disagree with
+    its statistics (an internal error)."""
+    n_channels = sub_stats.shape[1]
+    n_features = used.shape[1]
+    for p in range(n_branches):
+        branch_of_code[bin_code[feature, p]] = p
+        next_at[p] = 0
+    for j in range(start, end):
+        i = order[feature, j]
+        code = codes[feature, i]
+        if use_missing and code == missing_code:
+            branch = default
+        else:
+            branch = branch_of_code[code]
+        branch_of_row[i] = branch
+        next_at[branch] += 1
+    # The children: their statistics (the default's with the missing rows), checked
+    # against the rows counted, and their rows' bounds in the lists.
+    branch_bounds[0] = start
+    for p in range(n_branches):
+        child = n_nodes + p
+        for c in range(n_channels):
+            sub_stats[child, c] = hist[0, feature, p, c]
+            if use_missing and p == default:
+                sub_stats[child, c] += missing[0, feature, c]
+        if _row_count(sub_stats[child], n_classes, count_channel) != next_at[p]:
+            return -1
+        branch_bounds[p + 1] = branch_bounds[p] + next_at[p]
+        sub_parent[child] = k
+        sub_depth[child] = sub_depth[k] + 1
+        for f in range(n_features):
+            used[child, f] = used[k, f]
+        used[child, feature] = True
+    # Every list still read below partitioned stably by branch (a counting sort
+    # through ``scratch``): not those of the features a multiway split used, this one
+    # now included, but feature 0's (the finisher reads the node's totals there).
+    for f in range(n_lists):
+        if f > 0 and (used[k, f] or f == feature):
+            continue
+        for p in range(n_branches):
+            next_at[p] = branch_bounds[p]
+        for j in range(start, end):
+            i = order[f, j]
+            scratch[next_at[branch_of_row[i]] - start] = i
+            next_at[branch_of_row[i]] += 1
+        for j in range(start, end):
+            order[f, j] = scratch[j - start]
+    sub_feature[k] = feature
+    sub_code[k] = default
+    sub_next_code[k] = n_branches
+    sub_subset[k] = 2
+    sub_missing_left[k] = 0
+    sub_left[k] = n_nodes
+    for w in range(sub_category_words.shape[1]):
+        sub_category_words[k, w] = 0
+    for p in range(n_branches):
+        code = bin_code[feature, p]
+        sub_category_words[k, code // 64] |= np.int64(1) << np.int64(code % 64)
+    # The last child pushed first: the first is visited next.
+    at = top
+    for p in range(n_branches - 1, -1, -1):
+        stack_node[at] = n_nodes + p
+        stack_start[at] = branch_bounds[p]
+        stack_end[at] = branch_bounds[p + 1]
+        stack_key[at] = _child_key(key, p)
+        at += 1
+    return n_nodes + n_branches
+
+
 @njit(cache=True, inline="always")
 def _filled_bins(n_nonempty, missing, use_missing, f):
     """The bins feature f fills in the node: its present codes, plus 1 where missing rows
@@ -388,6 +512,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         root_depth,
         root_impurity,
         root_keys,
+        root_used,
         n_bins,
         missing_code,
         use_missing,
@@ -399,6 +524,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         settings,
         is_categorical,
         has_categorical,
+        multiway,
         max_subset,
         subset_limit,
         most,
@@ -435,6 +561,15 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         search's, as ``splitting._select_compiled`` passes them). A subset split's node
         gets ``out_subset`` 1 and, in ``out_category_words``, the bitset of the codes it
         sends left as the tree stores it (``SplitApplier._category_words``).
+
+        ``multiway`` (with ``has_categorical``): categorical features split one child per
+        present category (ID3), as the level-wise path splits them
+        (``SplitApplier._split_multiway``), and a feature a multiway ancestor split is
+        not searched again (``root_used[r]``: the features the root's ancestors used). A
+        multiway node gets ``out_subset`` 2, in ``out_category_words`` the bitset of its
+        present codes (its children, consecutive from ``out_left``, in code order), in
+        ``out_code`` the position of the child that takes the missing rows (the largest
+        branch) and in ``out_next_code`` its number of children.
 
         ``settings[MAX_FEATURES]`` > 0: each node searches that many of its non-constant
         features, drawn from its key (the root's ``root_keys[r]``, a child's from its
@@ -555,6 +690,16 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
             n_drawn = int(settings[MAX_FEATURES])
             drawing = 0 < n_drawn < n_features
             drawn = np.ones((1, n_features), dtype=np.bool_)
+            # Multiway splits: each node's features used by a multiway ancestor (a row per
+            # node), each present code's branch and each row's, the branches' bounds.
+            used = np.zeros((sub_parent.shape[0] if multiway else 1, n_features), dtype=np.bool_)
+            if multiway:
+                for f in range(n_features):
+                    used[0, f] = root_used[r, f]
+            branch_of_code = np.empty(n_bins if multiway else 1, dtype=np.int64)
+            branch_of_row = np.empty(n if multiway else 1, dtype=np.int64)
+            branch_bounds = np.empty(width + 1 if multiway else 1, dtype=np.int64)
+            next_at = np.empty(width if multiway else 1, dtype=np.int64)
             draw = np.empty(n_features, dtype=np.uint64)
             met = np.zeros(n_features, dtype=np.bool_)
             # Extremely randomised trees: each feature's two-bin histogram of its random split,
@@ -665,6 +810,13 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 build_all = not drawing or has_categorical
                 if build_all:
                     for f in range(n_features):
+                        if multiway and f > 0 and used[k, f]:
+                            # ID3 tests a feature once on a path: no histogram, and its
+                            # list is no longer kept (feature 0's is: the node's totals).
+                            n_nonempty[0, f] = 0
+                            for c in range(n_channels):
+                                missing[0, f, c] = 0
+                            continue
                         if one_row_order:
                             _compact_feature_of_rows(
                                 order[0],
@@ -756,6 +908,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                             if first_drawn < 0:
                                 first_drawn = at
                 if with_categorical and has_categorical:
+                    if multiway:  # the features no multiway ancestor used (NodeTable's mask)
+                        for f in range(n_features):
+                            drawn[0, f] = not used[k, f]
                     # The level-wise path's search, on this node alone; every pass holds all
                     # of a feature's candidates (the module docstring says why).
                     score_nodes(
@@ -764,9 +919,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                         missing,
                         use_missing,
                         drawn,
-                        drawing,
+                        drawing or multiway,
                         is_categorical,
-                        False,
+                        multiway,
                         scale,
                         criterion,
                         n_classes,
@@ -887,6 +1042,53 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 feature = winner[WINNER_FEATURE]
                 missing_left = winner[WINNER_MISSING_LEFT] != 0
                 subset = has_categorical and is_categorical[feature]
+                if with_categorical and multiway and subset:
+                    n_nodes = _split_multiway(
+                        k,
+                        feature,
+                        start,
+                        end,
+                        key,
+                        order,
+                        n_lists,
+                        codes,
+                        scratch,
+                        hist,
+                        missing,
+                        use_missing,
+                        missing_code,
+                        bin_code,
+                        n_nonempty[0, feature],
+                        default_branch[0],
+                        n_classes,
+                        count_channel,
+                        branch_of_code,
+                        branch_of_row,
+                        branch_bounds,
+                        next_at,
+                        used,
+                        sub_parent,
+                        sub_depth,
+                        sub_stats,
+                        sub_feature,
+                        sub_code,
+                        sub_next_code,
+                        sub_missing_left,
+                        sub_left,
+                        sub_subset,
+                        sub_category_words,
+                        stack_node,
+                        stack_start,
+                        stack_end,
+                        stack_key,
+                        top,
+                        n_nodes,
+                    )
+                    if n_nodes < 0:
+                        failed = True
+                        break
+                    top += n_nonempty[0, feature]
+                    continue
                 if subset:
                     # The codes sent left, by position; as bitsets for the tree: where the
                     # missing values go left, so do the codes the node did not see.
@@ -929,6 +1131,8 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 # stably: left rows first.
                 n_left = 0
                 for f in range(n_lists):
+                    if multiway and f > 0 and used[k, f]:
+                        continue  # no longer read (above)
                     n_left = 0
                     n_right = 0
                     for j in range(start, end):
@@ -957,6 +1161,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 for child in range(2):
                     sub_parent[n_nodes + child] = k
                     sub_depth[n_nodes + child] = sub_depth[k] + 1
+                    if multiway:
+                        for f in range(n_features):
+                            used[n_nodes + child, f] = used[k, f]
                 # Channel by channel: a row assignment's shape check cost the first compile 4 s.
                 for c in range(n_channels):
                     sub_stats[n_nodes, c] = left_stats[c]
@@ -994,6 +1201,7 @@ _ROOT_ARGUMENTS = (
     "root_depth",
     "root_impurity",
     "root_keys",
+    "root_used",
     "out_count",
 )
 

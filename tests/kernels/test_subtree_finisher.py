@@ -23,6 +23,7 @@ from gpu_tree import (
 from gpu_tree.backends.cpu import CPUHistogramBackend
 from gpu_tree.datasets import make_higgs_like
 from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
+from gpu_tree.model.tree import MULTIWAY, NUMERIC
 
 EVERY_NODE = 10**12  # the finisher grows the whole tree from the root
 
@@ -297,15 +298,6 @@ def test_histogram_of_unsorted_rows_is_the_sorted_rows_histogram(n_bins, use_mis
     assert not code_met.any()
 
 
-def test_not_used_with_multiway_categorical_splits(monkeypatch):
-    """Multiway splits (one child per category) stay level-wise."""
-    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
-    X, y, rng = _data(600, 7)
-    X[:, 0] = rng.integers(0, 5, size=X.shape[0])
-    model = DecisionTreeClassifier(categorical_features=[0], categorical_split="multiway")
-    assert "subtrees" not in _phases(model.fit(X, y))
-
-
 # -- categorical features (binary subset splits) ---------------------------------------
 
 
@@ -477,6 +469,123 @@ def test_categorical_real_datasets(monkeypatch, name):
         monkeypatch, make, X, y, finish_below=grower_module.FINISH_BELOW_ROWS
     )
     _assert_same_predictions(level_wise, finished, X)
+
+
+# -- multiway categorical splits (ID3) -------------------------------------------------
+
+
+def _multiway(estimator=DecisionTreeClassifier, **params):
+    def make():
+        return estimator(categorical_features=CATEGORICAL, categorical_split="multiway", **params)
+
+    return make
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "gain_ratio", "misclassification"])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_multiway_every_criterion(monkeypatch, criterion, missing):
+    """Numeric features split in two between the multiway nodes, the missing rows go to
+    each multiway node's largest branch, and the finished tree is numbered as the
+    level-wise path numbers it."""
+    X, y, _ = _categorical_data(1500, 21, n_categories=8, missing=missing)
+    level_wise, finished = _fit_both(monkeypatch, _multiway(criterion=criterion), X, y)
+    assert MULTIWAY in level_wise.tree_.split_kind
+    assert NUMERIC in level_wise.tree_.split_kind
+    _assert_same_predictions(level_wise, finished, X)
+
+
+@pytest.mark.parametrize("finish_below", [300, 40])
+def test_multiway_finisher_takes_over_at_any_size(monkeypatch, finish_below):
+    """Below nodes grown level by level: a feature a multiway ancestor split is not
+    searched in the finished subtrees either."""
+    monkeypatch.setattr(grower_module, "MULTIWAY_FINISH_FACTOR", 1)
+    X, y, _ = _categorical_data(3000, 22, n_categories=6, n_classes=3, missing=0.05)
+    level_wise, finished = _fit_both(monkeypatch, _multiway(), X, y, finish_below=finish_below)
+    assert "split_scoring" in _phases(finished)  # the top levels were grown level by level
+    _assert_same_predictions(level_wise, finished, X)
+
+
+def test_multiway_weighted_multiclass_with_stopping_rules(monkeypatch):
+    X, y, rng = _categorical_data(2000, 23, n_categories=10, n_classes=4, missing=0.1)
+    weight = rng.random(X.shape[0]) * 3
+    make = _multiway(
+        criterion="entropy",
+        max_depth=9,
+        min_samples_split=5,
+        min_samples_leaf=3,
+        min_weight_fraction_leaf=0.001,
+        min_impurity_decrease=1e-4,
+        min_purity=0.97,
+    )
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y, sample_weight=weight), X)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_multiway_regression(monkeypatch, weighted, missing):
+    X, _, rng = _categorical_data(1500, 24, n_categories=7, missing=missing)
+    codes = np.nan_to_num(X[:, CATEGORICAL], nan=3.0)
+    y = np.sin(codes[:, 0]) * 2 + (codes[:, 1] % 4) + X[:, 1] + rng.normal(size=X.shape[0])
+    y[::9] = 3.0  # repeated targets: pure nodes
+    weight = rng.random(X.shape[0]) + 0.1 if weighted else None
+    make = _multiway(DecisionTreeRegressor, min_samples_leaf=2)
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y, sample_weight=weight), X)
+
+
+def test_multiway_categorical_only_features(monkeypatch):
+    """Every feature categorical, one of 70 categories (two bitset words)."""
+    rng = np.random.default_rng(25)
+    X = np.column_stack(
+        [rng.integers(0, 70, size=2500), rng.integers(0, 6, size=2500), rng.integers(0, 3, 2500)]
+    ).astype(np.float64)
+    y = ((X[:, 0] % 5 == 1) | (X[:, 1] == 2)).astype(int) ^ (rng.random(2500) < 0.1)
+
+    def make():
+        return DecisionTreeClassifier(categorical_features=[0, 1, 2], categorical_split="multiway")
+
+    level_wise, finished = _fit_both(monkeypatch, make, X, y)
+    assert level_wise.tree_.n_category_words == 2
+    _assert_same_predictions(level_wise, finished, X)
+
+
+@pytest.mark.parametrize("name", ["mushroom", "car_evaluation", "adult"])
+def test_multiway_real_datasets(monkeypatch, name):
+    """Real data sets with categorical features (../shared/datasets), fully grown, the
+    finisher taking the nodes it takes in a fit."""
+    pytest.importorskip("pandas")
+    data = bench_module("_categorical_data").load(name, dataset_path)
+    X, y = data.X.iloc[data.train].reset_index(drop=True), data.y[data.train]
+
+    def make():
+        return DecisionTreeClassifier(
+            categorical_features=data.categorical, categorical_split="multiway"
+        )
+
+    level_wise, finished = _fit_both(
+        monkeypatch, make, X, y, finish_below=grower_module.FINISH_BELOW_ROWS
+    )
+    _assert_same_predictions(level_wise, finished, X)
+
+
+def test_multiway_with_features_drawn_per_node_stays_level_wise(monkeypatch):
+    """The finisher's draws would not know the features multiway ancestors used."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, _ = _categorical_data(600, 26, n_categories=5)
+    model = _multiway(max_features=2, random_state=0)().fit(X, y)
+    assert "subtrees" not in _phases(model)
+
+
+def test_level_wise_numbering_is_identity_on_level_wise_multiway_trees(monkeypatch):
+    """Level-wise growth splits a level's binary nodes before its multiway nodes, so a
+    tree with both at one level is not numbered breadth first: Tree.level_wise, the
+    finished trees' renumbering, is that numbering."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+    X, y, _ = _categorical_data(1500, 27, n_categories=6)
+    tree = _multiway()().fit(X, y).tree_
+    assert_tree_equal(tree.level_wise(), tree, impurity_rtol=0, value_rtol=0)
+    with pytest.raises(AssertionError):
+        assert_tree_equal(tree.breadth_first(), tree, impurity_rtol=0, value_rtol=0)
 
 
 def test_fit_stats_count_every_node_searched(monkeypatch):
