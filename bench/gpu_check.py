@@ -710,7 +710,7 @@ def _kernels_log2_each(values, out):
         out[i] = kernels_log2(values[i])
 
 
-def _compare(values, gpu, cpu) -> dict:
+def _log2_comparison(values, gpu, cpu) -> dict:
     differ = gpu != cpu
     ulps = np.abs(gpu.view(np.int64) - cpu.view(np.int64))
     return {
@@ -749,7 +749,7 @@ def log2_parity(n_values: int) -> dict:
         out = xp.zeros_like(device_values)
         cuda.jit(function)[(values.size + threads - 1) // threads, threads](device_values, out)
         gpu = out.get() if hasattr(out, "get") else out
-        found[name] = _compare(values, gpu, cpu(values))
+        found[name] = _log2_comparison(values, gpu, cpu(values))
     found["equal"] = found["gpu_tree"]["differ"] == 0
     return found
 
