@@ -84,6 +84,7 @@ from gpu_tree.growing.criteria import (
     score_tolerance,
     weighted_split_score,
 )
+from gpu_tree.kernels import python_mode
 from gpu_tree.kernels.cpu import oblique as cpu_oblique
 from gpu_tree.model.oblique import OBLIQUE, TREE_LEAF, TREE_UNDEFINED, ObliqueTree
 from gpu_tree.utils.device_copies import to_host
@@ -532,7 +533,18 @@ def grow_oblique_tree(X, y, weight, params: ObliqueParams, xp=np) -> ObliqueTree
     """Grow an oblique tree on float64 rows ``X`` (n, d) with no missing values, targets
     ``y`` (class codes 0..n_classes-1, or real numbers) and positive weights. ``xp``:
     the array namespace the level's work runs in (numpy, or CuPy for a GPU): the inputs
-    are copied there once; the tree comes back as host arrays."""
+    are copied there once; the tree comes back as host arrays.
+
+    On the CPU a small fit whose kernels have no compiled code yet runs them as Python
+    (``kernels/python_mode.py``: the same tree) instead of compiling them, about 5 s in a
+    fresh environment. Its size is counted as rows times (features + 1) squared, the
+    Gram matrices' terms per Newton step, that run as Python at a microsecond each."""
+    values = X.shape[0] * (X.shape[1] + 1) ** 2 if xp is np else None
+    with python_mode.as_python_when_small(values):
+        return _grow_oblique_tree(X, y, weight, params, xp)
+
+
+def _grow_oblique_tree(X, y, weight, params: ObliqueParams, xp) -> ObliqueTree:
     X = xp.asarray(X, dtype=xp.float64)
     weight = xp.asarray(weight, dtype=xp.float64)
     if params.is_classification:

@@ -1,6 +1,7 @@
 """Growing oblique trees on the CPU (gpu_tree/growing/oblique.py): the compiled kernels
 and the presorted features grow the tree of the array code a GPU runs (CuPy's path, run
-here on numpy), and the presorted features the tree of a sort per node, bit for bit."""
+here on numpy) up to rounding; the presorted features grow the tree of a sort per node,
+and the kernels run as Python (a small fit) the compiled kernels' tree, bit for bit."""
 
 import numpy as np
 import pytest
@@ -81,3 +82,26 @@ def test_cpu_kernels_grow_the_tree_of_the_array_code(task, direction):
         np.testing.assert_allclose(
             getattr(kernels, name), getattr(array_code, name), rtol=1e-9, atol=1e-12
         )
+
+
+@pytest.mark.parametrize(("task", "direction"), [CASES[0], CASES[1], CASES[4]])
+def test_a_small_fit_runs_its_kernels_as_python_with_the_same_tree(monkeypatch, task, direction):
+    """A small fit in a fresh environment runs the kernels as Python instead of compiling
+    them (kernels/python_mode.py): the compiled kernels' tree, bit for bit."""
+    from gpu_tree.kernels import python_mode
+
+    X, y, weight = _data(task, n=150)
+    params = _params(task, direction)
+    compiled = grow_oblique_tree(X, y, weight, params)
+    monkeypatch.setenv(python_mode.ENVIRONMENT_SWITCH, "auto")
+    monkeypatch.setitem(python_mode._spent, "seconds", 0.0)
+    monkeypatch.setattr(python_mode, "has_compiled_code", lambda kernel: False)
+    twinned = []
+    real_twin = python_mode.twin
+    monkeypatch.setattr(
+        python_mode, "twin", lambda kernel: twinned.append(kernel) or real_twin(kernel)
+    )
+    in_python = grow_oblique_tree(X, y, weight, params)
+    assert twinned, "no kernel ran as Python"
+    for name in (*TREE_ARRAYS, "value"):
+        np.testing.assert_array_equal(getattr(in_python, name), getattr(compiled, name), name)
