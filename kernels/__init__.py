@@ -7,7 +7,8 @@ The layout, in the shape of XGBoost's ``src/tree/hist/`` and ``src/tree/gpu_hist
   ``partition``, ``row_statistics``, ``split_scan``, ``prediction``, ``sparse``,
   ``absolute_error``; ``launch``: how each device's kernels are compiled and launched).
   Stages of one device only keep their own names (``cpu/subtrees.py``,
-  ``cpu/categorical.py``, ``cpu/random_draws.py``; ``cuda/api.py``, the CUDA compiler).
+  ``cpu/categorical.py``, ``cpu/random_draws.py``, ``cpu/oblique.py``; ``cuda/api.py``,
+  the CUDA compiler).
 - ``_*.py`` here: the sources shared by the stage modules, private to the kernels. All
   but one are plain Python that both devices compile (the split scan, the tree walk, the
   bin search, ...): one arithmetic, the same bits on either device. ``_prefetch.py`` (an
