@@ -386,7 +386,11 @@ def fit_direction(X, target, weight, direction, max_iter, alpha=DEFAULT_ALPHA, x
 def batched_project(X, coefficients, xp=np):
     """(B, P, d) rows, (B, d) coefficients -> (B, P) projections, bit for bit as
     :func:`gpu_tree.model.oblique.project` computes them (feature by feature, in order; a
-    zero coefficient adds +0.0, which leaves every sum as it was)."""
+    zero coefficient adds +0.0, which leaves every sum as it was). On the CPU that is
+    :func:`_row_dots`: its zero coefficients add ±0 to the rows' finite values, which
+    leaves every sum as it was too."""
+    if xp is np:
+        return _row_dots(X, coefficients, xp)
     out = xp.zeros(X.shape[:2])
     for j in range(X.shape[2]):
         c = coefficients[:, j : j + 1]

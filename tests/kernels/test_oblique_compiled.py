@@ -98,6 +98,21 @@ def test_weighted_sums_add_the_rows_in_order(n_rows):
     assert np.isnan(out[1, 2]) and np.isfinite(out[0]).all()
 
 
+def test_row_dots_are_the_model_s_projections():
+    """Training projects the rows as prediction does (gpu_tree.model.oblique.project, which
+    skips zero coefficients) bit for bit: a zero coefficient adds ±0 to a finite sum."""
+    from gpu_tree.model.oblique import project
+
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(3, 37, 6)) * np.exp(3 * rng.normal(size=(3, 37, 6)))
+    coefficients = rng.normal(size=(3, 6)) * (rng.random((3, 6)) > 0.4)
+    coefficients[0, 0] = -0.0
+    out = np.empty((3, 37))
+    row_dots(A, coefficients, out)
+    for b in range(3):
+        np.testing.assert_array_equal(out[b], project(A[b], coefficients[b]))
+
+
 @pytest.mark.parametrize("n_rows", [1, ROWS_TOGETHER - 1, ROWS_TOGETHER + 3])
 def test_row_dots_add_the_columns_in_order(n_rows):
     rng = np.random.default_rng(n_rows)
