@@ -531,16 +531,14 @@ class RowPartition:
             self._scratch,
             branch_sizes,
         )
-        self.reserve(int(max(c.max() for c in children)) + 1)
-        child_sizes = []
-        for k, node in enumerate(nodes):
-            ids = children[k]
-            sizes = branch_sizes[k, : ids.size]
-            first = self.start[node] + np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            self.start[ids] = first
-            self.end[ids] = first + sizes
-            child_sizes.append(sizes)
-        return child_sizes
+        ids = np.concatenate(children)
+        self.reserve(int(ids.max()) + 1)
+        n_branches = np.fromiter(map(len, children), dtype=np.int64, count=nodes.size)
+        branch = np.arange(branch_sizes.shape[1])[None, :] < n_branches[:, None]
+        ends = self.start[nodes][:, None] + np.cumsum(branch_sizes, axis=1)
+        self.start[ids] = (ends - branch_sizes)[branch]
+        self.end[ids] = ends[branch]
+        return [sizes[:n] for sizes, n in zip(branch_sizes, n_branches.tolist(), strict=True)]
 
 
 __all__ = [
