@@ -156,7 +156,9 @@ CASES = (
             ),
         ),
         _SKLEARN_TREE,
-        cause="multiway nodes are grown level by level to the end (not in the subtree finisher)",
+        cause="a small fit's fixed costs: at 1,000 rows about 3 ms of Python and numpy per "
+        "fit (inputs, binning, the finisher's set-up), binning's serial kernel 0.9 ms, the "
+        "subtree finisher 1.3 ms (the whole tree)",
     ),
     FeatureCase(
         "oblique",
