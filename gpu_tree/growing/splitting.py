@@ -9,15 +9,19 @@ to it):
 =====================================  ===============================  ====================
 When                                   Search                           Code
 =====================================  ===============================  ====================
-CPU histogram backend (dense input), a  the node's whole subtree, grown  kernels/cpu/
-node below ``FINISH_BELOW_ROWS`` rows   depth-first in one compiled      subtrees.py
-(times ``CATEGORICAL_FINISH_FACTOR``    call: numeric features by the
-with categorical features; a root       split scan, categorical ones by
-below ``FINISH_ROOT_BELOW_ROWS``),      categorical.score_nodes
-level-wise growth, binary splits, one
-output, no monotonic constraints, no
-feature costs, neither poisson nor
-absolute_error
+CPU histogram backend (dense input),    the node's whole subtree, grown  kernels/cpu/
+a node below ``FINISH_BELOW_ROWS``      depth-first in one compiled      subtrees.py
+rows (times                             call: numeric features by the
+``CATEGORICAL_FINISH_FACTOR`` with      split scan, categorical ones by
+categorical features, times             categorical.score_nodes (binary
+``MULTIWAY_FINISH_FACTOR`` with         subsets, or a multiway split)
+multiway splits; a root below
+``FINISH_ROOT_BELOW_ROWS``),
+level-wise growth, one output, no
+monotonic constraints, no feature
+costs, no features drawn per node
+with multiway splits, neither poisson
+nor absolute_error
 absolute_error                          medians, searched on the rows    absolute_error.py
 numeric features only, a backend with   the compiled split scan, one     kernels/_split_scan.py
 ``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu/ and
