@@ -45,6 +45,15 @@ def borrowing_njit(**options):
 # kernel (a large one both: its deep levels are small). Warm runs gain too: a small fit
 # no longer starts numba's thread pool.
 SERIAL_MAX_ELEMENTS = 1 << 17
+# A kernel whose serial time per unit of work was measured (SerialWhenSmall's
+# seconds_per_unit: the binning kernels) runs on its twin unless that time reaches
+# PARALLEL_MIN_SECONDS. Waking the pool costs microseconds on an idle machine but 6 to
+# 18 ms on a busy one (2 cores, load 3: a thread not scheduled holds up the call), where
+# a binning kernel's parallel run cost 15 ms for 0.2 ms of serial work (nonfinite_columns
+# on 10,000 x 28); SERIAL_MAX_ELEMENTS values of its compare each are 0.1 ms. Their work
+# counts in SERIAL_MAX_ELEMENTS' units, that many to PARALLEL_MIN_SECONDS, so that the one
+# limit moves every kernel (tests send all of them serial, or parallel, by it).
+PARALLEL_MIN_SECONDS = 4e-3
 
 
 def _serial_twin(kernel):
@@ -89,18 +98,28 @@ class SerialWhenSmall:
     :data:`SERIAL_MAX_ELEMENTS`, read at each call. The work is the call's, not the fit's:
     a fully grown tree's deep levels read a few rows each, where waking the thread pool
     costs more than the work (and much more on a busy machine, where a thread that is
-    not scheduled holds up the others: 10,000 rows' partitions took 6 ms, serial 0.1)."""
+    not scheduled holds up the others: 10,000 rows' partitions took 6 ms, serial 0.1).
 
-    def __init__(self, parallel, work=_first_argument_size):
+    ``seconds_per_unit``, the serial twin's measured time per unit of work, switches by
+    that time instead: serial below :data:`PARALLEL_MIN_SECONDS`."""
+
+    def __init__(self, parallel, work=_first_argument_size, seconds_per_unit=None):
         self.parallel = parallel
         self.serial = _serial_twin(parallel)
         self.work = work
+        self.seconds_per_unit = seconds_per_unit
+        # Work to SERIAL_MAX_ELEMENTS' units (see PARALLEL_MIN_SECONDS).
+        self.units_per_work = (
+            1.0
+            if seconds_per_unit is None
+            else seconds_per_unit * (SERIAL_MAX_ELEMENTS / PARALLEL_MIN_SECONDS)
+        )
         self.py_func = parallel.py_func
         self.__name__ = parallel.__name__
         self.__doc__ = parallel.__doc__
 
     def __call__(self, *args):
-        if self.work(args) <= SERIAL_MAX_ELEMENTS:
+        if self.work(args) * self.units_per_work <= SERIAL_MAX_ELEMENTS:
             return self.serial(*args)
         return self.parallel(*args)
 
