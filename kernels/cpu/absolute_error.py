@@ -43,6 +43,12 @@ MEDIAN_ERRORS_SOURCE_KEY = int(
 )
 
 
+# The walk of the median's rank (_walked_pass) takes at most this many steps per rank
+# and row of a pass (about ln n per row with unit weights) before the Fenwick tree takes
+# over: the cost of a walk that gives up stays about that of a Fenwick pass.
+WALK_STEPS_PER_RANK = 32
+
+
 @njit(cache=True)
 def _fenwick_add(tree_w, tree_wy, rank, w, wy):
     i = rank + 1
@@ -88,6 +94,42 @@ def _target_ranks(y):
     return y[order_y], rank_of
 
 
+# Counting sorts order bin codes (whole numbers below this) where they are not far more
+# than the rows; raw values take a merge sort.
+_COUNTING_SORT_VALUES = 1 << 16
+
+
+@njit(cache=True)
+def _order_by_value(x, rows):
+    """``rows`` (indices into ``x``, ascending) in order of their values, ties in the
+    order given: a stable sort, so the order a merge sort gives. Bin codes (whole numbers
+    from 0 to a few times the rows) by counting, O(n + codes); other values by a merge
+    sort."""
+    n = rows.size
+    largest = 0.0
+    whole = True
+    for i in range(n):
+        value = x[rows[i]]
+        if not (value >= 0.0 and value == np.floor(value) and value < _COUNTING_SORT_VALUES):
+            whole = False
+            break
+        largest = max(largest, value)
+    if not whole or largest > 2 * n + 32:
+        return rows[np.argsort(x[rows], kind="mergesort")]
+    n_values = int(largest) + 1
+    first = np.zeros(n_values + 1, dtype=np.int64)
+    for i in range(n):
+        first[int(x[rows[i]]) + 1] += 1
+    for v in range(n_values):
+        first[v + 1] += first[v]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        v = int(x[rows[i]])
+        order[first[v]] = rows[i]
+        first[v] += 1
+    return order
+
+
 @njit(cache=True)
 def _feature_values(columns, f, rows, missing_code):
     """A node's values of feature ``f`` (float64) and which are missing (NaN where
@@ -112,12 +154,104 @@ def _compile_searches(source_key):
     process, and nothing would ever be loaded from the cache."""
 
     @njit(cache=True)
-    def keyed_pass(
-        order, rank_of, sorted_y, weight, weighted_sum, scales, output, out_error, out_median
+    def keyed_median_and_error(
+        sorted_y, lo, hi, w_left, wy_left, total_w, total_wy, weight_scale, sum_scale
     ):
-        """For each p, the absolute error and weighted median of rows order[:p + 1] (any
-        subset of the rows ``rank_of`` ranks: the tree spans all their ranks), of output
-        ``output`` (its weighted sums ``weighted_sum``, its scale ``scales[1 + output]``)."""
+        """The weighted median and absolute error of a set of rows whose first rank past
+        half is ``hi`` (``lo`` the first reaching half), the ranks before ``hi`` weighing
+        ``w_left`` and summing ``wy_left``, the set ``total_w`` and ``total_wy``."""
+        source_key  # noqa: B018 - in the cache key only
+        median = _median_of(sorted_y[lo], sorted_y[hi], w_left, total_w)
+        error = _side_error(w_left, wy_left, total_w, total_wy, median, weight_scale, sum_scale)
+        return median, error
+
+    @njit(cache=True)
+    def keyed_walked_pass(
+        order,
+        rank_of,
+        sorted_y,
+        weight,
+        weighted_sum,
+        scales,
+        output,
+        wanted,
+        out_error,
+        out_median,
+    ):
+        """:func:`keyed_pass` by walking the median's rank: the rows added so far marked at
+        their ranks, and the sums of those before the walk's position kept as rows are
+        added, it steps over ranks to the new median at each wanted prefix alone, O(1) a
+        row where the median moves a rank or so a row (unit weights: half a row), and the
+        same integers as the Fenwick tree's. Weights of very different sizes can send the
+        median across the node at every row: past WALK_STEPS_PER_RANK steps per rank and
+        row it gives up, returning False (the outputs part-written)."""
+        source_key  # noqa: B018 - in the cache key only
+        n_ranks = sorted_y.size
+        w_at = np.zeros(n_ranks, dtype=np.int64)  # 0: no row yet (or a weightless one)
+        wy_at = np.zeros(n_ranks, dtype=np.int64)
+        steps_left = WALK_STEPS_PER_RANK * (n_ranks + order.size)
+        at = 0  # the walk's rank; w_below, wy_below: the sums of the added rows before it
+        w_below = 0
+        wy_below = 0
+        total_w = 0
+        total_wy = 0
+        weight_scale, sum_scale = scales[0], scales[1 + output]
+        for p in range(order.size):
+            i = order[p]
+            r = rank_of[i]
+            w_at[r] = weight[i]
+            wy_at[r] = weighted_sum[i]
+            total_w += weight[i]
+            total_wy += weighted_sum[i]
+            if r < at:
+                w_below += weight[i]
+                wy_below += weighted_sum[i]
+            if not wanted[p]:
+                continue
+            if total_w == 0:  # what the Fenwick searches find in a weightless set
+                lo, hi, w_left, wy_left = 0, n_ranks - 1, 0, total_wy
+            else:
+                # Back while the ranks before the walk weigh over half, then on to the first
+                # rank past half (weightless ranks add nothing: it is a weighted row's).
+                while _exceeds_half(w_below, total_w):
+                    at -= 1
+                    w_below -= w_at[at]
+                    wy_below -= wy_at[at]
+                    steps_left -= 1
+                while not _exceeds_half(w_below + w_at[at], total_w):
+                    w_below += w_at[at]
+                    wy_below += wy_at[at]
+                    at += 1
+                    steps_left -= 1
+                hi, w_left, wy_left = at, w_below, wy_below
+                lo = hi
+                if 2 * w_left == total_w:  # then the last weighted rank before hi reaches half
+                    lo -= 1
+                    while w_at[lo] == 0:
+                        lo -= 1
+                        steps_left -= 1
+                if steps_left < 0:
+                    return False
+            out_median[p], out_error[p] = _median_and_error(
+                sorted_y, lo, hi, w_left, wy_left, total_w, total_wy, weight_scale, sum_scale
+            )
+        return True
+
+    @njit(cache=True)
+    def keyed_fenwick_pass(
+        order,
+        rank_of,
+        sorted_y,
+        weight,
+        weighted_sum,
+        scales,
+        output,
+        wanted,
+        out_error,
+        out_median,
+    ):
+        """:func:`keyed_pass` with a Fenwick tree over the ranks: O(log n) a row, whatever
+        the weights."""
         source_key  # noqa: B018 - in the cache key only
         n_ranks = sorted_y.size
         tree_w = np.zeros(n_ranks + 1, dtype=np.int64)
@@ -134,21 +268,67 @@ def _compile_searches(source_key):
             _fenwick_add(tree_w, tree_wy, r, weight[i], weighted_sum[i])
             total_w += weight[i]
             total_wy += weighted_sum[i]
+            if not wanted[p]:
+                continue
             hi, w_left, wy_left = _fenwick_search(tree_w, tree_wy, total_w, True, top_bit)
             # The targets before hi weighing exactly half: the mid-point with the first
             # rank whose cumulative weight reaches half.
             lo = hi
             if 2 * w_left == total_w:
                 lo = _fenwick_search(tree_w, tree_wy, total_w, False, top_bit)[0]
-            median = _median_of(sorted_y[lo], sorted_y[hi], w_left, total_w)
-            out_error[p] = _side_error(
-                w_left, wy_left, total_w, total_wy, median, weight_scale, sum_scale
+            out_median[p], out_error[p] = _median_and_error(
+                sorted_y, lo, hi, w_left, wy_left, total_w, total_wy, weight_scale, sum_scale
             )
-            out_median[p] = median
 
     @njit(cache=True)
-    def keyed_errors(order, rank_of, sorted_y, weight, weighted_sums, scales):
-        """The absolute error and weighted median of rows order[:p + 1], for each p.
+    def keyed_pass(
+        order,
+        rank_of,
+        sorted_y,
+        weight,
+        weighted_sum,
+        scales,
+        output,
+        wanted,
+        out_error,
+        out_median,
+    ):
+        """For each wanted p (``wanted[p]``), the absolute error and weighted median of
+        rows order[:p + 1] (any subset of the rows ``rank_of`` ranks), of output
+        ``output`` (its weighted sums ``weighted_sum``, its scale ``scales[1 + output]``);
+        the other entries of ``out_error`` and ``out_median`` are left as they were. The
+        walk of the median's rank (:func:`_walked_pass`), or the Fenwick tree where the
+        walk gives up: the same integers, so the same bits either way."""
+        source_key  # noqa: B018 - in the cache key only
+        if not _walked_pass(
+            order,
+            rank_of,
+            sorted_y,
+            weight,
+            weighted_sum,
+            scales,
+            output,
+            wanted,
+            out_error,
+            out_median,
+        ):
+            _fenwick_pass(
+                order,
+                rank_of,
+                sorted_y,
+                weight,
+                weighted_sum,
+                scales,
+                output,
+                wanted,
+                out_error,
+                out_median,
+            )
+
+    @njit(cache=True)
+    def keyed_errors(order, rank_of, sorted_y, weight, weighted_sums, scales, wanted):
+        """The absolute error and weighted median of rows order[:p + 1], for each wanted
+        p (``wanted[p]``; the other entries undefined).
 
         ``rank_of``, ``sorted_y`` and ``weighted_sums`` hold one row per output
         (:func:`_node_targets`): the error is the sum of the outputs' (multi-output y),
@@ -168,12 +348,15 @@ def _compile_searches(source_key):
                 weighted_sums[k],
                 scales,
                 k,
+                wanted,
                 output_error,
                 output_median,
             )
-            error += output_error
-            if k == 0:
-                median[:] = output_median
+            for p in range(order.size):
+                if wanted[p]:
+                    error[p] += output_error[p]
+                    if k == 0:
+                        median[p] = output_median[p]
         return error, median
 
     @njit(cache=True)
@@ -185,7 +368,11 @@ def _compile_searches(source_key):
         sorted_y, rank_of = _target_ranks(y)
         error = np.empty(n)
         median = np.empty(n)
-        _pass(np.arange(n), rank_of, sorted_y, weight, weighted_sum, scales, 0, error, median)
+        wanted = np.zeros(n, dtype=np.bool_)
+        wanted[n - 1] = True
+        _pass(
+            np.arange(n), rank_of, sorted_y, weight, weighted_sum, scales, 0, wanted, error, median
+        )
         return median[n - 1], error[n - 1]
 
     @njit(cache=True)
@@ -240,24 +427,55 @@ def _compile_searches(source_key):
             else:
                 present[a] = i
                 a += 1
-        order = present[np.argsort(x[present], kind="mergesort")]
+        order = _order_by_value(x, present)
         reverse = order[::-1].copy()
         # Errors of the first k present rows (forward[k - 1]) and of the last j
         # (backward[j - 1]), then of the missing rows followed by them (index
-        # n_missing + k - 1), and their medians (the same indices).
-        forward, forward_median = _errors(order, rank_of, sorted_y, weight, weighted_sums, scales)
-        backward, backward_median = _errors(
-            reverse, rank_of, sorted_y, weight, weighted_sums, scales
+        # n_missing + k - 1), and their medians (the same indices): at the candidate
+        # splits alone (k rows left where the k-th and next values differ, or all).
+        wanted_forward = np.zeros(n_present, dtype=np.bool_)
+        wanted_backward = np.zeros(n_present, dtype=np.bool_)
+        wanted_forward_missing = np.zeros(n, dtype=np.bool_)
+        wanted_backward_missing = np.zeros(n, dtype=np.bool_)
+        for k in range(1, n_present + 1):
+            if k < n_present and not x[order[k - 1]] < x[order[k]]:
+                continue
+            j = n_present - k
+            wanted_forward[k - 1] = True
+            wanted_forward_missing[n_missing + k - 1] = True
+            if j > 0:
+                wanted_backward[j - 1] = True
+            if n_missing + j > 0:
+                wanted_backward_missing[n_missing + j - 1] = True
+        if n > 0:
+            wanted_forward_missing[n - 1] = True  # the parent's
+        forward, forward_median = _errors(
+            order, rank_of, sorted_y, weight, weighted_sums, scales, wanted_forward
         )
-        # No missing row: the same passes.
+        backward, backward_median = _errors(
+            reverse, rank_of, sorted_y, weight, weighted_sums, scales, wanted_backward
+        )
+        # No missing row: the same passes (the same wanted prefixes).
         forward_missing, forward_missing_median = forward, forward_median
         backward_missing, backward_missing_median = backward, backward_median
         if n_missing:
             forward_missing, forward_missing_median = _errors(
-                np.concatenate((absent, order)), rank_of, sorted_y, weight, weighted_sums, scales
+                np.concatenate((absent, order)),
+                rank_of,
+                sorted_y,
+                weight,
+                weighted_sums,
+                scales,
+                wanted_forward_missing,
             )
             backward_missing, backward_missing_median = _errors(
-                np.concatenate((absent, reverse)), rank_of, sorted_y, weight, weighted_sums, scales
+                np.concatenate((absent, reverse)),
+                rank_of,
+                sorted_y,
+                weight,
+                weighted_sums,
+                scales,
+                wanted_backward_missing,
             )
         parent = forward_missing[n - 1] if n > 0 else 0.0
         prefix_w = np.zeros(n_present + 1, dtype=np.int64)
@@ -392,7 +610,9 @@ def _compile_searches(source_key):
         source_key  # noqa: B018 - in the cache key only
         if part.size == 0:
             return 0.0, np.nan
-        error, median = _errors(part, rank_of, sorted_y, weight, weighted_sums, scales)
+        wanted = np.zeros(part.size, dtype=np.bool_)
+        wanted[part.size - 1] = True
+        error, median = _errors(part, rank_of, sorted_y, weight, weighted_sums, scales, wanted)
         return error[part.size - 1], median[part.size - 1]
 
     @njit(cache=True, parallel=True)
@@ -497,6 +717,9 @@ def _compile_searches(source_key):
         return improvement, missing_left, total_w, tolerance
 
     return (
+        keyed_median_and_error,
+        keyed_walked_pass,
+        keyed_fenwick_pass,
         keyed_pass,
         keyed_errors,
         keyed_error_of,
@@ -532,6 +755,9 @@ def _node_targets(rows, y_all, weight_all, sums_all, scales):
 
 
 (
+    _median_and_error,
+    _walked_pass,
+    _fenwick_pass,
     _pass,
     _errors,
     _error_of,
