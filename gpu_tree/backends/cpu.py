@@ -9,6 +9,8 @@ for.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -327,95 +329,151 @@ class CPUHistogramBackend(_CPUBackend):
         (multiway splits): (n_nodes, n_features) bool, the features the nodes' multiway
         ancestors split. Returns :class:`FinishedSubtrees`."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        layout = self.row_data.layout
         partition = self.row_partition
-        start, end = partition.start[nodes], partition.end[nodes]
-        capacity = 2 * (end - start) - 1  # a binary tree of n leaves has 2n - 1 nodes
-        offset = np.concatenate([[0], np.cumsum(capacity)]).astype(np.int64)
-        total = int(offset[-1])
-        n_channels = layout.n_channels
-        if categories is None:  # stand-ins: no feature is categorical
-            categories = SubtreeCategories(
-                np.zeros(self.X_binned.shape[0], dtype=bool),
-                0,
-                0,
-                0,
-                np.zeros((1, 2), dtype=np.int64),
-                np.zeros(2, dtype=np.int64),
-                1,
-            )
-        out = FinishedSubtrees(
-            parent=np.empty(total, dtype=np.int64),
-            depth=np.empty(total, dtype=np.int64),
-            stats=np.empty((total, n_channels), dtype=np.int64),
-            impurity=np.empty(total, dtype=np.float64),
-            feature=np.empty(total, dtype=np.int64),
-            code=np.empty(total, dtype=np.int64),
-            next_code=np.empty(total, dtype=np.int64),
-            missing_left=np.empty(total, dtype=np.uint8),
-            left=np.empty(total, dtype=np.int64),
-            searched=np.empty(total, dtype=np.uint8),
-            subset=np.empty(total, dtype=np.uint8),
-            category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
-        )
-        written = np.empty(nodes.size, dtype=np.int64)
-        regression = not layout.is_classification
-        no_rows = np.zeros(0)
-        has_categorical = bool(np.any(categories.is_categorical))
-        cpu_subtrees.finisher(has_categorical, rules.random_thresholds)(
+        rows = SubtreeRows(
             self.X_binned,
             partition.sample_indices,
-            start,
-            end,
+            partition.start[nodes],
+            partition.end[nodes],
             self.row_data.row_stats,
-            self.row_data.centred if regression else no_rows,
-            self.row_data.weight if regression else no_rows,
-            not layout.has_count_channel,  # unweighted: every weight is 1
-            np.asarray(depth, dtype=np.int64),
-            np.asarray(impurity, dtype=np.float64),
-            np.zeros(nodes.size, np.uint64) if keys is None else np.asarray(keys, np.uint64),
-            np.zeros((1, 0), np.bool_) if used is None else np.ascontiguousarray(used, np.bool_),
-            self.n_bins,
-            self.missing_code,
-            self.missing_bin >= 0,
-            layout.scales(),
-            cpu_split_scan.SPLIT_CRITERION_CODES[criterion],
-            cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
-            layout.n_classes if layout.is_classification else 0,
-            n_channels - 1 if layout.has_count_channel else -1,
-            _finisher_settings(rules),
-            np.asarray(categories.is_categorical, dtype=np.bool_),
-            has_categorical,
-            has_categorical and categories.multiway,
-            int(categories.max_subset),
-            int(categories.subset_limit),
-            int(categories.most),
-            np.asarray(categories.binom, dtype=np.int64),
-            np.asarray(categories.offsets, dtype=np.int64),
-            self.bin_lower,
-            self.bin_upper,
-            offset,
-            *out,
-            written,
+            self.row_data.centred,
+            self.row_data.weight,
         )
-        if np.any(written < 0):
-            raise RuntimeError("internal error: partition disagrees with the split statistics")
-        # The written part of each subtree's block, blocks in order.
-        keep = np.concatenate(
-            [np.arange(a, a + n) for a, n in zip(offset[:-1], written, strict=True)]
+        return grow_subtrees(
+            rows,
+            self.row_data.layout,
+            (self.n_bins, self.missing_code, self.missing_bin, self.bin_lower, self.bin_upper),
+            nodes.size,
+            depth,
+            impurity,
+            criterion,
+            rules,
+            categories,
+            keys,
+            used,
         )
-        position = np.full(total, -1, dtype=np.int64)
-        position[keep] = np.arange(keep.size)
-        first = np.repeat(offset[:-1], written)  # each kept node's block start
-        kept = {name: getattr(out, name)[keep] for name in FinishedSubtrees._fields}
-        for name in ("parent", "left"):  # block positions -> positions in the result
-            local = kept[name]
-            kept[name] = np.where(local >= 0, position[first + np.maximum(local, 0)], -1)
-        return FinishedSubtrees(**kept)
 
     @staticmethod
     def _split_points(bin_threshold, threshold):
         return np.asarray(bin_threshold, dtype=np.int64)  # codes <= it go left
+
+
+class SubtreeRows(NamedTuple):
+    """The rows a subtree finisher grows from: ``X_binned`` (n_features, n) bin codes;
+    node k's rows are ``sample_indices[start[k]:end[k]]``, whose ``row_stats`` (n,
+    n_channels) integers and, for regression, ``centred`` targets and ``weight`` the
+    finisher reads (RowData's; for classification they may be empty)."""
+
+    X_binned: np.ndarray
+    sample_indices: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    row_stats: np.ndarray
+    centred: np.ndarray | None
+    weight: np.ndarray | None
+
+
+def grow_subtrees(
+    rows: SubtreeRows,
+    layout,
+    bins,
+    n_nodes: int,
+    depth,
+    impurity,
+    criterion,
+    rules: SubtreeRules,
+    categories: SubtreeCategories | None = None,
+    keys=None,
+    used=None,
+) -> FinishedSubtrees:
+    """The whole subtree of each of ``n_nodes`` nodes (their ``rows``), grown in one
+    compiled call (``kernels/cpu/subtrees.py``): the CPU backend's
+    :meth:`~CPUHistogramBackend.finish_subtrees` on its own rows, and a distributed
+    fit's on rows gathered from its workers (gpu_tree/dask/backend.py). ``bins``:
+    (n_bins, missing_code, missing_bin, bin_lower, bin_upper); the rest as
+    ``finish_subtrees`` takes them."""
+    n_bins, missing_code, missing_bin, bin_lower, bin_upper = bins
+    start, end = rows.start, rows.end
+    capacity = 2 * (end - start) - 1  # a binary tree of n leaves has 2n - 1 nodes
+    offset = np.concatenate([[0], np.cumsum(capacity)]).astype(np.int64)
+    total = int(offset[-1])
+    n_channels = layout.n_channels
+    if categories is None:  # stand-ins: no feature is categorical
+        categories = SubtreeCategories(
+            np.zeros(rows.X_binned.shape[0], dtype=bool),
+            0,
+            0,
+            0,
+            np.zeros((1, 2), dtype=np.int64),
+            np.zeros(2, dtype=np.int64),
+            1,
+        )
+    out = FinishedSubtrees(
+        parent=np.empty(total, dtype=np.int64),
+        depth=np.empty(total, dtype=np.int64),
+        stats=np.empty((total, n_channels), dtype=np.int64),
+        impurity=np.empty(total, dtype=np.float64),
+        feature=np.empty(total, dtype=np.int64),
+        code=np.empty(total, dtype=np.int64),
+        next_code=np.empty(total, dtype=np.int64),
+        missing_left=np.empty(total, dtype=np.uint8),
+        left=np.empty(total, dtype=np.int64),
+        searched=np.empty(total, dtype=np.uint8),
+        subset=np.empty(total, dtype=np.uint8),
+        category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
+    )
+    written = np.empty(n_nodes, dtype=np.int64)
+    regression = not layout.is_classification
+    no_rows = np.zeros(0)
+    has_categorical = bool(np.any(categories.is_categorical))
+    cpu_subtrees.finisher(has_categorical, rules.random_thresholds)(
+        rows.X_binned,
+        rows.sample_indices,
+        start,
+        end,
+        rows.row_stats,
+        rows.centred if regression else no_rows,
+        rows.weight if regression else no_rows,
+        not layout.has_count_channel,  # unweighted: every weight is 1
+        np.asarray(depth, dtype=np.int64),
+        np.asarray(impurity, dtype=np.float64),
+        np.zeros(n_nodes, np.uint64) if keys is None else np.asarray(keys, np.uint64),
+        np.zeros((1, 0), np.bool_) if used is None else np.ascontiguousarray(used, np.bool_),
+        n_bins,
+        missing_code,
+        missing_bin >= 0,
+        layout.scales(),
+        cpu_split_scan.SPLIT_CRITERION_CODES[criterion],
+        cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
+        layout.n_classes if layout.is_classification else 0,
+        n_channels - 1 if layout.has_count_channel else -1,
+        _finisher_settings(rules),
+        np.asarray(categories.is_categorical, dtype=np.bool_),
+        has_categorical,
+        has_categorical and categories.multiway,
+        int(categories.max_subset),
+        int(categories.subset_limit),
+        int(categories.most),
+        np.asarray(categories.binom, dtype=np.int64),
+        np.asarray(categories.offsets, dtype=np.int64),
+        bin_lower,
+        bin_upper,
+        offset,
+        *out,
+        written,
+    )
+    if np.any(written < 0):
+        raise RuntimeError("internal error: partition disagrees with the split statistics")
+    # The written part of each subtree's block, blocks in order.
+    keep = np.concatenate([np.arange(a, a + n) for a, n in zip(offset[:-1], written, strict=True)])
+    position = np.full(total, -1, dtype=np.int64)
+    position[keep] = np.arange(keep.size)
+    first = np.repeat(offset[:-1], written)  # each kept node's block start
+    kept = {name: getattr(out, name)[keep] for name in FinishedSubtrees._fields}
+    for name in ("parent", "left"):  # block positions -> positions in the result
+        local = kept[name]
+        kept[name] = np.where(local >= 0, position[first + np.maximum(local, 0)], -1)
+    return FinishedSubtrees(**kept)
 
 
 class CPUExactBackend(_CPUBackend):

@@ -9,12 +9,23 @@ them); no row crosses the wire after setup.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 
-from gpu_tree.backends.contract import BackendCapabilities, CompactHistograms, DenseHistograms
-from gpu_tree.backends.cpu import CPUHistogramBackend, score_splits_on_cpu
+from gpu_tree.backends.contract import (
+    BackendCapabilities,
+    CompactHistograms,
+    DenseHistograms,
+    FinishedSubtrees,
+)
+from gpu_tree.backends.cpu import (
+    CPUHistogramBackend,
+    SubtreeRows,
+    grow_subtrees,
+    score_splits_on_cpu,
+)
 from gpu_tree.backends.rows import compact_from_dense
 from gpu_tree.dask import shards
 from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
@@ -153,18 +164,43 @@ class DistributedBackend:
     n_samples : int
     missing_bin : int
     layout : StatsLayout
+    finishes_subtrees : bool
+        Whether nodes below :attr:`finish_below_rows` rows (0: none) are gathered to the
+        client and grown there by the CPU's subtree finisher (every shard on the CPU; a
+        fit with CUDA shards grows level by level to the end).
     """
 
     capabilities = BackendCapabilities(
         device="cpu", exact=False, subtraction=True, compiled_search=True
     )
+    # Nodes below this many rows (all workers' together) are finished on the client:
+    # their rows (codes and statistics, about n_features + 16 bytes a row) cross once,
+    # instead of a round trip per level below them. Level-wise, a level cost about
+    # 85 ms of Dask's scheduling at 200,000 rows (bench/RESULTS.md); the grower's own
+    # threshold (FINISH_BELOW_ROWS) is set for a machine's memory, not a network.
+    finish_below_rows = 1 << 15
+    # The most rows one gathering brings to the client (its memory: about 100 MB at 28
+    # features); a finishing call with more nodes gathers them in turns.
+    most_gathered_rows = 1 << 21
     # How the workers' histograms are summed: "tree" (on the workers, the total to the
     # client) or "client" (each worker's to the client). Measured: bench/RESULTS.md.
     reduction = "tree"
     xp = np
     score_splits = staticmethod(score_splits_on_cpu)
 
-    def __init__(self, group, bin_lower, bin_upper, root, n_samples, missing_bin, layout):
+    def __init__(
+        self,
+        group,
+        bin_lower,
+        bin_upper,
+        root,
+        n_samples,
+        missing_bin,
+        layout,
+        finishes_subtrees=True,
+    ):
+        if finishes_subtrees and self.finish_below_rows:
+            self.capabilities = dataclasses.replace(self.capabilities, subtree_finisher=True)
         self.group = group
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper
@@ -332,6 +368,87 @@ class DistributedBackend:
         self._record_sizes(left_children, sizes[0])
         self._record_sizes(right_children, sizes[1])
 
+    def finish_subtrees(
+        self,
+        nodes,
+        depth,
+        impurity,
+        criterion,
+        rules,
+        categories=None,
+        keys=None,
+        used=None,
+    ) -> FinishedSubtrees:
+        """The CPU backend's :meth:`~CPUHistogramBackend.finish_subtrees` on the
+        nodes' rows gathered from every worker (at most :attr:`most_gathered_rows` a
+        turn). The tree is the level-wise one: the finisher's histograms and measures are
+        integer sums, which no order of the rows changes."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        depth, impurity = np.asarray(depth), np.asarray(impurity)
+        sizes = self.node_sizes(nodes)
+        turns, turn_rows = [], 0
+        for k in range(nodes.size):
+            if not turns or turn_rows + sizes[k] > self.most_gathered_rows:
+                turns.append([])
+                turn_rows = 0
+            turns[-1].append(k)
+            turn_rows += int(sizes[k])
+        parts = []
+        for turn in turns:
+            turn = np.asarray(turn, dtype=np.int64)
+            rows = self._gathered_rows(nodes[turn])
+            parts.append(
+                grow_subtrees(
+                    rows,
+                    self.layout,
+                    (
+                        self.n_bins,
+                        int(self.missing_bin),
+                        self.missing_bin,
+                        self.bin_lower,
+                        self.bin_upper,
+                    ),
+                    turn.size,
+                    depth[turn],
+                    impurity[turn],
+                    criterion,
+                    rules,
+                    categories,
+                    None if keys is None else np.asarray(keys)[turn],
+                    None if used is None else np.asarray(used)[turn],
+                )
+            )
+        return _concatenated(parts)
+
+    def _gathered_rows(self, nodes) -> SubtreeRows:
+        """Every worker's rows of ``nodes``, each node's together (workers in order)."""
+        parts = self.group.run(shards.subtree_rows, nodes)
+        codes = np.concatenate([p[0] for p in parts], axis=1)
+        counts = np.array([p[4] for p in parts], dtype=np.int64)  # (workers, nodes)
+        # Where each worker's block of each node starts in the concatenated rows.
+        worker_start = np.concatenate([[0], np.cumsum(counts.sum(axis=1))[:-1]])
+        node_start = worker_start[:, None] + np.cumsum(counts, axis=1) - counts
+        sample_indices = np.concatenate(
+            [
+                np.arange(node_start[w, k], node_start[w, k] + counts[w, k])
+                for k in range(nodes.size)
+                for w in range(counts.shape[0])
+            ]
+            + [np.empty(0, dtype=np.int64)]
+        )
+        end = np.cumsum(counts.sum(axis=0))
+        regression = not self.layout.is_classification
+        self._log("subtree rows", nodes.size, codes.nbytes + sum(p[1].nbytes for p in parts))
+        return SubtreeRows(
+            codes,
+            sample_indices,
+            end - counts.sum(axis=0),
+            end,
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]) if regression else None,
+            np.concatenate([p[3] for p in parts]) if regression else None,
+        )
+
     def partition_multiway(self, nodes, feature, child_of_code, default_child, children, *, sizes):
         first = np.array([c[0] for c in children], dtype=np.int64)
         decisions = (
@@ -345,6 +462,20 @@ class DistributedBackend:
         self._log("partition", decisions[0].size, sent * len(self.group.keys))
         for ids, counts in zip(children, sizes, strict=True):
             self._record_sizes(ids, counts)
+
+
+def _concatenated(parts) -> FinishedSubtrees:
+    """FinishedSubtrees of several finishing turns as one (positions offset)."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [p.parent.size for p in parts[:-1]])
+    joined = {}
+    for name in FinishedSubtrees._fields:
+        arrays = [getattr(p, name) for p in parts]
+        if name in ("parent", "left"):  # positions within a turn's result
+            arrays = [np.where(a >= 0, a + o, a) for a, o in zip(arrays, offsets, strict=True)]
+        joined[name] = np.concatenate(arrays)
+    return FinishedSubtrees(**joined)
 
 
 def _flat(items):

@@ -245,7 +245,14 @@ class _DaskMixin:
         counters = FitCounters("cpu")  # the client's side: the workers' copies are theirs
         timer = PhaseTimer(np)
         backend = DistributedBackend(
-            group, lower, upper, root, n, self._bin_mapper.missing_bin_, layout
+            group,
+            lower,
+            upper,
+            root,
+            n,
+            self._bin_mapper.missing_bin_,
+            layout,
+            finishes_subtrees=all(d == "cpu" for d in devices),
         )
         backend.timer = timer
         monotonic_cst = monotonic_constraints(settings, n_features, coded, categories)

@@ -287,6 +287,29 @@ def histograms(key, nodes):
     return backend.histograms(np.asarray(nodes, dtype=np.int64)).hist
 
 
+def subtree_rows(key, nodes):
+    """This shard's rows of ``nodes`` for a subtree finisher on the client
+    (DistributedBackend.finish_subtrees): their bin codes (n_features, n) in node order,
+    their integer statistics and, for regression, centred targets and weights, and the
+    rows each node holds here. CPU shards only (a fit with CUDA shards finishes none)."""
+    backend = _shard(key)["backend"]
+    partition = backend.row_partition
+    nodes = np.asarray(nodes, dtype=np.int64)
+    rows = np.concatenate(
+        [partition.sample_indices[partition.start[k] : partition.end[k]] for k in nodes]
+        + [np.empty(0, dtype=np.int64)]
+    )
+    row_data = backend.row_data
+    regression = not row_data.layout.is_classification
+    return (
+        np.ascontiguousarray(backend.X_binned[:, rows]),
+        row_data.row_stats[rows],
+        row_data.centred[rows] if regression else None,
+        row_data.weight[rows] if regression else None,
+        partition.node_sizes(nodes),
+    )
+
+
 def sum_arrays(*arrays):
     """One of the tree reduction's steps."""
     total = arrays[0].copy()

@@ -189,10 +189,15 @@ class Grower:
         call: tests set FINISH_BELOW_ROWS to 0 to grow level-wise only)."""
         categorical = self.params.categorical
         if categorical is not None and categorical.features.size and categorical.multiway:
-            return FINISH_BELOW_ROWS * MULTIWAY_FINISH_FACTOR
-        if categorical is not None and categorical.features.size:
-            return FINISH_BELOW_ROWS * CATEGORICAL_FINISH_FACTOR
-        return FINISH_BELOW_ROWS
+            below = FINISH_BELOW_ROWS * MULTIWAY_FINISH_FACTOR
+        elif categorical is not None and categorical.features.size:
+            below = FINISH_BELOW_ROWS * CATEGORICAL_FINISH_FACTOR
+        else:
+            below = FINISH_BELOW_ROWS
+        # A backend whose levels cost round trips (a distributed fit's) finishes larger
+        # nodes: the same tree, fewer levels grown one by one.
+        backend_below = getattr(self.backend, "finish_below_rows", None)
+        return max(below, backend_below) if below and backend_below else below
 
     def _finishing(self, nodes, below=None):
         """Which open ``nodes`` are small enough (fewer than ``below`` rows, default

@@ -14,6 +14,7 @@ from hypothesis import strategies as st  # noqa: E402
 from gpu_tree import DecisionTreeClassifier as LocalClassifier  # noqa: E402
 from gpu_tree import DecisionTreeRegressor as LocalRegressor  # noqa: E402
 from gpu_tree.dask import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from gpu_tree.dask.backend import DistributedBackend  # noqa: E402
 from gpu_tree.data.categorical import IdLikeColumnWarning  # noqa: E402
 from gpu_tree.testing import assert_tree_equal  # noqa: E402
 
@@ -29,6 +30,30 @@ def client():
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture(autouse=True)
+def _level_wise_unless_finishing(request, monkeypatch):
+    """The data here is small: the client would finish every tree at its root
+    (``DistributedBackend.finish_below_rows``), and the workers' level-wise growth would
+    go untested. Tests that ask for ``finishing`` choose for themselves."""
+    if "finishing" not in request.fixturenames:
+        monkeypatch.setattr(DistributedBackend, "finish_below_rows", 0)
+
+
+@pytest.fixture(params=["level-wise", "finished below 300 rows", "finished at the root"])
+def finishing(request, monkeypatch):
+    """How the client finishes subtrees: never; from nodes of fewer than 300 rows on,
+    their rows gathered from both workers mid-tree (the grower's root rule off); or as
+    shipped (small data: the whole tree from the root)."""
+    from gpu_tree.growing import grower
+
+    if request.param == "level-wise":
+        monkeypatch.setattr(DistributedBackend, "finish_below_rows", 0)
+    elif request.param == "finished below 300 rows":
+        monkeypatch.setattr(grower, "FINISH_ROOT_BELOW_ROWS", 0)
+        monkeypatch.setattr(DistributedBackend, "finish_below_rows", 300)
+    return request.param
 
 
 def _data(n=1200, seed=0):
@@ -49,7 +74,7 @@ def _chunks(n, cuts):
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_classifier_matches_in_memory(client, criterion, weighted):
+def test_classifier_matches_in_memory(client, criterion, weighted, finishing):
     X, y, _, weight = _data()
     w = weight if weighted else None
     chunks = _chunks(len(y), [300, 700, 1000])
@@ -65,7 +90,7 @@ def test_classifier_matches_in_memory(client, criterion, weighted):
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cuts=st.lists(st.integers(0, 900), max_size=3), weighted=st.booleans())
-def test_regressor_any_partitioning(client, cuts, weighted):
+def test_regressor_any_partitioning(client, cuts, weighted, finishing):
     X, _, target, weight = _data(900, seed=1)
     chunks = _chunks(len(target), cuts)
     w = weight if weighted else None
@@ -158,7 +183,7 @@ def test_partitions_of_other_table_kinds_are_read_as_pandas():
 
 
 @pytest.mark.parametrize("categorical_split", ["binary", "multiway"])
-def test_categories_seen_on_some_workers_are_coded_globally(client, categorical_split):
+def test_categories_seen_on_some_workers_are_coded_globally(client, categorical_split, finishing):
     frame, y = _frame()
     params = dict(
         device="cpu",
@@ -495,7 +520,7 @@ def _slow_sum(*arrays):
     cuts=st.lists(st.integers(1, 899), max_size=3, unique=True),
     categorical_split=st.sampled_from(["binary", "multiway"]),
 )
-def test_categorical_frames_any_partitioning(client, cuts, categorical_split):
+def test_categorical_frames_any_partitioning(client, cuts, categorical_split, finishing):
     """Partition boundaries anywhere (categories seen in one partition only included):
     the tree of the whole frame."""
     frame, y = _frame(900, seed=10)
@@ -651,6 +676,34 @@ def test_routing_the_rows_costs_no_round_trip(client, monkeypatch, categorical_s
     assert counts["partitions"] >= 4  # a partition at every level but the last
     assert counts["waits"] == counts["histograms"]
     assert_tree_equal(model.tree_, LocalClassifier(device="cpu", **params).fit(X, y).tree_)
+
+
+def test_finishing_on_the_client_saves_round_trips_and_grows_the_same_tree(client, monkeypatch):
+    """Nodes below ``finish_below_rows`` rows are grown on the client from their rows,
+    gathered once: fewer waits than a round trip per level, the same tree; and gathered
+    in turns where they pass ``most_gathered_rows``."""
+    from gpu_tree.growing import grower
+
+    X, y, _, weight = _data(6000, seed=5)
+    Xd, yd = da.from_array(X, chunks=(2000, 4)), da.from_array(y, chunks=2000)
+    wd = da.from_array(weight, chunks=2000)
+    local = LocalClassifier(device="cpu", max_depth=12).fit(X, y, weight)
+    monkeypatch.setattr(grower, "FINISH_ROOT_BELOW_ROWS", 0)
+    waits = {}
+    for name, below, most in [
+        ("level-wise", 0, DistributedBackend.most_gathered_rows),
+        ("finished", 1500, DistributedBackend.most_gathered_rows),
+        ("finished in turns", 1500, 1000),
+    ]:
+        monkeypatch.setattr(DistributedBackend, "finish_below_rows", below)
+        monkeypatch.setattr(DistributedBackend, "most_gathered_rows", most)
+        counts, model = _waits_while_growing(
+            monkeypatch, lambda: DecisionTreeClassifier(device="cpu", max_depth=12).fit(Xd, yd, wd)
+        )
+        assert_tree_equal(model.tree_, local.tree_)
+        waits[name] = counts["waits"]
+    assert waits["finished"] < waits["level-wise"] - 4, waits
+    assert waits["finished in turns"] > waits["finished"], waits
 
 
 @pytest.mark.parametrize("which", ["first", "last"])
