@@ -264,7 +264,7 @@ def column_winners(
     n_nodes, n_columns = feature_of.shape
     node_rows = _node_rows(backend, n_nodes, _slot_of_row(backend, nodes))
     _, parent_errors, weights = _median_errors_of(backend, node_rows, n_nodes)
-    # As the CPU's best_absolute_error_splits: the outputs' errors added in order, the
+    # As the CPU's level_targets: the outputs' errors added in order, the
     # tolerance that of the node's error.
     parent = np.zeros(n_nodes)
     for k in range(n_outputs):

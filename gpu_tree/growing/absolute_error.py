@@ -23,12 +23,15 @@ then a node's value is its mean (unused).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from gpu_tree.growing.splitting import SCORE_RTOL, ChosenSplits, SplitConstraints
 from gpu_tree.kernels.cpu.absolute_error import (
-    best_absolute_error_splits,
+    best_level_splits,
     drawn_absolute_error_splits,
+    level_targets,
     node_median_and_error,
 )
 from gpu_tree.utils.device_copies import device_to_host
@@ -64,9 +67,14 @@ def absolute_error_search(
     chosen = ChosenSplits.none(n_nodes, n_channels, hist.dtype)
     n_outputs = layout.n_outputs
     on_device = backend.capabilities.device == "cuda"
+    level = None
     if on_device:  # every node's columns in a few launches (backends/cuda_absolute_error)
         winners = _device_winners(
             backend, constraints, batch, slots, n_columns, drawn_splits, monotonic
+        )
+    elif drawn_splits is None:  # every node's columns in one call
+        level = _cpu_level_winners(
+            backend, constraints, batch, slots, n_columns, feature_mask, monotonic
         )
     else:
         node_search = _CPUNodeSearch(backend, constraints, batch, drawn_splits, monotonic)
@@ -76,7 +84,11 @@ def absolute_error_search(
             columns = np.flatnonzero(feature_mask[j])
         if columns.size == 0:
             continue
-        if on_device:
+        if level is not None:
+            gain, left_value = level.gain[j, columns], level.left_value[j, columns]
+            next_value, missing_left = level.next_value[j, columns], level.missing_left[j, columns]
+            weight, tolerance = level.node_weight[j], level.tolerance[j]
+        elif on_device:
             gain = winners.gain[j, columns]
             left_value = winners.low_bin[j, columns].astype(np.float64)
             next_bin = winners.next_bin[j, columns]
@@ -121,9 +133,119 @@ def absolute_error_search(
     return chosen
 
 
+@dataclasses.dataclass
+class _LevelWinners:
+    """The CPU's best split of each node (rows) on each column: its improvement (-inf:
+    none, or a column not searched), the largest value going left, the smallest going
+    right (NaN: none), where missing values go; and each node's weight and the rounding
+    tolerance of its improvements."""
+
+    gain: np.ndarray
+    left_value: np.ndarray
+    next_value: np.ndarray
+    missing_left: np.ndarray
+    node_weight: np.ndarray
+    tolerance: np.ndarray
+
+
+def _cpu_level_winners(backend, constraints, batch, slots, n_columns, feature_mask, monotonic):
+    """Every node of ``slots`` searched on its columns in one call of the CPU kernels
+    (:func:`gpu_tree.kernels.cpu.absolute_error.best_level_splits`, a task per node and
+    column): the nodes' rows read through the backend's row partition and, as one block
+    of the level's rows and searched features, ``row_columns``."""
+    n_nodes = slots.size
+    nodes = batch.nodes[slots]
+    partition, row_data = backend.row_partition, backend.row_data
+    sizes = partition.node_sizes(nodes)
+    node_start = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(sizes, out=node_start[1:])
+    positions = np.repeat(partition.start[nodes] - node_start[:-1], sizes) + np.arange(
+        node_start[-1]
+    )
+    rows = np.ascontiguousarray(partition.sample_indices[positions], dtype=np.int64)
+    searched = np.ones((n_nodes, n_columns), dtype=bool)
+    if feature_mask is not None:
+        searched = np.asarray(feature_mask, dtype=bool)
+    task_node, task_column = np.nonzero(searched)
+    feature_of = np.broadcast_to(np.arange(n_columns), (n_nodes, n_columns))
+    if batch.drawn_features is not None:
+        feature_of = batch.drawn_features[slots][:, :n_columns]
+    task_feature = feature_of[task_node, task_column]
+    # The block holds each feature searched once; a task reads its feature's row.
+    features, task_block_row = np.unique(task_feature, return_inverse=True)
+    block = backend.row_columns(rows, features.astype(np.int64))
+    csts = np.zeros(task_node.size, dtype=np.int8)
+    lower = np.full(task_node.size, -np.inf)
+    upper = np.full(task_node.size, np.inf)
+    if monotonic is not None:  # bounds in the fit's units, as the medians
+        csts = np.ascontiguousarray(monotonic.cst[task_feature], dtype=np.int8)
+        lower = np.ascontiguousarray(monotonic.lower[task_node], dtype=np.float64)
+        upper = np.ascontiguousarray(monotonic.upper[task_node], dtype=np.float64)
+    targets = _targets(row_data)
+    weight, sums, scales = fixed_point_rows(row_data)
+    n_outputs = targets.shape[1]
+    node_sums = np.empty((n_outputs, rows.size), dtype=np.int64)
+    node_sorted_y = np.empty((n_outputs, rows.size))
+    node_rank_of = np.empty((n_outputs, rows.size), dtype=np.int64)
+    node_weight, tolerance = level_targets(
+        rows,
+        node_start,
+        targets,
+        weight,
+        sums,
+        scales,
+        SCORE_RTOL,
+        node_sums,
+        node_sorted_y,
+        node_rank_of,
+    )
+    n_tasks = task_node.size
+    gain = np.empty(n_tasks)
+    left_value = np.empty(n_tasks)
+    next_value = np.empty(n_tasks)
+    missing_left = np.empty(n_tasks, dtype=np.bool_)
+    best_level_splits(
+        task_node.astype(np.int64),
+        task_block_row.astype(np.int64),
+        block,
+        rows,
+        node_start,
+        np.float64(backend.missing_code),
+        weight,
+        node_sums,
+        node_sorted_y,
+        node_rank_of,
+        scales,
+        constraints.min_samples_leaf,
+        constraints.min_weight_leaf,
+        tolerance,
+        csts,
+        lower,
+        upper,
+        gain,
+        left_value,
+        next_value,
+        missing_left,
+    )
+    winners = _LevelWinners(
+        np.full((n_nodes, n_columns), -np.inf),
+        np.full((n_nodes, n_columns), np.nan),
+        np.full((n_nodes, n_columns), np.nan),
+        np.zeros((n_nodes, n_columns), dtype=bool),
+        node_weight,
+        tolerance,
+    )
+    winners.gain[task_node, task_column] = gain
+    winners.left_value[task_node, task_column] = left_value
+    winners.next_value[task_node, task_column] = next_value
+    winners.missing_left[task_node, task_column] = missing_left
+    return winners
+
+
 class _CPUNodeSearch:
-    """The CPU's search of one node (:mod:`gpu_tree.kernels.cpu.absolute_error`): its
-    rows read through the backend's row partition and ``row_columns``."""
+    """The CPU's search of one node for extremely randomised trees' drawn splits
+    (:mod:`gpu_tree.kernels.cpu.absolute_error`): its rows read through the backend's row
+    partition and ``row_columns``."""
 
     def __init__(self, backend, constraints, batch, drawn_splits, monotonic):
         self.backend, self.constraints, self.batch = backend, constraints, batch
@@ -164,8 +286,6 @@ class _CPUNodeSearch:
             upper,
         )
         drawn_splits = self.drawn_splits
-        if drawn_splits is None:
-            return best_absolute_error_splits(node_columns, node_rows, node_features, *node_data)
         # What goes left of the drawn split: bin codes up to the collapsed left bin's
         # highest (histogram mode), raw values up to its highest value (exact mode).
         split_values = (

@@ -25,7 +25,7 @@ from numba import njit, prange
 from .. import _median_errors as _medians
 from .. import _split_scan as _scan
 from .. import compilation
-from .launch import SerialWhenSmall
+from .launch import SerialWhenSmall, ThreadedWhenLarge
 
 # The shared arithmetic, inlined; its source hash goes into the cache keys of the
 # kernels that inline it (numba keys its cache on this file alone, see kernels/cuda/launch.py).
@@ -539,70 +539,6 @@ def _compile_searches(source_key):
                 next_value = x[order[best_k]]
         return best, left_value, next_value, best_missing_left, parent
 
-    @njit(cache=True, parallel=True)
-    def keyed_best_splits(
-        columns,
-        rows,
-        features,
-        missing_code,
-        y_all,
-        weight_all,
-        sums_all,
-        scales,
-        min_samples_leaf,
-        min_weight_leaf,
-        rtol,
-        csts,
-        lower,
-        upper,
-    ):
-        """The best split of one node on each of ``features`` (rows of the feature-major
-        ``columns``: raw values, missing as NaN, or bin codes, missing as
-        ``missing_code``), the node being the rows ``rows`` of ``y_all``, ``weight_all``
-        and ``sums_all`` (:func:`_node_targets`).
-
-        Returns per feature (improvement, left_value, next_value, missing_left) of
-        :func:`best_absolute_error_split`, the node's weight, and the rounding tolerance
-        of the improvements: ``rtol`` times the node's error (the outputs' added), which
-        bounds every side's error and so the terms improvements differ by (a node's sums
-        can be far larger: one row weighing 1e15 times the others, at the median, adds
-        nothing to the error and all but everything to sum |w * y|). ``csts``: each
-        feature's monotonicity constraint, ``lower``/``upper`` the node's bounds.
-        """
-        source_key  # noqa: B018 - in the cache key only
-        weight, sums, sorted_y, rank_of, total_w = _node_targets(
-            rows, y_all, weight_all, sums_all, scales
-        )
-        parent = _error_of(np.arange(rows.size), rank_of, sorted_y, weight, sums, scales)[0]
-        tolerance = rtol * parent
-        n_features = features.size
-        improvement = np.empty(n_features)
-        left_value = np.empty(n_features)
-        next_value = np.empty(n_features)
-        missing_left = np.zeros(n_features, dtype=np.bool_)
-        for j in prange(n_features):
-            x, missing = _feature_values(columns, features[j], rows, missing_code)
-            gain, low, high, go_left, _ = best_absolute_error_split(
-                x,
-                missing,
-                rank_of,
-                sorted_y,
-                weight,
-                sums,
-                scales,
-                min_samples_leaf,
-                min_weight_leaf,
-                tolerance,
-                csts[j],
-                lower,
-                upper,
-            )
-            improvement[j] = gain
-            left_value[j] = low
-            next_value[j] = high
-            missing_left[j] = go_left
-        return improvement, left_value, next_value, missing_left, total_w, tolerance
-
     @njit(cache=True)
     def keyed_error_of(part, rank_of, sorted_y, weight, weighted_sums, scales):
         """The absolute error and weighted median of the rows ``part`` (0 and NaN for
@@ -637,9 +573,12 @@ def _compile_searches(source_key):
         one node (present values at most ``split_values[j]`` go left, on feature
         ``features[j]``), missing rows on the better side (:func:`_missing_go_left`).
 
-        Arguments as :func:`best_absolute_error_splits`' (monotonicity constraints too).
-        Returns per feature (improvement, -inf where a side is empty, too small or not
-        admissible; missing_left), the node's weight and the tolerance.
+        The node is the rows ``rows`` of ``y_all``, ``weight_all`` and ``sums_all``;
+        ``columns`` is feature-major (raw values, missing as NaN, or bin codes, missing as
+        ``missing_code``); ``rtol``, ``csts``, ``lower``, ``upper`` as
+        :func:`level_targets`' and :func:`best_level_splits`'. Returns per feature
+        (improvement, -inf where a side is empty, too small or not admissible;
+        missing_left), the node's weight and the tolerance.
         """
         source_key  # noqa: B018 - in the cache key only
         n = rows.size
@@ -716,6 +655,100 @@ def _compile_searches(source_key):
             )
         return improvement, missing_left, total_w, tolerance
 
+    @njit(cache=True)
+    def keyed_level_targets(
+        rows, node_start, y_all, weight_all, sums_all, scales, rtol, sums, sorted_y, rank_of
+    ):
+        """Each node's targets as its searches read them (:func:`_node_targets`): node k's
+        rows are ``rows[node_start[k]:node_start[k + 1]]``, and its sums, sorted targets
+        and ranks go to the same columns of ``sums``, ``sorted_y`` and ``rank_of``
+        (n_outputs, rows.size). Returns each node's weight and the rounding tolerance of
+        its improvements: ``rtol`` times the node's error (the outputs' added), which
+        bounds every side's error and so the terms improvements differ by (a node's sums
+        can be far larger: one row weighing 1e15 times the others, at the median, adds
+        nothing to the error and all but everything to sum |w * y|)."""
+        source_key  # noqa: B018 - in the cache key only
+        n_nodes = node_start.size - 1
+        node_weight = np.empty(n_nodes)
+        tolerance = np.empty(n_nodes)
+        for k in range(n_nodes):
+            a, b = node_start[k], node_start[k + 1]
+            weight, node_sums, node_sorted_y, node_rank_of, node_weight[k] = _node_targets(
+                rows[a:b], y_all, weight_all, sums_all, scales
+            )
+            sums[:, a:b] = node_sums
+            sorted_y[:, a:b] = node_sorted_y
+            rank_of[:, a:b] = node_rank_of
+            parent = _error_of(
+                np.arange(b - a), node_rank_of, node_sorted_y, weight, node_sums, scales
+            )
+            tolerance[k] = rtol * parent[0]
+        return node_weight, tolerance
+
+    @njit(cache=True, nogil=True)
+    def keyed_level_splits(
+        task_node,
+        task_column,
+        block,
+        block_row,
+        node_start,
+        missing_code,
+        weight_all,
+        sums,
+        sorted_y,
+        rank_of,
+        scales,
+        min_samples_leaf,
+        min_weight_leaf,
+        tolerance,
+        csts,
+        lower,
+        upper,
+        gain,
+        left_value,
+        next_value,
+        missing_left,
+    ):
+        """The best split of several nodes on several features, a task each
+        (``task_node``, ``task_column``: a row of ``block``, the values of the level's
+        rows, raw or bin codes, missing as NaN or ``missing_code``), as
+        :func:`best_absolute_error_split` finds it: into ``gain``, ``left_value``,
+        ``next_value`` and ``missing_left`` at the task's index. Node k's rows are the
+        columns ``node_start[k]:node_start[k + 1]`` of ``block``; ``block_row`` their
+        rows of ``weight_all``; ``sums``, ``sorted_y`` and ``rank_of`` their targets
+        (:func:`level_targets`) in the same columns. ``tolerance``: each node's;
+        ``csts``, ``lower``, ``upper``: each task's monotonicity constraint and node
+        bounds."""
+        source_key  # noqa: B018 - in the cache key only
+        missing_is_nan = missing_code != missing_code
+        for t in range(task_node.size):
+            k = task_node[t]
+            a, b = node_start[k], node_start[k + 1]
+            n = b - a
+            x = np.empty(n)
+            missing = np.empty(n, dtype=np.bool_)
+            weight = np.empty(n, dtype=np.int64)
+            for i in range(n):
+                value = np.float64(block[task_column[t], a + i])
+                x[i] = value
+                missing[i] = (value != value) if missing_is_nan else (value == missing_code)
+                weight[i] = weight_all[block_row[a + i]]
+            gain[t], left_value[t], next_value[t], missing_left[t], _ = best_absolute_error_split(
+                x,
+                missing,
+                rank_of[:, a:b],
+                sorted_y[:, a:b],
+                weight,
+                sums[:, a:b],
+                scales,
+                min_samples_leaf,
+                min_weight_leaf,
+                tolerance[k],
+                csts[t],
+                lower[t],
+                upper[t],
+            )
+
     return (
         keyed_median_and_error,
         keyed_walked_pass,
@@ -725,8 +758,9 @@ def _compile_searches(source_key):
         keyed_error_of,
         keyed_node_median_and_error,
         keyed_best_split,
-        keyed_best_splits,
         keyed_drawn_splits,
+        keyed_level_targets,
+        keyed_level_splits,
     )
 
 
@@ -763,9 +797,21 @@ def _node_targets(rows, y_all, weight_all, sums_all, scales):
     _error_of,
     node_median_and_error,
     best_absolute_error_split,
-    best_absolute_error_splits,
     drawn_absolute_error_splits,
+    level_targets,
+    best_level_splits,
 ) = _compile_searches(MEDIAN_ERRORS_SOURCE_KEY)
+
+
+def _task_rows(args):
+    """Rows each task of :func:`best_level_splits` reads: its node's."""
+    task_node, node_start = args[0], args[4]
+    return node_start[task_node + 1] - node_start[task_node]
+
+
+def _level_values(args):
+    """Values :func:`best_level_splits` reads: its tasks' rows."""
+    return int(_task_rows(args).sum())
 
 
 def _node_values(args):
@@ -779,11 +825,23 @@ compilation.watch(globals())
 # A node's search is one call: a forest's small nodes, each a parallel region ending in a
 # barrier where idle threads spin, ran 20-50 times slower on a busy machine than on one
 # thread. Small nodes take the serial twin (kernels/cpu/launch.py, SerialWhenSmall).
-best_absolute_error_splits = SerialWhenSmall(best_absolute_error_splits, _node_values)
 drawn_absolute_error_splits = SerialWhenSmall(drawn_absolute_error_splits, _node_values)
-compilation.watch(
-    {
-        kernel.__name__: kernel.serial
-        for kernel in (best_absolute_error_splits, drawn_absolute_error_splits)
-    }
+compilation.watch({drawn_absolute_error_splits.__name__: drawn_absolute_error_splits.serial})
+# A level's search is one call of a serial kernel, its tasks (node, feature) shared out
+# to threads by their rows on large levels.
+best_level_splits = ThreadedWhenLarge(
+    best_level_splits,
+    _level_values,
+    item_args=(
+        "task_node",
+        "task_column",
+        "csts",
+        "lower",
+        "upper",
+        "gain",
+        "left_value",
+        "next_value",
+        "missing_left",
+    ),
+    weights=_task_rows,
 )

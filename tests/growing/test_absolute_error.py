@@ -970,10 +970,14 @@ def test_cuda_level_too_big_for_the_gpu_says_what_needs_the_memory():
         check(backend, 1025, 3, "absolute-error candidates")
 
 
-def test_small_nodes_are_searched_on_one_thread(monkeypatch):
-    """A node's search is one call: through a parallel region for a small node, a
-    forest's fits ran 20-50 times slower on a busy machine (threads spinning at its
-    barrier). Small nodes take the serial twin, large ones the parallel kernel."""
+def test_small_searches_run_on_one_thread(monkeypatch):
+    """A search through a parallel region or the thread pool for a few rows costs more
+    than it saves (a forest's small nodes ran 20-50 times slower on a busy machine,
+    threads spinning at a barrier). A level's best splits are one call, on the calling
+    thread where its rows are few, else shared out to the pool's threads; a node's drawn
+    splits take the serial twin where it is small, the parallel kernel where large."""
+    import threading
+
     from gpu_tree.kernels.cpu import absolute_error as searches
     from gpu_tree.kernels.cpu import launch as cpu_launch
 
@@ -981,18 +985,24 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
 
     def recording(function, label):
         def call(*args):
-            calls.append(label)
+            calls.append(label(function) if callable(label) else label)
             return function(*args)
 
         return call
 
-    for name in ("best_absolute_error_splits", "drawn_absolute_error_splits"):
-        wrapper = getattr(searches, name)
-        serial = wrapper.serial
-        monkeypatch.setattr(wrapper, "serial", recording(serial, (name, "serial")))
-        # The routing is what is checked: "parallel" runs the serial twin here, sparing
-        # CI a compile of the parallel kernels that no other test needs.
-        monkeypatch.setattr(wrapper, "parallel", recording(serial, (name, "parallel")))
+    def on_which_thread(function):
+        pooled = threading.current_thread().name.startswith("gpu_tree")
+        return ("best_level_splits", "pool" if pooled else "caller")
+
+    level = searches.best_level_splits
+    monkeypatch.setattr(level, "serial", recording(level.serial, on_which_thread))
+    monkeypatch.setattr(cpu_launch, "numba_get_num_threads", lambda: 2)  # a pool on 1 CPU too
+    drawn = searches.drawn_absolute_error_splits
+    serial = drawn.serial
+    monkeypatch.setattr(drawn, "serial", recording(serial, ("drawn", "serial")))
+    # The routing is what is checked: "parallel" runs the serial twin here, sparing CI a
+    # compile of the parallel kernel that no other test needs.
+    monkeypatch.setattr(drawn, "parallel", recording(serial, ("drawn", "parallel")))
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 4))
     y = X[:, 0] + rng.laplace(size=300)
@@ -1003,12 +1013,10 @@ def test_small_nodes_are_searched_on_one_thread(monkeypatch):
         drawn = ExtraTreeRegressor(random_state=0, **params).fit(X, y)
         return exact, drawn
 
-    fits()
-    assert set(calls) == {
-        ("best_absolute_error_splits", "serial"),
-        ("drawn_absolute_error_splits", "serial"),
-    }
+    expected = fits()
+    assert set(calls) == {("best_level_splits", "caller"), ("drawn", "serial")}
     calls.clear()
-    monkeypatch.setattr(cpu_launch, "SERIAL_MAX_ELEMENTS", 0)  # every node "large"
-    fits()
-    assert {label for _, label in calls} == {"parallel"}
+    monkeypatch.setattr(cpu_launch, "SERIAL_MAX_ELEMENTS", 0)  # every search "large"
+    for model, again in zip(expected, fits(), strict=True):
+        assert_tree_equal(model.tree_, again.tree_)
+    assert {label for _, label in calls} == {"pool", "parallel"}
