@@ -90,16 +90,22 @@ def count_jit_sites(source: str) -> int:
 
 
 SPLIT_SCAN_SOURCE = REPO / "kernels" / "_split_scan.py"
+LOG2_SOURCE = REPO / "kernels" / "log2.py"
 
 
 def _split_scan_factory():
     """(functions, exported): kernels/_split_scan.py's make_split_scan applies the one
     ``cuda.jit(device=True, cache=True)`` site kernels/cuda/split_scan.py hands it to each
-    of its ``@device_function`` helpers, and that module keeps ``exported`` of them."""
+    of its ``@device_function`` helpers, and to kernels/log2.py's (its log2, made by
+    make_log2), and that module keeps ``exported`` of them."""
     functions = sum(
         isinstance(node, ast.FunctionDef)
-        and any(getattr(d, "id", None) == "device_function" for d in node.decorator_list)
-        for node in ast.walk(ast.parse(SPLIT_SCAN_SOURCE.read_text()))
+        and any(getattr(d, "id", None) in decorators for d in node.decorator_list)
+        for source, decorators in (
+            (SPLIT_SCAN_SOURCE, {"device_function"}),
+            (LOG2_SOURCE, {"device_function", "compile_function"}),
+        )
+        for node in ast.walk(ast.parse(source.read_text()))
     )
     exported = [
         len(node.targets[0].elts)
