@@ -229,16 +229,22 @@ def encode_number_categories(
 compilation.watch(globals())
 
 
+def _lookup_cells(args):
+    """build_bin_lookup's work: the cells of its lookup grid (features times cells)."""
+    return args[3].size
+
+
 def _coded_values(args):
     """encode_number_categories' work: its matrix's rows times the columns it codes."""
     return args[0].shape[0] * args[1].shape[0]
 
 
-# Each pass's serial time per value (X's rows times features), the median over 1,000 to
-# 100,000 rows of 28 features (float64, 2 % NaN): the parallel run pays only on calls
-# of milliseconds (kernels/cpu/launch.py, PARALLEL_MIN_SECONDS).
+# Each pass's serial time per value (X's rows times features; the lookup's cells), the
+# median over 1,000 to 100,000 rows of 28 features (float64, 2 % NaN; the lookup: 28 to
+# 2,000 features of 256 bins): the parallel run pays only on calls of milliseconds
+# (kernels/cpu/launch.py, PARALLEL_MIN_SECONDS).
 nonfinite_columns = SerialWhenSmall(nonfinite_columns, seconds_per_unit=0.7e-9)
-build_bin_lookup = SerialWhenSmall(build_bin_lookup)
+build_bin_lookup = SerialWhenSmall(build_bin_lookup, _lookup_cells, seconds_per_unit=1e-9)
 bin_columns = SerialWhenSmall(bin_columns, seconds_per_unit=8e-9)
 encode_number_categories = SerialWhenSmall(
     encode_number_categories, _coded_values, seconds_per_unit=5e-9

@@ -150,6 +150,7 @@ def test_the_bin_search_and_bounds_borrow_their_arrays():
         (cpu_binning.nonfinite_columns, 28),
         (cpu_binning.bin_columns, 28),
         (cpu_binning.encode_number_categories, 28),
+        (cpu_binning.build_bin_lookup, 2041),  # a feature's cells at 256 bins, a row each
     ],
     ids=lambda kernel: getattr(kernel, "__name__", ""),
 )
@@ -157,7 +158,7 @@ def test_a_binning_call_runs_parallel_only_from_its_measured_serial_time(
     monkeypatch, kernel, values_per_row
 ):
     """Serial below PARALLEL_MIN_SECONDS of the kernel's measured time per value, parallel
-    from it: rows are counted here, nothing is timed."""
+    from it: values are counted here, nothing is timed."""
     row_seconds = kernel.seconds_per_unit * values_per_row
     rows_at_the_limit = cpu_launch.PARALLEL_MIN_SECONDS / row_seconds
     called = []
@@ -165,5 +166,9 @@ def test_a_binning_call_runs_parallel_only_from_its_measured_serial_time(
     monkeypatch.setattr(kernel, "parallel", lambda *args: called.append("parallel"))
     columns = np.arange(values_per_row, dtype=np.int64)  # encode_number_categories' columns
     for rows in (int(rows_at_the_limit * 0.9), int(rows_at_the_limit * 1.1)):
-        kernel(np.broadcast_to(np.zeros(1), (rows, values_per_row)), columns)  # no memory
+        values = np.broadcast_to(np.zeros(1), (rows, values_per_row))  # no memory
+        if kernel is cpu_binning.build_bin_lookup:  # its work: the lookup's cells
+            kernel(None, None, values_per_row - 1, values, None)
+        else:
+            kernel(values, columns)
     assert called == ["serial", "parallel"]
