@@ -23,6 +23,7 @@ from gpu_tree.backends.contract import (
     SubtreeRules,
 )
 from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
+from gpu_tree.growing.splitting import scan_outputs
 from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 from gpu_tree.kernels.cpu import split_scan as cpu_split_scan
@@ -426,6 +427,7 @@ def grow_subtrees(
     regression = not layout.is_classification
     no_rows = np.zeros(0)
     has_categorical = bool(np.any(categories.is_categorical))
+    n_classes, outputs = scan_outputs(layout)
     cpu_subtrees.finisher(has_categorical, rules.random_thresholds)(
         rows.X_binned,
         rows.sample_indices,
@@ -445,7 +447,8 @@ def grow_subtrees(
         layout.scales(),
         cpu_split_scan.SPLIT_CRITERION_CODES[criterion],
         cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
-        layout.n_classes if layout.is_classification else 0,
+        n_classes,
+        outputs,
         n_channels - 1 if layout.has_count_channel else -1,
         _finisher_settings(rules),
         np.asarray(categories.is_categorical, dtype=np.bool_),
@@ -476,28 +479,128 @@ def grow_subtrees(
     return FinishedSubtrees(**kept)
 
 
+class ValueRanks(NamedTuple):
+    """Each feature's values as ranks: ``codes`` (n_features, n_samples), the rank of a
+    row's value among the feature's distinct values (``values[f, rank]``, increasing,
+    +inf past the feature's last), and ``missing_code`` for NaN, one code past every
+    feature's ranks, as a histogram's missing bin is its last."""
+
+    codes: np.ndarray  # the smallest unsigned integer type that holds missing_code
+    values: np.ndarray  # (n_features, missing_code + 1) float64
+    missing_code: int
+    has_missing: bool
+
+    @classmethod
+    def of(cls, columns) -> ValueRanks:
+        """The ranks of ``columns`` (n_features, n_samples) float64."""
+        present = ~np.isnan(columns)
+        distinct = []
+        inverse = []
+        for column, kept in zip(columns, present, strict=True):
+            values, ranks = np.unique(column[kept], return_inverse=True)
+            distinct.append(values)
+            inverse.append(ranks)
+        missing_code = max((values.size for values in distinct), default=0)
+        dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if missing_code <= np.iinfo(t).max)
+        codes = np.full(columns.shape, missing_code, dtype=dtype)
+        values = np.full((columns.shape[0], missing_code + 1), np.inf)
+        for f, (kept, ranks) in enumerate(zip(present, inverse, strict=True)):
+            codes[f, kept] = ranks
+            values[f, : distinct[f].size] = distinct[f]
+        return cls(codes, values, missing_code, not bool(present.all()))
+
+
 class CPUExactBackend(_CPUBackend):
     """Exact search: every midpoint between a node's distinct values (Zaki and Meira,
     *Data Mining and Machine Learning*, Algorithm 19.2; CART's exhaustive search).
 
     Each node's compact bins are its own sorted distinct values per feature, so the shared
     split selection sees every midpoint; thresholds and partitions use raw values.
+
+    Small nodes' subtrees are finished as the histogram backend's are (the subtree
+    finisher, ``kernels/cpu/subtrees.py``), on each feature's value ranks
+    (:class:`ValueRanks`): a node's present ranks, in order, are its distinct values in
+    order, so the finisher meets the candidates, ties and midpoints of the exact search.
     """
 
     capabilities = BackendCapabilities(
         device="cpu",
         exact=True,
         subtraction=False,
+        compiled_search=True,
+        subtree_finisher=True,
         compiled_categorical_search=True,
         row_leaves=True,
     )
     small_node_size = None  # every node is searched on its own values
     missing_bin = -1  # no bins: missing raw values are NaN
     missing_code = np.nan
+    # The compiled split scan reads compact histograms of values as it reads those of bins.
+    score_splits = staticmethod(score_splits_on_cpu)
 
     def __init__(self, X, row_data: RowData):
         # Feature-major copy so a node's column reads are contiguous.
         super().__init__(np.ascontiguousarray(X.T, dtype=np.float64), row_data)
+        self._ranks: ValueRanks | None = None
+
+    @property
+    def value_ranks(self) -> ValueRanks:
+        """The columns' value ranks, made on first use (fits that finish no subtree, a
+        shallow tree's on many rows, never sort whole columns)."""
+        if self._ranks is None:
+            self._ranks = ValueRanks.of(self.columns)
+        return self._ranks
+
+    @property
+    def bin_lower(self) -> np.ndarray:
+        """The finisher's bins' bounds (subtree_finishing places thresholds between
+        them): each rank's value."""
+        return self.value_ranks.values
+
+    bin_upper = bin_lower
+
+    def finish_subtrees(
+        self,
+        nodes,
+        depth,
+        impurity,
+        criterion,
+        rules: SubtreeRules,
+        categories: SubtreeCategories | None = None,
+        keys=None,
+        used=None,
+    ):
+        """:meth:`CPUHistogramBackend.finish_subtrees` on the value ranks; numeric
+        features only (a categorical feature's ranks are no category codes:
+        ``SubtreeFinisher.available``)."""
+        if categories is not None:
+            raise ValueError("exact search finishes subtrees of numeric features only")
+        nodes = np.asarray(nodes, dtype=np.int64)
+        ranks = self.value_ranks
+        partition = self.row_partition
+        rows = SubtreeRows(
+            ranks.codes,
+            partition.sample_indices,
+            partition.start[nodes],
+            partition.end[nodes],
+            self.row_data.row_stats,
+            self.row_data.centred,
+            self.row_data.weight,
+        )
+        missing_bin = ranks.missing_code if ranks.has_missing else -1
+        return grow_subtrees(
+            rows,
+            self.row_data.layout,
+            (ranks.values.shape[1], ranks.missing_code, missing_bin, ranks.values, ranks.values),
+            nodes.size,
+            depth,
+            impurity,
+            criterion,
+            rules,
+            None,
+            keys,
+            used,
+        )
 
     def compact_histograms(self, nodes) -> CompactHistograms:
         """Compact histograms over each node's distinct raw values (no bin codes)."""

@@ -9,34 +9,37 @@ to it):
 =====================================  ===============================  ====================
 When                                   Search                           Code
 =====================================  ===============================  ====================
-CPU histogram backend (dense input),    the node's whole subtree, grown  kernels/cpu/
-a node below ``FINISH_BELOW_ROWS``      depth-first in one compiled      subtrees.py
-rows (times                             call: numeric features by the
-``CATEGORICAL_FINISH_FACTOR`` with      split scan, categorical ones by
-categorical features, times             categorical.score_nodes (binary
-``MULTIWAY_FINISH_FACTOR`` with         subsets, or a multiway split)
-multiway splits; a root below
+CPU histogram backend (dense input)     the node's whole subtree, grown  kernels/cpu/
+or exact search (numeric features,      depth-first in one compiled      subtrees.py
+on value ranks), a node below           call: numeric features by the
+``FINISH_BELOW_ROWS`` rows (times       split scan, categorical ones by
+``CATEGORICAL_FINISH_FACTOR`` with      categorical.score_nodes (binary
+categorical features, times             subsets, or a multiway split)
+``MULTIWAY_FINISH_FACTOR`` with
+multiway splits, times
+``EXACT_FINISH_FACTOR`` in exact
+search; a root below
 ``FINISH_ROOT_BELOW_ROWS``),
-level-wise growth, one output, no
+level-wise growth, one output (or
+several classification outputs), no
 monotonic constraints, no feature
 costs, no features drawn per node
 with multiway splits, neither poisson
 nor absolute_error
 absolute_error                          medians, searched on the rows    absolute_error.py
 numeric features only, a backend with   the compiled split scan, one     kernels/_split_scan.py
-``score_splits`` (CPU and CUDA          task (or GPU block) per node     (kernels/cpu/ and
-histograms, Dask), but poisson with                                      cuda/split_scan.py)
-several outputs
+``score_splits`` (CPU histograms and    task (or GPU block) per node     (kernels/cpu/ and
+exact search, CUDA histograms, Dask),                                    cuda/split_scan.py)
+but poisson with several outputs
 extremely randomised thresholds         one random split per node and    split_evaluation.py,
                                         feature, as a two-bin histogram, then as above
                                         scored on the CPU
 categorical features on the CPU         the compiled categorical search  kernels/cpu/
 (histogram or exact), but poisson or    (:func:`_select_compiled`)       categorical.py
 monotonic constraints
-everything else: exact mode's numeric   the vectorised search of this    this module,
-features, categorical features on a     module, in numpy or CuPy (the    criteria.py
-GPU or with poisson or monotonic        reference of the others)
-constraints, poisson with several
+everything else: categorical features   the vectorised search of this    this module,
+on a GPU or with poisson or monotonic   module, in numpy or CuPy (the    criteria.py
+constraints, poisson with several       reference of the others)
 outputs
 feature costs                           one of the above per feature,    feature_costs.py
                                         then the cost-sensitive measure
@@ -720,6 +723,15 @@ def compiled_scan_scores(layout, criterion) -> bool:
     return not (layout.n_outputs > 1 and criterion == "poisson")
 
 
+def scan_outputs(layout) -> tuple[int, np.ndarray]:
+    """The compiled split scan's ``n_classes`` and ``outputs`` of a fit (see
+    :class:`CompiledSearch`), which the subtree finisher passes it too."""
+    if layout.is_classification:
+        outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
+        return layout.output_classes[0][1], outputs
+    return 0, np.zeros(layout.n_outputs, dtype=np.int64)
+
+
 def compiled_search(
     hist, slots, missing, feature_mask, criterion, layout, constraints, xp, monotonic=None
 ):
@@ -746,10 +758,7 @@ def compiled_search(
         mask = np.asarray(feature_mask, dtype=np.int64)
     centre = layout.fit_centre if not layout.is_classification else 0.0
     scale_bits = np.append(layout.scales(), centre).view(np.int64)
-    if layout.is_classification:
-        outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
-    else:
-        outputs = np.zeros(layout.n_outputs, dtype=np.int64)
+    n_classes, outputs = scan_outputs(layout)
     if monotonic is None:
         cst = np.zeros(n_features, dtype=np.int64)
         lower, upper = np.full(n_nodes, -np.inf), np.full(n_nodes, np.inf)
@@ -782,7 +791,7 @@ def compiled_search(
         outputs=output_table,
         scale=scale_table.view(np.float64),
         criterion=SPLIT_CRITERION_CODES[criterion],
-        n_classes=layout.output_classes[0][1] if layout.is_classification else 0,
+        n_classes=n_classes,
         count_channel=layout.n_channels - 1 if layout.has_count_channel else -1,
         min_samples_leaf=int(constraints.min_samples_leaf),
         min_weight_leaf=float(constraints.min_weight_leaf),

@@ -80,8 +80,16 @@ class SubtreeFinisher:
             or p.criterion in ROW_MEASURED_CRITERIA
             # Monotonicity constraints: the finisher keeps no node bounds.
             or self.nodes.monotonic is not None
-            # Several outputs: the finisher measures one output's values and impurities.
-            or self.layout.n_outputs > 1
+            # Several regression outputs: the finisher measures one output's squared
+            # deviations (several classification outputs' impurities come from their
+            # class totals, as the split scan's do).
+            or (self.layout.n_outputs > 1 and not self.layout.is_classification)
+            # Exact search finishes on value ranks, which are no category codes.
+            or (
+                self.backend.capabilities.exact
+                and p.categorical is not None
+                and p.categorical.features.size > 0
+            )
         )
 
     def _categories(self) -> SubtreeCategories | None:
@@ -180,7 +188,7 @@ class SubtreeFinisher:
                 ids[numeric],
                 feature,
                 np.where(next_code < 0, np.inf, threshold),
-                code,
+                -1 if self.backend.capabilities.exact else code,  # exact: ranks, no bins
                 left,
                 left + 1,
                 missing_go_to_left=out.missing_left[numeric],

@@ -520,6 +520,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         criterion,
         impurity_kind,
         n_classes,
+        outputs,
         count_channel,
         settings,
         is_categorical,
@@ -554,6 +555,11 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         internal error). Each root is known splittable (the grower checked it); its
         depth, impurity and random key are ``root_depth[r]``, ``root_impurity[r]`` and
         ``root_keys[r]``.
+
+        ``n_classes`` and ``outputs`` are the split scan's (``splitting.compiled_search``):
+        a classifier's first output's class channels (whose totals are the weight) and the
+        end channel of each output's classes, several outputs' scores and impurities the
+        mean of theirs; a regression fit grown here has one output (0, and one zero).
 
         ``has_categorical``: the features marked in ``is_categorical`` hold category codes
         and split on subsets of them (``score_nodes`` scores every node; ``max_subset``,
@@ -665,8 +671,6 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
             parent = np.empty(2)
             scored = np.empty(3 * (width + 1))  # pass 1's results, for pass 2 (save_scores)
             prefix = np.empty(n_channels, dtype=np.int64)
-            # The scan's ``outputs``: one output (the finisher grows no other fit).
-            outputs = np.full(1, n_classes, dtype=np.int64)
             # No monotonicity constraint, no bounds: the finisher grows no constrained fit
             # (SubtreeFinisher.available).
             unconstrained = np.zeros(1, dtype=np.int64)
@@ -790,7 +794,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                         continue
                     if not regression and min_purity < 1.0:
                         largest = -math.inf
-                        for c in range(n_classes):
+                        for c in range(outputs[-1]):  # every output's classes (class_weights)
                             largest = max(largest, float(node_stats[c]) * scale[c])
                         if not largest / (weight_k if weight_k > 0.0 else 1.0) < min_purity:
                             continue

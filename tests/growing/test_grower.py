@@ -756,9 +756,10 @@ def test_a_declared_capability_is_a_method_there():
         assert capabilities.row_leaves and callable(backend.leaf_of_row), backend
     # the finisher reads dense codes: sparse input grows level by level
     assert CPUHistogramBackend.capabilities.subtree_finisher
+    assert CPUExactBackend.capabilities.subtree_finisher  # on value ranks
     assert not CPUSparseHistogramBackend.capabilities.subtree_finisher
     assert not CUDAHistogramBackend.capabilities.subtree_finisher
-    assert all(b.capabilities.compiled_search for b in backends if b is not CPUExactBackend)
+    assert all(b.capabilities.compiled_search for b in backends)
     # the compiled categorical search reads host histograms: the CPU backends'
     cpu = {CPUHistogramBackend, CPUExactBackend, CPUSparseHistogramBackend}
     for backend in backends:
@@ -790,6 +791,8 @@ def test_the_backends_implement_the_contract():
                 "cpu",
                 exact=True,
                 subtraction=False,
+                compiled_search=True,
+                subtree_finisher=True,
                 compiled_categorical_search=True,
                 row_leaves=True,
             ),

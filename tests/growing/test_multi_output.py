@@ -184,7 +184,7 @@ def test_histogram_mode_grows_exact_modes_tree_where_every_value_has_a_bin():
 
 
 def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
-    # Multi-output fits grow level-wise only (SubtreeFinisher.available).
+    # Multi-output regression grows level-wise only (SubtreeFinisher.available).
     X, Y = _data(n=600, seed=6)
     trees = []
     for below in (0, 1 << 30):
@@ -192,6 +192,22 @@ def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
         monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", below)
         trees.append(DecisionTreeRegressor(max_depth=7).fit(X, Y).tree_)
     assert_tree_equal(*trees, impurity_rtol=0, value_rtol=0)
+
+
+@pytest.mark.parametrize("splitter", ["hist", "exact"])
+def test_the_subtree_finisher_grows_the_classifiers_tree(monkeypatch, splitter):
+    """Several classification outputs are finished (tests/kernels/test_subtree_finisher.py
+    holds more cases): the tree level-wise growth grows, bit for bit."""
+    X, Y, w = _class_data(n=800, seed=25)
+    trees = []
+    for below in (0, 1 << 30):
+        monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", below)
+        monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", below)
+        model = DecisionTreeClassifier(splitter=splitter, min_samples_leaf=2)
+        trees.append(model.fit(X, Y, sample_weight=w))
+    phases = [{phase for level in m.fit_stats_ for phase in level["seconds"]} for m in trees]
+    assert "subtrees" not in phases[0] and "subtrees" in phases[1]
+    assert_tree_equal(trees[0].tree_, trees[1].tree_, impurity_rtol=0, value_rtol=0)
 
 
 @pytest.mark.parametrize(

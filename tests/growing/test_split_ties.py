@@ -24,7 +24,7 @@ from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
 from gpu_tree import DecisionTreeClassifier, DecisionTreeRegressor, assert_tree_equal
-from gpu_tree.backends.cpu import CPUHistogramBackend
+from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend
 from gpu_tree.growing import criteria, splitting
 from gpu_tree.growing.criteria import CLASSIFICATION_CRITERIA
 
@@ -94,9 +94,8 @@ def _fit(monkeypatch, name, criterion, splitter, perturb):
         # Level by level, by the vectorised search, whose scorers are perturbed here (the
         # compiled ones, which finish small subtrees and search every level on the CPU,
         # meet their ties in test_split_scan.py and test_categorical_compiled.py).
-        patch.setattr(
-            CPUHistogramBackend, "capabilities", without_compiled_search(CPUHistogramBackend)
-        )
+        for backend in (CPUHistogramBackend, CPUExactBackend):
+            patch.setattr(backend, "capabilities", without_compiled_search(backend))
         patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
         patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
         set_compiled_categorical_search(patch, False)

@@ -9,6 +9,7 @@ impurities, values.
 
 import numpy as np
 import pytest
+from _backends import without_compiled_search
 from _shared_data import bench_module, dataset_path, numeric_arff
 
 import gpu_tree.growing.grower as grower_module
@@ -20,7 +21,7 @@ from gpu_tree import (
     ExtraTreesRegressor,
     assert_tree_equal,
 )
-from gpu_tree.backends.cpu import CPUHistogramBackend
+from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend, ValueRanks
 from gpu_tree.datasets import make_higgs_like
 from gpu_tree.kernels.cpu import subtrees as cpu_subtrees
 from gpu_tree.model.tree import MULTIWAY, NUMERIC
@@ -137,18 +138,123 @@ def test_cal_housing_regression(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "make",
+    ("make", "data"),
     [
-        lambda: DecisionTreeClassifier(max_leaf_nodes=40),
-        lambda: DecisionTreeClassifier(splitter="exact"),
+        (lambda: DecisionTreeClassifier(max_leaf_nodes=40), "numeric"),
+        (lambda: DecisionTreeRegressor(), "two outputs"),
+        (
+            lambda: DecisionTreeClassifier(splitter="exact", categorical_features=[1]),
+            "categorical",
+        ),
     ],
-    ids=["best-first", "exact"],
+    ids=["best-first", "regression-two-outputs", "exact-categorical"],
 )
-def test_not_used_where_it_would_grow_another_tree(monkeypatch, make):
-    """Best-first growth and exact search stay level-wise."""
+def test_not_used_where_it_would_grow_another_tree(monkeypatch, make, data):
+    """Best-first growth, several regression outputs (the finisher measures one output's
+    squared deviations) and exact search with categorical features (its value ranks are
+    no category codes) stay level-wise."""
     monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
-    X, y, _ = _data(600, 6)
+    X, y, rng = _data(600, 6)
+    if data == "two outputs":
+        y = np.column_stack([X[:, 0] + rng.normal(size=y.size), y])
+    elif data == "categorical":
+        X[:, 1] = rng.integers(0, 5, size=y.size)
     assert "subtrees" not in _phases(make().fit(X, y))
+
+
+def _two_labels(X, y, rng, n_outputs):
+    """``y`` and ``n_outputs - 1`` more labels: a threshold of two features, and a noisy
+    four-class one."""
+    second = (np.nan_to_num(X[:, 2]) + 0.5 * np.nan_to_num(X[:, 3]) > 0).astype(int)
+    third = np.digitize(np.nan_to_num(X[:, 1]) + 0.3 * rng.normal(size=y.size), [-1, 0, 1])
+    return np.column_stack([y, second, third][:n_outputs])
+
+
+@pytest.mark.parametrize("n_outputs", [2, 3])
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_several_classification_outputs(monkeypatch, n_outputs, criterion, weighted, missing):
+    """Each output's class channels scored and measured as the split scan does (the mean
+    of the outputs' impurities and decreases)."""
+    X, y, rng = _data(1500, 7, missing=missing, duplicates=True)
+    Y = _two_labels(X, y, rng, n_outputs)
+    weight = rng.random(y.size) * 3 if weighted else None
+    _assert_same(
+        *_fit_both(monkeypatch, lambda: DecisionTreeClassifier(criterion=criterion), X, Y, weight)
+    )
+
+
+@pytest.mark.parametrize("finish_below", [300, 40])
+def test_several_classification_outputs_with_stopping_rules(monkeypatch, finish_below):
+    X, y, rng = _data(2000, 8, missing=0.05)
+    Y = _two_labels(X, y, rng, 3)
+
+    def make():
+        return DecisionTreeClassifier(
+            max_depth=9, min_samples_split=6, min_samples_leaf=3, min_impurity_decrease=1e-4
+        )
+
+    _assert_same(*_fit_both(monkeypatch, make, X, Y, finish_below=finish_below))
+
+
+def _exact_level_wise_vectorised(monkeypatch, make, X, y, sample_weight):
+    """``make()`` fitted as exact search grew every tree before it had a compiled path:
+    level by level, by the vectorised search (the reference)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+        patch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+        patch.setattr(CPUExactBackend, "capabilities", without_compiled_search(CPUExactBackend))
+        return make().fit(X, y, sample_weight=sample_weight)
+
+
+EXACT_CASES = {
+    "one-output": (1, "gini", {}),
+    "two-outputs": (2, "gini", {}),
+    "three-outputs-entropy": (3, "entropy", {}),
+    "two-outputs-max_depth": (2, "gini", {"max_depth": 6}),
+    "two-outputs-min_samples_leaf": (2, "entropy", {"min_samples_leaf": 4}),
+    "regression": (0, "squared_error", {"min_samples_leaf": 2}),
+}
+
+
+@pytest.mark.parametrize("case", list(EXACT_CASES))
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_exact_search_grows_the_level_wise_vectorised_tree(monkeypatch, case, weighted, missing):
+    """Exact search, by the compiled scan level by level and the finisher on value ranks
+    below (the default), grows the tree of the vectorised level-wise search, bit for bit:
+    thresholds the midpoints of the node's neighbouring values, ties, missing sides."""
+    n_outputs, criterion, params = EXACT_CASES[case]
+    X, y, rng = _data(3000, 9, missing=missing, duplicates=True)
+    X[:, 5:] = X[:, 5:] * 1e3 + rng.normal(size=(y.size, 3))  # distinct values: wide ranks
+    weight = rng.random(y.size) * 3 if weighted else None
+    if n_outputs:
+        Y = y if n_outputs == 1 else _two_labels(X, y, rng, n_outputs)
+        estimator = DecisionTreeClassifier
+    else:
+        Y = np.nan_to_num(X[:, 0]) * 3 + rng.normal(size=y.size)
+        estimator = DecisionTreeRegressor
+
+    def make():
+        return estimator(splitter="exact", criterion=criterion, **params)
+
+    reference = _exact_level_wise_vectorised(monkeypatch, make, X, Y, weight)
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 500)  # level-wise above it
+    monkeypatch.setattr(grower_module, "EXACT_FINISH_FACTOR", 1)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+    _assert_same(reference, make().fit(X, Y, sample_weight=weight))
+    assert np.all(reference.tree_.bin_threshold == -1)  # exact splits name no bin
+
+
+def test_value_ranks_order_each_features_distinct_values():
+    columns = np.array([[2.5, -1.0, 2.5, np.nan, 0.0], [7.0, 7.0, 7.0, 7.0, 7.0]])
+    ranks = ValueRanks.of(columns)
+    assert ranks.missing_code == 3 and ranks.has_missing and ranks.codes.dtype == np.uint8
+    np.testing.assert_array_equal(ranks.codes, [[2, 0, 2, 3, 1], [0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(ranks.values, [[-1.0, 0.0, 2.5, np.inf], [7.0] + [np.inf] * 3])
+    wide = ValueRanks.of(np.arange(300.0)[None])
+    assert wide.codes.dtype == np.uint16 and not wide.has_missing
 
 
 @pytest.mark.parametrize("missing", [0.0, 0.1])
