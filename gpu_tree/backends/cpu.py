@@ -492,21 +492,24 @@ class ValueRanks(NamedTuple):
 
     @classmethod
     def of(cls, columns) -> ValueRanks:
-        """The ranks of ``columns`` (n_features, n_samples) float64."""
-        present = ~np.isnan(columns)
-        distinct = []
-        inverse = []
-        for column, kept in zip(columns, present, strict=True):
-            values, ranks = np.unique(column[kept], return_inverse=True)
-            distinct.append(values)
-            inverse.append(ranks)
-        missing_code = max((values.size for values in distinct), default=0)
+        """The ranks of ``columns`` (n_features, n_samples) float64: one sort of every
+        column at once (NaN sorts last), a rank where a sorted value differs from the
+        one before it."""
+        n_features, n_samples = columns.shape
+        order = np.argsort(columns, axis=1)
+        ordered = np.take_along_axis(columns, order, axis=1)
+        present = ~np.isnan(ordered)
+        starts = present.copy()  # each distinct value's first place in sorted order
+        starts[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]
+        rank = np.cumsum(starts, axis=1) - 1
+        n_distinct = starts.sum(axis=1)
+        missing_code = int(n_distinct.max(initial=0))
         dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if missing_code <= np.iinfo(t).max)
-        codes = np.full(columns.shape, missing_code, dtype=dtype)
-        values = np.full((columns.shape[0], missing_code + 1), np.inf)
-        for f, (kept, ranks) in enumerate(zip(present, inverse, strict=True)):
-            codes[f, kept] = ranks
-            values[f, : distinct[f].size] = distinct[f]
+        codes = np.empty((n_features, n_samples), dtype=dtype)
+        np.put_along_axis(codes, order, np.where(present, rank, missing_code), axis=1)
+        values = np.full((n_features, missing_code + 1), np.inf)
+        feature, place = np.nonzero(starts)
+        values[feature, rank[feature, place]] = ordered[feature, place]
         return cls(codes, values, missing_code, not bool(present.all()))
 
 
