@@ -87,7 +87,7 @@ def _fenwick_search(tree_w, tree_wy, total, strict, top_bit):
 def _target_ranks(y):
     """The node's targets sorted, and each row's rank among them (ties by row order)."""
     n = y.size
-    order_y = np.argsort(y, kind="mergesort")
+    order_y = _order_by_value(y, np.arange(n))
     rank_of = np.empty(n, dtype=np.int64)
     for k in range(n):
         rank_of[order_y[k]] = k
@@ -97,15 +97,29 @@ def _target_ranks(y):
 # Counting sorts order bin codes (whole numbers below this) where they are not far more
 # than the rows; raw values take a merge sort.
 _COUNTING_SORT_VALUES = 1 << 16
+# Up to this many rows, an insertion sort (numba's merge sort costs about a microsecond
+# on a few rows, the insertion sort a tenth of that).
+_INSERTION_SORT_ROWS = 32
 
 
 @njit(cache=True)
 def _order_by_value(x, rows):
     """``rows`` (indices into ``x``, ascending) in order of their values, ties in the
-    order given: a stable sort, so the order a merge sort gives. Bin codes (whole numbers
-    from 0 to a few times the rows) by counting, O(n + codes); other values by a merge
-    sort."""
+    order given: a stable sort, so the order a merge sort gives. A few rows by insertion;
+    bin codes (whole numbers from 0 to a few times the rows) by counting, O(n + codes);
+    other values by a merge sort."""
     n = rows.size
+    if n <= _INSERTION_SORT_ROWS:  # a stable insertion sort: moves only past larger values
+        order = rows.copy()
+        for i in range(1, n):
+            row = order[i]
+            value = x[row]
+            j = i - 1
+            while j >= 0 and x[order[j]] > value:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = row
+        return order
     largest = 0.0
     whole = True
     for i in range(n):
@@ -187,8 +201,9 @@ def _compile_searches(source_key):
         row it gives up, returning False (the outputs part-written)."""
         source_key  # noqa: B018 - in the cache key only
         n_ranks = sorted_y.size
-        w_at = np.zeros(n_ranks, dtype=np.int64)  # 0: no row yet (or a weightless one)
-        wy_at = np.zeros(n_ranks, dtype=np.int64)
+        # Each rank's row's weight (0: no row yet, or a weightless one) and weighted sum.
+        at_rank = np.zeros((2, n_ranks), dtype=np.int64)
+        w_at, wy_at = at_rank[0], at_rank[1]
         steps_left = WALK_STEPS_PER_RANK * (n_ranks + order.size)
         at = 0  # the walk's rank; w_below, wy_below: the sums of the added rows before it
         w_below = 0
@@ -337,6 +352,20 @@ def _compile_searches(source_key):
         source_key  # noqa: B018 - in the cache key only
         error = np.zeros(order.size)
         median = np.empty(order.size)
+        if rank_of.shape[0] == 1:  # one output: its pass writes the answer
+            _pass(
+                order,
+                rank_of[0],
+                sorted_y[0],
+                weight,
+                weighted_sums[0],
+                scales,
+                0,
+                wanted,
+                error,
+                median,
+            )
+            return error, median
         output_error = np.empty(order.size)
         output_median = np.empty(order.size)
         for k in range(rank_of.shape[0]):
@@ -433,10 +462,9 @@ def _compile_searches(source_key):
         # (backward[j - 1]), then of the missing rows followed by them (index
         # n_missing + k - 1), and their medians (the same indices): at the candidate
         # splits alone (k rows left where the k-th and next values differ, or all).
-        wanted_forward = np.zeros(n_present, dtype=np.bool_)
-        wanted_backward = np.zeros(n_present, dtype=np.bool_)
-        wanted_forward_missing = np.zeros(n, dtype=np.bool_)
-        wanted_backward_missing = np.zeros(n, dtype=np.bool_)
+        wanted = np.zeros((4, n), dtype=np.bool_)
+        wanted_forward, wanted_backward = wanted[0, :n_present], wanted[1, :n_present]
+        wanted_forward_missing, wanted_backward_missing = wanted[2], wanted[3]
         for k in range(1, n_present + 1):
             if k < n_present and not x[order[k - 1]] < x[order[k]]:
                 continue

@@ -101,7 +101,7 @@ def test_the_walk_gives_up_where_weights_send_the_median_across_the_node():
     assert medians[1::2].tolist() == (n - 1 - np.arange(n // 2)).tolist()
 
 
-@pytest.mark.parametrize("n", [0, 1, 5, 40, 3000])
+@pytest.mark.parametrize("n", [0, 1, 5, 25, 40, 3000])
 def test_rows_in_order_of_value_as_a_merge_sort(n):
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 256, size=n).astype(np.float64)  # counting, or (small n) merging
