@@ -313,7 +313,10 @@ def _fixed_point_bound(y, deviation):
     """How far from y a leaf holding y alone may be: one fixed-point unit (2**-60 of the
     absolute total of y - centre), plus the float64 rounding of y - centre and back."""
     with np.errstate(over="ignore"):
-        ulp = 2 * np.spacing(np.maximum(np.abs(y), np.abs(y - deviation)) / 2)
+        magnitude = np.maximum(np.abs(y), np.abs(y - deviation))
+        # Where y - centre overflowed (deviation +-inf), no bound: spacing(inf) is NaN,
+        # which failed the comparisons of predictions that were right.
+        ulp = np.where(np.isfinite(magnitude), 2 * np.spacing(magnitude / 2), np.inf)
         return 2.0**-60 * np.sum(np.abs(deviation)) + 4 * ulp
 
 
