@@ -33,6 +33,7 @@ from gpu_tree.kernels.cpu.absolute_error import (
     drawn_absolute_error_splits,
     level_targets,
     node_median_and_error,
+    tree_medians,
 )
 from gpu_tree.utils.device_copies import device_to_host
 
@@ -399,24 +400,19 @@ def medians_and_deviations(backend, layout, tree) -> tuple[np.ndarray, np.ndarra
 
 def _cpu_medians(backend, n_nodes):
     """Each node's median and absolute error per output (n_nodes, n_outputs) and its
-    fixed-point weight, from the CPU backends' row partition."""
+    fixed-point weight, from the CPU backends' row partition (one compiled call:
+    :func:`gpu_tree.kernels.cpu.absolute_error.tree_medians`)."""
     partition, row_data = backend.row_partition, backend.row_data
-    targets = _targets(row_data)
     weight, sums, scales = fixed_point_rows(row_data)
-    n_outputs = targets.shape[1]
-    medians = np.empty((n_nodes, n_outputs))
-    errors = np.empty((n_nodes, n_outputs))
-    weights = np.empty(n_nodes, dtype=np.int64)
-    for node in range(n_nodes):
-        # In row order, as the node's rows were when it was grown (its children have
-        # reordered its slice since): tied targets rank by row number on both devices.
-        rows = np.sort(partition.rows(node), kind="stable")  # a few sorted runs
-        weights[node] = np.sum(weight[rows])
-        for k in range(n_outputs):
-            medians[node, k], errors[node, k] = node_median_and_error(
-                targets[rows, k], weight[rows], sums[rows, k], scales[[0, 1 + k]]
-            )
-    return medians, errors, weights
+    return tree_medians(
+        partition.sample_indices,
+        partition.start[:n_nodes],
+        partition.end[:n_nodes],
+        _targets(row_data),
+        weight,
+        sums,
+        scales,
+    )
 
 
 def check_absolute_error_fit(*, categorical) -> None:

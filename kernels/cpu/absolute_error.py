@@ -777,6 +777,39 @@ def _compile_searches(source_key):
                 upper[t],
             )
 
+    @njit(cache=True)
+    def keyed_tree_medians(sample_indices, start, end, y_all, weight_all, sums_all, scales):
+        """Each node's weighted median and absolute error per output (n_nodes, n_outputs)
+        and its fixed-point weight: node k's rows are
+        ``sample_indices[start[k]:end[k]]``, taken in row order (as they were when the node
+        was grown: tied targets rank by row number), each output's as
+        :func:`node_median_and_error` measures it."""
+        source_key  # noqa: B018 - in the cache key only
+        n_nodes, n_outputs = start.size, y_all.shape[1]
+        medians = np.empty((n_nodes, n_outputs))
+        errors = np.empty((n_nodes, n_outputs))
+        weights = np.zeros(n_nodes, dtype=np.int64)
+        output_scales = np.empty(2)
+        output_scales[0] = scales[0]
+        for node in range(n_nodes):
+            rows = np.sort(sample_indices[start[node] : end[node]])
+            n = rows.size
+            weight = np.empty(n, dtype=np.int64)
+            for i in range(n):
+                weight[i] = weight_all[rows[i]]
+                weights[node] += weight[i]
+            y = np.empty(n)
+            sums = np.empty(n, dtype=np.int64)
+            for k in range(n_outputs):
+                for i in range(n):
+                    y[i] = y_all[rows[i], k]
+                    sums[i] = sums_all[rows[i], k]
+                output_scales[1] = scales[1 + k]
+                medians[node, k], errors[node, k] = node_median_and_error(
+                    y, weight, sums, output_scales
+                )
+        return medians, errors, weights
+
     return (
         keyed_median_and_error,
         keyed_walked_pass,
@@ -789,6 +822,7 @@ def _compile_searches(source_key):
         keyed_drawn_splits,
         keyed_level_targets,
         keyed_level_splits,
+        keyed_tree_medians,
     )
 
 
@@ -828,6 +862,7 @@ def _node_targets(rows, y_all, weight_all, sums_all, scales):
     drawn_absolute_error_splits,
     level_targets,
     best_level_splits,
+    tree_medians,
 ) = _compile_searches(MEDIAN_ERRORS_SOURCE_KEY)
 
 
