@@ -65,6 +65,10 @@ class BackendCapabilities:
         It has ``finish_subtrees(...)`` (``gpu_tree.backends.cpu.CPUHistogramBackend``'s
         signature): a small node's whole subtree grown in one compiled call
         (``kernels/cpu/subtrees.py``). False: every node is grown level by level.
+    finish_below_rows : int or None
+        With ``subtree_finisher``: nodes of fewer rows than this are finished (a
+        distributed backend's, whose levels cost round trips); None: the grower's own
+        threshold (``gpu_tree.growing.grower.FINISH_BELOW_ROWS`` and its factors).
     compiled_categorical_search : bool
         Categorical features are scored on the host histograms by the compiled
         categorical search (``kernels/cpu/categorical.py``, one call per chunk of nodes).
@@ -82,6 +86,7 @@ class BackendCapabilities:
     drawn_histograms: bool = False
     compiled_search: bool = False
     subtree_finisher: bool = False
+    finish_below_rows: int | None = None
     compiled_categorical_search: bool = False
     row_leaves: bool = False
 

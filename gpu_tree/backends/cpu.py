@@ -23,7 +23,7 @@ from gpu_tree.backends.contract import (
     SubtreeRules,
 )
 from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
-from gpu_tree.growing.splitting import scan_outputs
+from gpu_tree.data.stats import scan_outputs
 from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 from gpu_tree.kernels.cpu import split_scan as cpu_split_scan

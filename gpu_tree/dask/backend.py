@@ -200,7 +200,11 @@ class DistributedBackend:
         finishes_subtrees=True,
     ):
         if finishes_subtrees and self.finish_below_rows:
-            self.capabilities = dataclasses.replace(self.capabilities, subtree_finisher=True)
+            self.capabilities = dataclasses.replace(
+                self.capabilities,
+                subtree_finisher=True,
+                finish_below_rows=self.finish_below_rows,
+            )
         self.group = group
         self.bin_lower = bin_lower
         self.bin_upper = bin_upper

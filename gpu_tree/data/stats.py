@@ -477,3 +477,12 @@ def exact_sum(values) -> float:
         with np.errstate(over="ignore", invalid="ignore"):
             return float(np.sum(values))
     return sum_of_parts(exact_sum_parts(values))
+
+
+def scan_outputs(layout) -> tuple[int, np.ndarray]:
+    """The compiled split scan's ``n_classes`` and ``outputs`` of a fit (see
+    ``gpu_tree.growing.splitting.CompiledSearch``), which the subtree finisher passes it too."""
+    if layout.is_classification:
+        outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
+        return layout.output_classes[0][1], outputs
+    return 0, np.zeros(layout.n_outputs, dtype=np.int64)

@@ -205,7 +205,7 @@ class Grower:
             below = FINISH_BELOW_ROWS
         # A backend whose levels cost round trips (a distributed fit's) finishes larger
         # nodes: the same tree, fewer levels grown one by one.
-        backend_below = getattr(self.backend, "finish_below_rows", None)
+        backend_below = self.backend.capabilities.finish_below_rows
         return max(below, backend_below) if below and backend_below else below
 
     def _finishing(self, nodes, below=None):

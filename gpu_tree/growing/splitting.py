@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_tree.data.stats import StatsLayout
+from gpu_tree.data.stats import StatsLayout, scan_outputs
 from gpu_tree.growing.criteria import (
     SCORE_RTOL,
     branch_split_info,
@@ -721,15 +721,6 @@ def compiled_scan_scores(layout, criterion) -> bool:
     """Whether the compiled split scan (``kernels/_split_scan.py``) scores a fit's
     ``criterion``: every one, of one output or several, but Poisson of several."""
     return not (layout.n_outputs > 1 and criterion == "poisson")
-
-
-def scan_outputs(layout) -> tuple[int, np.ndarray]:
-    """The compiled split scan's ``n_classes`` and ``outputs`` of a fit (see
-    :class:`CompiledSearch`), which the subtree finisher passes it too."""
-    if layout.is_classification:
-        outputs = np.array([end for _, end in layout.output_classes], dtype=np.int64)
-        return layout.output_classes[0][1], outputs
-    return 0, np.zeros(layout.n_outputs, dtype=np.int64)
 
 
 def compiled_search(
