@@ -169,8 +169,10 @@ def make_log2(device_function, product, integer_table_size=0):
     def log2(x):
         if 0.0 <= x < table_size and x == math.floor(x):
             return integer_logs[int(x)]
-        if not (x > 0.0 and x < math.inf):
-            return math.log2(x)  # -inf, NaN or inf, as the platform's log2 answers
+        if not (x > 0.0 and x < math.inf):  # the platform's answers, without its code
+            if x == 0.0:
+                return -math.inf
+            return math.inf if x == math.inf else math.nan
         fraction, exponent = math.frexp(x)
         m = fraction + fraction
         i = int((m - 1.0) * TABLE_SIZE)
