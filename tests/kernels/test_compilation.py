@@ -179,7 +179,7 @@ def test_a_read_only_install_uses_numbas_user_wide_folder_where_it_can(copy_root
     env["XDG_CACHE_HOME"] = str(copy_root / "xdg")
     report = _report(run_in_a_copy(copy_root, _FIT_AND_REPORT, env, prepare=_read_only))
     assert (report["mode"], report["cache_dir"]) == ("numba", "")
-    assert any((copy_root / "xdg" / "numba").rglob("partition.partition_rows*.nbi"))
+    assert any((copy_root / "xdg" / "numba").rglob("*.nbi"))  # the fit's kernels
     assert not list((copy_root / "tmp").iterdir())
 
 
