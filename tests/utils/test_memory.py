@@ -56,7 +56,10 @@ def test_large_arrays_come_from_the_heap_and_are_given_back_after():
         again = _touched(64 * MB)
         assert _mallinfo().fordblks < kept  # served from what was kept
         del again
-    assert _mallinfo().fordblks < 64 * MB  # trimmed: given back to the system
+    # Trimmed: given back to the system. Against the heap's free memory at the start: in
+    # a long test run, earlier tests leave free chunks below the heap's top that no trim
+    # returns (69.8 MB of them in a CI run, against an absolute 64 MB bound).
+    assert _mallinfo().fordblks < before.fordblks + 32 * MB
 
 
 def test_nested_uses_keep_the_outermost_settings():
