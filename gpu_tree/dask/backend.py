@@ -429,17 +429,10 @@ class DistributedBackend:
         parts = self.group.run(shards.subtree_rows, nodes)
         codes = np.concatenate([p[0] for p in parts], axis=1)
         counts = np.array([p[4] for p in parts], dtype=np.int64)  # (workers, nodes)
-        # Where each worker's block of each node starts in the concatenated rows.
-        worker_start = np.concatenate([[0], np.cumsum(counts.sum(axis=1))[:-1]])
-        node_start = worker_start[:, None] + np.cumsum(counts, axis=1) - counts
-        sample_indices = np.concatenate(
-            [
-                np.arange(node_start[w, k], node_start[w, k] + counts[w, k])
-                for k in range(nodes.size)
-                for w in range(counts.shape[0])
-            ]
-            + [np.empty(0, dtype=np.int64)]
-        )
+        # Each worker's rows come grouped by node: a stable sort by node puts every
+        # node's rows together, workers in order.
+        node_of_row = np.concatenate([np.repeat(np.arange(nodes.size), c) for c in counts])
+        sample_indices = np.argsort(node_of_row, kind="stable")
         end = np.cumsum(counts.sum(axis=0))
         regression = not self.layout.is_classification
         self._log("subtree rows", nodes.size, codes.nbytes + sum(p[1].nbytes for p in parts))
