@@ -180,7 +180,8 @@ CASES = (
             partial(_gpu_tree, "DecisionTreeClassifier", criterion="entropy"),
         ),
         _sklearn("sklearn.tree", "DecisionTreeClassifier", criterion="entropy"),
-        cause="cost-sensitive selection grows level by level (not in the subtree finisher)",
+        cause="nodes above the subtree finisher's size search every column alone level by "
+        "level (select_by_cost); below it, the finisher's constrained variant",
     ),
     FeatureCase(
         "exact_two_outputs",
@@ -205,7 +206,8 @@ CASES = (
             lambda d: {"monotonic_cst": _monotonic(d)},
             partial(_sklearn, "sklearn.tree", "DecisionTreeClassifier"),
         ),
-        cause="constrained nodes are searched level by level (not in the subtree finisher)",
+        cause="nodes above the subtree finisher's size grow level by level; below it, the "
+        "finisher's constrained variant (bounds kept per node)",
     ),
     FeatureCase(
         "poisson",

@@ -160,7 +160,9 @@ class FinishedSubtrees(NamedTuple):
     as ``Tree.set_subset_splits`` takes it. ``subset`` 2: a multiway split (ID3), whose
     children are ``next_code`` consecutive entries from ``left``, one per code of its
     ``category_words`` (the codes present at the node) in code order; ``code`` is the
-    position among them of the child that takes the missing rows.
+    position among them of the child that takes the missing rows. ``bounds`` (lower,
+    upper): monotonicity-constrained fits' nodes' bounds on their values, as
+    NodeTable.bounds holds them (other fits: not written).
     """
 
     parent: np.ndarray
@@ -175,6 +177,7 @@ class FinishedSubtrees(NamedTuple):
     searched: np.ndarray
     subset: np.ndarray
     category_words: np.ndarray
+    bounds: np.ndarray
 
 
 class SubtreeRules(NamedTuple):
@@ -193,6 +196,14 @@ class SubtreeRules(NamedTuple):
     epsilon: float  # the slack on the min_decrease comparison
     max_features: int  # features drawn per node (0: every feature)
     random_thresholds: bool  # extremely randomised trees' one threshold per feature
+    # Features' costs (float64, one per feature; None: none), chosen among as
+    # feature_costs.select_by_cost chooses (GrowthParams' cost_criterion, cost_weight).
+    feature_costs: np.ndarray | None = None
+    cost_criterion: str = "tan_schlimmer"
+    cost_weight: float = 1.0
+    # Monotonicity constraints (int, one per feature, 0: none; None: none at all): the
+    # nodes' bounds are ``finish_subtrees``' ``bounds``, and come back with the nodes.
+    monotonic_cst: np.ndarray | None = None
 
 
 class SubtreeCategories(NamedTuple):

@@ -24,6 +24,7 @@ from gpu_tree.backends.contract import (
 )
 from gpu_tree.backends.rows import RowData, RowPartition, squared_deviation_sums
 from gpu_tree.data.stats import scan_outputs
+from gpu_tree.kernels.cpu import feature_costs as cpu_feature_costs
 from gpu_tree.kernels.cpu import histograms as cpu_histograms
 from gpu_tree.kernels.cpu import row_statistics as cpu_row_statistics
 from gpu_tree.kernels.cpu import split_scan as cpu_split_scan
@@ -320,6 +321,7 @@ class CPUHistogramBackend(_CPUBackend):
         categories: SubtreeCategories | None = None,
         keys=None,
         used=None,
+        bounds=None,
     ):
         """Grow the whole subtree of each of ``nodes`` (known splittable) in one compiled
         call (``kernels/cpu/subtrees.py``): ``depth`` and ``impurity`` are theirs,
@@ -328,7 +330,9 @@ class CPUHistogramBackend(_CPUBackend):
         subset search (None: every feature is numeric); ``keys``: the nodes' keys of the
         per-node feature draws (uint64; None: zeros, for fits that draw none); ``used``
         (multiway splits): (n_nodes, n_features) bool, the features the nodes' multiway
-        ancestors split. Returns :class:`FinishedSubtrees`."""
+        ancestors split; ``bounds`` (monotonicity constraints, ``rules.monotonic_cst``):
+        (n_nodes, 2) the nodes' bounds on their values (None: unbounded). Returns
+        :class:`FinishedSubtrees`."""
         nodes = np.asarray(nodes, dtype=np.int64)
         partition = self.row_partition
         rows = SubtreeRows(
@@ -352,6 +356,7 @@ class CPUHistogramBackend(_CPUBackend):
             categories,
             keys,
             used,
+            bounds,
         )
 
     @staticmethod
@@ -386,6 +391,7 @@ def grow_subtrees(
     categories: SubtreeCategories | None = None,
     keys=None,
     used=None,
+    bounds=None,
 ) -> FinishedSubtrees:
     """The whole subtree of each of ``n_nodes`` nodes (their ``rows``), grown in one
     compiled call (``kernels/cpu/subtrees.py``): the CPU backend's
@@ -422,13 +428,20 @@ def grow_subtrees(
         searched=np.empty(total, dtype=np.uint8),
         subset=np.empty(total, dtype=np.uint8),
         category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
+        bounds=np.empty((total, 2), dtype=np.float64),
     )
     written = np.empty(n_nodes, dtype=np.int64)
     regression = not layout.is_classification
     no_rows = np.zeros(0)
     has_categorical = bool(np.any(categories.is_categorical))
     n_classes, outputs = scan_outputs(layout)
-    cpu_subtrees.finisher(has_categorical, rules.random_thresholds)(
+    n_features = rows.X_binned.shape[0]
+    constrained = rules.feature_costs is not None or rules.monotonic_cst is not None
+    costs = rules.feature_costs if rules.feature_costs is not None else np.zeros(n_features)
+    cst = rules.monotonic_cst if rules.monotonic_cst is not None else np.zeros(n_features)
+    if bounds is None:
+        bounds = np.tile([-np.inf, np.inf], (n_nodes, 1))
+    cpu_subtrees.finisher(has_categorical, rules.random_thresholds, constrained)(
         rows.X_binned,
         rows.sample_indices,
         start,
@@ -450,7 +463,7 @@ def grow_subtrees(
         n_classes,
         outputs,
         n_channels - 1 if layout.has_count_channel else -1,
-        _finisher_settings(rules),
+        _finisher_settings(rules, 2 * layout.target_exponent),
         np.asarray(categories.is_categorical, dtype=np.bool_),
         has_categorical,
         has_categorical and categories.multiway,
@@ -461,6 +474,9 @@ def grow_subtrees(
         np.asarray(categories.offsets, dtype=np.int64),
         bin_lower,
         bin_upper,
+        np.ascontiguousarray(costs, dtype=np.float64),
+        np.ascontiguousarray(cst, dtype=np.int64),
+        np.ascontiguousarray(bounds, dtype=np.float64),
         offset,
         *out,
         written,
@@ -572,6 +588,7 @@ class CPUExactBackend(_CPUBackend):
         categories: SubtreeCategories | None = None,
         keys=None,
         used=None,
+        bounds=None,
     ):
         """:meth:`CPUHistogramBackend.finish_subtrees` on the value ranks; numeric
         features only (a categorical feature's ranks are no category codes:
@@ -603,6 +620,7 @@ class CPUExactBackend(_CPUBackend):
             None,
             keys,
             used,
+            bounds,
         )
 
     def compact_histograms(self, nodes) -> CompactHistograms:
@@ -616,8 +634,10 @@ class CPUExactBackend(_CPUBackend):
         return np.asarray(threshold, dtype=np.float64)  # raw values <= it go left
 
 
-def _finisher_settings(rules: SubtreeRules) -> np.ndarray:
-    """The finisher kernel's settings array (float64, in its order) of ``rules``."""
+def _finisher_settings(rules: SubtreeRules, variance_exponent: int = 0) -> np.ndarray:
+    """The finisher kernel's settings array (float64, in its order) of ``rules``;
+    ``variance_exponent``: a regression's variances in real units are the fit's times
+    2**it (feature_costs.real_score)."""
     settings = np.zeros(cpu_subtrees.N_SETTINGS)
     settings[cpu_subtrees.MAX_DEPTH] = rules.max_depth
     settings[cpu_subtrees.MIN_SAMPLES_SPLIT] = rules.min_samples_split
@@ -631,4 +651,11 @@ def _finisher_settings(rules: SubtreeRules) -> np.ndarray:
     settings[cpu_subtrees.EPSILON] = rules.epsilon
     settings[cpu_subtrees.MAX_FEATURES] = rules.max_features
     settings[cpu_subtrees.RANDOM_THRESHOLDS] = 1.0 if rules.random_thresholds else 0.0
+    settings[cpu_subtrees.COST_CRITERION] = (
+        cpu_subtrees.NO_COSTS
+        if rules.feature_costs is None
+        else cpu_feature_costs.COST_CRITERION_CODES[rules.cost_criterion]
+    )
+    settings[cpu_subtrees.COST_WEIGHT] = rules.cost_weight
+    settings[cpu_subtrees.VARIANCE_EXPONENT] = variance_exponent
     return settings

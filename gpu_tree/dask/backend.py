@@ -382,6 +382,7 @@ class DistributedBackend:
         categories=None,
         keys=None,
         used=None,
+        bounds=None,
     ) -> FinishedSubtrees:
         """The CPU backend's :meth:`~CPUHistogramBackend.finish_subtrees` on the
         nodes' rows gathered from every worker (at most :attr:`most_gathered_rows` a
@@ -420,6 +421,7 @@ class DistributedBackend:
                     categories,
                     None if keys is None else np.asarray(keys)[turn],
                     None if used is None else np.asarray(used)[turn],
+                    None if bounds is None else np.asarray(bounds)[turn],
                 )
             )
         return _concatenated(parts)

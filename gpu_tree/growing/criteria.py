@@ -56,6 +56,7 @@ import warnings
 import numpy as np
 
 from gpu_tree.data.stats import StatsLayout, channel_sum
+from gpu_tree.kernels.cpu.feature_costs import log2_cost_measure_of_arrays
 from gpu_tree.kernels.log2 import log2_of_array
 from gpu_tree.model.tree import NODE_IMPURITY
 
@@ -523,18 +524,15 @@ def log2_cost_measure(cost_criterion: str, gain, cost, cost_weight: float = 1.0)
     overflow where 2^gain would (a regression gain is a variance decrease: it may reach
     thousands). A gain of 0 or below (rounding can leave an impurity decrease slightly
     negative) measures 0: -inf.
+
+    Computed by one compiled formula (kernels/cpu/feature_costs.py), which the subtree
+    finisher calls too: the same bits on both paths.
     """
-    gain = np.maximum(np.asarray(gain, dtype=np.float64), 0.0)
-    cost = np.asarray(cost, dtype=np.float64)
-    with np.errstate(divide="ignore"):  # log2(0) = -inf: a gain of 0
-        if cost_criterion == "tan_schlimmer":
-            return 2.0 * np.log2(gain) - np.log2(cost)
-        if cost_criterion == "nunez":
-            log2_gain_term = gain + np.log2(-np.expm1(-gain * np.log(2.0)))
-            return log2_gain_term - cost_weight * np.log2(cost + 1.0)
-    raise ValueError(
-        f"Unknown cost_criterion={cost_criterion!r}; choose one of {list(COST_CRITERIA)}"
-    )
+    if cost_criterion not in COST_CRITERIA:
+        raise ValueError(
+            f"Unknown cost_criterion={cost_criterion!r}; choose one of {list(COST_CRITERIA)}"
+        )
+    return log2_cost_measure_of_arrays(cost_criterion, gain, cost, cost_weight)
 
 
 def check_cost_criterion(cost_criterion) -> str:

@@ -67,30 +67,40 @@ class SubtreeFinisher:
         multiway categorical splits with features drawn per node (the draws there do not
         know the features a multiway ancestor used). Features drawn per node, and
         extremely randomised trees' thresholds, are drawn there as here (keyed by the
-        node's path)."""
+        node's path). Feature costs and monotonicity constraints are the finisher's
+        constrained variant's, for numeric features."""
         p = self.params
+        categorical = p.categorical is not None and p.categorical.features.size > 0
+        constrained = p.feature_costs is not None or self.nodes.monotonic is not None
         return not (
             not self.backend.capabilities.subtree_finisher
             or p.max_leaf_nodes is not None
             or (self.nodes.multiway and self.draws_features)
-            or p.feature_costs is not None  # the finisher chooses splits by gain alone
+            # The constrained variant searches numeric features only (and the level-wise
+            # categorical search of a constrained fit is the vectorised one).
+            or (constrained and categorical)
+            # Costs: select_by_cost's weights are numpy's sums, in another order than the
+            # finisher's above 16 classes (data.stats.channel_sum).
+            or (p.feature_costs is not None and self._first_output_classes() > 16)
             # Poisson and absolute-error node impurities (and the latter's values) are
             # measured on the rows after growth (see Grower.grow), from the row partition
             # the finisher does not keep; absolute-error splits are searched on the rows.
             or p.criterion in ROW_MEASURED_CRITERIA
-            # Monotonicity constraints: the finisher keeps no node bounds.
-            or self.nodes.monotonic is not None
             # Several regression outputs: the finisher measures one output's squared
             # deviations (several classification outputs' impurities come from their
             # class totals, as the split scan's do).
             or (self.layout.n_outputs > 1 and not self.layout.is_classification)
             # Exact search finishes on value ranks, which are no category codes.
-            or (
-                self.backend.capabilities.exact
-                and p.categorical is not None
-                and p.categorical.features.size > 0
-            )
+            or (self.backend.capabilities.exact and categorical)
         )
+
+    def _first_output_classes(self) -> int:
+        """The classes of a classifier's first output (0: regression)."""
+        layout = self.layout
+        if not layout.is_classification:
+            return 0
+        first, end = layout.output_classes[0]
+        return end - first
 
     def _categories(self) -> SubtreeCategories | None:
         """The finisher's view of the categorical features and their subset search, as
@@ -131,6 +141,10 @@ class SubtreeFinisher:
             epsilon=EPSILON,
             max_features=p.max_features if self.draws_features else 0,
             random_thresholds=p.random_thresholds,
+            feature_costs=p.feature_costs,
+            cost_criterion=p.cost_criterion,
+            cost_weight=p.cost_weight,
+            monotonic_cst=self.nodes.monotonic,
         )
 
     def finish(self, nodes):
@@ -158,6 +172,7 @@ class SubtreeFinisher:
                 self._categories(),
                 keys=table.key[nodes],
                 used=None if not table.multiway else ~table.usable_features(nodes),
+                bounds=None if table.monotonic is None else table.bounds[nodes],
             )
             is_root = out.parent < 0
             ids = np.empty(is_root.size, dtype=np.int64)
@@ -172,6 +187,9 @@ class SubtreeFinisher:
                 table.track(ids[new], table.root[ids[subtree_root[new]]], 0)
                 if not layout.is_classification:
                     table.set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
+                if table.monotonic is not None:  # as bound_children bounds and clips them
+                    table.bounds[ids[new]] = out.bounds[new]
+                    table.clip_values(ids[new], stats)
             split = np.flatnonzero(out.feature >= 0)
             numeric, subset, multiway = (split[out.subset[split] == kind] for kind in (0, 1, 2))
             feature, code, next_code = (

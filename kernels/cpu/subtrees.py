@@ -53,6 +53,16 @@ sorted list kept in order below it. Level-wise growth numbers a level's binary s
 children before its multiway splits' children, and the grower renumbers a finished tree
 so (``Tree.level_wise``).
 
+Fits with feature costs or monotonicity constraints (numeric features only) run the
+``constrained`` variant, compiled apart so that a plain fit never compiles it. With costs,
+each node's best split per feature (the scan's winner rows per feature, as the level-wise
+``score_each_feature`` writes them) goes to ``feature_costs.choose_by_cost``, the twin of
+``select_by_cost``: the same measure (one compiled formula for both paths), tolerances
+and ties. With constraints, each node's bounds on its children's values are kept with
+it, the split scan checks every candidate against them as the level-wise scan does, and
+its children's bounds are set as NodeTable.bound_children sets them; they come back with
+the nodes, whose values the grower clips into them.
+
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
 feature by feature, its statistics, and per feature the rows sorted by code. A split
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
@@ -79,7 +89,7 @@ from .. import _random_keys as _keys
 from .. import _random_split, compilation, log2
 from .. import _split_scan as _scan
 from .. import _squared_deviations as _deviations
-from . import categorical
+from . import categorical, feature_costs
 from .categorical import score_nodes, search_scratch
 from .launch import ThreadedWhenLarge, borrowing_njit, node_values
 from .split_scan import (
@@ -91,6 +101,7 @@ from .split_scan import (
     WINNER_NEXT_BIN,
     WINNER_NODE_WEIGHT,
     WINNER_SCORE,
+    _each_feature_winners,
 )
 
 # The level-wise search's helpers (kernels/cpu/split_scan.py): the same compiled code where the
@@ -101,6 +112,7 @@ _choose_winner = SPLIT_SCAN_HELPERS["choose_winner"]
 _row_count = SPLIT_SCAN_HELPERS["row_count"]
 _weighted_impurity = SPLIT_SCAN_HELPERS["weighted_impurity"]
 _run_time = SPLIT_SCAN_HELPERS["run_time"]
+_choose_by_cost = feature_costs.choose_by_cost
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
@@ -134,14 +146,19 @@ IMPURITY_CODES = {
     EPSILON,
     MAX_FEATURES,
     RANDOM_THRESHOLDS,
-) = range(12)
-N_SETTINGS = 12
+    COST_CRITERION,
+    COST_WEIGHT,
+    VARIANCE_EXPONENT,
+) = range(15)
+N_SETTINGS = 15
+# settings[COST_CRITERION] of a fit without feature costs (else feature_costs.py's code).
+NO_COSTS = -1
 
 # The finisher calls categorical.py's score_nodes: an edit there must recompile it too.
 SOURCE_HASH = hashlib.sha256(
     b"".join(
         Path(m.__file__).read_bytes()
-        for m in (_scan, log2, _deviations, categorical, _keys, _random_split)
+        for m in (_scan, log2, _deviations, categorical, _keys, _random_split, feature_costs)
     )
 ).hexdigest()
 
@@ -464,6 +481,35 @@ def _split_multiway(
     return n_nodes + n_branches
 
 
+@borrowing_njit(forceinline=True)
+def _monotonic_value(stats, n_classes, scale):
+    """criteria.monotonic_value of a node's integer statistics: P(class 1) (binary
+    classification: channel 1 over the weight), or the centred mean (regression: channel
+    1 over channel 0); 0 where it has no weight."""
+    weight = _real_weight(stats, n_classes, scale)
+    value = float(stats[1]) * scale[1]
+    return value / weight if weight > 0.0 else 0.0
+
+
+@borrowing_njit(forceinline=True)
+def _bound_children(cst, bounds, k, left, left_stats, right_stats, n_classes, scale):
+    """Node k's children's bounds (``bounds[left]``, ``bounds[left + 1]``) from its own
+    and its split feature's constraint ``cst``, as NodeTable.bound_children sets them
+    (criteria.monotonic_child_bounds): the middle of the children's values bounds the
+    left child above and the right one below for +1, the reverse for -1; an
+    unconstrained split passes the node's bounds on."""
+    lower = bounds[k, 0]
+    upper = bounds[k, 1]
+    middle = (
+        _monotonic_value(left_stats, n_classes, scale) / 2.0
+        + _monotonic_value(right_stats, n_classes, scale) / 2.0
+    )
+    bounds[left, 0] = middle if cst < 0 else lower
+    bounds[left, 1] = middle if cst > 0 else upper
+    bounds[left + 1, 0] = middle if cst > 0 else lower
+    bounds[left + 1, 1] = middle if cst < 0 else upper
+
+
 @njit(cache=True, inline="always")
 def _filled_bins(n_nonempty, missing, use_missing, f):
     """The bins feature f fills in the node: its present codes, plus 1 where missing rows
@@ -476,7 +522,7 @@ def _filled_bins(n_nonempty, missing, use_missing, f):
     return filled
 
 
-def _variant(function, with_categorical, one_row_order):
+def _variant(function, with_categorical, one_row_order, constrained):
     """``function`` named after its variant: numba names a compiled function's symbols and
     its cache files after the Python function's qualified name, and two variants under
     one name could meet in one process, one from the disk cache and one compiled there,
@@ -485,12 +531,14 @@ def _variant(function, with_categorical, one_row_order):
         suffix = "_one_row_order"
     else:
         suffix = "_categorical" if with_categorical else "_numeric"
+    if constrained:
+        suffix += "_constrained"
     function.__name__ += suffix
     function.__qualname__ += suffix
     return function
 
 
-def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
+def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, constrained=False):
     # The helpers' source hash is in the cache key (see kernels/cpu/prediction.py's WALK_SOURCE_HASH).
     # ``with_categorical`` is a constant of the compiled code: where it is False, numba
     # prunes the categorical search before typing it, and a fit without categorical
@@ -500,6 +548,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
     # its own (about 6 s of a first run). ``one_row_order`` is one too: where True (extremely
     # randomised trees, numeric features), one row order per subtree replaces the sorted
     # lists (the module docstring), and a plain fit does not compile that variant.
+    # ``constrained`` too: where True, nodes keep monotonicity bounds and splits may be
+    # chosen by their features' costs (numeric features only), which a plain fit does not
+    # compile.
     def finish_subtrees(
         X_binned,
         sample_indices,
@@ -533,6 +584,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         offsets,
         bin_lower,
         bin_upper,
+        costs,
+        monotonic_cst,
+        root_bounds,
         out_offset,
         out_parent,
         out_depth,
@@ -546,6 +600,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         out_searched,
         out_subset,
         out_category_words,
+        out_bounds,
         out_count,
     ):
         """Grow the subtree of every root r (rows ``sample_indices[root_start[r]:
@@ -585,7 +640,19 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
         ``settings[RANDOM_THRESHOLDS]`` != 0 (extremely randomised trees): each feature's
         candidates are one random split, drawn from the node's key as the level-wise path
         draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
-        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins)."""
+        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins).
+
+        Compiled ``constrained`` (numeric features only): ``monotonic_cst`` (n_features,)
+        int64 holds each feature's monotonicity constraint (0: none), which the split
+        search checks against each node's bounds on its children's values, as the
+        level-wise search does; the root's bounds are ``root_bounds[r]`` and each node's
+        are written to ``out_bounds`` (lower, upper), a child's as NodeTable.bound_children
+        sets them (criteria.monotonic_child_bounds). ``settings[COST_CRITERION]`` >= 0
+        (feature_costs.py's code): each node splits on the feature chosen by
+        ``feature_costs.choose_by_cost`` (select_by_cost's choice) from its best split per
+        feature and the features' ``costs`` (n_features,), with ``settings[COST_WEIGHT]`` and
+        ``settings[VARIANCE_EXPONENT]`` (regression: twice the target's exponent).
+        Elsewhere these arguments are stand-ins, never read."""
         source_hash  # noqa: B018 - in the cache key only
         # The helpers' constant arguments as run-time values, as the level-wise search
         # passes them: a literal argument would compile each helper once more for it.
@@ -608,6 +675,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
             sub_searched = out_searched[a:b]
             sub_subset = out_subset[a:b]
             sub_category_words = out_category_words[a:b]
+            sub_bounds = out_bounds[a:b]
             failed = False
             n = rows.shape[0]
             n_features = X_binned.shape[0]
@@ -671,10 +739,21 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
             parent = np.empty(2)
             scored = np.empty(3 * (width + 1))  # pass 1's results, for pass 2 (save_scores)
             prefix = np.empty(n_channels, dtype=np.int64)
-            # No monotonicity constraint, no bounds: the finisher grows no constrained fit
-            # (SubtreeFinisher.available).
+            # The node's bounds on its children's values (monotonicity constraints):
+            # none but in the constrained variant.
             unconstrained = np.zeros(1, dtype=np.int64)
-            unbounded = np.array([-math.inf, math.inf])
+            node_bounds = np.array([-math.inf, math.inf])
+            # Feature costs: each feature's winner row, and choose_by_cost's scratch.
+            cost_criterion = int(settings[COST_CRITERION]) if constrained else NO_COSTS
+            cost_weight = settings[COST_WEIGHT]
+            variance_exponent = int(settings[VARIANCE_EXPONENT])
+            n_cost_rows = n_features if cost_criterion != NO_COSTS else 1
+            column_winners = np.empty(
+                (n_cost_rows, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64
+            )
+            column_values = column_winners.view(np.float64)
+            cost_measure = np.empty(n_cost_rows)
+            cost_highest = np.empty(n_cost_rows)
             totals = np.empty((n_features, n_channels), dtype=np.int64)
             results = np.empty((n_features, 4))
             winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
@@ -741,6 +820,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                     total += stats[j, c]
                 sub_stats[0, c] = total
             sub_impurity[0] = subtree_impurity
+            if constrained:
+                sub_bounds[0, 0] = root_bounds[r, 0]
+                sub_bounds[0, 1] = root_bounds[r, 1]
             n_nodes = 1
             stack_node[0] = 0
             stack_start[0] = 0
@@ -801,6 +883,9 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 else:
                     impurity = subtree_impurity
                 sub_searched[k] = 1
+                if constrained:
+                    node_bounds[0] = sub_bounds[k, 0]
+                    node_bounds[1] = sub_bounds[k, 1]
 
                 # The node's compact histograms: its present codes per feature, in order.
                 n_node = end - start
@@ -1009,31 +1094,68 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                             count_channel,
                             leaf_rows,
                             min_weight_leaf,
-                            unconstrained[0],
-                            unbounded[0],
-                            unbounded[1],
+                            monotonic_cst[f] if constrained else unconstrained[0],
+                            node_bounds[0],
+                            node_bounds[1],
                             rtol,
                             node,
                             parent,
                             scored,
                             results[f],
                         )
-                    _choose_winner(
-                        searched,
-                        0,
-                        searched_width,
-                        missing[0],
-                        use_missing,
-                        results,
-                        totals,
-                        criterion,
-                        n_classes,
-                        count_channel,
-                        rtol,
-                        node,
-                        winner,
-                        winner_values,
-                    )
+                    if constrained and cost_criterion != NO_COSTS:
+                        # select_by_cost's choice among each feature's best split.
+                        _each_feature_winners(
+                            searched,
+                            0,
+                            searched_width,
+                            missing[0],
+                            use_missing,
+                            results,
+                            totals,
+                            criterion,
+                            n_classes,
+                            count_channel,
+                            rtol,
+                            node,
+                            column_winners,
+                            column_values,
+                        )
+                        chosen = _choose_by_cost(
+                            column_winners,
+                            column_values,
+                            costs,
+                            cost_criterion,
+                            cost_weight,
+                            variance_exponent,
+                            criterion,
+                            n_classes,
+                            scale,
+                            rtol,
+                            cost_measure,
+                            cost_highest,
+                        )
+                        if chosen < 0:
+                            continue
+                        for column in range(winner.shape[0]):
+                            winner[column] = column_winners[chosen, column]
+                    else:
+                        _choose_winner(
+                            searched,
+                            0,
+                            searched_width,
+                            missing[0],
+                            use_missing,
+                            results,
+                            totals,
+                            criterion,
+                            n_classes,
+                            count_channel,
+                            rtol,
+                            node,
+                            winner,
+                            winner_values,
+                        )
                 best = winner_values[WINNER_SCORE]
                 if not math.isfinite(best):
                     continue
@@ -1172,6 +1294,17 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 for c in range(n_channels):
                     sub_stats[n_nodes, c] = left_stats[c]
                     sub_stats[n_nodes + 1, c] = right_stats[c]
+                if constrained:
+                    _bound_children(
+                        monotonic_cst[feature],
+                        sub_bounds,
+                        k,
+                        n_nodes,
+                        left_stats,
+                        right_stats,
+                        n_classes,
+                        scale,
+                    )
                 # Right pushed first: the left child is visited next (any order would do;
                 # the grower renumbers breadth first).
                 stack_node[top] = n_nodes + 1
@@ -1186,12 +1319,16 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order):
                 n_nodes += 2
             out_count[r] = -1 if failed else n_nodes
 
-    return njit(cache=True, nogil=True)(_variant(finish_subtrees, with_categorical, one_row_order))
+    return njit(cache=True, nogil=True)(
+        _variant(finish_subtrees, with_categorical, one_row_order, constrained)
+    )
 
 
 finish_subtrees_numeric = _compile_finish_subtrees(SOURCE_HASH, False, False)
 finish_subtrees_categorical = _compile_finish_subtrees(SOURCE_HASH, True, False)
 finish_subtrees_one_row_order = _compile_finish_subtrees(SOURCE_HASH, False, True)
+finish_subtrees_numeric_constrained = _compile_finish_subtrees(SOURCE_HASH, False, False, True)
+finish_subtrees_one_row_order_constrained = _compile_finish_subtrees(SOURCE_HASH, False, True, True)
 
 # The first kernel to miss the disk cache says, on a terminal, that numba is compiling.
 compilation.watch(globals())
@@ -1206,6 +1343,7 @@ _ROOT_ARGUMENTS = (
     "root_impurity",
     "root_keys",
     "root_used",
+    "root_bounds",
     "out_count",
 )
 
@@ -1224,13 +1362,34 @@ finish_subtrees_categorical = ThreadedWhenLarge(
 finish_subtrees_one_row_order = ThreadedWhenLarge(
     finish_subtrees_one_row_order, node_values, _ROOT_ARGUMENTS, ("out_offset",), _root_rows
 )
+finish_subtrees_numeric_constrained = ThreadedWhenLarge(
+    finish_subtrees_numeric_constrained,
+    node_values,
+    _ROOT_ARGUMENTS,
+    ("out_offset",),
+    _root_rows,
+)
+finish_subtrees_one_row_order_constrained = ThreadedWhenLarge(
+    finish_subtrees_one_row_order_constrained,
+    node_values,
+    _ROOT_ARGUMENTS,
+    ("out_offset",),
+    _root_rows,
+)
 
 
-def finisher(has_categorical: bool, random_thresholds: bool = False):
+def finisher(has_categorical: bool, random_thresholds: bool = False, constrained: bool = False):
     """The subtree finisher for a fit: ``finish_subtrees`` above, compiled with the
-    categorical search only where the fit has categorical features, and with one row
+    categorical search only where the fit has categorical features, with one row
     order per subtree for extremely randomised trees on numeric features (their fits
-    refuse categorical ones)."""
+    refuse categorical ones), and with monotonicity bounds and the cost-sensitive choice
+    only where the fit has constraints or feature costs (numeric features only)."""
     if has_categorical:
+        if constrained:
+            raise ValueError("the finisher grows constrained fits of numeric features only")
         return finish_subtrees_categorical
+    if constrained:
+        if random_thresholds:
+            return finish_subtrees_one_row_order_constrained
+        return finish_subtrees_numeric_constrained
     return finish_subtrees_one_row_order if random_thresholds else finish_subtrees_numeric

@@ -10,6 +10,7 @@ from _backends import without_compiled_search
 from sklearn import tree as sk_tree
 
 import gpu_tree
+import gpu_tree.growing.grower as grower_module
 from gpu_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
@@ -181,7 +182,9 @@ def _counting_constrained_scans(patch, backend, calls):
 def test_constrained_fits_take_the_compiled_scan(monkeypatch, device, classification):
     """Every level of a constrained fit is searched by the backend's compiled scan (the
     fused kernel on a GPU), with its constraints, and the tree is the vectorised search's
-    node for node."""
+    node for node (level-wise: the CPU's subtree finisher would grow it at once)."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     if device == "cuda":
         usable, reason, _ = cuda_status()
         if not usable:

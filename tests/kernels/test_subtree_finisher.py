@@ -324,8 +324,8 @@ def test_extra_trees_are_finished_on_one_row_order(monkeypatch, max_bins):
     chosen = []
     finisher = cpu_subtrees.finisher
 
-    def spied(has_categorical, random_thresholds=False):
-        kernel = finisher(has_categorical, random_thresholds)
+    def spied(has_categorical, random_thresholds=False, constrained=False):
+        kernel = finisher(has_categorical, random_thresholds, constrained)
         chosen.append(kernel)
         return kernel
 
@@ -354,6 +354,210 @@ def test_plain_trees_are_not_finished_on_one_row_order(monkeypatch):
     X, y, _ = _data(600, 6)
     DecisionTreeClassifier().fit(X, y)
     assert chosen and all(k is cpu_subtrees.finish_subtrees_numeric for k in chosen)
+
+
+# -- feature costs and monotonicity constraints (the constrained variant) -------------------
+
+
+def _costs(n_features, seed):
+    return np.random.default_rng(seed).integers(1, 21, size=n_features).astype(np.float64)
+
+
+def _regression_targets(X, rng):
+    y = np.nan_to_num(X[:, 0]) * 3 + np.nan_to_num(X[:, 2]) + rng.normal(size=X.shape[0])
+    y[::7] = 5.0  # repeated targets: pure nodes
+    return y
+
+
+def _assert_constrained_same(monkeypatch, make, X, y, sample_weight=None, finish_below=EVERY_NODE):
+    """The finisher grows the level-wise tree of a fit with costs or constraints, in its
+    constrained variant (a plain fit's variants never see one)."""
+    chosen = []
+    finisher = cpu_subtrees.finisher
+    monkeypatch.setattr(
+        cpu_subtrees, "finisher", lambda *args: chosen.append(finisher(*args)) or chosen[-1]
+    )
+    level_wise, finished = _fit_both(
+        monkeypatch, make, X, y, sample_weight=sample_weight, finish_below=finish_below
+    )
+    assert chosen and all(
+        k
+        in (
+            cpu_subtrees.finish_subtrees_numeric_constrained,
+            cpu_subtrees.finish_subtrees_one_row_order_constrained,
+        )
+        for k in chosen
+    )
+    _assert_same_predictions(level_wise, finished, X)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gain_ratio", "gini", "cart"])
+@pytest.mark.parametrize("cost_criterion", ["tan_schlimmer", "nunez"])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_feature_costs_classification(monkeypatch, criterion, cost_criterion, missing):
+    """select_by_cost's choice (the same measure, tolerances and ties) made in the
+    finisher: the level-wise tree, bit for bit."""
+    X, y, _ = _data(1500, 31, missing=missing, duplicates=True)
+    costs = _costs(X.shape[1], 1)
+
+    def make():
+        return DecisionTreeClassifier(
+            criterion=criterion, feature_costs=costs, cost_criterion=cost_criterion
+        )
+
+    _assert_constrained_same(monkeypatch, make, X, y)
+
+
+@pytest.mark.parametrize("cost_criterion", ["tan_schlimmer", "nunez"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_feature_costs_regression(monkeypatch, cost_criterion, weighted, scale):
+    """Regression gains in real units (the fit's targets scaled by a power of two):
+    Nunez's measure of gains far above 1 bit, weights, missing values."""
+    X, _, rng = _data(1500, 32, missing=0.1, duplicates=True)
+    y = _regression_targets(X, rng) * scale
+    weight = rng.random(X.shape[0]) + 0.1 if weighted else None
+    costs = _costs(X.shape[1], 2)
+
+    def make():
+        return DecisionTreeRegressor(
+            feature_costs=costs, cost_criterion=cost_criterion, cost_weight=0.5
+        )
+
+    _assert_constrained_same(monkeypatch, make, X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda costs: DecisionTreeClassifier(
+            criterion="entropy", feature_costs=costs, max_features=4, random_state=3
+        ),
+        lambda costs: DecisionTreeClassifier(
+            splitter="random", feature_costs=costs, cost_criterion="nunez", random_state=5
+        ),
+        lambda costs: DecisionTreeClassifier(
+            criterion="entropy",
+            feature_costs=costs,
+            min_samples_leaf=3,
+            min_impurity_decrease=1e-3,
+            max_depth=9,
+        ),
+    ],
+    ids=["features-drawn", "random-thresholds", "stopping-rules"],
+)
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 40])
+def test_feature_costs_with_draws_and_rules(monkeypatch, make, finish_below):
+    X, y, _ = _data(1500, 33, missing=0.1, duplicates=True)
+    costs = _costs(X.shape[1], 3)
+    _assert_constrained_same(monkeypatch, lambda: make(costs), X, y, finish_below=finish_below)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_feature_costs_seeded_sweep(monkeypatch, seed):
+    """Random costs (ties among equal ones), classes, weights and missing values."""
+    X, _, rng = _data(900, 40 + seed, missing=0.1 * (seed % 2), duplicates=seed % 3 == 0)
+    y = rng.integers(0, 2 + seed % 3, size=X.shape[0])
+    y[np.nan_to_num(X[:, 1]) > 0.3] = 0
+    costs = rng.integers(1, 4, size=X.shape[1]).astype(np.float64)
+    weight = rng.random(X.shape[0]) * 2 if seed % 2 else None
+    criterion = ("entropy", "gini", "gain_ratio")[seed % 3]
+    cost_criterion = ("tan_schlimmer", "nunez")[seed % 2]
+
+    def make():
+        return DecisionTreeClassifier(
+            criterion=criterion, feature_costs=costs, cost_criterion=cost_criterion
+        )
+
+    _assert_constrained_same(monkeypatch, make, X, y, sample_weight=weight)
+
+
+def _monotonic_cst(n_features, signs):
+    cst = np.zeros(n_features, dtype=np.int64)
+    cst[: len(signs)] = signs
+    return cst
+
+
+@pytest.mark.parametrize("signs", [(1, -1, 1), (-1, 1, -1)], ids=["increasing", "decreasing"])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 40])
+def test_monotonic_classification(monkeypatch, signs, missing, weighted, finish_below):
+    """Each node's bounds kept on the finisher's stack as NodeTable keeps them, the
+    children's values clipped into them: the level-wise tree, values included."""
+    X, y, rng = _data(1500, 34, missing=missing, duplicates=True)
+    weight = rng.random(X.shape[0]) + 0.1 if weighted else None
+    cst = _monotonic_cst(X.shape[1], signs)
+    _assert_constrained_same(
+        monkeypatch,
+        lambda: DecisionTreeClassifier(monotonic_cst=cst),
+        X,
+        y,
+        sample_weight=weight,
+        finish_below=finish_below,
+    )
+
+
+@pytest.mark.parametrize("signs", [(1, -1, 1), (-1, 1, -1)], ids=["increasing", "decreasing"])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 40])
+def test_monotonic_regression(monkeypatch, signs, missing, finish_below):
+    X, _, rng = _data(1500, 35, missing=missing, duplicates=True)
+    y = _regression_targets(X, rng)
+    cst = _monotonic_cst(X.shape[1], signs)
+    _assert_constrained_same(
+        monkeypatch,
+        lambda: DecisionTreeRegressor(monotonic_cst=cst, min_samples_leaf=2),
+        X,
+        y,
+        finish_below=finish_below,
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda cst, costs: DecisionTreeClassifier(
+            splitter="random", monotonic_cst=cst, random_state=2
+        ),
+        lambda cst, costs: DecisionTreeRegressor(monotonic_cst=cst, max_features=5, random_state=4),
+        lambda cst, costs: DecisionTreeClassifier(
+            criterion="entropy", monotonic_cst=cst, feature_costs=costs
+        ),
+        lambda cst, costs: DecisionTreeRegressor(
+            monotonic_cst=cst, feature_costs=costs, cost_criterion="nunez"
+        ),
+    ],
+    ids=["random-thresholds", "features-drawn", "with-costs", "regression-with-costs"],
+)
+def test_monotonic_with_draws_and_costs(monkeypatch, make):
+    X, y, rng = _data(1500, 36, missing=0.1, duplicates=True)
+    if isinstance(make(None, None), DecisionTreeRegressor):
+        y = _regression_targets(X, rng)
+    cst = _monotonic_cst(X.shape[1], (1, 0, -1))
+    costs = _costs(X.shape[1], 4)
+    _assert_constrained_same(monkeypatch, lambda: make(cst, costs), X, y, finish_below=300)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DecisionTreeClassifier(feature_costs=np.ones(8), categorical_features=[1]),
+        lambda: DecisionTreeClassifier(monotonic_cst=[1] + [0] * 7, categorical_features=[1]),
+        lambda: DecisionTreeClassifier(feature_costs=np.arange(1.0, 9.0)),
+    ],
+    ids=["costs-categorical", "monotonic-categorical", "costs-many-classes"],
+)
+def test_constrained_fits_it_does_not_grow_stay_level_wise(monkeypatch, make):
+    """Costs or constraints with categorical features (the finisher's categorical search
+    has neither), and costs with more than 16 classes (select_by_cost's weights are
+    numpy's pairwise sums there)."""
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", EVERY_NODE)
+    X, y, rng = _data(600, 6)
+    X[:, 1] = rng.integers(0, 5, size=y.size)
+    if make().feature_costs is not None and make().categorical_features is None:
+        y = rng.integers(0, 20, size=y.size)
+    assert "subtrees" not in _phases(make().fit(X, y))
 
 
 @pytest.mark.parametrize("n_bins", [8, 5000])
