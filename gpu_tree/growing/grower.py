@@ -62,30 +62,33 @@ from gpu_tree.utils.progress import step
 # Open nodes with fewer rows than this grow their whole subtree in one compiled call
 # (the backend's finish_subtrees, where it has one: growing/subtree_finishing.py) instead of
 # level by level; and a whole tree whose root has fewer than FINISH_ROOT_BELOW_ROWS.
-# Chosen by measurement (bench/RESULTS.md): below 256 rows the compiled
-# search costs less than a level's vectorised one; a root of a few thousand rows is
-# cheaper finished at once than by a few vectorised levels first.
-FINISH_BELOW_ROWS = 256
+# Chosen by measurement (bench/RESULTS.md): a level-wise node costs its features' full
+# histograms (zeroed, subtracted and scored over every bin) and the level's Python, the
+# finisher's a pass over its rows per feature, so nodes of a few hundred rows are cheaper
+# finished. Against a 256-row limit, CPU time on a loaded machine: fully grown trees of
+# 10,000 to 100,000 rows 0.74-1.01x (HIGGS-like 0.85-1.01, adult 0.74-0.91, regression
+# 0.82-0.95), 10 extremely randomised trees 0.85x, 10 random-forest trees 1.03x, a 1M-row
+# depth-10 tree 1.01x; a 2,048-row limit cost that tree 1.14x.
+FINISH_BELOW_ROWS = 1024
 FINISH_ROOT_BELOW_ROWS = 2048
 # A fit with categorical features finishes nodes this many times larger: its level-wise
-# subset search costs more Python per node. Measured over 256 to 16,384 rows
-# (bench/RESULTS.md): nursery's fully grown fit 31 -> 18 ms at 1,024, adult's 10,000 rows
-# 89 -> 74 ms, 100,000 cat20 rows 354 -> 280 ms, while adult's depth 10 lost 10 %;
-# numeric data gained nothing above 256 (Higgs-shaped 100,000 rows lost up to 1.6x).
-CATEGORICAL_FINISH_FACTOR = 4
+# subset search costs more Python per node. Measured on adult's 32,561 rows with category
+# splits (bench/RESULTS.md, a loaded machine): 2,048 rows 124 ms of CPU, 1,024 126,
+# 4,096 to 8,192 129-130.
+CATEGORICAL_FINISH_FACTOR = 2
 # A fit of multiway (ID3) splits, this many times larger: a multiway node's children get
 # histograms of their own (no subtraction) and each level pays Python per node, where the
 # finisher's cost per row is its binary trees'. Measured on adult's 10,000 and 32,561
-# rows (bench/RESULTS.md): factor 4 -> 64 took their growth from 38 to 22 ms and 98 to
-# 78 ms; finishing every tree from its root cost 32,561 rows its parallelism.
-MULTIWAY_FINISH_FACTOR = 64
+# rows (bench/RESULTS.md): a 1,024-row limit -> 16,384 took their growth from 38 to 22
+# ms and 98 to 78 ms; finishing every tree from its root cost 32,561 rows its parallelism.
+MULTIWAY_FINISH_FACTOR = 16
 # An exact-search fit, this many times larger: its level-wise levels sort every node's
 # values of every feature, where the finisher sorts a subtree's value ranks once and then
 # partitions them. Measured on Higgs-shaped two-output fits (bench/RESULTS.md, a loaded
 # machine): 10,000 rows 0.91 -> 0.43 s; at 100,000 rows the fit's CPU time 8.4 -> 4.7 s
 # (4.0 s finishing the whole tree from its root, one thread, and buffers of features x
 # rows x channels).
-EXACT_FINISH_FACTOR = 64
+EXACT_FINISH_FACTOR = 16
 
 # The context of a phase when no timer is given: nothing to do.
 _UNTIMED = nullcontext()
