@@ -323,3 +323,38 @@ def test_binmapper_edges_the_same_sorted_together_or_column_by_column(monkeypatc
     np.testing.assert_array_equal(together.one_value_per_bin_, apart.one_value_per_bin_)
     np.testing.assert_array_equal(together.edges_[4], [0.5, 1.5, 2.5])
     assert together.edges_[3].size == 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_edges_of_all_columns_at_once_are_each_columns_own_bit_for_bit(seed):
+    """The edges found for all columns in one pass equal those of each sorted column on
+    its own (_edges_of_sorted): few and many distinct values side by side, NaN in
+    different numbers per column (so several groups of present counts among the
+    quantile-binned ones), ties, zeros of both signs and infinities; the same bits, the
+    same kind (one value per bin or quantiles)."""
+    from gpu_tree.data.binning import _edges_of_columns, _edges_of_sorted
+
+    rng = np.random.default_rng(seed)
+    n_rows, max_bins = int(rng.integers(300, 900)), int(rng.integers(3, 80))
+    signed_zeros = rng.choice([-0.0, 0.0], size=n_rows)
+    X = np.column_stack(
+        [
+            rng.normal(size=n_rows),
+            np.where(rng.random(n_rows) < 0.2, np.nan, rng.normal(size=n_rows)),
+            np.where(rng.random(n_rows) < 0.5, np.nan, rng.normal(size=n_rows)),
+            rng.integers(0, max_bins + 2, size=n_rows).astype(float),
+            rng.choice([-0.0, 0.0, 1.5, np.inf, -np.inf, np.nan], size=n_rows),
+            np.where(rng.random(n_rows) < 0.8, signed_zeros, rng.normal(size=n_rows)),
+            np.full(n_rows, 3.0),
+            np.full(n_rows, np.nan),
+        ]
+    )
+    features = rng.permutation(X.shape[1])[: int(rng.integers(1, X.shape[1] + 1))]
+    together = _edges_of_columns(X, features, max_bins)
+    columns = np.sort(X[:, features], axis=0)
+    for k, (edges, one_per_bin) in enumerate(together):
+        column = columns[:, k]
+        alone, alone_one_per_bin = _edges_of_sorted(column[~np.isnan(column)], max_bins)
+        assert one_per_bin == alone_one_per_bin, features[k]
+        assert edges.dtype == alone.dtype and edges.shape == alone.shape, features[k]
+        np.testing.assert_array_equal(edges.view(np.int64), alone.view(np.int64))
