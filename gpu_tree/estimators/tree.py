@@ -38,6 +38,7 @@ from gpu_tree.utils.compat import (
     BaseEstimator,
     Bunch,
     ClassifierMixin,
+    ParameterNamesOnce,
     RegressorMixin,
     check_fitted,
 )
@@ -65,7 +66,7 @@ def path_costs(tree, leaves, costs) -> np.ndarray:
     )
 
 
-class _BaseDecisionTree(BaseEstimator):
+class _BaseDecisionTree(ParameterNamesOnce, BaseEstimator):
     """Shared fitting and prediction; subclasses say how targets become statistics."""
 
     _is_classification = False

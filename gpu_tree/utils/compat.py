@@ -13,6 +13,7 @@ reads a model file without its estimator class (the ``gputree`` command's ``info
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 
@@ -138,6 +139,21 @@ for _name, _stand_in in _STAND_INS.items():
     _stand_in.__name__ = _stand_in.__qualname__ = _name
 
 
+class ParameterNamesOnce:
+    """A mixin, before ``BaseEstimator`` in the bases: a class's parameter names (its
+    constructor's signature) read once per class, where ``BaseEstimator`` reads the
+    signature at every ``get_params``: 0.05-0.1 ms, about 5 % of a small fit."""
+
+    @classmethod
+    def _get_param_names(cls):
+        return list(_parameter_names(cls))
+
+
+@functools.cache
+def _parameter_names(cls) -> tuple:
+    return tuple(super(ParameterNamesOnce, cls)._get_param_names())
+
+
 def check_fitted(estimator, fitted, caller=None):
     """Raise :class:`NotFittedError`, scikit-learn's message naming ``estimator``'s class
     (after ``caller``: the function that needs it fitted), unless ``fitted`` (whether its
@@ -151,4 +167,4 @@ def check_fitted(estimator, fitted, caller=None):
 
 
 # scikit-learn's names are module attributes only once loaded (__getattr__).
-__all__ = ["HAVE_SKLEARN", "check_fitted", *_SKLEARN_NAMES]  # noqa: F822
+__all__ = ["HAVE_SKLEARN", "ParameterNamesOnce", "check_fitted", *_SKLEARN_NAMES]  # noqa: F822
