@@ -77,7 +77,10 @@ class BackendCapabilities:
         It has ``leaf_of_row(leaves)``: once a tree is grown, the leaf each training row
         ended in (int64, on the host), given the ids of the tree's leaves. What is
         measured on the rows after growth (Poisson's node deviances) needs it. False:
-        such criteria are refused.
+        such criteria are refused. With ``subtree_finisher`` too, it has
+        ``place_finished_rows(nodes, roots, start, end)``: the finished ``nodes`` hold
+        positions ``start:end`` of their subtree roots' rows (``FinishedSubtrees.rows``,
+        grown with ``SubtreeRules.keep_row_order``).
     """
 
     device: str
@@ -162,7 +165,9 @@ class FinishedSubtrees(NamedTuple):
     ``category_words`` (the codes present at the node) in code order; ``code`` is the
     position among them of the child that takes the missing rows. ``bounds`` (lower,
     upper): monotonicity-constrained fits' nodes' bounds on their values, as
-    NodeTable.bounds holds them (other fits: not written).
+    NodeTable.bounds holds them (other fits: not written). ``rows`` (start, end): the
+    positions of each node's rows among its subtree root's, in the order
+    ``finish_subtrees`` left them where ``SubtreeRules.keep_row_order``.
     """
 
     parent: np.ndarray
@@ -178,6 +183,7 @@ class FinishedSubtrees(NamedTuple):
     subset: np.ndarray
     category_words: np.ndarray
     bounds: np.ndarray
+    rows: np.ndarray
 
 
 class SubtreeRules(NamedTuple):
@@ -204,6 +210,9 @@ class SubtreeRules(NamedTuple):
     # Monotonicity constraints (int, one per feature, 0: none; None: none at all): the
     # nodes' bounds are ``finish_subtrees``' ``bounds``, and come back with the nodes.
     monotonic_cst: np.ndarray | None = None
+    # The rows of each finished node kept (FinishedSubtrees.rows; the backend's
+    # place_finished_rows): what is measured on the rows after growth needs them.
+    keep_row_order: bool = False
 
 
 class SubtreeCategories(NamedTuple):

@@ -58,6 +58,19 @@ class _CPUBackend:
     def node_sizes(self, nodes):
         return self.row_partition.node_sizes(nodes)
 
+    def place_finished_rows(self, nodes, roots, start, end):
+        """The rows of ``nodes`` grown by ``finish_subtrees`` with
+        ``SubtreeRules.keep_row_order``: positions ``start:end`` (FinishedSubtrees.rows)
+        of the rows of their subtree's root ``roots``, which it left in their order."""
+        partition = self.row_partition
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if nodes.size == 0:
+            return
+        partition.reserve(int(nodes.max()) + 1)
+        first = partition.start[np.asarray(roots, dtype=np.int64)]
+        partition.start[nodes] = first + start
+        partition.end[nodes] = first + end
+
     def leaf_of_row(self, leaves):
         """The leaf each row ended in (int64): a leaf's rows are a slice of the
         partition's ``sample_indices``."""
@@ -429,6 +442,7 @@ def grow_subtrees(
         subset=np.empty(total, dtype=np.uint8),
         category_words=np.empty((total, categories.n_category_words), dtype=np.int64),
         bounds=np.empty((total, 2), dtype=np.float64),
+        rows=np.empty((total, 2), dtype=np.int64),
     )
     written = np.empty(n_nodes, dtype=np.int64)
     regression = not layout.is_classification
@@ -457,9 +471,11 @@ def grow_subtrees(
         n_bins,
         missing_code,
         missing_bin >= 0,
-        layout.scales(),
+        # Poisson's scan reads the centre after the channels' scales (CompiledSearch.scale).
+        np.append(layout.scales(), layout.fit_centre) if regression else layout.scales(),
         cpu_split_scan.SPLIT_CRITERION_CODES[criterion],
-        cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY[criterion]],
+        # Regression's (squared deviations: Poisson's too, until growth ends) is not read.
+        cpu_subtrees.IMPURITY_CODES[NODE_IMPURITY.get(criterion, "squared_error")],
         n_classes,
         outputs,
         n_channels - 1 if layout.has_count_channel else -1,
@@ -658,4 +674,5 @@ def _finisher_settings(rules: SubtreeRules, variance_exponent: int = 0) -> np.nd
     )
     settings[cpu_subtrees.COST_WEIGHT] = rules.cost_weight
     settings[cpu_subtrees.VARIANCE_EXPONENT] = variance_exponent
+    settings[cpu_subtrees.KEEP_ROW_ORDER] = 1.0 if rules.keep_row_order else 0.0
     return settings

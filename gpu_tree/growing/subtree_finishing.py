@@ -13,6 +13,7 @@ import numpy as np
 from gpu_tree.backends.contract import HistogramBackend, SubtreeCategories, SubtreeRules
 from gpu_tree.data.stats import StatsLayout
 from gpu_tree.growing.criteria import ROW_MEASURED_CRITERIA
+from gpu_tree.growing.feature_costs import fit_score
 from gpu_tree.growing.node_table import EPSILON, NodeTable
 from gpu_tree.growing.splitting import SCORE_RTOL, midpoint, subset_search_tables
 from gpu_tree.utils.fit_stats import count_per_level, enter_level
@@ -68,12 +69,14 @@ class SubtreeFinisher:
         know the features a multiway ancestor used). Features drawn per node, and
         extremely randomised trees' thresholds, are drawn there as here (keyed by the
         node's path). Feature costs and monotonicity constraints are the finisher's
-        constrained variant's, for numeric features."""
+        constrained variant's, for numeric features; Poisson's rows are left for its
+        deviances (``SubtreeRules.keep_row_order``)."""
         p = self.params
         categorical = p.categorical is not None and p.categorical.features.size > 0
         constrained = p.feature_costs is not None or self.nodes.monotonic is not None
+        capabilities = self.backend.capabilities
         return not (
-            not self.backend.capabilities.subtree_finisher
+            not capabilities.subtree_finisher
             or p.max_leaf_nodes is not None
             or (self.nodes.multiway and self.draws_features)
             # The constrained variant searches numeric features only (and the level-wise
@@ -82,16 +85,19 @@ class SubtreeFinisher:
             # Costs: select_by_cost's weights are numpy's sums, in another order than the
             # finisher's above 16 classes (data.stats.channel_sum).
             or (p.feature_costs is not None and self._first_output_classes() > 16)
-            # Poisson and absolute-error node impurities (and the latter's values) are
-            # measured on the rows after growth (see Grower.grow), from the row partition
-            # the finisher does not keep; absolute-error splits are searched on the rows.
-            or p.criterion in ROW_MEASURED_CRITERIA
+            # Absolute error's splits are searched on the rows, its values and impurities
+            # measured there (Grower._grow_all). Poisson's deviances are measured on the
+            # rows after growth too: the finisher leaves them in its nodes' order for the
+            # backend's partition (SubtreeRules.keep_row_order); numeric features only,
+            # as level-wise its categorical search is the vectorised one.
+            or p.criterion == "absolute_error"
+            or (p.criterion == "poisson" and (categorical or not capabilities.row_leaves))
             # Several regression outputs: the finisher measures one output's squared
             # deviations (several classification outputs' impurities come from their
             # class totals, as the split scan's do).
             or (self.layout.n_outputs > 1 and not self.layout.is_classification)
             # Exact search finishes on value ranks, which are no category codes.
-            or (self.backend.capabilities.exact and categorical)
+            or (capabilities.exact and categorical)
         )
 
     def _first_output_classes(self) -> int:
@@ -134,7 +140,7 @@ class SubtreeFinisher:
             min_samples_leaf=p.min_samples_leaf,
             min_weight_leaf=p.min_weight_leaf,
             min_purity=p.min_purity if layout.is_classification else 1.0,
-            min_decrease=layout.fit_variance(p.min_impurity_decrease),
+            min_decrease=fit_score(p.min_impurity_decrease, p.criterion, layout),
             root_weight=root_weight,
             pure_impurity=self.nodes.pure_impurity,
             rtol=SCORE_RTOL,
@@ -145,6 +151,7 @@ class SubtreeFinisher:
             cost_criterion=p.cost_criterion,
             cost_weight=p.cost_weight,
             monotonic_cst=self.nodes.monotonic,
+            keep_row_order=p.criterion in ROW_MEASURED_CRITERIA,
         )
 
     def finish(self, nodes):
@@ -187,6 +194,10 @@ class SubtreeFinisher:
                 table.track(ids[new], table.root[ids[subtree_root[new]]], 0)
                 if not layout.is_classification:
                     table.set_impurity(ids[new], layout.real(stats)[:, 0], out.impurity[new])
+                if self.params.criterion in ROW_MEASURED_CRITERIA:  # their rows, kept
+                    self.backend.place_finished_rows(
+                        ids[new], ids[subtree_root[new]], out.rows[new, 0], out.rows[new, 1]
+                    )
                 if table.monotonic is not None:  # as bound_children bounds and clips them
                     table.bounds[ids[new]] = out.bounds[new]
                     table.clip_values(ids[new], stats)

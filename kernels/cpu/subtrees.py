@@ -63,6 +63,11 @@ it, the split scan checks every candidate against them as the level-wise scan do
 its children's bounds are set as NodeTable.bound_children sets them; they come back with
 the nodes, whose values the grower clips into them.
 
+Poisson's node deviances are measured on the rows once the tree is grown
+(``row_measures.poisson_deviances``): its fits ask for each root's rows back in
+``sample_indices`` in the order its nodes hold them, each node's a range the backend's
+partition takes (``place_finished_rows``).
+
 Each subtree works on a private copy of its rows (local indices 0..n-1): its bin codes
 feature by feature, its statistics, and per feature the rows sorted by code. A split
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
@@ -149,8 +154,9 @@ IMPURITY_CODES = {
     COST_CRITERION,
     COST_WEIGHT,
     VARIANCE_EXPONENT,
-) = range(15)
-N_SETTINGS = 15
+    KEEP_ROW_ORDER,
+) = range(16)
+N_SETTINGS = 16
 # settings[COST_CRITERION] of a fit without feature costs (else feature_costs.py's code).
 NO_COSTS = -1
 
@@ -601,6 +607,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
         out_subset,
         out_category_words,
         out_bounds,
+        out_rows,
         out_count,
     ):
         """Grow the subtree of every root r (rows ``sample_indices[root_start[r]:
@@ -652,7 +659,13 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
         ``feature_costs.choose_by_cost`` (select_by_cost's choice) from its best split per
         feature and the features' ``costs`` (n_features,), with ``settings[COST_WEIGHT]`` and
         ``settings[VARIANCE_EXPONENT]`` (regression: twice the target's exponent).
-        Elsewhere these arguments are stand-ins, never read."""
+        Elsewhere these arguments are stand-ins, never read.
+
+        ``out_rows`` gets each node's rows' positions (start, end) among its root's, and
+        where ``settings[KEEP_ROW_ORDER]`` != 0 each root's rows in ``sample_indices``
+        are left in the order its nodes hold them (each node's a contiguous range): the
+        rows of the finished nodes, for what is measured on them after growth (Poisson's
+        deviances: the backend's ``place_finished_rows``)."""
         source_hash  # noqa: B018 - in the cache key only
         # The helpers' constant arguments as run-time values, as the level-wise search
         # passes them: a literal argument would compile each helper once more for it.
@@ -676,6 +689,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
             sub_subset = out_subset[a:b]
             sub_category_words = out_category_words[a:b]
             sub_bounds = out_bounds[a:b]
+            sub_rows = out_rows[a:b]
             failed = False
             n = rows.shape[0]
             n_features = X_binned.shape[0]
@@ -832,6 +846,8 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
             while top > 0:
                 top -= 1
                 k, start, end = stack_node[top], stack_start[top], stack_end[top]
+                sub_rows[k, 0] = start  # in every list (feature 0's: the row order's)
+                sub_rows[k, 1] = end
                 key = stack_key[top]
                 sub_feature[k] = -1
                 sub_left[k] = -1
@@ -1318,6 +1334,12 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                 top += 2
                 n_nodes += 2
             out_count[r] = -1 if failed else n_nodes
+            if settings[KEEP_ROW_ORDER] != 0.0 and not failed:
+                # The rows in list 0's order (``rows`` is a view of sample_indices).
+                for j in range(n):
+                    scratch[j] = rows[order[0, j]]
+                for j in range(n):
+                    rows[j] = scratch[j]
 
     return njit(cache=True, nogil=True)(
         _variant(finish_subtrees, with_categorical, one_row_order, constrained)

@@ -328,15 +328,17 @@ def test_the_compiled_search_chooses_what_the_vectorised_one_does(seed):
 
 
 def test_the_subtree_finisher_leaves_the_tree_unchanged(monkeypatch):
-    # Poisson fits grow level-wise only (SubtreeFinisher.available): the same tree with
-    # the finisher asked to take over at every size or at none.
+    # The same tree, deviances included (measured on the rows the finisher leaves in its
+    # nodes' order), with the finisher asked to take over at every size or at none.
     X, y = _poisson_data(n=600, seed=2)
-    trees = []
+    models = []
     for below in (0, 1 << 30):
         monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", below)
         monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", below)
-        trees.append(DecisionTreeRegressor(criterion="poisson", max_depth=7).fit(X, y).tree_)
-    assert_tree_equal(*trees, impurity_rtol=0, value_rtol=0)
+        models.append(DecisionTreeRegressor(criterion="poisson", max_depth=7).fit(X, y))
+    phases = [{p for level in m.fit_stats_ for p in level["seconds"]} for m in models]
+    assert "subtrees" not in phases[0] and "subtrees" in phases[1]
+    assert_tree_equal(*(m.tree_ for m in models), impurity_rtol=0, value_rtol=0)
 
 
 # -- CUDA (the simulator without a GPU) --------------------------------------------------------

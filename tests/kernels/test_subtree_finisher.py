@@ -560,6 +560,48 @@ def test_constrained_fits_it_does_not_grow_stay_level_wise(monkeypatch, make):
     assert "subtrees" not in _phases(make().fit(X, y))
 
 
+# -- Poisson: deviances measured on the rows after growth -----------------------------------
+
+
+def _counts(n_rows, seed, missing):
+    X, _, rng = _data(n_rows, seed, missing=missing, duplicates=True)
+    y = rng.poisson(np.exp(np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 3]) / 2)).astype(float)
+    return X, y, rng
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+@pytest.mark.parametrize("finish_below", [EVERY_NODE, 40])
+def test_poisson(monkeypatch, weighted, missing, finish_below):
+    """The finisher leaves each root's rows in its nodes' order and the backend's
+    partition takes their ranges: the deviances measured on them after growth are the
+    level-wise tree's, bit for bit, as are the splits."""
+    X, y, rng = _counts(1500, 50, missing)
+    weight = rng.random(X.shape[0]) + 0.2 if weighted else None
+
+    def make():
+        return DecisionTreeRegressor(criterion="poisson", min_samples_leaf=2)
+
+    level_wise, finished = _fit_both(
+        monkeypatch, make, X, y, sample_weight=weight, finish_below=finish_below
+    )
+    _assert_same_predictions(level_wise, finished, X)
+
+
+def test_poisson_forest_and_depth_limit(monkeypatch):
+    """Several roots (a forest's trees) in one backend, each tree's rows its own."""
+    X, y, _ = _counts(1500, 51, 0.1)
+
+    def make():
+        return ExtraTreesRegressor(3, criterion="poisson", max_depth=10, random_state=2)
+
+    level_wise, finished = _fit_both(monkeypatch, make, X, y, finish_below=300)
+    for a, b in zip(level_wise.estimators_, finished.estimators_, strict=True):
+        assert_tree_equal(a.tree_, b.tree_, impurity_rtol=0, value_rtol=0)
+        assert a.tree_.node_count > 7
+    np.testing.assert_array_equal(level_wise.predict(X), finished.predict(X))
+
+
 @pytest.mark.parametrize("n_bins", [8, 5000])
 @pytest.mark.parametrize("use_missing", [False, True])
 def test_histogram_of_unsorted_rows_is_the_sorted_rows_histogram(n_bins, use_missing):
