@@ -602,6 +602,23 @@ def test_poisson_forest_and_depth_limit(monkeypatch):
     np.testing.assert_array_equal(level_wise.predict(X), finished.predict(X))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DecisionTreeClassifier(splitter="exact", feature_costs=_costs(8, 5)),
+        lambda: DecisionTreeRegressor(splitter="exact", monotonic_cst=[1, -1] + [0] * 6),
+        lambda: DecisionTreeRegressor(splitter="exact", criterion="poisson", max_depth=8),
+    ],
+    ids=["costs", "monotonic", "poisson"],
+)
+def test_exact_search_constrained_and_poisson(monkeypatch, make):
+    """Exact search's finisher (value ranks) with costs, constraints or Poisson."""
+    X, y, rng = _counts(1200, 52, 0.1)
+    if isinstance(make(), DecisionTreeClassifier):
+        y = (y > np.median(y)).astype(int)
+    _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
+
+
 @pytest.mark.parametrize("n_bins", [8, 5000])
 @pytest.mark.parametrize("use_missing", [False, True])
 def test_histogram_of_unsorted_rows_is_the_sorted_rows_histogram(n_bins, use_missing):
