@@ -42,15 +42,31 @@ _log2 = log2.make_log2(
 
 
 @borrowing_njit(forceinline=True)
-def log2_cost_measure(cost_criterion, gain, cost, cost_weight):
-    """criteria.log2_cost_measure of one split's ``gain`` on a feature of ``cost``
-    (``cost_criterion``: TAN_SCHLIMMER or NUNEZ): 2 log2(gain) - log2(cost), or
-    gain + log2(1 - 2^-gain) - cost_weight log2(cost + 1); -inf for a gain of 0 or below."""
+def log2_gain_term(cost_criterion, gain):
+    """The measure's term of a split's ``gain`` (``cost_criterion``: TAN_SCHLIMMER or
+    NUNEZ): 2 log2(gain), or log2(2^gain - 1) = gain + log2(1 - 2^-gain); -inf for a
+    gain of 0 or below."""
     if not gain > 0.0:
         return -math.inf
     if cost_criterion == TAN_SCHLIMMER:
-        return 2.0 * _log2(gain) - _log2(cost)
-    return (gain + _log2(-math.expm1(-gain * LN2))) - cost_weight * _log2(cost + 1.0)
+        return 2.0 * _log2(gain)
+    return gain + _log2(-math.expm1(-gain * LN2))
+
+
+@borrowing_njit(forceinline=True)
+def log2_cost_term(cost_criterion, cost, cost_weight):
+    """The measure's term of a feature's ``cost``, subtracted: log2(cost), or
+    cost_weight log2(cost + 1) (a feature's, computed once per subtree by the finisher)."""
+    if cost_criterion == TAN_SCHLIMMER:
+        return _log2(cost)
+    return cost_weight * _log2(cost + 1.0)
+
+
+@borrowing_njit(forceinline=True)
+def log2_cost_measure(cost_criterion, gain, cost, cost_weight):
+    """criteria.log2_cost_measure of one split's ``gain`` on a feature of ``cost``: its
+    gain's term less its cost's."""
+    return log2_gain_term(cost_criterion, gain) - log2_cost_term(cost_criterion, cost, cost_weight)
 
 
 @njit(cache=True, nogil=True)
@@ -65,29 +81,29 @@ def log2_cost_measures(cost_criterion, gain, cost, cost_weight, out):
 def choose_by_cost(
     winners,
     winner_values,
-    costs,
+    cost_terms,
     cost_criterion,
-    cost_weight,
     variance_exponent,
     criterion,
     n_classes,
     scale,
     rtol,
     measure,
-    highest,
+    raised,
 ):
     """feature_costs.select_by_cost of one node: the feature whose winner row (row ``f``
     of ``winners``, its float64 view ``winner_values``: the node's best split on ``f``
     alone, score -inf where none) measures the highest (``log2_cost_measure`` of its
-    score per unit weight and ``costs[f]``), the lowest of those whose score raised by
-    its rounding tolerance measures at least that; -1 where no feature has a split.
+    score per unit weight and its feature's cost: ``cost_terms[f]`` is the cost's
+    ``log2_cost_term``), the lowest of those whose score raised by its rounding tolerance
+    measures at least that; -1 where no feature has a split.
 
     The tolerance is ``feature_costs._score_rounding``'s: criteria.score_tolerance of the
     weighted score, on the statistics of the row's two sides (the scan's ``tolerance``
     helper; gain_ratio's divisor the split information of its sides), per unit weight;
     regression scores and tolerances in real units (times 2**``variance_exponent``).
     ``criterion``: the scan's code; ``n_classes``: the scan's (0: regression, one output);
-    ``measure`` and ``highest`` (n_features,): scratch."""
+    ``measure`` and ``raised`` (n_features,): scratch."""
     n_features = winners.shape[0]
     n_channels = (winners.shape[1] - WINNER_FIXED_COLUMNS) // 2
     n_weight = n_classes if n_classes > 0 else 1
@@ -121,12 +137,14 @@ def choose_by_cost(
         if n_classes == 0:  # real_score: the real variance decreases
             score = math.ldexp(score, variance_exponent)
             tolerance = math.ldexp(tolerance, variance_exponent)
-        measure[f] = log2_cost_measure(cost_criterion, score, costs[f], cost_weight)
-        highest[f] = log2_cost_measure(cost_criterion, score + tolerance, costs[f], cost_weight)
+        measure[f] = log2_gain_term(cost_criterion, score) - cost_terms[f]
+        raised[f] = score + tolerance
         if measure[f] > best:
             best = measure[f]
-    for f in range(n_features):
-        if math.isfinite(winner_values[f, WINNER_SCORE]) and highest[f] >= best:
+    for f in range(n_features):  # the raised measures in order, up to the first tied
+        if not math.isfinite(winner_values[f, WINNER_SCORE]):
+            continue
+        if log2_gain_term(cost_criterion, raised[f]) - cost_terms[f] >= best:
             return f
     return -1
 

@@ -118,6 +118,7 @@ _row_count = SPLIT_SCAN_HELPERS["row_count"]
 _weighted_impurity = SPLIT_SCAN_HELPERS["weighted_impurity"]
 _run_time = SPLIT_SCAN_HELPERS["run_time"]
 _choose_by_cost = feature_costs.choose_by_cost
+_log2_cost_term = feature_costs.log2_cost_term
 _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
@@ -766,8 +767,13 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                 (n_cost_rows, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64
             )
             column_values = column_winners.view(np.float64)
+            cost_terms = np.empty(n_cost_rows)
+            if constrained:  # each feature's cost term, once (a plain fit compiles none)
+                if cost_criterion != NO_COSTS:
+                    for f in range(n_features):
+                        cost_terms[f] = _log2_cost_term(cost_criterion, costs[f], cost_weight)
             cost_measure = np.empty(n_cost_rows)
-            cost_highest = np.empty(n_cost_rows)
+            cost_raised = np.empty(n_cost_rows)
             totals = np.empty((n_features, n_channels), dtype=np.int64)
             results = np.empty((n_features, 4))
             winners = np.empty((1, WINNER_FIXED_COLUMNS + 2 * n_channels), dtype=np.int64)
@@ -1140,16 +1146,15 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                         chosen = _choose_by_cost(
                             column_winners,
                             column_values,
-                            costs,
+                            cost_terms,
                             cost_criterion,
-                            cost_weight,
                             variance_exponent,
                             criterion,
                             n_classes,
                             scale,
                             rtol,
                             cost_measure,
-                            cost_highest,
+                            cost_raised,
                         )
                         if chosen < 0:
                             continue
