@@ -155,7 +155,7 @@ def histograms_dense(
 
 # Extremely randomised trees' split of a feature (kernels/_random_split.py), inlined here
 # and in the subtree finisher; its source hash is in the kernels' cache keys.
-_random_split_of_feature = borrowing_njit(forceinline=True)(_random_split.random_split_of_feature)
+_random_split_of_feature, _ = _random_split.make_random_split(borrowing_njit(forceinline=True))
 RANDOM_SPLIT_SOURCE_HASH = hashlib.sha256(Path(_random_split.__file__).read_bytes()).hexdigest()
 
 

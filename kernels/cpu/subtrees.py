@@ -77,9 +77,9 @@ Extremely randomised trees read about max_features features a node (those met in
 order) and need no sorted order, where sorting every feature's rows per subtree and moving
 them all at every split took about a third of the finisher's time (10 fully grown trees
 on 100k HIGGS-like rows; bench/RESULTS.md, 2026-11-28). Their variant (``one_row_order``, compiled apart)
-keeps one row order per subtree, a node a contiguous range of it, and builds a drawn
-feature's compact histogram from the node's rows in that order: the codes met are summed
-by code and listed in code order (``_compact_feature_of_rows``), the same histogram. A
+keeps one row order per subtree, a node a contiguous range of it, and draws a feature's
+split from the node's rows without its histogram (``kernels/_random_split.py``'s
+``random_split_of_rows``: two passes, the split of the histogram it would have built). A
 split partitions the one list.
 """
 
@@ -123,9 +123,9 @@ _squared_deviation = njit(inline="always")(_deviations.squared_deviation)
 _fixed_point_term = njit(inline="always")(_deviations.fixed_point_term)
 _term_exponent = njit(inline="always")(_deviations.term_exponent)
 _, _, _child_key, _draw_score = _keys.make_random_keys(njit(inline="always"))
-# Extremely randomised trees' split, as the level-wise search draws it (its own copy of
-# the inlined helper: this module's cache key holds _random_split's source).
-_random_split_of_feature = borrowing_njit(forceinline=True)(_random_split.random_split_of_feature)
+# Extremely randomised trees' split, as the level-wise search draws it, from a node's rows
+# (its own copy of the inlined helpers: this module's cache key holds _random_split's source).
+_, _random_split_of_rows = _random_split.make_random_split(borrowing_njit(forceinline=True))
 _unit_interval = njit(inline="always")(_keys.unit_interval)
 
 # The impurity a classification node's purity test reads (model.tree.NODE_IMPURITY's
@@ -294,82 +294,6 @@ def _compact_feature(
         for c in range(n_channels):
             hist[0, f, b, c] = 0
     n_nonempty[0, f] = position + 1
-    return _filled_bins(n_nonempty, missing, use_missing, f)
-
-
-@borrowing_njit(forceinline=True)
-def _compact_feature_of_rows(
-    rows,
-    codes,
-    stats,
-    f,
-    start,
-    end,
-    use_missing,
-    missing_code,
-    hist,
-    missing,
-    bin_code,
-    n_nonempty,
-    code_met,
-    code_sums,
-    codes_met,
-):
-    """:func:`_compact_feature`'s histogram of feature f, from the node's rows
-    ``rows[start:end]`` in any order: each code's statistics summed in ``code_sums``
-    (n_bins, channels) as it is met (``code_met``, n_bins, all False on entry and on
-    return; ``codes_met``: room for the node's codes), then the codes met written in
-    order: by a scan of the codes between the lowest and highest met, or, where that
-    range is wide next to the codes met (a deep node's few rows), by an insertion sort
-    of them. Returns what :func:`_compact_feature` returns."""
-    n_channels = stats.shape[1]
-    node_width = hist.shape[2]
-    for c in range(n_channels):
-        missing[0, f, c] = 0
-    n_met = 0
-    lowest = code_met.shape[0]
-    highest = -1
-    for j in range(start, end):
-        i = rows[j]
-        code = codes[f, i]
-        if use_missing and code == missing_code:
-            for c in range(n_channels):
-                missing[0, f, c] += stats[i, c]
-            continue
-        if code_met[code]:
-            for c in range(n_channels):
-                code_sums[code, c] += stats[i, c]
-        else:
-            code_met[code] = True
-            codes_met[n_met] = code
-            n_met += 1
-            lowest = min(lowest, code)
-            highest = max(highest, code)
-            for c in range(n_channels):
-                code_sums[code, c] = stats[i, c]
-    if highest - lowest < n_met * n_met // 4 + 8:
-        position = 0
-        for code in range(lowest, highest + 1):
-            if code_met[code]:
-                bin_code[f, position] = code
-                position += 1
-    else:
-        for p in range(n_met):
-            code = codes_met[p]
-            q = p
-            while q > 0 and bin_code[f, q - 1] > code:
-                bin_code[f, q] = bin_code[f, q - 1]
-                q -= 1
-            bin_code[f, q] = code
-    for p in range(n_met):
-        code = bin_code[f, p]
-        code_met[code] = False
-        for c in range(n_channels):
-            hist[0, f, p, c] = code_sums[code, c]
-    for b in range(n_met, node_width):
-        for c in range(n_channels):
-            hist[0, f, b, c] = 0
-    n_nonempty[0, f] = n_met
     return _filled_bins(n_nonempty, missing, use_missing, f)
 
 
@@ -645,10 +569,11 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
         parent's and the branch) as ``gpu_tree.growing.random_draws.draw_features``
         draws them.
 
-        ``settings[RANDOM_THRESHOLDS]`` != 0 (extremely randomised trees): each feature's
-        candidates are one random split, drawn from the node's key as the level-wise path
-        draws it (``random_split_histograms``, from ``random_draws.uniform_draws``), between
-        its present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins).
+        Compiled ``one_row_order`` (extremely randomised trees: ``settings[RANDOM_THRESHOLDS]``
+        != 0, which :func:`finisher` compiles it for): each feature's candidates are one
+        random split, drawn from the node's key as the level-wise path draws it
+        (``random_split_histograms``, from ``random_draws.uniform_draws``), between its
+        present bins' bounds ``bin_lower`` and ``bin_upper`` (n_features, n_bins).
 
         Compiled ``constrained`` (numeric features only): ``monotonic_cst`` (n_features,)
         int64 holds each feature's monotonicity constraint (0: none), which the split
@@ -712,15 +637,11 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                     local_weight[j] = weight[rows[j]]
             scratch = np.empty(n, dtype=np.int64)
             if one_row_order:
-                # One row order (one list), a node a contiguous range of it; the codes met
-                # while a feature's histogram is built, by code.
+                # One row order (one list), a node a contiguous range of it.
                 n_lists = 1
                 order = np.empty((1, n), dtype=np.int64)
                 for j in range(n):
                     order[0, j] = j
-                code_met = np.zeros(n_bins, dtype=np.bool_)
-                code_sums = np.empty((n_bins, n_channels), dtype=np.int64)
-                codes_met = np.empty(min(n, n_bins), dtype=np.int64)
             else:
                 # Per feature, the local rows sorted by bin code (missing values' code
                 # included), stably: by counting where the codes are few next to the rows (a
@@ -805,14 +726,12 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
             next_at = np.empty(width if multiway else 1, dtype=np.int64)
             draw = np.empty(n_features, dtype=np.uint64)
             met = np.zeros(n_features, dtype=np.bool_)
-            # Extremely randomised trees: each feature's two-bin histogram of its random split,
-            # the codes it needs (split, last, next present) and its present bins' bounds.
-            random_thresholds = settings[RANDOM_THRESHOLDS] != 0.0
+            # Extremely randomised trees (the one-row-order variant's fits alone: finisher()):
+            # each feature's two-bin histogram of its random split, drawn from the node's
+            # rows, and the codes it needs (split, last, next present).
+            random_thresholds = one_row_order
             random_hist = np.zeros((1, n_features, 2, n_channels), dtype=np.int64)
             random_codes = np.zeros((n_features, 3), dtype=np.int64)
-            random_bounds = np.empty(4)
-            present_lower = np.empty(width, dtype=bin_lower.dtype)
-            present_upper = np.empty(width, dtype=bin_upper.dtype)
 
             max_depth = settings[MAX_DEPTH]
             min_samples_split = settings[MIN_SAMPLES_SPLIT]
@@ -928,8 +847,8 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                             for c in range(n_channels):
                                 missing[0, f, c] = 0
                             continue
-                        if one_row_order:
-                            _compact_feature_of_rows(
+                        if random_thresholds:  # no histogram: the split from the rows
+                            _random_split_of_rows(
                                 order[0],
                                 codes,
                                 stats,
@@ -938,13 +857,12 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                                 end,
                                 use_missing,
                                 missing_code,
-                                hist,
-                                missing,
-                                bin_code,
-                                n_nonempty,
-                                code_met,
-                                code_sums,
-                                codes_met,
+                                bin_lower[f],
+                                bin_upper[f],
+                                _unit_interval(_draw_score(key, f, _keys.THRESHOLD_SALT)),
+                                missing[0, f],
+                                random_hist[0, f],
+                                random_codes[f],
                             )
                         else:
                             _compact_feature(
@@ -978,10 +896,8 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                         if at < 0:
                             break
                         met[at] = True
-                        if build_all:
-                            filled = _filled_bins(n_nonempty, missing, use_missing, at)
-                        elif one_row_order:
-                            filled = _compact_feature_of_rows(
+                        if random_thresholds:  # uniform as random_draws.uniform_draws
+                            filled = _random_split_of_rows(
                                 order[0],
                                 codes,
                                 stats,
@@ -990,14 +906,15 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                                 end,
                                 use_missing,
                                 missing_code,
-                                hist,
-                                missing,
-                                bin_code,
-                                n_nonempty,
-                                code_met,
-                                code_sums,
-                                codes_met,
+                                bin_lower[at],
+                                bin_upper[at],
+                                _unit_interval(_draw_score(key, at, _keys.THRESHOLD_SALT)),
+                                missing[0, at],
+                                random_hist[0, at],
+                                random_codes[at],
                             )
+                        elif build_all:
+                            filled = _filled_bins(n_nonempty, missing, use_missing, at)
                         else:
                             filled = _compact_feature(
                                 order,
@@ -1055,29 +972,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                 else:
                     searched = hist
                     searched_width = node_width
-                    if random_thresholds:
-                        for f in range(n_features):
-                            if not drawn[0, f]:  # not drawn (nor, where drawn lazily, built)
-                                continue
-                            n_present = n_nonempty[0, f]
-                            for p in range(n_present):
-                                present_lower[p] = bin_lower[f, bin_code[f, p]]
-                                present_upper[p] = bin_upper[f, bin_code[f, p]]
-                            draw_bits = _draw_score(key, f, _keys.THRESHOLD_SALT)
-                            _random_split_of_feature(
-                                hist,
-                                0,
-                                f,
-                                n_present,
-                                -1,
-                                bin_code[f],
-                                present_lower,
-                                present_upper,
-                                _unit_interval(draw_bits),  # as random_draws.uniform_draws
-                                random_hist[0, f],
-                                random_codes[f],
-                                random_bounds,
-                            )
+                    if random_thresholds:  # each feature's split, drawn above
                         searched = random_hist
                         searched_width = 2
                     # The node's totals from a drawn feature: where features are drawn lazily,

@@ -619,54 +619,6 @@ def test_exact_search_constrained_and_poisson(monkeypatch, make):
     _assert_same_predictions(*_fit_both(monkeypatch, make, X, y), X)
 
 
-@pytest.mark.parametrize("n_bins", [8, 5000])
-@pytest.mark.parametrize("use_missing", [False, True])
-def test_histogram_of_unsorted_rows_is_the_sorted_rows_histogram(n_bins, use_missing):
-    """A node's compact histogram of one feature built from its rows in any order (the
-    one-row-order variant) equals the one built from its rows sorted by code: the same
-    codes in order, sums, missing rows and filled bins; its scratch left clean. Few bins:
-    the codes met are listed by a scan; many: by insertion."""
-    from gpu_tree.kernels.cpu.subtrees import _compact_feature, _compact_feature_of_rows
-
-    rng = np.random.default_rng(n_bins)
-    n, n_channels, f, start, end = 60, 3, 1, 7, 50
-    codes = rng.integers(0, n_bins, size=(2, n))
-    codes[f, start : start + 4] = codes[f, end - 1]  # repeated codes
-    missing_code = n_bins - 1
-    codes[f, start + 5 : start + 9] = missing_code
-    stats = rng.integers(0, 5, size=(n, n_channels))
-    rows = rng.permutation(n)
-    by_code = rows.copy()
-    by_code[start:end] = rows[start:end][np.argsort(codes[f, rows[start:end]], kind="stable")]
-    width = min(end - start, n_bins)
-
-    def outputs():
-        return (
-            np.full((1, 2, width, n_channels), -7),
-            np.full((1, 2, n_channels), -7),
-            np.full((2, width), -7),
-            np.full((1, 2), -7),
-        )
-
-    expected, got = outputs(), outputs()
-    filled = _compact_feature(
-        np.stack([by_code, by_code]), codes, stats, f, start, end, use_missing, missing_code,
-        *expected,
-    )  # fmt: skip
-    code_met = np.zeros(n_bins, dtype=np.bool_)
-    assert filled == _compact_feature_of_rows(
-        rows, codes, stats, f, start, end, use_missing, missing_code, *got,
-        code_met, np.empty((n_bins, n_channels), dtype=np.int64), np.empty(width, dtype=np.int64),
-    )  # fmt: skip
-    hist, missing, bin_code, n_nonempty = got
-    assert n_nonempty[0, f] == expected[3][0, f] > 5
-    np.testing.assert_array_equal(hist, expected[0])
-    np.testing.assert_array_equal(missing, expected[1])
-    present = n_nonempty[0, f]
-    np.testing.assert_array_equal(bin_code[f, :present], expected[2][f, :present])
-    assert not code_met.any()
-
-
 # -- categorical features (binary subset splits) ---------------------------------------
 
 

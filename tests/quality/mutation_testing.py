@@ -222,6 +222,7 @@ FILE_TESTS[MEDIAN_ERRORS] = ("tests/growing/test_absolute_error.py",)
 FILE_TESTS[CUDA_ABSOLUTE_ERROR] = ("tests/growing/test_absolute_error.py",)
 FILE_TESTS[RANDOM_SPLIT] = (
     "tests/ensemble/test_forest.py",
+    "tests/kernels/test_random_split.py",
     "tests/kernels/test_subtree_finisher.py",
 )
 FILE_TESTS[SUBTREES] = ("tests/kernels/test_subtree_finisher.py",)
@@ -1016,6 +1017,15 @@ MUTANTS: list[Mutant] = [
         equivalent="FOREST_ROWS (256) is a multiple of LOCKSTEP_ROWS (16): a block's groups "
         "end at its end, so the slice never shortens one",
         tests=("tests/ensemble/test_forest.py",),
+    ),
+    M(
+        "K16",
+        RANDOM_SPLIT,
+        "if code == first or (code != last and upper[code] <= threshold):",
+        "if code == first or upper[code] <= threshold:",
+        "extra trees from a node's rows: the split may take the last present code (an "
+        "empty right side)",
+        tests=("tests/kernels/test_random_split.py", "tests/kernels/test_subtree_finisher.py"),
     ),
     # -- sparse input ---------------------------------------------------------------------
     M(
