@@ -68,6 +68,16 @@ def group_task(task, n_features, group):
     return task // n_groups, first, min(n_features, first + group)
 
 
+@njit(cache=True, inline="always")
+def _listed_span(features, first, last):
+    """The lowest and highest of ``features[first:last]``."""
+    lowest = highest = features[first]
+    for k in range(first + 1, last):
+        lowest = min(lowest, features[k])
+        highest = max(highest, features[k])
+    return lowest, highest
+
+
 @njit(parallel=True, cache=True)
 def histograms_classification(
     X_binned,
@@ -77,6 +87,7 @@ def histograms_classification(
     node_features,
     y_class,
     weight,
+    weight_unit,
     unit_weight,
     count_channel,
     n_threads,
@@ -91,35 +102,76 @@ def histograms_classification(
     each task owns its histogram blocks, so no two threads write the same memory; it
     zeroes them first (``hist`` may hold anything: zeroed by the threads that fill it,
     the memory is touched once, in parallel). ``unit_weight``: every weight is 1 (not
-    read).
+    read). ``y_class``: the rows' class codes, of any integer type; a row weighs
+    ``weight_unit * weight[i]`` (the CPU backend's weights as multiples of a unit where
+    they are: one byte a row).
     """
     n_nodes = node_start.shape[0]
     n_listed = node_features.shape[1]
     per_node = node_features.shape[0] > 1
     group = feature_group_size(n_nodes, n_listed, n_threads)
     n_groups = -(-n_listed // group)
+    row_major = X_binned.strides[0] < X_binned.strides[1]
     for task in prange(n_nodes * n_groups):
         node, first, last = group_task(task, n_listed, group)
         features = node_features[node if per_node else 0]
+        lowest, highest = _listed_span(features, first, last)
         node_hist = hist[node]
         node_hist[first:last] = 0
         end = node_end[node]
         for j in range(node_start[node], end):
             if j + ROWS_AHEAD < end:  # a later row's codes, class and weight
                 ahead = sample_indices[j + ROWS_AHEAD]
-                for k in range(first, last):
-                    prefetch_item_2d(X_binned, features[k], ahead)
+                if row_major:  # a row's codes lie between its lowest and highest feature's
+                    prefetch_item_2d(X_binned, lowest, ahead)
+                    prefetch_item_2d(X_binned, highest, ahead)
+                else:
+                    for k in range(first, last):
+                        prefetch_item_2d(X_binned, features[k], ahead)
                 prefetch_item(y_class, ahead)
                 if not unit_weight:
                     prefetch_item(weight, ahead)
             i = sample_indices[j]
             c = y_class[i]
-            w = 1 if unit_weight else weight[i]
+            w = 1 if unit_weight else weight_unit * weight[i]
             for k in range(first, last):
                 b = X_binned[features[k], i]
                 node_hist[k, b, c] += w
                 if count_channel >= 0:
                     node_hist[k, b, count_channel] += 1
+
+
+@njit(cache=True, nogil=True)
+def weight_multiples(weight, multiples):
+    """The weights (int64, none negative) as multiples of their smallest positive one,
+    written to ``multiples`` (uint8): returns that unit, or 0 where there is none, some
+    weight is no such multiple or is more than 255 units (``multiples`` then holds
+    anything). Loops without branches (vectorised): a batch of a forest's trees holds
+    millions of rows."""
+    no_weight = np.iinfo(np.int64).max
+    unit = no_weight
+    for i in range(weight.shape[0]):
+        unit = min(unit, weight[i] if weight[i] > 0 else no_weight)
+    if unit == no_weight:
+        return np.int64(0)
+    largest = np.int64(np.iinfo(multiples.dtype).max)
+    wrong = np.int64(0)
+    if unit & (unit - 1) == 0:  # a power of two (unit sample weights): shifts
+        shift = np.int64(0)
+        while (np.int64(1) << shift) < unit:
+            shift += 1
+        for i in range(weight.shape[0]):
+            multiple = weight[i] >> shift
+            wrong |= (multiple > largest) | ((multiple << shift) != weight[i])
+            multiples[i] = multiple
+    else:
+        inverse = 1.0 / unit
+        for i in range(weight.shape[0]):
+            # The float quotient may be off by one: the product checks it exactly.
+            multiple = np.int64(weight[i] * inverse + 0.5)
+            wrong |= (multiple > largest) | (multiple * unit != weight[i])
+            multiples[i] = multiple
+    return np.int64(0) if wrong else unit
 
 
 @njit(parallel=True, cache=True)

@@ -74,6 +74,7 @@ def test_histograms_classification_matches_naive(with_count, n_bins, n_classes, 
             np.arange(n_features)[None],  # every feature, in order
             y_class,
             weight,
+            1,  # weight unit
             unit_weight,
             count_channel,
             n_threads,
@@ -107,6 +108,7 @@ def test_histograms_classification_float_weights():
         np.arange(n_features)[None],
         y_class,
         weight,
+        1,  # weight unit
         False,
         n_classes,
         2,
@@ -152,7 +154,7 @@ def test_histograms_overwrite_the_given_array():
     sample_indices, start, end = random_node_ranges(rng, 50, 2)
     hist = np.full((2, 2, 6, 2), 7.0)
     every = np.arange(2)[None]
-    args = (X_binned, sample_indices, start, end, every, y_class, np.ones(50), True, -1, 2, hist)
+    args = (X_binned, sample_indices, start, end, every, y_class, np.ones(50), 1, True, -1, 2, hist)
     cpu_histograms.histograms_classification(*args)
     once = hist.copy()
     assert once.sum() == 2 * (end - start).sum()  # each row counted once per feature
@@ -188,9 +190,29 @@ def test_histograms_of_listed_features(row_major, n_threads):
     expected = every_feature[np.arange(n_nodes)[:, None], listed]
     hist = np.full((n_nodes, n_listed, n_bins, 4), -9, dtype=np.int64)
     cpu_histograms.histograms_classification(
-        X_binned, sample_indices, start, end, listed, y_class, weight, False, 3, n_threads, hist
+        X_binned, sample_indices, start, end, listed, y_class, weight, 1, False, 3, n_threads, hist
     )
     np.testing.assert_array_equal(hist, expected)
+    # The CPU backend's one-byte rows: classes, and weights as multiples of a unit.
+    unit = 3 << 40
+    hist[:] = -9
+    cpu_histograms.histograms_classification(
+        X_binned,
+        sample_indices,
+        start,
+        end,
+        listed,
+        y_class.astype(np.uint8),
+        weight.astype(np.uint8),
+        unit,
+        False,
+        3,
+        n_threads,
+        hist,
+    )
+    scaled = expected.copy()
+    scaled[..., :3] *= unit
+    np.testing.assert_array_equal(hist, scaled)
     hist[:] = -9
     cpu_histograms.histograms_dense(
         X_binned, sample_indices, start, end, listed, row_stats, n_threads, hist
@@ -404,3 +426,24 @@ def test_a_partition_that_disagrees_with_the_histogram_counts_is_an_internal_err
             *(np.array([v]) for v in (0, 0, 5, np.nan, False, 1, 2)),
             sizes=(np.array([n_left + 1]), np.array([300 - n_left - 1])),
         )
+
+
+@pytest.mark.parametrize(
+    ("weight", "unit", "multiples"),
+    [
+        ([6, 0, 12, 6, 30], 6, [1, 0, 2, 1, 5]),  # a forest's bootstrap counts, scaled
+        ([7, 7 * 255], 7, [1, 255]),
+        ([1 << 60, 3 << 60], 1 << 60, [1, 3]),
+        ([0, 0], 0, None),  # no positive weight: no unit
+        ([2, 3], 0, None),  # no common unit
+        ([1, 256], 0, None),  # more than a byte of units
+        ([(1 << 62) - 1, 1 << 62], 0, None),  # the float quotient is not exact
+    ],
+)
+def test_weight_multiples(weight, unit, multiples):
+    weight = np.asarray(weight, dtype=np.int64)
+    out = np.zeros(weight.size, dtype=np.uint8)
+    assert cpu_histograms.weight_multiples(weight, out) == unit
+    if multiples is not None:
+        np.testing.assert_array_equal(out, multiples)
+        np.testing.assert_array_equal(out.astype(np.int64) * unit, weight)
