@@ -47,7 +47,9 @@ def partition_rows(
         left = start
         right = end
         # Lefts fill scratch from the start, rights from the end (reversed), then are
-        # copied back in order: stable on both sides.
+        # copied back in order: stable on both sides. Each row is written to both sides'
+        # next places and only its own side's advances (the other write is overwritten
+        # later, or is the same place): no branch on a side that is as likely either way.
         to_left = missing_left[node] != 0
         offset = category_offset[node]
         for j in range(start, end):
@@ -61,12 +63,11 @@ def partition_rows(
                 goes_left = _in_category_set(category_words, offset, int(value))
             else:
                 goes_left = value <= limit
-            if goes_left:
-                scratch[left] = i
-                left += 1
-            else:
-                right -= 1
-                scratch[right] = i
+            scratch[left] = i
+            scratch[right - 1] = i
+            step = np.int64(goes_left)
+            left += step
+            right -= 1 - step
         for j in range(start, left):
             sample_indices[j] = scratch[j]
         n_right = end - left
