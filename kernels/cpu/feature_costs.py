@@ -21,12 +21,7 @@ from numba import njit
 from .. import _split_scan as _scan
 from .. import compilation, log2
 from .launch import borrowing_njit
-from .split_scan import (
-    SPLIT_SCAN_HELPERS,
-    WINNER_FIXED_COLUMNS,
-    WINNER_NODE_WEIGHT,
-    WINNER_SCORE,
-)
+from .split_scan import SPLIT_SCAN_HELPERS, WINNER_FIXED_COLUMNS
 
 _tolerance = SPLIT_SCAN_HELPERS["tolerance"]
 _split_info = SPLIT_SCAN_HELPERS["split_info"]
@@ -79,8 +74,9 @@ def log2_cost_measures(cost_criterion, gain, cost, cost_weight, out):
 
 @borrowing_njit(forceinline=True)
 def choose_by_cost(
+    results,
+    node,
     winners,
-    winner_values,
     cost_terms,
     cost_criterion,
     variance_exponent,
@@ -91,46 +87,35 @@ def choose_by_cost(
     measure,
     raised,
 ):
-    """feature_costs.select_by_cost of one node: the feature whose winner row (row ``f``
-    of ``winners``, its float64 view ``winner_values``: the node's best split on ``f``
-    alone, score -inf where none) measures the highest (``log2_cost_measure`` of its
-    score per unit weight and its feature's cost: ``cost_terms[f]`` is the cost's
-    ``log2_cost_term``), the lowest of those whose score raised by its rounding tolerance
-    measures at least that; -1 where no feature has a split.
+    """feature_costs.select_by_cost of one node: the feature whose best split
+    (``results[f]``, the split scan's: score -inf where none) measures the highest
+    (``log2_cost_measure`` of its score per unit weight and its feature's cost:
+    ``cost_terms[f]`` is the cost's ``log2_cost_term``), the lowest of those whose score
+    raised by its rounding tolerance measures at least that; -1 where no feature has a
+    split.
 
     The tolerance is ``feature_costs._score_rounding``'s: criteria.score_tolerance of the
-    weighted score, on the statistics of the row's two sides (the scan's ``tolerance``
-    helper; gain_ratio's divisor the split information of its sides), per unit weight;
-    regression scores and tolerances in real units (times 2**``variance_exponent``).
+    weighted score (the scan's ``tolerance`` helper), per unit weight; regression scores
+    and tolerances in real units (times 2**``variance_exponent``). Its node statistics
+    are ``node``'s (``node_totals``: the weight, and a regression's term, which
+    ``_score_rounding`` sums from the two sides' integers, as node_totals sums the node's
+    the same way); gain_ratio's divisor is the split information of the sides of the
+    winner row ``winners[f]`` (``_each_feature_winners``: read for gain_ratio only).
     ``criterion``: the scan's code; ``n_classes``: the scan's (0: regression, one output);
     ``measure`` and ``raised`` (n_features,): scratch."""
-    n_features = winners.shape[0]
-    n_channels = (winners.shape[1] - WINNER_FIXED_COLUMNS) // 2
-    n_weight = n_classes if n_classes > 0 else 1
+    n_features = results.shape[0]
+    weight = node[0]
+    term_scale = node[1]  # 0 for classification, where it is not read
     best = -math.inf
     for f in range(n_features):
-        if not math.isfinite(winner_values[f, WINNER_SCORE]):
+        if not math.isfinite(results[f, 0]):
             continue
-        score = winner_values[f, WINNER_SCORE] / winner_values[f, WINNER_NODE_WEIGHT]
-        # The parent's real weight (StatsLayout.weight: the first output's classes, in
-        # order) and its left side's, from the two sides' integers.
-        weight = 0.0
-        left_weight = 0.0
-        for c in range(n_weight):
-            left = winners[f, WINNER_FIXED_COLUMNS + c]
-            right = winners[f, WINNER_FIXED_COLUMNS + n_channels + c]
-            weight += float(left + right) * scale[c]
-            left_weight += float(left) * scale[c]
-        term_scale = 0.0
-        if n_classes == 0:  # criteria.weighted_squared_error_term of the parent, negated
-            total = float(
-                winners[f, WINNER_FIXED_COLUMNS + 1]
-                + winners[f, WINNER_FIXED_COLUMNS + n_channels + 1]
-            )
-            s = total * scale[1]
-            term_scale = s * s / weight if weight > 0.0 else 0.0
+        score = results[f, 0] / weight
         divisor = 1.0  # read by gain_ratio's tolerance only
         if criterion == _scan.GAIN_RATIO:  # as feature_costs._split_information divides
+            left_weight = 0.0  # StatsLayout.weight of the left side: its classes, in order
+            for c in range(n_classes):
+                left_weight += float(winners[f, WINNER_FIXED_COLUMNS + c]) * scale[c]
             divisor = _split_info(left_weight / (weight if weight > 0.0 else 1.0))
         tolerance = _tolerance(criterion, weight, term_scale, score * weight, divisor, rtol)
         tolerance = tolerance / (weight if weight > 0.0 else 1.0)
@@ -142,7 +127,7 @@ def choose_by_cost(
         if measure[f] > best:
             best = measure[f]
     for f in range(n_features):  # the raised measures in order, up to the first tied
-        if not math.isfinite(winner_values[f, WINNER_SCORE]):
+        if not math.isfinite(results[f, 0]):
             continue
         if log2_gain_term(cost_criterion, raised[f]) - cost_terms[f] >= best:
             return f

@@ -694,6 +694,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                     for f in range(n_features):
                         cost_terms[f] = _log2_cost_term(cost_criterion, costs[f], cost_weight)
             cost_measure = np.empty(n_cost_rows)
+            alone = np.empty((n_cost_rows, 4))
             cost_raised = np.empty(n_cost_rows)
             totals = np.empty((n_features, n_channels), dtype=np.int64)
             results = np.empty((n_features, 4))
@@ -1021,26 +1022,29 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                             results[f],
                         )
                     if constrained and cost_criterion != NO_COSTS:
-                        # select_by_cost's choice among each feature's best split.
-                        _each_feature_winners(
-                            searched,
-                            0,
-                            searched_width,
-                            missing[0],
-                            use_missing,
+                        # select_by_cost's choice among each feature's best split (the
+                        # sides of each, gain_ratio's tolerance reads: its winner rows).
+                        if criterion == _scan.GAIN_RATIO:
+                            _each_feature_winners(
+                                searched,
+                                0,
+                                searched_width,
+                                missing[0],
+                                use_missing,
+                                results,
+                                totals,
+                                criterion,
+                                n_classes,
+                                count_channel,
+                                rtol,
+                                node,
+                                column_winners,
+                                column_values,
+                            )
+                        chosen = _choose_by_cost(
                             results,
-                            totals,
-                            criterion,
-                            n_classes,
-                            count_channel,
-                            rtol,
                             node,
                             column_winners,
-                            column_values,
-                        )
-                        chosen = _choose_by_cost(
-                            column_winners,
-                            column_values,
                             cost_terms,
                             cost_criterion,
                             variance_exponent,
@@ -1053,8 +1057,31 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                         )
                         if chosen < 0:
                             continue
-                        for column in range(winner.shape[0]):
-                            winner[column] = column_winners[chosen, column]
+                        # Its winner row: choose_winner's were it the only feature with
+                        # a split (_each_feature_winners').
+                        for f in range(n_features):
+                            alone[f, 0] = -math.inf
+                            alone[f, 1] = 1.0
+                            alone[f, 2] = 0.0
+                            alone[f, 3] = -1.0
+                        for column in range(4):
+                            alone[chosen, column] = results[chosen, column]
+                        _choose_winner(
+                            searched,
+                            0,
+                            searched_width,
+                            missing[0],
+                            use_missing,
+                            alone,
+                            totals,
+                            criterion,
+                            n_classes,
+                            count_channel,
+                            rtol,
+                            node,
+                            winner,
+                            winner_values,
+                        )
                     else:
                         _choose_winner(
                             searched,
