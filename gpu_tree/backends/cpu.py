@@ -483,7 +483,8 @@ def grow_subtrees(
     cst = rules.monotonic_cst if rules.monotonic_cst is not None else np.zeros(n_features)
     if bounds is None:
         bounds = np.tile([-np.inf, np.inf], (n_nodes, 1))
-    cpu_subtrees.finisher(has_categorical, rules.random_thresholds, constrained)(
+    draws_features = 0 < rules.max_features < n_features
+    cpu_subtrees.finisher(has_categorical, rules.random_thresholds, constrained, draws_features)(
         rows.X_binned,
         rows.sample_indices,
         start,

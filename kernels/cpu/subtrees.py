@@ -73,14 +73,17 @@ feature by feature, its statistics, and per feature the rows sorted by code. A s
 partitions every feature's sorted rows stably, so each child's rows stay sorted: a node's
 compact histogram is one pass over its rows per feature, with no sort and no n_bins term.
 
-Extremely randomised trees read about max_features features a node (those met in draw
-order) and need no sorted order, where sorting every feature's rows per subtree and moving
-them all at every split took about a third of the finisher's time (10 fully grown trees
-on 100k HIGGS-like rows; bench/RESULTS.md, 2026-11-28). Their variant (``one_row_order``, compiled apart)
-keeps one row order per subtree, a node a contiguous range of it, and draws a feature's
-split from the node's rows without its histogram (``kernels/_random_split.py``'s
-``random_split_of_rows``: two passes, the split of the histogram it would have built). A
-split partitions the one list.
+Fits that draw features per node (random forests) and extremely randomised trees read
+about max_features features a node (those met in draw order) and need no sorted order,
+where sorting every feature's rows per subtree and moving them all at every split took
+about a third of the finisher's time (10 fully grown trees on 100k HIGGS-like rows;
+bench/RESULTS.md, 2026-11-28). Their variant (``one_row_order``, compiled apart) keeps one
+row order per subtree, a node a contiguous range of it. It builds a drawn feature's
+compact histogram from the node's rows in that order: the codes met are summed by code
+and listed in code order (``_compact_feature_of_rows``), the same histogram. Extremely
+randomised trees build none: a feature's split comes from the node's rows
+(``kernels/_random_split.py``'s ``random_split_of_rows``: two passes, the split of the
+histogram it would have built). A split partitions the one list.
 """
 
 import hashlib
@@ -294,6 +297,82 @@ def _compact_feature(
         for c in range(n_channels):
             hist[0, f, b, c] = 0
     n_nonempty[0, f] = position + 1
+    return _filled_bins(n_nonempty, missing, use_missing, f)
+
+
+@borrowing_njit(forceinline=True)
+def _compact_feature_of_rows(
+    rows,
+    codes,
+    stats,
+    f,
+    start,
+    end,
+    use_missing,
+    missing_code,
+    hist,
+    missing,
+    bin_code,
+    n_nonempty,
+    code_met,
+    code_sums,
+    codes_met,
+):
+    """:func:`_compact_feature`'s histogram of feature f, from the node's rows
+    ``rows[start:end]`` in any order: each code's statistics summed in ``code_sums``
+    (n_bins, channels) as it is met (``code_met``, n_bins, all False on entry and on
+    return; ``codes_met``: room for the node's codes), then the codes met written in
+    order: by a scan of the codes between the lowest and highest met, or, where that
+    range is wide next to the codes met (a deep node's few rows), by an insertion sort
+    of them. Returns what :func:`_compact_feature` returns."""
+    n_channels = stats.shape[1]
+    node_width = hist.shape[2]
+    for c in range(n_channels):
+        missing[0, f, c] = 0
+    n_met = 0
+    lowest = code_met.shape[0]
+    highest = -1
+    for j in range(start, end):
+        i = rows[j]
+        code = codes[f, i]
+        if use_missing and code == missing_code:
+            for c in range(n_channels):
+                missing[0, f, c] += stats[i, c]
+            continue
+        if code_met[code]:
+            for c in range(n_channels):
+                code_sums[code, c] += stats[i, c]
+        else:
+            code_met[code] = True
+            codes_met[n_met] = code
+            n_met += 1
+            lowest = min(lowest, code)
+            highest = max(highest, code)
+            for c in range(n_channels):
+                code_sums[code, c] = stats[i, c]
+    if highest - lowest < n_met * n_met // 4 + 8:
+        position = 0
+        for code in range(lowest, highest + 1):
+            if code_met[code]:
+                bin_code[f, position] = code
+                position += 1
+    else:
+        for p in range(n_met):
+            code = codes_met[p]
+            q = p
+            while q > 0 and bin_code[f, q - 1] > code:
+                bin_code[f, q] = bin_code[f, q - 1]
+                q -= 1
+            bin_code[f, q] = code
+    for p in range(n_met):
+        code = bin_code[f, p]
+        code_met[code] = False
+        for c in range(n_channels):
+            hist[0, f, p, c] = code_sums[code, c]
+    for b in range(n_met, node_width):
+        for c in range(n_channels):
+            hist[0, f, b, c] = 0
+    n_nonempty[0, f] = n_met
     return _filled_bins(n_nonempty, missing, use_missing, f)
 
 
@@ -637,11 +716,15 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                     local_weight[j] = weight[rows[j]]
             scratch = np.empty(n, dtype=np.int64)
             if one_row_order:
-                # One row order (one list), a node a contiguous range of it.
+                # One row order (one list), a node a contiguous range of it; the codes met
+                # while a drawn feature's histogram is built, by code.
                 n_lists = 1
                 order = np.empty((1, n), dtype=np.int64)
                 for j in range(n):
                     order[0, j] = j
+                code_met = np.zeros(n_bins, dtype=np.bool_)
+                code_sums = np.empty((n_bins, n_channels), dtype=np.int64)
+                codes_met = np.empty(min(n, n_bins), dtype=np.int64)
             else:
                 # Per feature, the local rows sorted by bin code (missing values' code
                 # included), stably: by counting where the codes are few next to the rows (a
@@ -727,10 +810,10 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
             next_at = np.empty(width if multiway else 1, dtype=np.int64)
             draw = np.empty(n_features, dtype=np.uint64)
             met = np.zeros(n_features, dtype=np.bool_)
-            # Extremely randomised trees (the one-row-order variant's fits alone: finisher()):
-            # each feature's two-bin histogram of its random split, drawn from the node's
-            # rows, and the codes it needs (split, last, next present).
-            random_thresholds = one_row_order
+            # Extremely randomised trees (one-row-order variant: finisher()): each feature's
+            # two-bin histogram of its random split, drawn from the node's rows, and the
+            # codes it needs (split, last, next present).
+            random_thresholds = one_row_order and settings[RANDOM_THRESHOLDS] != 0.0
             random_hist = np.zeros((1, n_features, 2, n_channels), dtype=np.int64)
             random_codes = np.zeros((n_features, 3), dtype=np.int64)
 
@@ -865,6 +948,24 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                                 random_hist[0, f],
                                 random_codes[f],
                             )
+                        elif one_row_order:
+                            _compact_feature_of_rows(
+                                order[0],
+                                codes,
+                                stats,
+                                f,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                                code_met,
+                                code_sums,
+                                codes_met,
+                            )
                         else:
                             _compact_feature(
                                 order,
@@ -916,6 +1017,24 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                             )
                         elif build_all:
                             filled = _filled_bins(n_nonempty, missing, use_missing, at)
+                        elif one_row_order:
+                            filled = _compact_feature_of_rows(
+                                order[0],
+                                codes,
+                                stats,
+                                at,
+                                start,
+                                end,
+                                use_missing,
+                                missing_code,
+                                hist,
+                                missing,
+                                bin_code,
+                                n_nonempty,
+                                code_met,
+                                code_sums,
+                                codes_met,
+                            )
                         else:
                             filled = _compact_feature(
                                 order,
@@ -1327,18 +1446,24 @@ finish_subtrees_one_row_order_constrained = ThreadedWhenLarge(
 )
 
 
-def finisher(has_categorical: bool, random_thresholds: bool = False, constrained: bool = False):
+def finisher(
+    has_categorical: bool,
+    random_thresholds: bool = False,
+    constrained: bool = False,
+    draws_features: bool = False,
+):
     """The subtree finisher for a fit: ``finish_subtrees`` above, compiled with the
     categorical search only where the fit has categorical features, with one row
-    order per subtree for extremely randomised trees on numeric features (their fits
-    refuse categorical ones), and with monotonicity bounds and the cost-sensitive choice
+    order per subtree for extremely randomised trees and for features drawn per node, on
+    numeric features (the module docstring says why), and with monotonicity bounds and the cost-sensitive choice
     only where the fit has constraints or feature costs (numeric features only)."""
     if has_categorical:
         if constrained:
             raise ValueError("the finisher grows constrained fits of numeric features only")
         return finish_subtrees_categorical
+    one_row_order = random_thresholds or draws_features
     if constrained:
-        if random_thresholds:
+        if one_row_order:
             return finish_subtrees_one_row_order_constrained
         return finish_subtrees_numeric_constrained
-    return finish_subtrees_one_row_order if random_thresholds else finish_subtrees_numeric
+    return finish_subtrees_one_row_order if one_row_order else finish_subtrees_numeric

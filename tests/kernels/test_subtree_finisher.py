@@ -19,6 +19,7 @@ from gpu_tree import (
     DecisionTreeRegressor,
     ExtraTreesClassifier,
     ExtraTreesRegressor,
+    RandomForestClassifier,
     assert_tree_equal,
 )
 from gpu_tree.backends.cpu import CPUExactBackend, CPUHistogramBackend, ValueRanks
@@ -315,25 +316,28 @@ def test_extra_trees_random_splits_are_drawn_there_as_level_wise(
 
 
 @pytest.mark.parametrize("max_bins", [256, 4000])
-def test_extra_trees_are_finished_on_one_row_order(monkeypatch, max_bins):
-    """Extremely randomised trees are finished by the variant that keeps one row order
-    per subtree and builds a drawn feature's histogram from a node's rows unsorted
-    (``finish_subtrees_one_row_order``): the level-wise trees, with missing values, with
-    bins enough for a scan of each node's codes, and with more bins than rows (a deep
-    node's codes put in order by insertion)."""
+@pytest.mark.parametrize("forest", ["extra_trees", "random_forest"])
+def test_drawn_features_are_finished_on_one_row_order(monkeypatch, forest, max_bins):
+    """Extremely randomised trees and forests that draw features per node are finished by
+    the variant that keeps one row order per subtree (``finish_subtrees_one_row_order``):
+    the first draw each feature's split from a node's rows, the second build a drawn
+    feature's histogram from them unsorted. The level-wise trees, with missing values,
+    with bins enough for a scan of each node's codes, and with more bins than rows (a
+    deep node's codes put in order by insertion)."""
     chosen = []
     finisher = cpu_subtrees.finisher
 
-    def spied(has_categorical, random_thresholds=False, constrained=False):
-        kernel = finisher(has_categorical, random_thresholds, constrained)
+    def spied(*args):
+        kernel = finisher(*args)
         chosen.append(kernel)
         return kernel
 
     monkeypatch.setattr(cpu_subtrees, "finisher", spied)
     X, y, _ = _data(1500, 21, missing=0.1)
+    estimator = ExtraTreesClassifier if forest == "extra_trees" else RandomForestClassifier
 
     def make():
-        return ExtraTreesClassifier(3, max_bins=max_bins, random_state=7)
+        return estimator(3, max_bins=max_bins, random_state=7)
 
     level_wise, finished = _fit_both(monkeypatch, make, X, y)
     assert chosen and all(k is cpu_subtrees.finish_subtrees_one_row_order for k in chosen)
