@@ -68,9 +68,13 @@ from gpu_tree.utils.progress import step
 # finished. Against a 256-row limit, CPU time on a loaded machine: fully grown trees of
 # 10,000 to 100,000 rows 0.74-1.01x (HIGGS-like 0.85-1.01, adult 0.74-0.91, regression
 # 0.82-0.95), 10 extremely randomised trees 0.85x, 10 random-forest trees 1.03x, a 1M-row
-# depth-10 tree 1.01x; a 2,048-row limit cost that tree 1.14x.
+# depth-10 tree 1.01x; a 2,048-row limit cost that tree 1.14x. A whole tree of 10,000 rows
+# is cheaper finished from its root than grown level-wise to 1,024-row nodes: against a
+# 2,048-row limit, CPU time (loaded) 0.71x on adult (category splits or none), 0.73x for
+# 10 random-forest or extremely randomised trees, 0.98-1.01x HIGGS-like and regression;
+# 30,000 rows the same at 16,384 and 1.26x finished from their root (one thread a tree).
 FINISH_BELOW_ROWS = 1024
-FINISH_ROOT_BELOW_ROWS = 2048
+FINISH_ROOT_BELOW_ROWS = 16384
 # A fit with categorical features finishes nodes this many times larger: its level-wise
 # subset search costs more Python per node. Measured on adult's 32,561 rows with category
 # splits (bench/RESULTS.md, a loaded machine): 2,048 rows 124 ms of CPU, 1,024 126,

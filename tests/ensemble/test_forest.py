@@ -568,7 +568,8 @@ def test_a_lone_dense_root_draws_among_its_non_constant_features(device):
     """A level of one dense histogram (a big root) counts each feature's filled bins, no
     missing values' stand-in among them: with max_features=1 the constant feature 0 is
     never drawn, so every seed splits the root on feature 1."""
-    rows = 3000 if device == "cpu" else 300  # the CPU finishes roots below 2,048 rows
+    # A root the CPU grows level-wise (it finishes smaller ones whole).
+    rows = grower_module.FINISH_ROOT_BELOW_ROWS + 1000 if device == "cpu" else 300
     X = np.column_stack([np.zeros(rows), np.arange(float(rows))])
     y = (np.arange(rows) >= rows // 2).astype(int)
     for seed in range(6):
@@ -600,9 +601,11 @@ def test_drawn_features_histograms_grow_the_trees_of_every_features(
     X[:, 11] = X[:, 8]  # a copy: where both are drawn, they tie; the lower one wins
     signal = X[:, 4] + X[:, 5] - X[:, 8] + np.nan_to_num(X[:, 9])
     y = signal if model is RandomForestRegressor else (signal > 0.5).astype(int) + (signal > 1.5)
-    if not finish_subtrees:  # every node level by level: the drawn batches at every size
+    # Roots level by level (the finisher takes small nodes, or none: every node level by
+    # level, the drawn batches at every size).
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
+    if not finish_subtrees:
         monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
-        monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
     drew_on = []
     draw_on = FeatureDraws._draw_on
 

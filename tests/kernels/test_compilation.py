@@ -474,11 +474,12 @@ def test_the_largest_kernels_share_their_items_out_to_threads_with_the_same_tree
     from gpu_tree.testing import assert_tree_equal
     from gpu_tree.utils.threads import numba_threads
 
-    # Enough rows for levels of several nodes above the finisher's limit (1,024 rows).
+    # Enough rows for a level-wise root (16,384 rows and more) and levels of several nodes
+    # above the finisher's limit (1,024 rows).
     rng = np.random.default_rng(5)
-    X = rng.normal(size=(6000, 6))
+    X = rng.normal(size=(20_000, 6))
     X[rng.random(X.shape) < 0.03] = np.nan
-    y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + rng.normal(scale=0.5, size=6000)
+    y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + rng.normal(scale=0.5, size=20_000)
     estimator = gpu_tree.DecisionTreeRegressor
     if task == "classification":
         y, estimator = (y > 0).astype(int), gpu_tree.DecisionTreeClassifier

@@ -58,7 +58,10 @@ def test_unlimited_depth_counts_levels_without_a_total(data, capsys):
     assert "level [" in err and "%|" not in err.split("growing")[-1]  # a count, no bar
 
 
-def test_verbose_2_prints_a_line_per_step_including_pruning(data, capsys):
+def test_verbose_2_prints_a_line_per_step_including_pruning(data, capsys, monkeypatch):
+    import gpu_tree.growing.grower as grower_module
+
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)  # levels one by one
     DecisionTreeClassifier(max_depth=3, verbose=2, ccp_alpha=0.002).fit(*data)
     err = capsys.readouterr().err
     for line in ("bin edges of 8 features", "binned 3,000 rows", "level 0:", "level 2:"):
