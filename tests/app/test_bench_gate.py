@@ -15,6 +15,7 @@ from _backends import without_compiled_search
 from _cli import run_cli
 
 import gpu_tree.estimators.tree as estimators
+import gpu_tree.growing.grower as grower_module
 import gpu_tree.growing.splitting as splitting
 from gpu_tree.app import bench as _bench
 from gpu_tree.app.bench import FLOOR, GateVerdict, Result, accuracy_gate, gate_line
@@ -51,12 +52,15 @@ class Stump(estimators.DecisionTreeClassifier):
 
 def _wrong_sign(monkeypatch):
     """The split criterion's sign flipped: every node takes its worst split (or none). In
-    the vectorised search, which then searches every level (not the compiled one)."""
+    the vectorised search, which then searches every level (not the compiled one, nor the
+    subtree finisher, which would grow a small tree whole)."""
     real = splitting.weighted_split_score
     monkeypatch.setattr(splitting, "weighted_split_score", lambda *a, **k: -real(*a, **k))
     monkeypatch.setattr(
         CPUHistogramBackend, "capabilities", without_compiled_search(CPUHistogramBackend)
     )
+    monkeypatch.setattr(grower_module, "FINISH_BELOW_ROWS", 0)
+    monkeypatch.setattr(grower_module, "FINISH_ROOT_BELOW_ROWS", 0)
 
 
 def _make_stump(monkeypatch):
