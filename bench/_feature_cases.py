@@ -140,7 +140,9 @@ CASES = (
             partial(_gpu_tree, "DecisionTreeClassifier"),
         ),
         _SKLEARN_TREE,
-        cause="about 3 ms fixed Python cost per fit and per level; the subset search",
+        cause="the subtree finisher scores each node by the level-wise batch search run on one "
+        "node (about 9 µs a node at 1,000 rows, scikit-learn's whole cost of one), and 1.5-2 "
+        "ms of fixed Python, category coding and binning per fit",
     ),
     FeatureCase(
         "multiway",
@@ -229,6 +231,8 @@ CASES = (
         _gpu_tree("DecisionTreeRegressor", criterion="absolute_error", max_depth=10),
         _sklearn("sklearn.tree", "DecisionTreeRegressor", criterion="absolute_error", max_depth=10),
         regression=True,
+        cause="searched level by level (not in the subtree finisher): the compiled median walk "
+        "costs about 120 ns per row and feature a level, 3.3 ms a level at 1,000 x 28",
     ),
     FeatureCase(
         "prediction",
