@@ -100,7 +100,7 @@ def choose_by_cost(
     are ``node``'s (``node_totals``: the weight, and a regression's term, which
     ``_score_rounding`` sums from the two sides' integers, as node_totals sums the node's
     the same way); gain_ratio's divisor is the split information of the sides of the
-    winner row ``winners[f]`` (``_each_feature_winners``: read for gain_ratio only).
+    winner row ``winners[f]`` (``each_feature_winners``: read for gain_ratio only).
     ``criterion``: the scan's code; ``n_classes``: the scan's (0: regression, one output);
     ``measure`` and ``raised`` (n_features,): scratch."""
     n_features = results.shape[0]

@@ -45,7 +45,7 @@ SPLIT_SCAN_SOURCE_HASH = hashlib.sha256(
 
 
 @njit(forceinline=True)
-def _each_feature_winners(
+def each_feature_winners(
     hist,
     slot,
     n_bins,
@@ -141,7 +141,7 @@ def _compile_score_splits(source_hash, each_feature):
         Compiled ``each_feature`` (``score_each_feature``): ``winners`` (n_nodes,
         n_features, WINNER_FIXED_COLUMNS + 2 * n_channels) gets a winner row per node
         and feature, the node's best split on that feature alone
-        (:func:`_each_feature_winners`); every feature is scored once."""
+        (:func:`each_feature_winners`); every feature is scored once."""
         source_hash  # noqa: B018 - in the cache key only
         n_features = hist.shape[1]
         n_channels = hist.shape[3]
@@ -194,7 +194,7 @@ def _compile_score_splits(source_hash, each_feature):
                     results[f],
                 )
             # A constant of the closure: numba compiles one branch (the other is pruned).
-            choose = _each_feature_winners if each_feature else _choose_winner
+            choose = each_feature_winners if each_feature else _choose_winner
             choose(
                 hist,
                 slot,

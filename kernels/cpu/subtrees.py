@@ -109,7 +109,7 @@ from .split_scan import (
     WINNER_NEXT_BIN,
     WINNER_NODE_WEIGHT,
     WINNER_SCORE,
-    _each_feature_winners,
+    each_feature_winners,
 )
 
 # The level-wise search's helpers (kernels/cpu/split_scan.py): the same compiled code where the
@@ -1144,7 +1144,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                         # select_by_cost's choice among each feature's best split (the
                         # sides of each, gain_ratio's tolerance reads: its winner rows).
                         if criterion == _scan.GAIN_RATIO:
-                            _each_feature_winners(
+                            each_feature_winners(
                                 searched,
                                 0,
                                 searched_width,
@@ -1177,7 +1177,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                         if chosen < 0:
                             continue
                         # Its winner row: choose_winner's were it the only feature with
-                        # a split (_each_feature_winners').
+                        # a split (each_feature_winners').
                         for f in range(n_features):
                             alone[f, 0] = -math.inf
                             alone[f, 1] = 1.0
