@@ -1140,6 +1140,7 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                             scored,
                             results[f],
                         )
+                    candidates = results  # every feature's best split
                     if constrained and cost_criterion != NO_COSTS:
                         # select_by_cost's choice among each feature's best split (the
                         # sides of each, gain_ratio's tolerance reads: its winner rows).
@@ -1185,39 +1186,23 @@ def _compile_finish_subtrees(source_hash, with_categorical, one_row_order, const
                             alone[f, 3] = -1.0
                         for column in range(4):
                             alone[chosen, column] = results[chosen, column]
-                        _choose_winner(
-                            searched,
-                            0,
-                            searched_width,
-                            missing[0],
-                            use_missing,
-                            alone,
-                            totals,
-                            criterion,
-                            n_classes,
-                            count_channel,
-                            rtol,
-                            node,
-                            winner,
-                            winner_values,
-                        )
-                    else:
-                        _choose_winner(
-                            searched,
-                            0,
-                            searched_width,
-                            missing[0],
-                            use_missing,
-                            results,
-                            totals,
-                            criterion,
-                            n_classes,
-                            count_channel,
-                            rtol,
-                            node,
-                            winner,
-                            winner_values,
-                        )
+                        candidates = alone
+                    _choose_winner(
+                        searched,
+                        0,
+                        searched_width,
+                        missing[0],
+                        use_missing,
+                        candidates,
+                        totals,
+                        criterion,
+                        n_classes,
+                        count_channel,
+                        rtol,
+                        node,
+                        winner,
+                        winner_values,
+                    )
                 best = winner_values[WINNER_SCORE]
                 if not math.isfinite(best):
                     continue
